@@ -1,0 +1,63 @@
+package ttldb
+
+import "errors"
+
+// Sentinel errors. Every error a ttldb method returns wraps one of these (or
+// is one), so callers match with errors.Is; the wrapping text names the
+// collection, index, field or path at fault.
+var (
+	// ErrClosed is returned by every method of a DB (and its collections)
+	// after Close.
+	ErrClosed = errors.New("ttldb: database is closed")
+
+	// ErrNotFound is returned by FindOne when no document matches, by
+	// DropIndex and CollMod for a missing index, and by DropCollection for a
+	// missing collection.
+	ErrNotFound = errors.New("ttldb: not found")
+
+	// ErrDuplicateKey is returned when a write would store two documents with
+	// the same _id, or the same key in a unique index.
+	ErrDuplicateKey = errors.New("ttldb: duplicate key")
+
+	// ErrIndexOptionsConflict is returned by CreateIndex when an index with
+	// the same key (or the same name) exists with other options.
+	ErrIndexOptionsConflict = errors.New("ttldb: index options conflict")
+
+	// ErrInvalidIndex is returned by CreateIndex for a malformed index
+	// specification (no keys, a bad direction, an empty field name…).
+	ErrInvalidIndex = errors.New("ttldb: invalid index specification")
+
+	// ErrInvalidTTL is returned for a TTL specification ttldb refuses: a
+	// negative or out-of-range ExpireAfterSeconds, a TTL on a compound key,
+	// on _id, or on a capped collection.
+	ErrInvalidTTL = errors.New("ttldb: invalid TTL index")
+
+	// ErrValidation is returned when a write fails the collection's
+	// $jsonSchema validator. Nothing is written. The error is a
+	// *ValidationError naming the field and the rule.
+	ErrValidation = errors.New("ttldb: document failed validation")
+
+	// ErrInvalidDocument is returned when a document holds a value ttldb
+	// cannot store (a channel, func, struct, pointer, cyclic map…). The error
+	// is a *DocumentError naming the path.
+	ErrInvalidDocument = errors.New("ttldb: invalid document")
+
+	// ErrInvalidFilter is returned for a malformed query filter: an unknown
+	// operator, an operator with a value of the wrong type, a top-level
+	// $and/$or/$nor that is not a non-empty array of documents…
+	ErrInvalidFilter = errors.New("ttldb: invalid filter")
+
+	// ErrInvalidUpdate is returned for a malformed update document or an
+	// update that cannot be applied ($inc of a string, a path through a
+	// scalar, a change of _id…).
+	ErrInvalidUpdate = errors.New("ttldb: invalid update")
+
+	// ErrImmutableID is returned (wrapped with ErrInvalidUpdate) when an
+	// update or replacement would change a document's _id.
+	ErrImmutableID = errors.New("ttldb: _id is immutable")
+
+	// ErrInvalidOptions is returned for malformed options: a bad sort or
+	// projection, negative skip or limit, bad collection options, a bad
+	// Open option.
+	ErrInvalidOptions = errors.New("ttldb: invalid options")
+)

@@ -1,0 +1,3 @@
+module github.com/ttldb/ttldb
+
+go 1.26
