@@ -15,6 +15,10 @@ var (
 	// missing collection.
 	ErrNotFound = errors.New("ttldb: not found")
 
+	// ErrCollectionExists is returned by CreateCollection for a name that is
+	// taken.
+	ErrCollectionExists = errors.New("ttldb: collection exists")
+
 	// ErrDuplicateKey is returned when a write would store two documents with
 	// the same _id, or the same key in a unique index.
 	ErrDuplicateKey = errors.New("ttldb: duplicate key")

@@ -1,0 +1,315 @@
+package ttldb
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// Collection is a handle on a named collection of a DB. It is cheap to make
+// (DB.Collection) and safe for concurrent use. See DB.Collection for how it
+// relates to the collection's existence.
+type Collection struct {
+	db      *DB
+	name    string
+	nameErr error
+}
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// CollectionOptions configures CreateCollection. The zero value is an
+// ordinary collection.
+type CollectionOptions struct {
+	// Capped makes the collection keep insertion order and, when an insert
+	// would exceed MaxDocuments or MaxBytes, drop the oldest documents
+	// first. At least one of the two limits must be set. A capped
+	// collection cannot have a TTL index.
+	Capped bool
+	// MaxDocuments caps the number of documents (0: no count cap).
+	MaxDocuments int
+	// MaxBytes caps the approximate size of the documents in bytes (0: no
+	// size cap). A document's size is estimated from its values.
+	MaxBytes int64
+
+	// Validator is a document {"$jsonSchema": {...}} every insert, update and
+	// replacement must satisfy (ErrValidation otherwise).
+	Validator Document
+
+	// HideExpired, if set, hides documents that are expired under any of the
+	// collection's TTL indexes from every read (FindOne, Find,
+	// CountDocuments, Explain's counts) before the monitor deletes them.
+	// By default, as in MongoDB and ArangoDB, an expired document stays
+	// visible until it is deleted. WithHideExpired sets it for every
+	// collection of a DB.
+	HideExpired bool
+}
+
+// record is one stored document. Its doc is never changed in place: an
+// update builds a new Document and swaps it in under the write lock, so a
+// reader that took doc under the read lock may go on using it after
+// releasing the lock.
+type record struct {
+	seq  uint64 // insertion order; ties in every index tree break on it
+	id   any    // the _id value
+	doc  Document
+	ver  uint64 // bumped by every update, so a TTL batch can tell a changed document
+	size int64  // estimated bytes, for capped collections and metrics
+}
+
+// collState is a collection's data.
+//
+// Locking (the only place it is described):
+//   - writeMu serializes everything that changes the collection: writes,
+//     index builds and drops, CollMod, Compact, TTL batches. A writer does
+//     its slow preparation (planning, copying, validation, index keys,
+//     unique checks) holding only writeMu, reading the data freely since no
+//     other goroutine can change it.
+//   - mu guards the data against readers: a writer holds mu for writing only
+//     while it applies a change already prepared, and readers hold mu for
+//     reading. Readers never wait for a writer's preparation nor for an
+//     index build, and never for each other.
+//   - Lock order: DB.mu (briefly, to find the collection), then writeMu,
+//     then mu. No callback (expiry hooks, observers, logging) runs with
+//     either lock held.
+type collState struct {
+	db        *DB
+	name      string
+	opts      CollectionOptions
+	validator *validator
+
+	writeMu sync.Mutex
+	mu      sync.RWMutex
+
+	byID    map[any]*record        // canonical _id key -> record
+	natural *btree.BTreeG[*record] // by seq: insertion order
+	indexes []*index               // secondary indexes, in creation order
+	nextSeq uint64
+	bytes   int64
+	dropped bool
+}
+
+func recordLess(a, b *record) bool { return a.seq < b.seq }
+
+func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
+	if opts.Capped && opts.MaxDocuments <= 0 && opts.MaxBytes <= 0 {
+		return nil, fmt.Errorf("%w: collection %q: a capped collection needs MaxDocuments or MaxBytes", ErrInvalidOptions, name)
+	}
+	if opts.MaxDocuments < 0 || opts.MaxBytes < 0 {
+		return nil, fmt.Errorf("%w: collection %q: negative cap", ErrInvalidOptions, name)
+	}
+	if !opts.Capped && (opts.MaxDocuments != 0 || opts.MaxBytes != 0) {
+		return nil, fmt.Errorf("%w: collection %q: MaxDocuments and MaxBytes need Capped", ErrInvalidOptions, name)
+	}
+	v, err := compileValidator(opts.Validator)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: validator: %w", name, err)
+	}
+	if opts.Validator != nil {
+		opts.Validator = copyDocument(opts.Validator)
+	}
+	if db.cfg.hideExpired {
+		opts.HideExpired = true
+	}
+	return &collState{
+		db:        db,
+		name:      name,
+		opts:      opts,
+		validator: v,
+		byID:      map[any]*record{},
+		natural:   btree.NewG(btreeDegree, recordLess),
+		nextSeq:   1,
+	}, nil
+}
+
+func (s *collState) markDropped() {
+	s.writeMu.Lock()
+	s.mu.Lock()
+	s.dropped = true
+	s.mu.Unlock()
+	s.writeMu.Unlock()
+}
+
+// lockWrite takes writeMu for a writer and checks that the collection still
+// exists. It returns errCollectionDropped (retried by the caller against the
+// recreated collection) if it was dropped.
+func (s *collState) lockWrite() error {
+	s.writeMu.Lock()
+	if s.dropped {
+		s.writeMu.Unlock()
+		return errCollectionDropped
+	}
+	return nil
+}
+
+// errCollectionDropped tells a write that raced with DropCollection to look
+// the collection up again.
+var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
+
+// writeState runs fn on the collection's state, creating the collection if
+// needed and retrying once if it was dropped between lookup and lock.
+func (c *Collection) write(fn func(s *collState) error) error {
+	if c.nameErr != nil {
+		return c.nameErr
+	}
+	for attempt := 0; ; attempt++ {
+		s, err := c.db.state(c.name, true)
+		if err != nil {
+			return err
+		}
+		if err := s.lockWrite(); err != nil {
+			if attempt < 3 {
+				continue
+			}
+			return err
+		}
+		err = fn(s)
+		s.writeMu.Unlock()
+		return err
+	}
+}
+
+// read returns the collection's state for a reader, or nil if the
+// collection does not exist.
+func (c *Collection) read() (*collState, error) {
+	if c.nameErr != nil {
+		return nil, c.nameErr
+	}
+	return c.db.state(c.name, false)
+}
+
+// idKey maps an _id value to a comparable map key such that two _id values
+// are the same key exactly when they compare equal: numbers of any kind
+// with the same value share a key, times share a key by instant.
+func idKey(v any) (any, error) {
+	switch x := v.(type) {
+	case nil, string, bool, ObjectID:
+		return v, nil
+	case time.Time:
+		return timeKey{x.Unix(), x.Nanosecond()}, nil
+	case []byte:
+		return binaryKey(x), nil
+	case map[string]any:
+		return documentKey(fmt.Sprintf("%v", canonicalForKey(x))), nil
+	}
+	if n, ok := toNumber(v); ok {
+		switch n.kind {
+		case 'i':
+			return n.i, nil
+		case 'u':
+			return n.u, nil
+		}
+		if n.f == math.Trunc(n.f) && n.f >= -9.2e18 && n.f <= 9.2e18 {
+			return int64(n.f), nil
+		}
+		if math.IsNaN(n.f) {
+			return nanKey{}, nil
+		}
+		return n.f, nil
+	}
+	if isArray(v) {
+		return nil, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
+	}
+	return nil, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
+}
+
+type (
+	timeKey struct {
+		sec  int64
+		nsec int
+	}
+	binaryKey   string
+	documentKey string
+	nanKey      struct{}
+)
+
+// canonicalForKey renders a document _id with sorted keys and canonical
+// numbers, so equal documents give equal strings.
+func canonicalForKey(m map[string]any) []any {
+	out := []any{}
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		if sub, ok := asDocument(v); ok {
+			out = append(out, k, canonicalForKey(sub))
+			continue
+		}
+		if kv, err := idKey(v); err == nil {
+			out = append(out, k, fmt.Sprintf("%T:%v", kv, kv))
+			continue
+		}
+		out = append(out, k, fmt.Sprintf("%T:%v", v, v))
+	}
+	return out
+}
+
+// estimateSize approximates the bytes a value holds, for capped collections
+// and memory metrics.
+func estimateSize(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return 16 + int64(len(x))
+	case []byte:
+		return 24 + int64(len(x))
+	case map[string]any:
+		n := int64(48)
+		for k, e := range x {
+			n += 16 + int64(len(k)) + estimateSize(e)
+		}
+		return n
+	case time.Time:
+		return 24
+	case ObjectID:
+		return 12
+	}
+	if elems, ok := arrayElements(v); ok {
+		n := int64(24)
+		for _, e := range elems {
+			n += estimateSize(e)
+		}
+		return n
+	}
+	return 16
+}
+
+// Compact rebuilds the collection's storage and indexes from the documents
+// it holds. Go maps keep their memory after deletes, and B-trees keep
+// half-empty nodes: after a mass deletion (a TTL mass expiry) Compact lets
+// that memory go back to the garbage collector, as MongoDB's compact
+// returns disk space. Writers wait during the rebuild; readers do not.
+func (c *Collection) Compact() error {
+	s, err := c.read()
+	if err != nil || s == nil {
+		return err
+	}
+	return c.write(func(s *collState) error {
+		byID := make(map[any]*record, len(s.byID))
+		for k, r := range s.byID {
+			byID[k] = r
+		}
+		natural := btree.NewG(btreeDegree, recordLess)
+		s.natural.Ascend(func(r *record) bool { natural.ReplaceOrInsert(r); return true })
+		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
+		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		for i, ix := range s.indexes {
+			trees[i] = btree.NewG(btreeDegree, ix.less)
+			ix.tree.Ascend(func(e indexEntry) bool { trees[i].ReplaceOrInsert(e); return true })
+			if ix.ttl != nil {
+				expiries[i] = btree.NewG(btreeDegree, expiryLess)
+				ix.ttl.expiry.Ascend(func(e expiryEntry) bool { expiries[i].ReplaceOrInsert(e); return true })
+			}
+		}
+		s.mu.Lock()
+		s.byID, s.natural = byID, natural
+		for i, ix := range s.indexes {
+			ix.tree = trees[i]
+			if ix.ttl != nil {
+				ix.ttl.expiry = expiries[i]
+			}
+		}
+		s.mu.Unlock()
+		return nil
+	})
+}

@@ -1,0 +1,243 @@
+package ttldb
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// DB is an in-memory database: a set of named collections and one TTL
+// monitor goroutine that deletes expired documents from all of them.
+//
+// A DB is safe for concurrent use by any number of goroutines. Close it when
+// done: Close stops the monitor and waits for it to exit.
+type DB struct {
+	clock  Clock
+	logger *slog.Logger
+	cfg    config
+
+	// mu guards collections. It is never held while a collection lock is
+	// taken for writing; the order, where both are held, is DB.mu then a
+	// collection's locks.
+	mu          sync.RWMutex
+	collections map[string]*collState
+
+	closed  atomic.Bool
+	monitor *monitor
+	metrics *metricsRecorder
+}
+
+// Option configures Open.
+type Option func(*config) error
+
+// config is what Options set; every field's zero value is replaced by its
+// default in Open.
+type config struct {
+	clock       Clock
+	logger      *slog.Logger
+	monitor     MonitorOptions
+	primary     func() bool
+	hooks       []expireHookEntry
+	observe     []DeleteObserver
+	hideExpired bool
+}
+
+// WithClock makes the DB read all time through c (default: SystemClock).
+// Tests pass a *ttltest.Clock to run days of TTL schedule in microseconds.
+func WithClock(c Clock) Option {
+	return func(cfg *config) error {
+		if c == nil {
+			return fmt.Errorf("%w: WithClock: nil clock", ErrInvalidOptions)
+		}
+		cfg.clock = c
+		return nil
+	}
+}
+
+// WithLogger makes the DB log through l (default: a logger that discards
+// everything). The monitor logs index errors, dropped collections and hook
+// failures at Warn and Error levels.
+func WithLogger(l *slog.Logger) Option {
+	return func(cfg *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: WithLogger: nil logger", ErrInvalidOptions)
+		}
+		cfg.logger = l
+		return nil
+	}
+}
+
+// Open returns a new, empty DB configured by opts and starts its TTL
+// monitor (unless MonitorOptions.Disabled). It fails with ErrInvalidOptions
+// for a bad option.
+func Open(opts ...Option) (*DB, error) {
+	cfg := config{
+		clock:   SystemClock(),
+		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		monitor: DefaultMonitorOptions(),
+	}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.monitor.validate(); err != nil {
+		return nil, err
+	}
+	db := &DB{
+		clock:       cfg.clock,
+		logger:      cfg.logger,
+		cfg:         cfg,
+		collections: map[string]*collState{},
+		metrics:     newMetricsRecorder(),
+	}
+	db.monitor = newMonitor(db, cfg.monitor)
+	db.monitor.start()
+	return db, nil
+}
+
+// Close stops the TTL monitor, waiting for its goroutine to exit (it stops
+// between two batches, even in the middle of a long pass), and makes every
+// later call on the DB or its collections fail with ErrClosed. Close is
+// idempotent: a second call returns nil at once.
+func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	db.monitor.stop()
+	return nil
+}
+
+func (db *DB) checkOpen() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// validateCollectionName applies MongoDB's rules that matter here.
+func validateCollectionName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty collection name", ErrInvalidOptions)
+	case strings.ContainsAny(name, "$\x00"):
+		return fmt.Errorf("%w: collection name %q: may not contain '$' or NUL", ErrInvalidOptions, name)
+	case strings.HasPrefix(name, "system."):
+		return fmt.Errorf("%w: collection name %q: the system. prefix is reserved", ErrInvalidOptions, name)
+	}
+	return nil
+}
+
+// Collection returns a handle on the collection called name. The collection
+// is created, with default options, by the first write to it (as in
+// MongoDB); reads of a collection that does not exist see no documents.
+// Handles are cheap, safe for concurrent use, and stay valid across
+// DropCollection: a write after a drop creates the collection anew.
+//
+// An invalid name (empty, containing '$' or NUL, or starting with
+// "system.") yields a handle whose every method returns ErrInvalidOptions.
+func (db *DB) Collection(name string) *Collection {
+	return &Collection{db: db, name: name, nameErr: validateCollectionName(name)}
+}
+
+// CreateCollection creates a collection with options (capped size, a
+// $jsonSchema validator, hiding of expired documents). It fails with
+// ErrInvalidOptions for bad options and, as MongoDB does, with
+// ErrCollectionExists if a collection of that name exists already.
+func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection, error) {
+	if err := db.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := validateCollectionName(name); err != nil {
+		return nil, err
+	}
+	st, err := newCollState(db, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.collections[name]; ok {
+		return nil, fmt.Errorf("%w: collection %q", ErrCollectionExists, name)
+	}
+	db.collections[name] = st
+	return db.Collection(name), nil
+}
+
+// ListCollectionNames returns the names of the existing collections, sorted.
+func (db *DB) ListCollectionNames() ([]string, error) {
+	if err := db.checkOpen(); err != nil {
+		return nil, err
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	names := make([]string, 0, len(db.collections))
+	for n := range db.collections {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// DropCollection removes the collection, its documents and its indexes. It
+// fails with ErrNotFound if there is no such collection. A TTL pass working
+// on the collection notices the drop at its next batch and moves on.
+func (db *DB) DropCollection(name string) error {
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	st, ok := db.collections[name]
+	delete(db.collections, name)
+	db.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: collection %q", ErrNotFound, name)
+	}
+	st.markDropped()
+	return nil
+}
+
+// state returns the collection's state, creating it when create is set. It
+// returns nil, nil for a missing collection when create is false.
+func (db *DB) state(name string, create bool) (*collState, error) {
+	if err := db.checkOpen(); err != nil {
+		return nil, err
+	}
+	db.mu.RLock()
+	st := db.collections[name]
+	db.mu.RUnlock()
+	if st != nil || !create {
+		return st, nil
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if st = db.collections[name]; st != nil {
+		return st, nil
+	}
+	st, err := newCollState(db, name, CollectionOptions{})
+	if err != nil {
+		return nil, err
+	}
+	db.collections[name] = st
+	return st, nil
+}
+
+// snapshotCollections returns the live collections, sorted by name, for the
+// monitor to visit in a stable order.
+func (db *DB) snapshotCollections() []*collState {
+	db.mu.RLock()
+	out := make([]*collState, 0, len(db.collections))
+	for _, st := range db.collections {
+		out = append(out, st)
+	}
+	db.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *collState) int { return strings.Compare(a.name, b.name) })
+	return out
+}

@@ -1,0 +1,611 @@
+package ttldb
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FindOptions adjusts Find, FindOne and Explain. The zero value returns
+// every matching document, whole, in natural (insertion) order.
+type FindOptions struct {
+	// Sort orders the results by these keys (MongoDB's rules: a missing
+	// field sorts as null; an array by its smallest element ascending, its
+	// largest descending). An index whose keys match serves the order.
+	Sort []IndexKey
+	// Skip drops the first Skip results (after sorting). Must be >= 0.
+	Skip int
+	// Limit returns at most Limit results; 0 means no limit. Must be >= 0.
+	Limit int
+	// Projection selects fields: {a: 1, "b.c": 1} keeps only those (and
+	// _id unless {_id: 0}); {a: 0} drops a. Nil returns whole documents.
+	Projection Document
+}
+
+func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
+	var o FindOptions
+	for _, x := range opts {
+		if x.Sort != nil {
+			o.Sort = x.Sort
+		}
+		if x.Skip != 0 {
+			o.Skip = x.Skip
+		}
+		if x.Limit != 0 {
+			o.Limit = x.Limit
+		}
+		if x.Projection != nil {
+			o.Projection = x.Projection
+		}
+	}
+	if o.Skip < 0 || o.Limit < 0 {
+		return o, fmt.Errorf("%w: negative skip (%d) or limit (%d)", ErrInvalidOptions, o.Skip, o.Limit)
+	}
+	if err := compileSort(o.Sort); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// query is a compiled Find.
+type query struct {
+	filterDoc Document
+	filter    *filter
+	opts      FindOptions
+	proj      *projection
+}
+
+func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*query, error) {
+	f, err := compileFilter(filterDoc)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	o, err := mergeFindOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	p, err := compileProjection(o.Projection)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	return &query{filterDoc: filterDoc, filter: f, opts: o, proj: p}, nil
+}
+
+// Find returns copies of the documents matching filter (nil or empty:
+// all), sorted, skipped, limited and projected as opts say. The result is a
+// slice, not a cursor: the read lock is held only while matching, never
+// while the caller works through the results. Errors: ErrInvalidFilter,
+// ErrInvalidOptions, ErrClosed.
+func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, error) {
+	q, err := c.compileQuery(filter, opts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.read()
+	if err != nil || s == nil {
+		return nil, err
+	}
+	recs, _ := s.run(q, c.db.clock.Now())
+	out := make([]Document, len(recs))
+	for i, d := range recs {
+		// Stored documents are immutable, so copying after the lock is
+		// released is safe.
+		out[i] = q.proj.apply(copyDocument(d))
+	}
+	return out, nil
+}
+
+// FindOne returns a copy of the first document Find would return, or
+// ErrNotFound.
+func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, error) {
+	o, err := mergeFindOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	o.Limit = 1
+	docs, err := c.Find(filter, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
+	}
+	return docs[0], nil
+}
+
+// CountDocuments returns how many documents match filter.
+func (c *Collection) CountDocuments(filter Document) (int, error) {
+	q, err := c.compileQuery(filter, nil)
+	if err != nil {
+		return 0, err
+	}
+	s, err := c.read()
+	if err != nil || s == nil {
+		return 0, err
+	}
+	n := 0
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.execute(s.plan(q), q, c.db.clock.Now(), func(*record) bool { n++; return true })
+	return n, nil
+}
+
+// run executes q under the read lock and returns the matching documents
+// (the stored ones: callers copy them).
+func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p := s.plan(q)
+	var recs []*record
+	// Without an in-memory sort, skip and limit apply as records stream.
+	need := -1
+	if q.opts.Limit > 0 && !p.needsSort(q) {
+		need = q.opts.Skip + q.opts.Limit
+	}
+	ex := s.execute(p, q, now, func(r *record) bool {
+		recs = append(recs, r)
+		return need < 0 || len(recs) < need
+	})
+	if p.needsSort(q) {
+		slices.SortStableFunc(recs, func(a, b *record) int { return compareForSort(a.doc, b.doc, q.opts.Sort) })
+	}
+	recs = recs[min(q.opts.Skip, len(recs)):]
+	if q.opts.Limit > 0 && len(recs) > q.opts.Limit {
+		recs = recs[:q.opts.Limit]
+	}
+	docs := make([]Document, len(recs))
+	for i, r := range recs {
+		docs[i] = r.doc
+	}
+	ex.NReturned = len(docs)
+	return docs, ex
+}
+
+// matchingRecords returns up to limit (0: all) records matching a filter, in
+// the order Find would give without sort. Call holding writeMu or mu.
+func (s *collState) matchingRecords(filterDoc Document, f *filter, limit int, now time.Time) []*record {
+	q := &query{filterDoc: filterDoc, filter: f}
+	var recs []*record
+	s.execute(s.plan(q), q, now, func(r *record) bool {
+		recs = append(recs, r)
+		return limit <= 0 || len(recs) < limit
+	})
+	return recs
+}
+
+// interval is a range of values of an index's leading field, in value
+// order (compareValues), whatever the index's direction.
+type interval struct {
+	lo, hi       any
+	loInc, hiInc bool
+}
+
+func (iv interval) String() string {
+	l, r := "(", ")"
+	if iv.loInc {
+		l = "["
+	}
+	if iv.hiInc {
+		r = "]"
+	}
+	return fmt.Sprintf("%s%s, %s%s", l, boundString(iv.lo), boundString(iv.hi), r)
+}
+
+func boundString(v any) string {
+	switch v.(type) {
+	case minKeyType:
+		return "MinKey"
+	case maxKeyType:
+		return "MaxKey"
+	case string:
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+func (iv interval) contains(v any) bool {
+	c := compareValues(v, iv.lo)
+	if c < 0 || c == 0 && !iv.loInc {
+		return false
+	}
+	c = compareValues(v, iv.hi)
+	return c < 0 || c == 0 && iv.hiInc
+}
+
+var fullInterval = interval{lo: minKey, hi: maxKey, loInc: true, hiInc: true}
+
+// plan is how a query reads the collection.
+type plan struct {
+	ix        *index     // nil: COLLSCAN in natural order
+	intervals []interval // on ix's leading field, ascending by value
+	reverse   bool       // walk the index backwards (for a sort)
+	sorted    bool       // the walk yields the requested sort order
+}
+
+func (p *plan) needsSort(q *query) bool { return len(q.opts.Sort) > 0 && !p.sorted }
+
+// plan picks an index: one whose leading field the filter bounds (equality
+// beats $in beats a range), else one whose keys give the requested sort,
+// else a collection scan.
+func (s *collState) plan(q *query) *plan {
+	var best *plan
+	bestScore := 0
+	for _, ix := range s.indexes {
+		if ix.partial != nil {
+			continue // it may not hold every matching document
+		}
+		ivs, score := boundsFor(q.filterDoc, ix.keys[0].Field, ix)
+		if score > bestScore {
+			best, bestScore = &plan{ix: ix, intervals: ivs}, score
+		}
+	}
+	if best != nil {
+		if len(best.intervals) == 1 {
+			best.sorted, best.reverse = sortFromIndex(best.ix, q.opts.Sort)
+		}
+		return best
+	}
+	if len(q.opts.Sort) > 0 {
+		for _, ix := range s.indexes {
+			if ix.partial != nil || ix.sparse {
+				continue
+			}
+			if ok, rev := sortFromIndex(ix, q.opts.Sort); ok {
+				return &plan{ix: ix, intervals: []interval{fullInterval}, sorted: true, reverse: rev}
+			}
+		}
+	}
+	return &plan{}
+}
+
+// sortFromIndex reports whether walking ix (forwards, or backwards if
+// reverse) yields documents in the order of sort.
+func sortFromIndex(ix *index, sort []IndexKey) (ok, reverse bool) {
+	if len(sort) == 0 || len(sort) > len(ix.keys) || ix.multikey {
+		return false, false
+	}
+	same, flipped := true, true
+	for i, k := range sort {
+		if k.Field != ix.keys[i].Field {
+			return false, false
+		}
+		same = same && k.Order == ix.keys[i].Order
+		flipped = flipped && k.Order == -ix.keys[i].Order
+	}
+	switch {
+	case same:
+		return true, false
+	case flipped:
+		return true, true
+	}
+	return false, false
+}
+
+// execute walks the plan, calling visit for each record that matches the
+// filter (and is not hidden as expired) until visit returns false. Call
+// holding mu (or writeMu).
+func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*record) bool) *Explanation {
+	ex := &Explanation{Collection: s.name, Stage: "COLLSCAN", Filter: q.filterDoc}
+	hide := s.hideExpiredActive()
+	consider := func(r *record) bool {
+		ex.DocsExamined++
+		if hide && s.expiredAt(r, now) {
+			return true
+		}
+		if !q.filter.matches(r.doc) {
+			return true
+		}
+		return visit(r)
+	}
+	if p.ix == nil {
+		s.natural.Ascend(consider)
+		return ex
+	}
+	ex.Stage, ex.IndexName = "IXSCAN", p.ix.name
+	ex.IndexKeys = append([]IndexKey(nil), p.ix.keys...)
+	for _, iv := range p.intervals {
+		ex.IndexBounds = append(ex.IndexBounds, iv.String())
+	}
+	var seen map[*record]bool
+	if p.ix.multikey || len(p.intervals) > 1 {
+		seen = map[*record]bool{}
+	}
+	ivs := p.intervals
+	if p.ix.keys[0].Order < 0 != p.reverse {
+		ivs = slices.Clone(ivs)
+		slices.Reverse(ivs)
+	}
+	for _, iv := range ivs {
+		if !s.scanInterval(p, iv, func(e indexEntry) bool {
+			ex.KeysExamined++
+			if seen != nil {
+				if seen[e.rec] {
+					return true
+				}
+				seen[e.rec] = true
+			}
+			return consider(e.rec)
+		}) {
+			break
+		}
+	}
+	return ex
+}
+
+// scanInterval visits the entries of p.ix whose leading value lies in iv,
+// in the walk's direction. It returns false if visit stopped the walk.
+func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bool) bool {
+	ix := p.ix
+	lead := func(e indexEntry) any {
+		if ck, ok := e.key.(compoundKey); ok {
+			return ck[0]
+		}
+		return e.key
+	}
+	// In tree order, an ascending leading field runs lo..hi; a descending
+	// one hi..lo. forward says whether the walk runs in tree order.
+	ascField := ix.keys[0].Order > 0
+	forward := !p.reverse
+	// startVal is where the walk begins, in value terms.
+	var startVal any
+	var startInc bool
+	if ascField == forward {
+		startVal, startInc = iv.lo, iv.loInc
+	} else {
+		startVal, startInc = iv.hi, iv.hiInc
+	}
+	pivot := indexEntry{key: ix.pivotKey(startVal, forward), rec: pivotRecord(forward)}
+	stopped := false
+	walk := func(e indexEntry) bool {
+		v := lead(e)
+		if compareValues(v, startVal) == 0 && !startInc {
+			return true
+		}
+		if !iv.contains(v) {
+			return false
+		}
+		if !visit(e) {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	if forward {
+		ix.tree.AscendGreaterOrEqual(pivot, walk)
+	} else {
+		ix.tree.DescendLessOrEqual(pivot, walk)
+	}
+	return !stopped
+}
+
+var (
+	pivotLow  = &record{seq: 0}
+	pivotHigh = &record{seq: ^uint64(0)}
+)
+
+func pivotRecord(forward bool) *record {
+	if forward {
+		return pivotLow
+	}
+	return pivotHigh
+}
+
+// pivotKey builds the key at which a walk starting at leading value v
+// begins: the first (forward) or last (backward) possible key with that
+// leading value.
+func (ix *index) pivotKey(v any, forward bool) any {
+	if len(ix.keys) == 1 {
+		return v
+	}
+	k := compoundKey{v}
+	for _, f := range ix.keys[1:] {
+		// The tree-order minimum of an ascending field is MinKey, of a
+		// descending one MaxKey; a backward walk starts at the maximum.
+		low := (f.Order > 0) == forward
+		if low {
+			k = append(k, minKey)
+		} else {
+			k = append(k, maxKey)
+		}
+	}
+	return k
+}
+
+// boundsFor derives, from the filter's top-level conditions (and those of a
+// top-level $and), the intervals of values that path must take in a
+// matching document, and scores how selective they are (0: the filter does
+// not bound path; 1 a range; 2 an $in; 3 an equality). The intervals may be
+// wider than the filter (the filter is still applied to every document);
+// they are never narrower.
+func boundsFor(filterDoc Document, path string, ix *index) ([]interval, int) {
+	var conds [][]interval
+	var scores []int
+	var collect func(d Document)
+	collect = func(d Document) {
+		for k, v := range d {
+			if k == "$and" {
+				if elems, ok := arrayElements(v); ok {
+					for _, e := range elems {
+						if sub, ok := asDocument(e); ok {
+							collect(sub)
+						}
+					}
+				}
+				continue
+			}
+			if k != path {
+				continue
+			}
+			if ivs, score := conditionBounds(v, ix); score > 0 {
+				conds = append(conds, ivs)
+				scores = append(scores, score)
+			}
+		}
+	}
+	collect(filterDoc)
+	if len(conds) == 0 {
+		return nil, 0
+	}
+	if ix.multikey {
+		// Conditions on a multikey field may be met by different elements,
+		// so their intervals must not be intersected: use the best one.
+		best := 0
+		for i := range conds {
+			if scores[i] > scores[best] {
+				best = i
+			}
+		}
+		return conds[best], scores[best]
+	}
+	ivs, score := conds[0], scores[0]
+	for i := 1; i < len(conds); i++ {
+		ivs = intersectIntervals(ivs, conds[i])
+		score = max(score, scores[i])
+	}
+	return ivs, score
+}
+
+// conditionBounds turns one field condition into intervals.
+func conditionBounds(v any, ix *index) ([]interval, int) {
+	point := func(x any) (interval, bool) {
+		if isArray(x) || x == nil && (ix.sparse || ix.multikey) {
+			return interval{}, false
+		}
+		return interval{lo: x, hi: x, loInc: true, hiInc: true}, true
+	}
+	ops, isOps := asDocument(v)
+	if isOps && len(ops) > 0 {
+		for k := range ops {
+			if !strings.HasPrefix(k, "$") {
+				isOps = false
+			}
+		}
+	}
+	if !isOps || len(ops) == 0 {
+		if iv, ok := point(v); ok {
+			return []interval{iv}, 3
+		}
+		return nil, 0
+	}
+	iv, score := fullInterval, 0
+	var points []interval
+	for op, arg := range ops {
+		switch op {
+		case "$eq":
+			p, ok := point(arg)
+			if !ok {
+				return nil, 0
+			}
+			points, score = []interval{p}, 3
+		case "$in":
+			if score == 3 {
+				continue
+			}
+			elems, ok := arrayElements(arg)
+			if !ok {
+				return nil, 0
+			}
+			points = points[:0]
+			for _, e := range elems {
+				p, ok := point(e)
+				if !ok {
+					return nil, 0
+				}
+				points = append(points, p)
+			}
+			score = 2
+		case "$gt", "$gte":
+			if c := compareValues(arg, iv.lo); c > 0 || c == 0 && op == "$gt" {
+				iv.lo, iv.loInc = arg, op == "$gte"
+			}
+			score = max(score, 1)
+		case "$lt", "$lte":
+			if c := compareValues(arg, iv.hi); c < 0 || c == 0 && op == "$lt" {
+				iv.hi, iv.hiInc = arg, op == "$lte"
+			}
+			score = max(score, 1)
+		}
+	}
+	if score >= 2 {
+		slices.SortFunc(points, func(a, b interval) int { return compareValues(a.lo, b.lo) })
+		points = slices.CompactFunc(points, func(a, b interval) bool { return compareValues(a.lo, b.lo) == 0 })
+		if ix.multikey {
+			return points, score
+		}
+		return intersectIntervals(points, []interval{iv}), score
+	}
+	if score == 1 {
+		if ix.multikey && iv.lo != minKey && iv.hi != maxKey {
+			// Two bounds on a multikey field may be met by two elements.
+			iv.hi, iv.hiInc = maxKey, true
+		}
+		return []interval{iv}, 1
+	}
+	return nil, 0
+}
+
+// intersectIntervals intersects two sorted lists of disjoint intervals.
+func intersectIntervals(a, b []interval) []interval {
+	var out []interval
+	for _, x := range a {
+		for _, y := range b {
+			iv := x
+			if c := compareValues(y.lo, iv.lo); c > 0 || c == 0 && !y.loInc {
+				iv.lo, iv.loInc = y.lo, y.loInc
+			}
+			if c := compareValues(y.hi, iv.hi); c < 0 || c == 0 && !y.hiInc {
+				iv.hi, iv.hiInc = y.hi, y.hiInc
+			}
+			if c := compareValues(iv.lo, iv.hi); c < 0 || c == 0 && iv.loInc && iv.hiInc {
+				out = append(out, iv)
+			}
+		}
+	}
+	return out
+}
+
+// Explanation describes how Find would run a query, with counts from
+// actually running it (MongoDB's explain "executionStats", in brief).
+type Explanation struct {
+	Collection   string
+	Stage        string     // "IXSCAN" or "COLLSCAN" (or "BATCHED_DELETE" for a TTL deletion)
+	IndexName    string     // the index an IXSCAN walks
+	IndexKeys    []IndexKey // its keys
+	IndexBounds  []string   // the intervals walked on the leading field, e.g. "[3, 3]"
+	Filter       Document   // the filter applied to each document examined
+	InMemorySort bool       // the results were sorted after matching (no index gave the order)
+	KeysExamined int        // index entries visited
+	DocsExamined int        // documents the filter was applied to
+	NReturned    int        // documents returned (after skip and limit)
+	// Deleted is the number of documents a BATCHED_DELETE deleted; the
+	// batch fields describe its batching.
+	Deleted         int
+	BatchSize       int
+	Batches         int
+	ExpireAfterSecs *int32
+}
+
+// Explain runs the query as Find would and reports the plan and its counts.
+func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
+	q, err := c.compileQuery(filter, opts)
+	if err != nil {
+		return Explanation{}, err
+	}
+	s, err := c.read()
+	if err != nil {
+		return Explanation{}, err
+	}
+	if s == nil {
+		return Explanation{Collection: c.name, Stage: "EOF", Filter: filter}, nil
+	}
+	_, ex := s.run(q, c.db.clock.Now())
+	ex.InMemorySort = len(q.opts.Sort) > 0 && ex.Stage != "" && !s.planSorted(q)
+	return *ex, nil
+}
+
+func (s *collState) planSorted(q *query) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.plan(q).sorted
+}

@@ -1,0 +1,524 @@
+package ttldb
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// IndexModel specifies an index for CreateIndex.
+type IndexModel struct {
+	// Keys are the indexed fields, in order, each ascending (1) or
+	// descending (-1). Required. A dotted path indexes a nested field; an
+	// array value is indexed by each of its elements (a multikey index).
+	Keys []IndexKey
+
+	// Name defaults to MongoDB's name for the keys: "lastModifiedDate_1",
+	// "a_1_b_-1".
+	Name string
+
+	// Unique refuses a write that would give two documents the same key
+	// (ErrDuplicateKey). A missing field counts as null, unless Sparse.
+	Unique bool
+
+	// Sparse leaves out documents that have none of the indexed fields.
+	Sparse bool
+
+	// PartialFilterExpression, if set, indexes only the documents that match
+	// it (a filter, as for Find). On a TTL index only the matching documents
+	// expire.
+	PartialFilterExpression Document
+
+	// ExpireAfterSeconds makes the index a TTL index: a document expires
+	// ExpireAfterSeconds seconds after the date in its indexed field (see
+	// TTLValueForms for which values are dates). nil means no TTL; a pointer
+	// to 0 means "expire at the date itself". The valid range is 0 to
+	// 2147483647; a negative value is ErrInvalidTTL. Only single-field
+	// indexes on a field other than _id, in a collection that is not
+	// capped, may have one. Seconds(n) makes the pointer.
+	ExpireAfterSeconds *int32
+
+	// TTLValueForms says which values of the indexed field count as dates
+	// for expiry. The default reads time.Time values, numbers as Unix
+	// seconds and ISO 8601 strings (ArangoDB's forms);
+	// TTLValuesDatesOnly is MongoDB's strict mode. Ignored without
+	// ExpireAfterSeconds.
+	TTLValueForms TTLValueForms
+}
+
+// Seconds returns a pointer to n, for IndexModel.ExpireAfterSeconds and
+// CollModIndex.ExpireAfterSeconds.
+func Seconds(n int32) *int32 { return &n }
+
+// IndexSpec describes an existing index, as Indexes returns it.
+type IndexSpec struct {
+	Name                    string
+	Keys                    []IndexKey
+	Unique                  bool
+	Sparse                  bool
+	PartialFilterExpression Document
+	ExpireAfterSeconds      *int32        // nil for an index without TTL
+	TTLValueForms           TTLValueForms // meaningful only with ExpireAfterSeconds
+	Multikey                bool          // some document has an array in an indexed field
+}
+
+// idIndexName is the name of the implicit unique index on _id.
+const idIndexName = "_id_"
+
+// defaultIndexName is MongoDB's default name for an index on keys.
+func defaultIndexName(keys []IndexKey) string {
+	parts := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		parts = append(parts, k.Field, strconv.Itoa(k.Order))
+	}
+	return strings.Join(parts, "_")
+}
+
+// validateFieldPath refuses paths MongoDB refuses: empty, with an empty
+// component, or starting with '$'.
+func validateFieldPath(p string) error {
+	if p == "" {
+		return fmt.Errorf("empty field path")
+	}
+	for _, part := range strings.Split(p, ".") {
+		if part == "" {
+			return fmt.Errorf("field path %q has an empty component", p)
+		}
+		if strings.HasPrefix(part, "$") {
+			return fmt.Errorf("field path %q: components may not start with '$'", p)
+		}
+	}
+	return nil
+}
+
+// indexEntry is one key of one document in an index's B-tree. key is the
+// field's value for a single-field index and a compoundKey for a compound
+// one.
+type indexEntry struct {
+	key any
+	rec *record
+}
+
+// compoundKey is the key of a compound index, one value per field.
+type compoundKey []any
+
+// index is a secondary index: a B-tree of entries ordered by key (each field
+// in its direction) and then by the record's insertion sequence.
+//
+// Its tree is changed only under the collection's write lock (see
+// collState); readers iterate it under the read lock.
+type index struct {
+	name     string
+	keys     []IndexKey
+	unique   bool
+	sparse   bool
+	partial  *filter
+	partDoc  Document
+	ttl      *ttlIndex // nil unless the index has ExpireAfterSeconds
+	tree     *btree.BTreeG[indexEntry]
+	multikey bool
+}
+
+const btreeDegree = 32
+
+// newIndex validates m (already given its default name) and returns an
+// empty index for it.
+func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
+	where := fmt.Sprintf("collection %q index %q", coll, m.Name)
+	if len(m.Keys) == 0 {
+		return nil, fmt.Errorf("%w: %s: no keys", ErrInvalidIndex, where)
+	}
+	seen := map[string]bool{}
+	for _, k := range m.Keys {
+		if err := validateFieldPath(k.Field); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidIndex, where, err)
+		}
+		if k.Order != 1 && k.Order != -1 {
+			return nil, fmt.Errorf("%w: %s: field %q: order must be 1 or -1, not %d", ErrInvalidIndex, where, k.Field, k.Order)
+		}
+		if seen[k.Field] {
+			return nil, fmt.Errorf("%w: %s: field %q appears twice", ErrInvalidIndex, where, k.Field)
+		}
+		seen[k.Field] = true
+	}
+	if m.Name == idIndexName {
+		return nil, fmt.Errorf("%w: %s: the name is reserved for the _id index", ErrInvalidIndex, where)
+	}
+	ix := &index{
+		name:   m.Name,
+		keys:   append([]IndexKey(nil), m.Keys...),
+		unique: m.Unique,
+		sparse: m.Sparse,
+	}
+	if len(m.PartialFilterExpression) > 0 {
+		f, err := compileFilter(m.PartialFilterExpression)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: partialFilterExpression: %w", ErrInvalidIndex, where, err)
+		}
+		ix.partial = f
+		ix.partDoc = copyDocument(m.PartialFilterExpression)
+	}
+	if m.ExpireAfterSeconds != nil {
+		ttl, err := newTTLIndex(where, m, capped)
+		if err != nil {
+			return nil, err
+		}
+		ix.ttl = ttl
+	}
+	ix.tree = btree.NewG(btreeDegree, ix.less)
+	return ix, nil
+}
+
+// spec describes the index for Indexes and for option comparisons.
+func (ix *index) spec() IndexSpec {
+	s := IndexSpec{
+		Name:     ix.name,
+		Keys:     append([]IndexKey(nil), ix.keys...),
+		Unique:   ix.unique,
+		Sparse:   ix.sparse,
+		Multikey: ix.multikey,
+	}
+	if ix.partDoc != nil {
+		s.PartialFilterExpression = copyDocument(ix.partDoc)
+	}
+	if ix.ttl != nil {
+		s.ExpireAfterSeconds = Seconds(int32(ix.ttl.expireAfter.Load()))
+		s.TTLValueForms = ix.ttl.forms
+	}
+	return s
+}
+
+// sameKeys reports whether two key lists are identical.
+func sameKeys(a, b []IndexKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameOptions reports whether ix was made from the same specification as m
+// (keys, name and every option), so that CreateIndex(m) is a no-op.
+func (ix *index) sameOptions(m IndexModel) bool {
+	if !sameKeys(ix.keys, m.Keys) || ix.name != m.Name || ix.unique != m.Unique || ix.sparse != m.Sparse {
+		return false
+	}
+	if (ix.partDoc == nil) != (len(m.PartialFilterExpression) == 0) {
+		return false
+	}
+	if ix.partDoc != nil && compareValues(ix.partDoc, m.PartialFilterExpression) != 0 {
+		return false
+	}
+	if (ix.ttl == nil) != (m.ExpireAfterSeconds == nil) {
+		return false
+	}
+	if ix.ttl != nil {
+		return ix.ttl.expireAfter.Load() == int64(*m.ExpireAfterSeconds) && ix.ttl.forms == m.TTLValueForms
+	}
+	return true
+}
+
+// compareKeys orders two keys of this index, each field in its direction.
+func (ix *index) compareKeys(a, b any) int {
+	if len(ix.keys) == 1 {
+		c := compareValues(a, b)
+		if ix.keys[0].Order < 0 {
+			c = -c
+		}
+		return c
+	}
+	ka, kb := a.(compoundKey), b.(compoundKey)
+	for i, k := range ix.keys {
+		c := compareValues(ka[i], kb[i])
+		if k.Order < 0 {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func (ix *index) less(a, b indexEntry) bool {
+	if c := ix.compareKeys(a.key, b.key); c != 0 {
+		return c < 0
+	}
+	return a.rec.seq < b.rec.seq
+}
+
+// keysOf returns the keys under which doc belongs in the index: none if the
+// partial filter or sparseness leaves it out, one per distinct array element
+// for a multikey field. It fails (ErrInvalidDocument) for a compound index
+// over two array fields, which MongoDB cannot index either.
+func (ix *index) keysOf(doc Document) (keys []any, multikey bool, err error) {
+	if ix.partial != nil && !ix.partial.matches(doc) {
+		return nil, false, nil
+	}
+	if len(ix.keys) == 1 {
+		vals, found := pathValues(doc, ix.keys[0].Field)
+		if !found {
+			if ix.sparse {
+				return nil, false, nil
+			}
+			return []any{nil}, false, nil
+		}
+		keys, multikey = expandKeyValues(vals)
+		return keys, multikey, nil
+	}
+	perField := make([][]any, len(ix.keys))
+	arrays, missing := 0, 0
+	for i, k := range ix.keys {
+		vals, found := pathValues(doc, k.Field)
+		if !found {
+			missing++
+			perField[i] = []any{nil}
+			continue
+		}
+		var mk bool
+		perField[i], mk = expandKeyValues(vals)
+		if mk {
+			multikey = true
+			arrays++
+		}
+	}
+	if ix.sparse && missing == len(ix.keys) {
+		return nil, false, nil
+	}
+	if arrays > 1 {
+		return nil, false, fmt.Errorf("%w: index %q: cannot index parallel arrays", ErrInvalidDocument, ix.name)
+	}
+	keys = []any{compoundKey{}}
+	for _, vals := range perField {
+		next := make([]any, 0, len(keys)*len(vals))
+		for _, prefix := range keys {
+			for _, v := range vals {
+				k := append(append(compoundKey(nil), prefix.(compoundKey)...), v)
+				next = append(next, k)
+			}
+		}
+		keys = next
+	}
+	return keys, multikey, nil
+}
+
+// expandKeyValues turns the values found at an indexed path into index keys:
+// an array contributes each distinct element (an empty array is indexed as
+// null, so the document is still found by a scan of the index).
+func expandKeyValues(vals []any) (keys []any, multikey bool) {
+	if len(vals) == 1 && !isArray(vals[0]) {
+		return vals, false
+	}
+	for _, v := range vals {
+		elems, ok := arrayElements(v)
+		if !ok {
+			keys = appendDistinct(keys, v)
+			continue
+		}
+		multikey = true
+		if len(elems) == 0 {
+			keys = appendDistinct(keys, nil)
+		}
+		for _, e := range elems {
+			keys = appendDistinct(keys, e)
+		}
+	}
+	if len(vals) > 1 {
+		multikey = true
+	}
+	return keys, multikey
+}
+
+func appendDistinct(keys []any, v any) []any {
+	for _, k := range keys {
+		if compareValues(k, v) == 0 {
+			return keys
+		}
+	}
+	return append(keys, v)
+}
+
+// insertKeys adds rec under keys. Call with the collection write lock held.
+func (ix *index) insertKeys(rec *record, keys []any, multikey bool) {
+	for _, k := range keys {
+		ix.tree.ReplaceOrInsert(indexEntry{key: k, rec: rec})
+	}
+	if multikey {
+		ix.multikey = true
+	}
+}
+
+// removeKeys removes rec's entries. Call with the collection write lock held.
+func (ix *index) removeKeys(rec *record, keys []any) {
+	for _, k := range keys {
+		ix.tree.Delete(indexEntry{key: k, rec: rec})
+	}
+}
+
+// conflict returns the record other than self that holds key in a unique
+// index, or nil.
+func (ix *index) conflict(key any, self *record) *record {
+	var found *record
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: &record{seq: 0}}, func(e indexEntry) bool {
+		if ix.compareKeys(e.key, key) != 0 {
+			return false
+		}
+		if e.rec != self {
+			found = e.rec
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// CreateIndex builds an index and returns its name. Creating an index that
+// exists with the same specification is a no-op that returns its name; the
+// same keys (or name) with other options is ErrIndexOptionsConflict, and
+// CreateIndex never changes an existing index (use CollMod to change
+// ExpireAfterSeconds). A bad specification is ErrInvalidIndex or
+// ErrInvalidTTL. If the documents already stored violate a unique index, or
+// one cannot be indexed, nothing is created.
+//
+// The build reads every stored document while holding off other writers
+// (they wait, then go on), but not readers: queries keep running during the
+// build of a large index and see the index once it is complete.
+func (c *Collection) CreateIndex(m IndexModel) (string, error) {
+	if m.Name == "" && len(m.Keys) > 0 {
+		m.Name = defaultIndexName(m.Keys)
+	}
+	m.Keys = slices.Clone(m.Keys)
+	if len(m.Keys) == 1 && m.Keys[0] == (IndexKey{Field: "_id", Order: 1}) && m.ExpireAfterSeconds == nil &&
+		!m.Unique && !m.Sparse && m.PartialFilterExpression == nil && (m.Name == "_id_1" || m.Name == idIndexName) {
+		return idIndexName, nil // the implicit _id index
+	}
+	var name string
+	err := c.write(func(s *collState) error {
+		for _, ix := range s.indexes {
+			if !sameKeys(ix.keys, m.Keys) && ix.name != m.Name {
+				continue
+			}
+			if ix.sameOptions(m) {
+				name = ix.name
+				return nil
+			}
+			return fmt.Errorf("%w: collection %q: index %q exists with keys %v and other options", ErrIndexOptionsConflict, s.name, ix.name, ix.keys)
+		}
+		ix, err := newIndex(s.name, m, s.opts.Capped)
+		if err != nil {
+			return err
+		}
+		if err := s.build(ix); err != nil {
+			return err
+		}
+		name = ix.name
+		return nil
+	})
+	return name, err
+}
+
+// build fills ix from the stored documents and publishes it. Call holding
+// writeMu: no document changes meanwhile, so nothing written during the
+// build is missed, and readers are held off only while the finished index
+// is published.
+func (s *collState) build(ix *index) error {
+	type built struct {
+		rec  *record
+		keys []any
+		mk   bool
+		date time.Time
+		ok   bool
+	}
+	var entries []built
+	var buildErr error
+	s.natural.Ascend(func(rec *record) bool {
+		keys, mk, err := ix.keysOf(rec.doc)
+		if err != nil {
+			buildErr = fmt.Errorf("collection %q: document %v: %w", s.name, rec.id, err)
+			return false
+		}
+		b := built{rec: rec, keys: keys, mk: mk}
+		if ix.ttl != nil && len(keys) > 0 {
+			b.date, b.ok = ix.ttl.dateOf(rec.doc)
+		}
+		entries = append(entries, b)
+		return true
+	})
+	if buildErr != nil {
+		return buildErr
+	}
+	tree := ix.tree
+	for _, b := range entries {
+		for _, k := range b.keys {
+			if ix.unique {
+				if other := ix.conflict(k, b.rec); other != nil {
+					return fmt.Errorf("collection %q: building index %q: %w", s.name, ix.name,
+						&DuplicateKeyError{Collection: s.name, Index: ix.name, Key: k})
+				}
+			}
+			tree.ReplaceOrInsert(indexEntry{key: k, rec: b.rec})
+		}
+		ix.multikey = ix.multikey || b.mk
+		if b.ok {
+			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.date, b.rec))
+		}
+	}
+	s.mu.Lock()
+	s.indexes = append(s.indexes, ix)
+	s.mu.Unlock()
+	if ix.ttl != nil {
+		if e, ok := ix.ttl.earliest(); ok {
+			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
+		}
+	}
+	return nil
+}
+
+// DropIndex removes the named index. The _id index cannot be dropped
+// (ErrInvalidIndex); a missing index is ErrNotFound.
+func (c *Collection) DropIndex(name string) error {
+	if name == idIndexName {
+		return fmt.Errorf("%w: collection %q: the _id index cannot be dropped", ErrInvalidIndex, c.name)
+	}
+	s, err := c.read()
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, name)
+	}
+	return c.write(func(s *collState) error {
+		i := slices.IndexFunc(s.indexes, func(ix *index) bool { return ix.name == name })
+		if i < 0 {
+			return fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, s.name, name)
+		}
+		s.mu.Lock()
+		s.indexes = slices.Delete(slices.Clone(s.indexes), i, i+1)
+		s.mu.Unlock()
+		return nil
+	})
+}
+
+// Indexes describes the collection's indexes, the implicit "_id_" first,
+// then the others in creation order. A missing collection has none.
+func (c *Collection) Indexes() ([]IndexSpec, error) {
+	s, err := c.read()
+	if err != nil || s == nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []IndexSpec{{Name: idIndexName, Keys: []IndexKey{Asc("_id")}, Unique: true}}
+	for _, ix := range s.indexes {
+		out = append(out, ix.spec())
+	}
+	return out, nil
+}

@@ -1,0 +1,665 @@
+package ttldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MonitorOptions configure the TTL monitor, the one goroutine per DB that
+// deletes expired documents. A zero field takes the default shown; the
+// defaults are MongoDB's.
+type MonitorOptions struct {
+	// Disabled turns the monitor off (MongoDB's ttlMonitorEnabled=false):
+	// no pass runs and no metric moves until SetTTLMonitorEnabled(true).
+	// RunTTLPass still runs a pass on request.
+	Disabled bool
+
+	// Interval is the sleep between passes. Default 60 s (MongoDB's
+	// ttlMonitorSleepSecs, ArangoDB's --ttl.frequency).
+	Interval time.Duration
+
+	// PerIndexMaxDeletes ends a visit to one index after this many
+	// deletions in a sub-pass. Default 50000.
+	PerIndexMaxDeletes int
+	// PerIndexMaxTime ends a visit to one index after this much clock time
+	// in a sub-pass. Default 1 s.
+	PerIndexMaxTime time.Duration
+	// SubPassMaxTime ends a sub-pass (and starts the next) after this much
+	// clock time. Default 60 s.
+	SubPassMaxTime time.Duration
+
+	// MaxTotalRemoves caps the deletions of one pass over all collections
+	// (ArangoDB's --ttl.max-total-removes). 0 (the default): no cap.
+	MaxTotalRemoves int
+	// MaxCollectionRemoves caps the deletions of one pass in any one
+	// collection (ArangoDB's --ttl.max-collection-removes). 0: no cap.
+	MaxCollectionRemoves int
+
+	// BatchSize is how many documents the monitor deletes per hold of a
+	// collection's write lock; readers and writers run between batches.
+	// Default 256.
+	BatchSize int
+
+	// DeadlineWake makes the monitor sleep until the earliest expiry
+	// threshold of any TTL index (but at least DeadlineWakeFloor, and at
+	// most Interval) instead of a fixed Interval, and wakes it early when a
+	// write brings the earliest threshold forward: documents go within
+	// milliseconds of expiring. Off by default.
+	DeadlineWake bool
+	// DeadlineWakeFloor is the shortest sleep between passes with
+	// DeadlineWake. Default 5 ms.
+	DeadlineWakeFloor time.Duration
+}
+
+// Defaults of MonitorOptions.
+const (
+	DefaultMonitorInterval    = 60 * time.Second
+	DefaultPerIndexMaxDeletes = 50000
+	DefaultPerIndexMaxTime    = time.Second
+	DefaultSubPassMaxTime     = 60 * time.Second
+	DefaultMonitorBatchSize   = 256
+	DefaultDeadlineWakeFloor  = 5 * time.Millisecond
+)
+
+// DefaultMonitorOptions returns the options Open uses unless WithMonitor
+// gives others.
+func DefaultMonitorOptions() MonitorOptions {
+	return MonitorOptions{}.withDefaults()
+}
+
+func (o MonitorOptions) withDefaults() MonitorOptions {
+	if o.Interval == 0 {
+		o.Interval = DefaultMonitorInterval
+	}
+	if o.PerIndexMaxDeletes == 0 {
+		o.PerIndexMaxDeletes = DefaultPerIndexMaxDeletes
+	}
+	if o.PerIndexMaxTime == 0 {
+		o.PerIndexMaxTime = DefaultPerIndexMaxTime
+	}
+	if o.SubPassMaxTime == 0 {
+		o.SubPassMaxTime = DefaultSubPassMaxTime
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = DefaultMonitorBatchSize
+	}
+	if o.DeadlineWakeFloor == 0 {
+		o.DeadlineWakeFloor = DefaultDeadlineWakeFloor
+	}
+	return o
+}
+
+func (o MonitorOptions) validate() error {
+	switch {
+	case o.Interval < 0, o.PerIndexMaxTime < 0, o.SubPassMaxTime < 0, o.DeadlineWakeFloor < 0:
+		return fmt.Errorf("%w: MonitorOptions: negative duration", ErrInvalidOptions)
+	case o.PerIndexMaxDeletes < 0, o.MaxTotalRemoves < 0, o.MaxCollectionRemoves < 0, o.BatchSize < 0:
+		return fmt.Errorf("%w: MonitorOptions: negative count", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// WithMonitor sets the TTL monitor's options (zero fields take defaults).
+func WithMonitor(o MonitorOptions) Option {
+	return func(cfg *config) error {
+		if err := o.validate(); err != nil {
+			return err
+		}
+		cfg.monitor = o.withDefaults()
+		return nil
+	}
+}
+
+// WithPrimary makes the DB ask isPrimary before every pass whether it is
+// the primary of a replicated set; on a secondary the monitor is idle and
+// counts nothing, as MongoDB's is. Default: always primary. See also
+// DB.SetPrimary.
+func WithPrimary(isPrimary func() bool) Option {
+	return func(cfg *config) error {
+		if isPrimary == nil {
+			return fmt.Errorf("%w: WithPrimary: nil func", ErrInvalidOptions)
+		}
+		cfg.primary = isPrimary
+		return nil
+	}
+}
+
+// ExpireHook receives a batch of expired documents (copies) chosen for
+// deletion, before they are deleted and outside every collection lock: the
+// place to archive them. If it returns an error (or panics) the batch is
+// not deleted and is offered again at the next pass. ctx is cancelled when
+// the DB closes. It runs on the monitor goroutine, one call at a time.
+type ExpireHook func(ctx context.Context, batch ExpiredBatch) error
+
+// ExpiredBatch is what an ExpireHook receives.
+type ExpiredBatch struct {
+	Collection string
+	Index      string
+	Docs       []Document // copies; the hook may keep or change them
+}
+
+// WithOnExpire adds an ExpireHook; several run in the order given, and the
+// first error stops the batch.
+func WithOnExpire(h ExpireHook) Option {
+	return func(cfg *config) error {
+		if h == nil {
+			return fmt.Errorf("%w: WithOnExpire: nil hook", ErrInvalidOptions)
+		}
+		cfg.hooks = append(cfg.hooks, expireHookEntry{h})
+		return nil
+	}
+}
+
+type expireHookEntry struct{ fn ExpireHook }
+
+// DeleteEvent reports documents the TTL monitor deleted, after the deletion
+// committed.
+type DeleteEvent struct {
+	Collection string
+	Index      string
+	IDs        []any     // the deleted documents' _id values
+	PassNow    time.Time // the "now" of the pass that deleted them
+}
+
+// DeleteObserver is told of every committed TTL deletion, on the monitor
+// goroutine, outside every lock: an application can replicate deletions to
+// a secondary or a cache. It must not block for long.
+type DeleteObserver func(DeleteEvent)
+
+// WithDeleteObserver adds a DeleteObserver.
+func WithDeleteObserver(o DeleteObserver) Option {
+	return func(cfg *config) error {
+		if o == nil {
+			return fmt.Errorf("%w: WithDeleteObserver: nil observer", ErrInvalidOptions)
+		}
+		cfg.observe = append(cfg.observe, o)
+		return nil
+	}
+}
+
+// WithHideExpired sets CollectionOptions.HideExpired for every collection
+// of the DB: expired documents disappear from reads at their threshold, not
+// at the next pass.
+func WithHideExpired() Option {
+	return func(cfg *config) error {
+		cfg.hideExpired = true
+		return nil
+	}
+}
+
+// ErrNotPrimary is returned by RunTTLPass on a DB that is not the primary.
+var ErrNotPrimary = errors.New("ttldb: not primary")
+
+// PassResult reports what one TTL pass did.
+type PassResult struct {
+	Now       time.Time     // the pass's "now": what expired means in this pass
+	Duration  time.Duration // clock time from start to end
+	SubPasses int
+	Deleted   int
+	// Complete is false when a per-pass cap (MaxTotalRemoves) or Close
+	// ended the pass with expired documents left.
+	Complete bool
+	Errors   int // index visits that failed; see the log
+}
+
+// CurrentOp describes a TTL deletion in progress, as db.currentOp() shows
+// MongoDB's.
+type CurrentOp struct {
+	Collection   string
+	Index        string
+	Deleted      int       // deleted so far in this index visit
+	RunningSince time.Time // when the visit began (DB clock)
+}
+
+// monitor is the TTL monitor: an owned goroutine with stop and done
+// channels. Passes (its own and RunTTLPass's) are serialized by passMu.
+type monitor struct {
+	db   *DB
+	opts atomic.Pointer[MonitorOptions]
+
+	enabled atomic.Bool
+	primary atomic.Bool
+
+	wake     chan struct{} // one slot: re-arm the sleep now
+	deadline atomic.Int64  // Unix ns the sleeping monitor will wake at (deadline mode)
+
+	ctx    context.Context // cancelled by stop
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	passMu  sync.Mutex
+	current atomic.Pointer[CurrentOp]
+
+	started bool
+}
+
+func newMonitor(db *DB, o MonitorOptions) *monitor {
+	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	o = o.withDefaults()
+	m.opts.Store(&o)
+	m.enabled.Store(!o.Disabled)
+	m.primary.Store(true)
+	m.deadline.Store(int64(^uint64(0) >> 1))
+	return m
+}
+
+func (m *monitor) start() {
+	m.started = true
+	go m.loop()
+}
+
+// stop cancels the monitor and waits for its goroutine to exit.
+func (m *monitor) stop() {
+	m.cancel()
+	if m.started {
+		<-m.done
+	}
+}
+
+func (m *monitor) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *monitor) isPrimary() bool {
+	if f := m.db.cfg.primary; f != nil && !f() {
+		return false
+	}
+	return m.primary.Load()
+}
+
+// sleepFor returns how long to sleep before the next pass.
+func (m *monitor) sleepFor(now time.Time) time.Duration {
+	o := m.opts.Load()
+	if !o.DeadlineWake {
+		return o.Interval
+	}
+	d := o.Interval
+	if next, ok := m.db.earliestThreshold(); ok {
+		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
+	}
+	m.deadline.Store(now.Add(d).UnixNano())
+	return d
+}
+
+func (m *monitor) loop() {
+	defer close(m.done)
+	for {
+		now := m.db.clock.Now()
+		timer := m.db.clock.After(m.sleepFor(now))
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-m.wake:
+			continue // options changed or an earlier deadline: re-arm
+		case <-timer:
+		}
+		m.deadline.Store(int64(^uint64(0) >> 1))
+		if !m.enabled.Load() || !m.isPrimary() {
+			continue
+		}
+		if _, err := m.runPass(m.ctx); err != nil && !errors.Is(err, context.Canceled) {
+			m.db.logger.Error("ttl pass failed", "err", err)
+		}
+	}
+}
+
+// notifyThreshold tells a deadline-mode monitor that a document now
+// expires at th (zero: none), so that it wakes earlier if it must. It is on
+// every TTL write's path, so it is one atomic load when there is nothing
+// to do.
+func (m *monitor) notifyThreshold(th time.Time) {
+	if th.IsZero() || !m.opts.Load().DeadlineWake {
+		return
+	}
+	if th.UnixNano() < m.deadline.Load() {
+		m.poke()
+	}
+}
+
+// earliestThreshold returns the earliest expiry threshold in any TTL index.
+func (db *DB) earliestThreshold() (time.Time, bool) {
+	var best time.Time
+	found := false
+	for _, s := range db.snapshotCollections() {
+		s.mu.RLock()
+		for _, ix := range s.indexes {
+			if ix.ttl == nil {
+				continue
+			}
+			if e, ok := ix.ttl.earliest(); ok {
+				if th := ix.ttl.threshold(e); !found || th.Before(best) {
+					best, found = th, true
+				}
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return best, found
+}
+
+// SetTTLMonitorEnabled turns the monitor on or off while it runs
+// (MongoDB's setParameter ttlMonitorEnabled). It takes effect at the next
+// wake-up; a pass already running finishes.
+func (db *DB) SetTTLMonitorEnabled(on bool) {
+	db.monitor.enabled.Store(on)
+	db.monitor.poke()
+}
+
+// SetTTLMonitorInterval changes the sleep between passes while the monitor
+// runs; the new interval takes effect at once (the current sleep is
+// re-armed from now). A d <= 0 is ignored.
+func (db *DB) SetTTLMonitorInterval(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	m := db.monitor
+	o := *m.opts.Load()
+	o.Interval = d
+	m.opts.Store(&o)
+	m.poke()
+}
+
+// SetPrimary tells the DB whether it is the primary of a replicated set. On
+// a secondary (false) the monitor is idle and counts nothing. Default true.
+func (db *DB) SetPrimary(primary bool) {
+	db.monitor.primary.Store(primary)
+	db.monitor.poke()
+}
+
+// CurrentOp lists the TTL deletions in progress (at most one: the monitor
+// is single-threaded).
+func (db *DB) CurrentOp() []CurrentOp {
+	if op := db.monitor.current.Load(); op != nil {
+		return []CurrentOp{*op}
+	}
+	return nil
+}
+
+// RunTTLPass runs one full TTL pass now, synchronously, and reports what it
+// did: for applications that want expiry on demand, and for their tests. It
+// waits for a pass already running to end first. It runs even when the
+// monitor is disabled, but not on a secondary (ErrNotPrimary). ctx (and
+// Close) stop it between two batches, with ctx's error.
+func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
+	if err := db.checkOpen(); err != nil {
+		return PassResult{}, err
+	}
+	if !db.monitor.isPrimary() {
+		return PassResult{}, ErrNotPrimary
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(db.monitor.ctx, cancel)
+	defer stop()
+	return db.monitor.runPass(ctx)
+}
+
+// ttlTarget is one TTL index to visit in a sub-pass.
+type ttlTarget struct {
+	coll *collState
+	ix   *index
+}
+
+func (db *DB) ttlTargets() []ttlTarget {
+	var out []ttlTarget
+	for _, s := range db.snapshotCollections() {
+		s.mu.RLock()
+		for _, ix := range s.indexes {
+			if ix.ttl != nil {
+				out = append(out, ttlTarget{s, ix})
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return out
+}
+
+// passState is what a pass tracks across its sub-passes.
+type passState struct {
+	now          time.Time
+	deleted      int
+	byCollection map[*collState]int
+	failed       map[*index]bool // visits that errored: not retried this pass
+}
+
+// runPass deletes, in sub-passes, everything expired at the pass's now.
+func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
+	m.passMu.Lock()
+	defer m.passMu.Unlock()
+	db, o := m.db, m.opts.Load()
+	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
+	res := PassResult{Now: ps.now}
+	for {
+		more, err := m.subPass(ctx, o, ps, &res)
+		res.SubPasses++
+		db.metrics.subPasses.Add(1)
+		if err != nil {
+			res.Deleted = ps.deleted
+			return res, err
+		}
+		if !more {
+			res.Complete = true
+			break
+		}
+		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
+			break
+		}
+	}
+	res.Deleted = ps.deleted
+	res.Duration = db.clock.Now().Sub(ps.now)
+	db.metrics.passDone(ps.now, res.Duration)
+	return res, nil
+}
+
+// subPass visits every TTL index once. more reports whether some index was
+// cut short by a budget and has expired documents left.
+func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState, res *PassResult) (more bool, err error) {
+	db := m.db
+	start := db.clock.Now()
+	for _, t := range db.ttlTargets() {
+		if ps.failed[t.ix] {
+			continue
+		}
+		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
+			return true, nil
+		}
+		if o.MaxCollectionRemoves > 0 && ps.byCollection[t.coll] >= o.MaxCollectionRemoves {
+			continue
+		}
+		if db.clock.Now().Sub(start) >= o.SubPassMaxTime {
+			return true, nil
+		}
+		cut, err := m.visitIndex(ctx, o, ps, t, start)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			ps.failed[t.ix] = true
+			res.Errors++
+			db.metrics.indexErrors.Add(1)
+			db.logger.Warn("ttl index visit failed", "collection", t.coll.name, "index", t.ix.name, "err", err)
+			continue
+		}
+		more = more || cut
+	}
+	return more, nil
+}
+
+// visitIndex deletes expired documents from one index, batch by batch,
+// until nothing expired is left (cut=false) or a budget ends the visit
+// (cut=true).
+func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passState, t ttlTarget, subStart time.Time) (cut bool, err error) {
+	db := m.db
+	visitStart := db.clock.Now()
+	op := &CurrentOp{Collection: t.coll.name, Index: t.ix.name, RunningSince: visitStart}
+	m.current.Store(op)
+	defer m.current.Store(nil)
+	ref := IndexRef{t.coll.name, t.ix.name}
+	deleted := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		limit := min(o.BatchSize, o.PerIndexMaxDeletes-deleted)
+		if o.MaxTotalRemoves > 0 {
+			limit = min(limit, o.MaxTotalRemoves-ps.deleted)
+		}
+		if o.MaxCollectionRemoves > 0 {
+			limit = min(limit, o.MaxCollectionRemoves-ps.byCollection[t.coll])
+		}
+		if limit <= 0 {
+			return true, nil
+		}
+		n, exhausted, err := m.deleteBatch(ctx, t, ps.now, limit)
+		if err != nil {
+			return false, err
+		}
+		deleted += n
+		ps.deleted += n
+		ps.byCollection[t.coll] += n
+		db.metrics.addDeleted(ref, n)
+		next := *op
+		next.Deleted = deleted
+		m.current.Store(&next)
+		if exhausted {
+			return false, nil
+		}
+		if deleted >= o.PerIndexMaxDeletes {
+			return true, nil
+		}
+		now := db.clock.Now()
+		if now.Sub(visitStart) >= o.PerIndexMaxTime || now.Sub(subStart) >= o.SubPassMaxTime {
+			return true, nil
+		}
+	}
+}
+
+// deleteBatch deletes up to limit documents expired at passNow from one TTL
+// index, re-checking each under the write lock. exhausted reports that the
+// index had nothing more expired.
+func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, exhausted bool, err error) {
+	s, ix := t.coll, t.ix
+	var chosen []chosenDoc
+	if len(m.db.cfg.hooks) > 0 {
+		// Choose under the read lock, run the hooks with no lock held, then
+		// delete what still matches.
+		s.mu.RLock()
+		if s.dropped {
+			s.mu.RUnlock()
+			return 0, false, errCollectionDropped
+		}
+		chosen = s.chooseExpired(ix, passNow, limit)
+		s.mu.RUnlock()
+		if len(chosen) == 0 {
+			return 0, true, nil
+		}
+		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
+			return 0, false, err
+		}
+	}
+	if err := s.lockWrite(); err != nil {
+		return 0, false, err
+	}
+	if chosen == nil {
+		chosen = s.chooseExpired(ix, passNow, limit)
+	}
+	ids := make([]any, 0, len(chosen))
+	cutoff := ix.ttl.cutoff(passNow)
+	s.mu.Lock()
+	for _, c := range chosen {
+		// Re-check at delete: the same version of the document, still in
+		// the collection, still expired under the index as it is now.
+		if c.rec.ver != c.ver || !s.holds(c.rec) {
+			continue
+		}
+		d, ok := ix.ttl.dateOf(c.rec.doc)
+		if !ok || d.After(cutoff) || ix.partial != nil && !ix.partial.matches(c.rec.doc) {
+			continue
+		}
+		s.removeRecord(c.rec)
+		ids = append(ids, c.rec.id)
+	}
+	s.mu.Unlock()
+	s.writeMu.Unlock()
+	if len(ids) > 0 {
+		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
+	}
+	return len(ids), len(chosen) < limit, nil
+}
+
+// chosenDoc is a document picked for deletion and the version picked.
+type chosenDoc struct {
+	rec *record
+	ver uint64
+}
+
+// chooseExpired returns up to limit records at the head of ix's expiry
+// tree that are expired at passNow. Call holding mu or writeMu.
+func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []chosenDoc {
+	cutoff := ix.ttl.cutoff(passNow)
+	out := make([]chosenDoc, 0, min(limit, 1024))
+	ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+		if !entryNotAfter(e, cutoff) {
+			return false
+		}
+		out = append(out, chosenDoc{e.rec, e.rec.ver})
+		return len(out) < limit
+	})
+	return out
+}
+
+// holds reports whether rec is still stored. Call holding mu or writeMu.
+func (s *collState) holds(rec *record) bool {
+	k, err := idKey(rec.id)
+	return err == nil && s.byID[k] == rec
+}
+
+// runHooks calls the expire hooks with copies of the chosen documents,
+// turning a panic into an error.
+func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
+	docs := make([]Document, len(chosen))
+	for i, c := range chosen {
+		docs[i] = copyDocument(c.rec.doc)
+	}
+	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
+	for _, h := range m.db.cfg.hooks {
+		if err := m.callHook(ctx, h.fn, batch); err != nil {
+			m.db.metrics.hookErrors.Add(1)
+			return fmt.Errorf("expire hook: %w", err)
+		}
+	}
+	return nil
+}
+
+func (m *monitor) callHook(ctx context.Context, h ExpireHook, batch ExpiredBatch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.db.metrics.hookPan.Add(1)
+			m.db.logger.Error("ttl expire hook panicked", "collection", batch.Collection, "index", batch.Index, "panic", r)
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return h(ctx, batch)
+}
+
+func (m *monitor) observe(ev DeleteEvent) {
+	for _, o := range m.db.cfg.observe {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					m.db.logger.Error("ttl delete observer panicked", slog.Any("panic", r))
+				}
+			}()
+			o(ev)
+		}()
+	}
+}

@@ -1,0 +1,282 @@
+package ttldb
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// ttlIndex is the expiry side of a TTL index: a B-tree of the documents'
+// indexed dates, earliest first. It is keyed by the date itself, not by
+// date + ExpireAfterSeconds, so that CollMod can change ExpireAfterSeconds
+// without re-keying anything (as MongoDB does). A document is expired at
+// time now when date + expireAfter <= now, that is when date <= now -
+// expireAfter: the expired documents are a prefix of the tree, and finding k
+// of them costs O(k log n).
+type ttlIndex struct {
+	field       string
+	forms       TTLValueForms
+	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
+	expiry      *btree.BTreeG[expiryEntry]
+}
+
+// expiryEntry is one document's place in a ttlIndex: its date as Unix
+// seconds and nanoseconds (wide enough for any time.Time) and its record.
+type expiryEntry struct {
+	sec  int64
+	nsec int32
+	rec  *record
+}
+
+func expiryLess(a, b expiryEntry) bool {
+	if a.sec != b.sec {
+		return a.sec < b.sec
+	}
+	if a.nsec != b.nsec {
+		return a.nsec < b.nsec
+	}
+	return a.rec.seq < b.rec.seq
+}
+
+func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
+	secs := *m.ExpireAfterSeconds
+	switch {
+	case secs < 0:
+		return nil, fmt.Errorf("%w: %s: expireAfterSeconds %d is negative (valid: 0 to %d)", ErrInvalidTTL, where, secs, math.MaxInt32)
+	case len(m.Keys) != 1:
+		return nil, fmt.Errorf("%w: %s: TTL indexes are single-field; the key has %d fields", ErrInvalidTTL, where, len(m.Keys))
+	case m.Keys[0].Field == "_id":
+		return nil, fmt.Errorf("%w: %s: the _id field does not support TTL indexes", ErrInvalidTTL, where)
+	case capped:
+		return nil, fmt.Errorf("%w: %s: a capped collection cannot have a TTL index", ErrInvalidTTL, where)
+	case m.TTLValueForms != TTLValuesDatesAndArango && m.TTLValueForms != TTLValuesDatesOnly:
+		return nil, fmt.Errorf("%w: %s: unknown TTLValueForms %d", ErrInvalidTTL, where, m.TTLValueForms)
+	}
+	t := &ttlIndex{
+		field:  m.Keys[0].Field,
+		forms:  m.TTLValueForms,
+		expiry: btree.NewG(btreeDegree, expiryLess),
+	}
+	t.expireAfter.Store(int64(secs))
+	return t, nil
+}
+
+// dateOf returns the date doc is keyed by in this TTL index, and false if
+// the document never expires under it (no date in the field).
+func (t *ttlIndex) dateOf(doc Document) (time.Time, bool) {
+	if v, ok := doc[t.field]; ok {
+		// The common case, a top-level time.Time, without pathValues'
+		// allocation.
+		if d, ok := v.(time.Time); ok {
+			return d, true
+		}
+		return ttlDate([]any{v}, t.forms)
+	}
+	vals, found := pathValues(doc, t.field)
+	if !found {
+		return time.Time{}, false
+	}
+	return ttlDate(vals, t.forms)
+}
+
+// cutoff returns the latest date that is expired at now: date <= cutoff
+// exactly when date + expireAfter <= now.
+func (t *ttlIndex) cutoff(now time.Time) time.Time {
+	return now.Add(-time.Duration(t.expireAfter.Load()) * time.Second)
+}
+
+func entryFor(d time.Time, rec *record) expiryEntry {
+	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), rec: rec}
+}
+
+// entryNotAfter reports whether e's date is at or before d.
+func entryNotAfter(e expiryEntry, d time.Time) bool {
+	s := d.Unix()
+	return e.sec < s || e.sec == s && e.nsec <= int32(d.Nanosecond())
+}
+
+// threshold returns the instant the entry expires: its date + expireAfter.
+func (t *ttlIndex) threshold(e expiryEntry) time.Time {
+	return time.Unix(e.sec, int64(e.nsec)).Add(time.Duration(t.expireAfter.Load()) * time.Second)
+}
+
+// earliest returns the first entry of the tree (the next to expire).
+func (t *ttlIndex) earliest() (expiryEntry, bool) {
+	return t.expiry.Min()
+}
+
+// thresholdOf returns when doc expires under ix (a TTL index), and false if
+// it never does: no date in the field, or left out by the partial filter.
+func (ix *index) thresholdOf(doc Document) (time.Time, bool) {
+	if ix.ttl == nil || ix.partial != nil && !ix.partial.matches(doc) {
+		return time.Time{}, false
+	}
+	d, ok := ix.ttl.dateOf(doc)
+	if !ok {
+		return time.Time{}, false
+	}
+	return d.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second), true
+}
+
+// earliestThresholdOf returns the earliest threshold of doc under all the
+// collection's TTL indexes. Call holding mu or writeMu.
+func (s *collState) earliestThresholdOf(doc Document) (time.Time, bool) {
+	var best time.Time
+	found := false
+	for _, ix := range s.indexes {
+		if th, ok := ix.thresholdOf(doc); ok && (!found || th.Before(best)) {
+			best, found = th, true
+		}
+	}
+	return best, found
+}
+
+// hideExpiredActive reports whether reads must skip expired documents.
+func (s *collState) hideExpiredActive() bool {
+	if !s.opts.HideExpired {
+		return false
+	}
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// expiredAt reports whether rec is expired at now under any TTL index.
+func (s *collState) expiredAt(rec *record, now time.Time) bool {
+	th, ok := s.earliestThresholdOf(rec.doc)
+	return ok && !th.After(now)
+}
+
+// ExpiresAt returns when the document with the given _id expires under the
+// collection's TTL indexes: the earliest of its thresholds (indexed date +
+// ExpireAfterSeconds). expires is false if it never will (no TTL index, or
+// no date in the indexed fields). A missing document is ErrNotFound. The
+// answer is for the document as stored now: a later write can change it,
+// and the monitor deletes the document at its first pass at or after the
+// threshold.
+func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+	k, err := idKey(id)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	s, err := c.read()
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	notFound := fmt.Errorf("%w: collection %q: no document with _id %v", ErrNotFound, c.name, id)
+	if s == nil {
+		return time.Time{}, false, notFound
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.byID[k]
+	if !ok {
+		return time.Time{}, false, notFound
+	}
+	at, expires = s.earliestThresholdOf(rec.doc)
+	return at, expires, nil
+}
+
+// CollModIndex is the index part of MongoDB's collMod command:
+// {collMod: <collection>, index: {keyPattern | name, expireAfterSeconds}}.
+type CollModIndex struct {
+	// KeyPattern or Name selects the index (give one; if both, they must
+	// name the same index).
+	KeyPattern []IndexKey
+	Name       string
+	// ExpireAfterSeconds is the new value, 0 to 2147483647. Required.
+	ExpireAfterSeconds *int32
+}
+
+// CollModResult reports what CollMod changed, as MongoDB's reply does.
+type CollModResult struct {
+	IndexName string
+	// ExpireAfterSecondsOld is nil when CollMod turned a non-TTL index into
+	// a TTL index.
+	ExpireAfterSecondsOld *int32
+	ExpireAfterSecondsNew int32
+}
+
+// CollMod changes the ExpireAfterSeconds of a TTL index, or turns a
+// non-TTL single-field index into a TTL index (reading dates in the default
+// TTLValueForms), as MongoDB's collMod does. Changing the value re-keys
+// nothing: the TTL B-tree is keyed by the indexed date. Beware, as MongoDB
+// warns: lowering the value can make many documents eligible for deletion
+// at once.
+//
+// It fails with ErrNotFound for a missing collection or index,
+// ErrInvalidTTL for a bad value, an _id index, a compound index or a capped
+// collection, and ErrInvalidIndex for an unclear selection.
+func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) {
+	return db.Collection(collection).CollMod(m)
+}
+
+// CollMod is DB.CollMod for this collection.
+func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
+	var res CollModResult
+	where := fmt.Sprintf("collMod %q", c.name)
+	if m.ExpireAfterSeconds == nil {
+		return res, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)
+	}
+	if *m.ExpireAfterSeconds < 0 {
+		return res, fmt.Errorf("%w: %s: expireAfterSeconds %d is negative (valid: 0 to %d)", ErrInvalidTTL, where, *m.ExpireAfterSeconds, math.MaxInt32)
+	}
+	if m.Name == "" && len(m.KeyPattern) == 0 {
+		return res, fmt.Errorf("%w: %s: give the index's KeyPattern or Name", ErrInvalidIndex, where)
+	}
+	if m.Name == idIndexName || len(m.KeyPattern) == 1 && m.KeyPattern[0].Field == "_id" {
+		return res, fmt.Errorf("%w: %s: the _id field does not support TTL indexes", ErrInvalidTTL, where)
+	}
+	s, err := c.read()
+	if err != nil {
+		return res, err
+	}
+	if s == nil {
+		return res, fmt.Errorf("%w: %s: no such collection", ErrNotFound, where)
+	}
+	err = c.write(func(s *collState) error {
+		var ix *index
+		for _, cand := range s.indexes {
+			if (m.Name == "" || cand.name == m.Name) && (len(m.KeyPattern) == 0 || sameKeys(cand.keys, m.KeyPattern)) {
+				ix = cand
+				break
+			}
+		}
+		if ix == nil {
+			return fmt.Errorf("%w: %s: no index with name %q and key pattern %v", ErrNotFound, where, m.Name, m.KeyPattern)
+		}
+		res.IndexName = ix.name
+		res.ExpireAfterSecondsNew = *m.ExpireAfterSeconds
+		if ix.ttl != nil {
+			res.ExpireAfterSecondsOld = Seconds(int32(ix.ttl.expireAfter.Swap(int64(*m.ExpireAfterSeconds))))
+		} else {
+			ttl, err := newTTLIndex(fmt.Sprintf("%s index %q", where, ix.name),
+				IndexModel{Keys: ix.keys, ExpireAfterSeconds: m.ExpireAfterSeconds}, s.opts.Capped)
+			if err != nil {
+				return err
+			}
+			s.natural.Ascend(func(rec *record) bool {
+				if ix.partial == nil || ix.partial.matches(rec.doc) {
+					if d, ok := ttl.dateOf(rec.doc); ok {
+						ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
+					}
+				}
+				return true
+			})
+			s.mu.Lock()
+			ix.ttl = ttl
+			s.mu.Unlock()
+		}
+		if e, ok := ix.ttl.earliest(); ok {
+			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
+		}
+		return nil
+	})
+	return res, err
+}

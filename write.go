@@ -1,0 +1,537 @@
+package ttldb
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// DuplicateKeyError reports a write refused because of a unique index. It
+// wraps ErrDuplicateKey.
+type DuplicateKeyError struct {
+	Collection string
+	Index      string // "_id_" for the _id index
+	Key        any    // the duplicated key (a value, or []any for a compound index)
+}
+
+func (e *DuplicateKeyError) Error() string {
+	return fmt.Sprintf("ttldb: duplicate key: collection %q index %q key %v", e.Collection, e.Index, e.Key)
+}
+
+// Unwrap lets errors.Is(err, ErrDuplicateKey) match.
+func (e *DuplicateKeyError) Unwrap() error { return ErrDuplicateKey }
+
+// docKeys are a document's entries in each secondary index of a collection,
+// in the order of collState.indexes.
+type docKeys struct {
+	keys     [][]any
+	multikey []bool
+	ttl      []ttlKey
+}
+
+type ttlKey struct {
+	date time.Time
+	ok   bool
+}
+
+// computeKeys works out doc's entries in every index. It fails only for a
+// document no index can hold (parallel arrays in a compound index).
+func (s *collState) computeKeys(doc Document) (docKeys, error) {
+	dk := docKeys{
+		keys:     make([][]any, len(s.indexes)),
+		multikey: make([]bool, len(s.indexes)),
+		ttl:      make([]ttlKey, len(s.indexes)),
+	}
+	for i, ix := range s.indexes {
+		keys, mk, err := ix.keysOf(doc)
+		if err != nil {
+			return docKeys{}, fmt.Errorf("collection %q: %w", s.name, err)
+		}
+		dk.keys[i], dk.multikey[i] = keys, mk
+		if ix.ttl != nil && len(keys) > 0 {
+			d, ok := ix.ttl.dateOf(doc)
+			dk.ttl[i] = ttlKey{d, ok}
+		}
+	}
+	return dk, nil
+}
+
+// addToIndexes and removeFromIndexes change the trees: call them with mu
+// held for writing.
+func (s *collState) addToIndexes(rec *record, dk docKeys) {
+	for i, ix := range s.indexes {
+		ix.insertKeys(rec, dk.keys[i], dk.multikey[i])
+		if dk.ttl[i].ok {
+			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk.ttl[i].date, rec))
+		}
+	}
+}
+
+func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
+	for i, ix := range s.indexes {
+		ix.removeKeys(rec, dk.keys[i])
+		if dk.ttl[i].ok {
+			ix.ttl.expiry.Delete(entryFor(dk.ttl[i].date, rec))
+		}
+	}
+}
+
+// storedKeys recomputes the keys of a stored document (which were computed
+// without error when it was stored, so this cannot fail).
+func (s *collState) storedKeys(rec *record) docKeys {
+	dk, err := s.computeKeys(rec.doc)
+	if err != nil {
+		panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
+	}
+	return dk
+}
+
+// removeRecord deletes rec from every structure. Call with mu held for
+// writing.
+func (s *collState) removeRecord(rec *record) {
+	k, _ := idKey(rec.id)
+	delete(s.byID, k)
+	s.natural.Delete(rec)
+	s.removeFromIndexes(rec, s.storedKeys(rec))
+	s.bytes -= rec.size
+}
+
+// uniqueCheck finds unique-index conflicts for a batch of writes: against
+// the stored documents not rewritten by the batch, and among the batch's
+// own new keys. Call it holding writeMu.
+type uniqueCheck struct {
+	s       *collState
+	batch   map[*record]bool // records the batch rewrites or removes
+	pending []*btree.BTreeG[indexEntry]
+}
+
+func newUniqueCheck(s *collState) *uniqueCheck {
+	u := &uniqueCheck{s: s, batch: map[*record]bool{}, pending: make([]*btree.BTreeG[indexEntry], len(s.indexes))}
+	for i, ix := range s.indexes {
+		if ix.unique {
+			ix := ix
+			u.pending[i] = btree.NewG(8, func(a, b indexEntry) bool { return ix.compareKeys(a.key, b.key) < 0 })
+		}
+	}
+	return u
+}
+
+// add checks rec's new keys dk and records them. rec is the record being
+// rewritten, or a placeholder for a new document.
+func (u *uniqueCheck) add(rec *record, dk docKeys) error {
+	for i, ix := range u.s.indexes {
+		if !ix.unique {
+			continue
+		}
+		for _, key := range dk.keys[i] {
+			if other, ok := u.pending[i].Get(indexEntry{key: key}); ok && other.rec != rec {
+				return u.dup(ix, key)
+			}
+			if u.conflictsStored(ix, key, rec) {
+				return u.dup(ix, key)
+			}
+			u.pending[i].ReplaceOrInsert(indexEntry{key: key, rec: rec})
+		}
+	}
+	return nil
+}
+
+func (u *uniqueCheck) conflictsStored(ix *index, key any, self *record) bool {
+	found := false
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: &record{}}, func(e indexEntry) bool {
+		if ix.compareKeys(e.key, key) != 0 {
+			return false
+		}
+		if e.rec != self && !u.batch[e.rec] {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+func (u *uniqueCheck) dup(ix *index, key any) error {
+	if ck, ok := key.(compoundKey); ok {
+		key = []any(ck)
+	}
+	return &DuplicateKeyError{Collection: u.s.name, Index: ix.name, Key: key}
+}
+
+// prepareNewDocument clones and checks a document for insertion, giving it
+// an _id if it has none.
+func (c *Collection) prepareNewDocument(doc map[string]any) (Document, error) {
+	d, err := cloneDocument(doc)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	if _, ok := d["_id"]; !ok {
+		d["_id"] = NewObjectIDFromTime(c.db.clock.Now())
+	}
+	return d, nil
+}
+
+// InsertOne stores a copy of doc and returns its _id, generating an ObjectID
+// if doc has none (doc itself is not changed). It fails, storing nothing,
+// with ErrInvalidDocument, ErrValidation or ErrDuplicateKey.
+func (c *Collection) InsertOne(doc Document) (id any, err error) {
+	ids, err := c.InsertMany([]Document{doc})
+	if err != nil {
+		return nil, err
+	}
+	return ids[0], nil
+}
+
+// InsertMany stores copies of docs and returns their _id values in order.
+// It is atomic: if any document is invalid, fails validation or would
+// duplicate a key (in the collection or within docs), nothing is stored and
+// the error names the document's position.
+func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
+	prepared := make([]Document, len(docs))
+	for i, d := range docs {
+		p, err := c.prepareNewDocument(d)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		prepared[i] = p
+	}
+	err = c.write(func(s *collState) error {
+		return s.insertPrepared(prepared)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids = make([]any, len(prepared))
+	for i, d := range prepared {
+		ids[i] = copyValue(d["_id"])
+	}
+	return ids, nil
+}
+
+// insertPrepared stores documents that are already private copies. Call
+// holding writeMu.
+func (s *collState) insertPrepared(docs []Document) error {
+	type pending struct {
+		rec *record
+		dk  docKeys
+	}
+	batch := make([]pending, len(docs))
+	seenIDs := make(map[any]int, len(docs))
+	uc := newUniqueCheck(s)
+	for i, d := range docs {
+		if err := s.validator.validate(d); err != nil {
+			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+		}
+		id := d["_id"]
+		k, err := idKey(id)
+		if err != nil {
+			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+		}
+		if _, dup := s.byID[k]; dup {
+			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
+		}
+		if _, dup := seenIDs[k]; dup {
+			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
+		}
+		seenIDs[k] = i
+		dk, err := s.computeKeys(d)
+		if err != nil {
+			return fmt.Errorf("document %d: %w", i, err)
+		}
+		rec := &record{id: id, doc: d, size: estimateSize(d)}
+		if err := uc.add(rec, dk); err != nil {
+			return fmt.Errorf("document %d: %w", i, err)
+		}
+		batch[i] = pending{rec, dk}
+	}
+	var earliest time.Time
+	s.mu.Lock()
+	for _, p := range batch {
+		p.rec.seq = s.nextSeq
+		s.nextSeq++
+		k, _ := idKey(p.rec.id)
+		s.byID[k] = p.rec
+		s.natural.ReplaceOrInsert(p.rec)
+		s.addToIndexes(p.rec, p.dk)
+		s.bytes += p.rec.size
+		earliest = s.earliestThreshold(p.dk, earliest)
+	}
+	s.evictCapped()
+	s.mu.Unlock()
+	s.db.monitor.notifyThreshold(earliest)
+	return nil
+}
+
+// earliestThreshold folds the TTL thresholds of dk into acc (zero: none).
+func (s *collState) earliestThreshold(dk docKeys, acc time.Time) time.Time {
+	for i, ix := range s.indexes {
+		if !dk.ttl[i].ok {
+			continue
+		}
+		th := dk.ttl[i].date.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second)
+		if acc.IsZero() || th.Before(acc) {
+			acc = th
+		}
+	}
+	return acc
+}
+
+// evictCapped drops the oldest documents of a capped collection until it
+// is within its caps. Call with mu held for writing.
+func (s *collState) evictCapped() {
+	if !s.opts.Capped {
+		return
+	}
+	for s.natural.Len() > 0 &&
+		(s.opts.MaxDocuments > 0 && s.natural.Len() > s.opts.MaxDocuments ||
+			s.opts.MaxBytes > 0 && s.bytes > s.opts.MaxBytes) {
+		oldest, _ := s.natural.Min()
+		s.removeRecord(oldest)
+	}
+}
+
+// UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne.
+type UpdateOptions struct {
+	// Upsert inserts a document when nothing matches: for updates, the
+	// filter's equality conditions with the update applied; for ReplaceOne,
+	// the replacement (with the filter's _id if it names one).
+	Upsert bool
+}
+
+// UpdateResult says what an update did.
+type UpdateResult struct {
+	MatchedCount  int // documents the filter matched
+	ModifiedCount int // documents actually changed
+	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
+}
+
+// UpdateOne applies update ($set, $unset, $inc, $currentDate) to the first
+// document matching filter (in the order Find would return without sort).
+// $currentDate writes the DB clock's time: it is how an application keeps a
+// document alive under a TTL index. Errors (ErrInvalidFilter,
+// ErrInvalidUpdate, ErrImmutableID, ErrValidation, ErrDuplicateKey) change
+// nothing.
+func (c *Collection) UpdateOne(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+	return c.updateMatching(filter, update, 1, opts)
+}
+
+// UpdateMany is UpdateOne for every matching document. It is atomic: if any
+// document cannot be updated, none is.
+func (c *Collection) UpdateMany(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+	return c.updateMatching(filter, update, 0, opts)
+}
+
+func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
+	var o UpdateOptions
+	for _, x := range opts {
+		o.Upsert = o.Upsert || x.Upsert
+	}
+	return o
+}
+
+func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+	f, err := compileFilter(filterDoc)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	u, err := compileUpdate(updateDoc)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	o := mergeUpdateOptions(opts)
+	var res UpdateResult
+	err = c.write(func(s *collState) error {
+		now := c.db.clock.Now()
+		recs := s.matchingRecords(filterDoc, f, limit, now)
+		res.MatchedCount = len(recs)
+		if len(recs) == 0 {
+			if !o.Upsert {
+				return nil
+			}
+			seed, err := upsertSeed(filterDoc)
+			if err != nil {
+				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
+			}
+			doc, _, err := u.apply(seed, now)
+			if err != nil {
+				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
+			}
+			if _, ok := doc["_id"]; !ok {
+				doc["_id"] = NewObjectIDFromTime(now)
+			}
+			if err := s.insertPrepared([]Document{doc}); err != nil {
+				return err
+			}
+			res.UpsertedID = copyValue(doc["_id"])
+			return nil
+		}
+		newDocs := make([]Document, len(recs))
+		for i, rec := range recs {
+			nd, changed, err := u.apply(rec.doc, now)
+			if err != nil {
+				return fmt.Errorf("collection %q: document %v: %w", s.name, rec.id, err)
+			}
+			if changed {
+				newDocs[i] = nd
+			}
+		}
+		n, err := s.replaceRecords(recs, newDocs)
+		res.ModifiedCount = n
+		return err
+	})
+	return res, err
+}
+
+// replaceRecords swaps in new documents for recs (a nil entry leaves that
+// record alone), atomically: it checks every new document first and changes
+// nothing on error. It returns how many records changed. Call holding
+// writeMu.
+func (s *collState) replaceRecords(recs []*record, newDocs []Document) (int, error) {
+	type change struct {
+		rec    *record
+		doc    Document
+		oldKey docKeys
+		newKey docKeys
+	}
+	uc := newUniqueCheck(s)
+	for i, rec := range recs {
+		if newDocs[i] != nil {
+			uc.batch[rec] = true
+		}
+	}
+	var changes []change
+	for i, rec := range recs {
+		nd := newDocs[i]
+		if nd == nil {
+			continue
+		}
+		if compareValues(nd["_id"], rec.id) != 0 {
+			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, rec.id, ErrInvalidUpdate, ErrImmutableID)
+		}
+		if err := s.validator.validate(nd); err != nil {
+			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, rec.id, err)
+		}
+		nk, err := s.computeKeys(nd)
+		if err != nil {
+			return 0, fmt.Errorf("document %v: %w", rec.id, err)
+		}
+		if err := uc.add(rec, nk); err != nil {
+			return 0, fmt.Errorf("document %v: %w", rec.id, err)
+		}
+		changes = append(changes, change{rec: rec, doc: nd, oldKey: s.storedKeys(rec), newKey: nk})
+	}
+	var earliest time.Time
+	s.mu.Lock()
+	for _, ch := range changes {
+		s.removeFromIndexes(ch.rec, ch.oldKey)
+		s.bytes -= ch.rec.size
+		ch.rec.doc = ch.doc
+		ch.rec.ver++
+		ch.rec.size = estimateSize(ch.doc)
+		s.bytes += ch.rec.size
+		s.addToIndexes(ch.rec, ch.newKey)
+		earliest = s.earliestThreshold(ch.newKey, earliest)
+	}
+	s.evictCapped()
+	s.mu.Unlock()
+	s.db.monitor.notifyThreshold(earliest)
+	return len(changes), nil
+}
+
+// ReplaceOne replaces the first document matching filter with a copy of
+// replacement, keeping its _id (a replacement that names another _id fails
+// with ErrImmutableID). With Upsert and no match, it inserts the
+// replacement.
+func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateOptions) (UpdateResult, error) {
+	f, err := compileFilter(filterDoc)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	if err := validateReplacement(replacement); err != nil {
+		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	repl, err := cloneDocument(replacement)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	o := mergeUpdateOptions(opts)
+	var res UpdateResult
+	err = c.write(func(s *collState) error {
+		now := c.db.clock.Now()
+		recs := s.matchingRecords(filterDoc, f, 1, now)
+		res.MatchedCount = len(recs)
+		if len(recs) == 0 {
+			if !o.Upsert {
+				return nil
+			}
+			doc := copyDocument(repl)
+			if _, ok := doc["_id"]; !ok {
+				if seed, err := upsertSeed(filterDoc); err == nil {
+					if id, ok := seed["_id"]; ok {
+						doc["_id"] = id
+					}
+				}
+			}
+			if _, ok := doc["_id"]; !ok {
+				doc["_id"] = NewObjectIDFromTime(now)
+			}
+			if err := s.insertPrepared([]Document{doc}); err != nil {
+				return err
+			}
+			res.UpsertedID = copyValue(doc["_id"])
+			return nil
+		}
+		rec := recs[0]
+		doc := copyDocument(repl)
+		if id, ok := doc["_id"]; ok && compareValues(id, rec.id) != 0 {
+			return fmt.Errorf("collection %q: document %v: %w: %w", s.name, rec.id, ErrInvalidUpdate, ErrImmutableID)
+		}
+		doc["_id"] = rec.id
+		if compareValues(doc, rec.doc) == 0 {
+			return nil
+		}
+		n, err := s.replaceRecords(recs, []Document{doc})
+		res.ModifiedCount = n
+		return err
+	})
+	return res, err
+}
+
+// DeleteOne deletes the first document matching filter and reports how many
+// it deleted (0 or 1).
+func (c *Collection) DeleteOne(filter Document) (int, error) {
+	return c.deleteMatching(filter, 1)
+}
+
+// DeleteMany deletes every document matching filter and reports how many.
+func (c *Collection) DeleteMany(filter Document) (int, error) {
+	return c.deleteMatching(filter, 0)
+}
+
+func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
+	f, err := compileFilter(filterDoc)
+	if err != nil {
+		return 0, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	s, err := c.read()
+	if err != nil || s == nil {
+		return 0, err
+	}
+	n := 0
+	err = c.write(func(s *collState) error {
+		recs := s.matchingRecords(filterDoc, f, limit, c.db.clock.Now())
+		s.mu.Lock()
+		for _, rec := range recs {
+			s.removeRecord(rec)
+		}
+		s.mu.Unlock()
+		n = len(recs)
+		return nil
+	})
+	if errors.Is(err, errCollectionDropped) {
+		return 0, nil
+	}
+	return n, err
+}
