@@ -1,0 +1,610 @@
+package ttldb
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Update operators ttldb supports.
+const (
+	opSet         = "$set"
+	opUnset       = "$unset"
+	opInc         = "$inc"
+	opCurrentDate = "$currentDate"
+)
+
+// maxArrayPad bounds how far past the end of an array a $set, $inc or
+// $currentDate may write. MongoDB pads with nulls without limit (until the
+// document is too large); the bound keeps one update from allocating
+// without limit.
+const maxArrayPad = 10000
+
+// update is a compiled update document ({$set: {...}, $unset: {...},
+// $inc: {...}, $currentDate: {...}}): one operation per field path, sorted
+// by path so that applying it (and any error it reports) is deterministic.
+type update struct {
+	ops []updateOp
+}
+
+// updateOp is one field of one operator.
+type updateOp struct {
+	name  string   // operator, e.g. "$set"
+	path  string   // dotted field path
+	parts []string // path split at dots
+	value any      // $set: validated private copy; $inc: the increment
+}
+
+// compileUpdate validates an update document. Every top-level key must be
+// one of $set, $unset, $inc and $currentDate, each with a document argument
+// (an empty argument is allowed and does nothing, as in MongoDB 5.0); an
+// empty update, an unknown operator or a plain field (a replacement) is
+// refused. Field paths must be non-empty, without empty components or
+// components starting with '$'. One path (or a path and its prefix, "a" and
+// "a.b") may not appear twice. $unset, $inc and $currentDate may not touch
+// _id; $set of _id is checked when applied. $set values are validated and
+// copied with cloneDocument's rules (an invalid value also wraps
+// ErrInvalidDocument). Errors wrap ErrInvalidUpdate and name the operator
+// and path.
+func compileUpdate(u map[string]any) (*update, error) {
+	if len(u) == 0 {
+		return nil, fmt.Errorf("%w: empty update document", ErrInvalidUpdate)
+	}
+	var ops []updateOp
+	for _, name := range sortedKeys(u) {
+		if !strings.HasPrefix(name, "$") {
+			return nil, fmt.Errorf("%w: field %q at top level: an update may hold only update operators (use ReplaceOne to replace a document)", ErrInvalidUpdate, name)
+		}
+		switch name {
+		case opSet, opUnset, opInc, opCurrentDate:
+		default:
+			return nil, fmt.Errorf("%w: unsupported update operator %s", ErrInvalidUpdate, name)
+		}
+		args, ok := asDocument(u[name])
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: argument must be a document, not %s", ErrInvalidUpdate, name, describeType(u[name]))
+		}
+		for _, path := range sortedKeys(args) {
+			op, err := compileOp(name, path, args[path])
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, op)
+		}
+	}
+	slices.SortFunc(ops, func(a, b updateOp) int { return strings.Compare(a.path, b.path) })
+	paths := make([]string, len(ops))
+	for i, op := range ops {
+		paths[i] = op.path
+	}
+	if a, b, ok := findPathConflict(paths); ok {
+		return nil, fmt.Errorf("%w: updating the path %q would create a conflict at %q", ErrInvalidUpdate, b, a)
+	}
+	return &update{ops: ops}, nil
+}
+
+// compileOp validates one field of one (known) operator.
+func compileOp(name, path string, arg any) (updateOp, error) {
+	op := updateOp{name: name, path: path}
+	parts, err := splitFieldPath(path)
+	if err != nil {
+		return op, op.error(err)
+	}
+	op.parts = parts
+	if name != opSet && touchesID(path) {
+		return op, fmt.Errorf("%w: %s %q: %w", ErrInvalidUpdate, name, path, ErrImmutableID)
+	}
+	switch name {
+	case opSet:
+		op.value, err = cloneValueAt(parts, arg)
+		if err != nil {
+			return op, fmt.Errorf("%w: %s %q: %w", ErrInvalidUpdate, name, path, err)
+		}
+	case opInc:
+		if _, ok := toNumber(arg); !ok {
+			return op, op.error(fmt.Errorf("increment must be a number, not %s", describeType(arg)))
+		}
+		op.value = arg
+	case opCurrentDate:
+		err = checkCurrentDateSpec(arg)
+		if err != nil {
+			return op, op.error(err)
+		}
+	}
+	return op, nil
+}
+
+// checkCurrentDateSpec accepts true and {$type: "date"}. Timestamps are a
+// MongoDB-internal type ttldb has no value for, so they are refused.
+func checkCurrentDateSpec(arg any) error {
+	if b, ok := arg.(bool); ok && b {
+		return nil
+	}
+	spec, ok := asDocument(arg)
+	if !ok || len(spec) != 1 {
+		return errors.New(`value must be true or {$type: "date"}`)
+	}
+	switch spec["$type"] {
+	case "date":
+		return nil
+	case "timestamp":
+		return errors.New(`{$type: "timestamp"} is not supported`)
+	}
+	return errors.New(`value must be true or {$type: "date"}`)
+}
+
+// error wraps a reason with ErrInvalidUpdate, naming the operator and path.
+func (op *updateOp) error(reason error) error {
+	return fmt.Errorf("%w: %s %q: %v", ErrInvalidUpdate, op.name, op.path, reason)
+}
+
+// touchesID reports whether a path is _id or inside it.
+func touchesID(path string) bool {
+	return path == "_id" || strings.HasPrefix(path, "_id.")
+}
+
+// apply returns the updated document as a new deep copy; doc itself is never
+// modified (it is stored and shared with readers), and the result shares no
+// map or slice with doc or with the update. now is the time $currentDate
+// writes (without its monotonic reading). changed reports whether anything
+// differs from doc; a value replaced by an equal one of another Go type
+// (int by int64) counts as a change, one replaced by an identical one does
+// not.
+//
+// Semantics, as in MongoDB: $set and $inc create missing intermediate
+// documents; a numeric component addresses an array element (writing past
+// the end pads with nulls, at most maxArrayPad elements); any other
+// component on an array, or any component on a scalar or null, is an error.
+// An array written into becomes []any. $unset deletes a field, sets an array
+// element to null, and ignores missing paths. $inc of a missing field sets
+// it; of a non-number it is an error; integers stay integers (of the stored
+// Go kind if the sum fits it, else int64; beyond int64 it is an overflow
+// error) and a float on either side gives float64. A $set of _id, or inside
+// it, is allowed only if it leaves _id equal (valuesEqual) to its value in
+// doc, in which case _id is kept as stored; if doc has no _id (an upsert
+// seed) it is set. Errors wrap ErrInvalidUpdate (and ErrImmutableID for _id)
+// and name the operator and path.
+func (u *update) apply(doc Document, now time.Time) (out Document, changed bool, err error) {
+	out = copyDocument(doc)
+	now = now.Round(0)
+	for i := range u.ops {
+		op := &u.ops[i]
+		if id, hasID := doc["_id"]; hasID && touchesID(op.path) {
+			if err := op.checkIDUnchanged(id, now); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		c, err := op.applyTo(out, now)
+		if err != nil {
+			return nil, false, err
+		}
+		changed = changed || c
+	}
+	return out, changed, nil
+}
+
+// checkIDUnchanged applies op to a scratch copy of _id, so that an update
+// that sets _id to its own value is accepted without changing how it is
+// stored.
+func (op *updateOp) checkIDUnchanged(id any, now time.Time) error {
+	scratch := Document{"_id": copyValue(id)}
+	if _, err := op.applyTo(scratch, now); err != nil {
+		return err
+	}
+	if !valuesEqual(scratch["_id"], id) {
+		return fmt.Errorf("%w: %s %q: would change the value of _id: %w", ErrInvalidUpdate, op.name, op.path, ErrImmutableID)
+	}
+	return nil
+}
+
+// applyTo performs op on doc, a private copy, in place.
+func (op *updateOp) applyTo(doc Document, now time.Time) (bool, error) {
+	if op.name == opUnset {
+		_, changed := unsetIn(doc, op.parts)
+		return changed, nil
+	}
+	_, changed, err := setIn(doc, op.parts, func(old any, exists bool) (any, error) {
+		return op.newValue(old, exists, now)
+	})
+	if err != nil {
+		return false, op.error(err)
+	}
+	return changed, nil
+}
+
+// newValue is the value op writes where the field holds old (if exists).
+func (op *updateOp) newValue(old any, exists bool, now time.Time) (any, error) {
+	switch op.name {
+	case opInc:
+		if !exists {
+			return op.value, nil
+		}
+		return addNumbers(old, op.value)
+	case opCurrentDate:
+		return now, nil
+	}
+	return copyValue(op.value), nil
+}
+
+// leafFunc computes the value to write at the end of a path from the value
+// there (exists is false if the field is missing).
+type leafFunc func(old any, exists bool) (any, error)
+
+// setIn writes leaf's value at parts inside cur, a private copy, creating
+// missing documents on the way. It returns cur, or its replacement when cur
+// is an array (arrays are rebuilt as []any). changed is false if the value
+// written is identical to the one there.
+func setIn(cur any, parts []string, leaf leafFunc) (any, bool, error) {
+	if m, ok := asDocument(cur); ok {
+		return setInDocument(m, parts, leaf)
+	}
+	if elems, ok := arrayElements(cur); ok {
+		return setInArray(cur, elems, parts, leaf)
+	}
+	return nil, false, fmt.Errorf("cannot create field %q in %s", parts[0], describeType(cur))
+}
+
+func setInDocument(m map[string]any, parts []string, leaf leafFunc) (any, bool, error) {
+	old, exists := m[parts[0]]
+	nv, changed, err := setChild(old, exists, parts, leaf)
+	if err != nil || !changed {
+		return m, false, err
+	}
+	m[parts[0]] = nv
+	return m, true, nil
+}
+
+func setInArray(cur any, elems []any, parts []string, leaf leafFunc) (any, bool, error) {
+	i, ok := arrayIndex(parts[0])
+	if !ok {
+		return nil, false, fmt.Errorf("cannot create field %q in an array", parts[0])
+	}
+	if i >= len(elems)+maxArrayPad {
+		return nil, false, fmt.Errorf("array index %d is more than %d past the end of the array", i, maxArrayPad)
+	}
+	var old any
+	exists := i < len(elems)
+	if exists {
+		old = elems[i]
+	}
+	nv, changed, err := setChild(old, exists, parts, leaf)
+	if err != nil || !changed {
+		return cur, false, err
+	}
+	out := make([]any, max(len(elems), i+1))
+	copy(out, elems)
+	out[i] = nv
+	return out, true, nil
+}
+
+// setChild computes the new value of the child parts[0] of a container,
+// which holds old (if exists): the leaf value at the end of the path, else
+// the child with the rest of the path set in it (a new document if the child
+// is missing).
+func setChild(old any, exists bool, parts []string, leaf leafFunc) (any, bool, error) {
+	if len(parts) == 1 {
+		nv, err := leaf(old, exists)
+		if err != nil {
+			return nil, false, err
+		}
+		return nv, !exists || !identical(old, nv), nil
+	}
+	if !exists {
+		old = Document{}
+	}
+	return setIn(old, parts[1:], leaf)
+}
+
+// unsetIn removes the field at parts inside cur, a private copy; an array
+// element is set to null instead, as MongoDB does. It returns cur or its
+// replacement (arrays are rebuilt as []any) and whether anything changed.
+func unsetIn(cur any, parts []string) (any, bool) {
+	if m, ok := asDocument(cur); ok {
+		old, exists := m[parts[0]]
+		switch {
+		case !exists:
+			return m, false
+		case len(parts) == 1:
+			delete(m, parts[0])
+			return m, true
+		}
+		nv, changed := unsetIn(old, parts[1:])
+		if changed {
+			m[parts[0]] = nv
+		}
+		return m, changed
+	}
+	elems, ok := arrayElements(cur)
+	if !ok {
+		return cur, false
+	}
+	i, ok := arrayIndex(parts[0])
+	if !ok || i >= len(elems) {
+		return cur, false
+	}
+	var nv any
+	if len(parts) > 1 {
+		var changed bool
+		if nv, changed = unsetIn(elems[i], parts[1:]); !changed {
+			return cur, false
+		}
+	} else if elems[i] == nil {
+		return cur, false
+	}
+	out := slices.Clone(elems)
+	out[i] = nv
+	return out, true
+}
+
+// arrayIndex parses a path component that addresses an array element: a
+// decimal number without sign or leading zeros.
+func arrayIndex(s string) (int, bool) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil
+}
+
+// addNumbers is $inc: old + inc, where inc is a number.
+func addNumbers(old, inc any) (any, error) {
+	a, ok := toNumber(old)
+	if !ok {
+		return nil, fmt.Errorf("cannot increment a non-numeric value (%s)", describeType(old))
+	}
+	b, _ := toNumber(inc)
+	if a.kind == 'f' || b.kind == 'f' {
+		return a.float() + b.float(), nil
+	}
+	sum := new(big.Int).Add(bigInt(a), bigInt(b))
+	if v, ok := intOfKind(sum, old); ok {
+		return v, nil
+	}
+	if sum.IsInt64() {
+		return sum.Int64(), nil
+	}
+	return nil, fmt.Errorf("integer overflow: %v + %v", old, inc)
+}
+
+func bigInt(n number) *big.Int {
+	if n.kind == 'u' {
+		return new(big.Int).SetUint64(n.u)
+	}
+	return big.NewInt(n.i)
+}
+
+// intOfKind returns v converted to the Go integer kind of like, if it fits,
+// so that $inc keeps the stored kind.
+func intOfKind(v *big.Int, like any) (any, bool) {
+	rv := reflect.ValueOf(like)
+	out := reflect.New(rv.Type()).Elem()
+	switch {
+	case rv.CanInt() && v.IsInt64() && !rv.OverflowInt(v.Int64()):
+		out.SetInt(v.Int64())
+	case rv.CanUint() && v.IsUint64() && !rv.OverflowUint(v.Uint64()):
+		out.SetUint(v.Uint64())
+	default:
+		return nil, false
+	}
+	return out.Interface(), true
+}
+
+// identical reports whether a and b are equal values of the same Go types
+// throughout, so that writing b over a changes nothing a reader could see.
+func identical(a, b any) bool {
+	if reflect.TypeOf(a) != reflect.TypeOf(b) {
+		return false
+	}
+	if ma, ok := asDocument(a); ok {
+		mb, _ := asDocument(b)
+		if len(ma) != len(mb) {
+			return false
+		}
+		for k, va := range ma {
+			vb, ok := mb[k]
+			if !ok || !identical(va, vb) {
+				return false
+			}
+		}
+		return true
+	}
+	if ea, ok := arrayElements(a); ok {
+		eb, _ := arrayElements(b)
+		return slices.EqualFunc(ea, eb, identical)
+	}
+	return valuesEqual(a, b)
+}
+
+// describeType names a value's type for error messages.
+func describeType(v any) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprintf("a value of type %T", v)
+}
+
+// splitFieldPath splits a dotted field path, refusing an empty path, empty
+// components ("a..b") and components starting with '$' (positional
+// operators, which ttldb does not support). Callers wrap the error with
+// their own sentinel.
+func splitFieldPath(path string) ([]string, error) {
+	if path == "" {
+		return nil, errors.New("empty field path")
+	}
+	parts := strings.Split(path, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, errors.New("empty component in field path")
+		}
+		if strings.HasPrefix(p, "$") {
+			return nil, fmt.Errorf("path component %q may not start with '$'", p)
+		}
+	}
+	return parts, nil
+}
+
+// findPathConflict returns two of paths where the first equals the second or
+// is a prefix of it at a dot ("a" and "a.b"), since both cannot be written
+// (or projected) independently.
+func findPathConflict(paths []string) (prefix, path string, found bool) {
+	sorted := slices.Sorted(slices.Values(paths)) // a prefix sorts first
+	seen := make(map[string]bool, len(sorted))
+	for _, p := range sorted {
+		if seen[p] {
+			return p, p, true
+		}
+		for i := range len(p) {
+			if p[i] == '.' && seen[p[:i]] {
+				return p[:i], p, true
+			}
+		}
+		seen[p] = true
+	}
+	return "", "", false
+}
+
+// cloneValueAt validates and copies v as the value at the field path parts,
+// by cloning it inside documents nested along the path, so that
+// cloneDocument's rules (value types, depth) apply and errors name the full
+// path.
+func cloneValueAt(parts []string, v any) (any, error) {
+	c, err := cloneDocument(nestAt(parts, v))
+	if err != nil {
+		return nil, err
+	}
+	val, _ := getPath(c, strings.Join(parts, "."))
+	return val, nil
+}
+
+// nestAt returns {parts[0]: {parts[1]: … v}}.
+func nestAt(parts []string, v any) map[string]any {
+	for i := len(parts) - 1; i > 0; i-- {
+		v = map[string]any{parts[i]: v}
+	}
+	return map[string]any{parts[0]: v}
+}
+
+// upsertSeed builds the document an upsert starts from: the equality
+// conditions of the filter (implicit equality {a: 1}, {a: {$eq: 1}}, and
+// those inside top-level $and, recursively), dotted paths expanded into
+// nested documents. Other operator conditions, and top-level operators other
+// than $and, are ignored. Values are validated and copied (an invalid one
+// also wraps ErrInvalidDocument). Errors wrap ErrInvalidFilter: a malformed
+// $and or path, one path with two different values, or a path and its
+// prefix ("a" and "a.b") both set.
+func upsertSeed(filter map[string]any) (Document, error) {
+	eqs := map[string]any{}
+	if err := collectEqualities(filter, eqs); err != nil {
+		return nil, err
+	}
+	paths := sortedKeys(eqs)
+	if a, b, ok := findPathConflict(paths); ok {
+		return nil, fmt.Errorf("%w: cannot build the upsert document: paths %q and %q conflict", ErrInvalidFilter, a, b)
+	}
+	seed := Document{}
+	for _, p := range paths {
+		insertNested(seed, strings.Split(p, "."), eqs[p])
+	}
+	return seed, nil
+}
+
+// collectEqualities adds the validated equality conditions of filter to eqs,
+// keyed by path.
+func collectEqualities(filter map[string]any, eqs map[string]any) error {
+	for _, k := range sortedKeys(filter) {
+		if k == "$and" {
+			if err := collectAndEqualities(filter[k], eqs); err != nil {
+				return err
+			}
+			continue
+		}
+		if strings.HasPrefix(k, "$") {
+			continue
+		}
+		parts, err := splitFieldPath(k)
+		if err != nil {
+			return fmt.Errorf("%w: field %q: %v", ErrInvalidFilter, k, err)
+		}
+		v, ok := equalityValue(filter[k])
+		if !ok {
+			continue
+		}
+		v, err = cloneValueAt(parts, v)
+		if err != nil {
+			return fmt.Errorf("%w: field %q: %w", ErrInvalidFilter, k, err)
+		}
+		if prev, dup := eqs[k]; dup && !valuesEqual(prev, v) {
+			return fmt.Errorf("%w: cannot build the upsert document: field %q has two different equality conditions", ErrInvalidFilter, k)
+		}
+		eqs[k] = v
+	}
+	return nil
+}
+
+func collectAndEqualities(arg any, eqs map[string]any) error {
+	elems, ok := arrayElements(arg)
+	if !ok || len(elems) == 0 {
+		return fmt.Errorf("%w: $and must be a non-empty array of documents", ErrInvalidFilter)
+	}
+	for i, e := range elems {
+		sub, ok := asDocument(e)
+		if !ok {
+			return fmt.Errorf("%w: $and element %d must be a document, not %s", ErrInvalidFilter, i, describeType(e))
+		}
+		if err := collectEqualities(sub, eqs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// equalityValue returns the value a field condition requires the field to
+// equal: the condition itself, unless it is an operator document ({$gt: 1}),
+// in which case only $eq counts.
+func equalityValue(cond any) (any, bool) {
+	m, ok := asDocument(cond)
+	if !ok {
+		return cond, true
+	}
+	for k := range m {
+		if strings.HasPrefix(k, "$") {
+			v, ok := m["$eq"]
+			return v, ok
+		}
+	}
+	return cond, true
+}
+
+// insertNested sets v at parts in doc, creating documents on the way. The
+// paths of one seed never conflict, so the way is always documents this
+// function created.
+func insertNested(doc Document, parts []string, v any) {
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := asDocument(doc[p])
+		if !ok {
+			next = Document{}
+			doc[p] = next
+		}
+		doc = next
+	}
+	doc[parts[len(parts)-1]] = v
+}
+
+// validateReplacement checks a ReplaceOne replacement: it may not hold
+// top-level $-operator keys (the caller probably meant an update). The
+// error wraps ErrInvalidUpdate. The rest is validated when the document is
+// stored.
+func validateReplacement(r map[string]any) error {
+	for _, k := range sortedKeys(r) {
+		if strings.HasPrefix(k, "$") {
+			return fmt.Errorf("%w: replacement document may not contain update operator %q (use UpdateOne)", ErrInvalidUpdate, k)
+		}
+	}
+	return nil
+}
