@@ -90,8 +90,9 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 	out := make([]Document, len(recs))
 	for i, d := range recs {
 		// Stored documents are immutable, so copying after the lock is
-		// released is safe.
-		out[i] = q.proj.apply(copyDocument(d))
+		// released is safe. apply returns a deep copy (of the whole
+		// document without a projection).
+		out[i] = q.proj.apply(d)
 	}
 	return out, nil
 }

@@ -286,7 +286,7 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 	if next, ok := m.db.earliestThreshold(); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
-	m.deadline.Store(now.Add(d).UnixNano())
+	m.deadline.Store(now.Add(d).UnixNano()) // d <= Interval: no overflow
 	return d
 }
 
@@ -320,7 +320,7 @@ func (m *monitor) notifyThreshold(th time.Time) {
 	if th.IsZero() || !m.opts.Load().DeadlineWake {
 		return
 	}
-	if th.UnixNano() < m.deadline.Load() {
+	if th.Before(time.Unix(0, m.deadline.Load())) {
 		m.poke()
 	}
 }
