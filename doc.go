@@ -1,0 +1,44 @@
+// Package ttldb is an embeddable, in-memory document store with
+// MongoDB-style TTL (time-to-live) indexes.
+//
+// A DB holds named collections of JSON-like documents (Document, a
+// map[string]any whose dates are time.Time). Collections answer the
+// MongoDB query language subset services need (Find, FindOne,
+// CountDocuments, UpdateOne, …) through B-tree secondary indexes. A TTL
+// index (an index with ExpireAfterSeconds) makes documents expire a fixed
+// time after the date in their indexed field, and one background goroutine
+// per DB, the TTL monitor, deletes what has expired, in passes and
+// sub-passes with MongoDB's budgets, batch by batch so that readers and
+// writers never stall.
+//
+//	db, _ := ttldb.Open()
+//	defer db.Close()
+//	events := db.Collection("eventlog")
+//	events.CreateIndex(ttldb.IndexModel{
+//		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
+//		ExpireAfterSeconds: ttldb.Seconds(3600),
+//	})
+//	events.InsertOne(ttldb.Document{"lastModifiedDate": time.Now(), "msg": "hello"})
+//
+// # Time
+//
+// Nothing in ttldb reads the wall clock directly: every "now" comes from the
+// DB's Clock (WithClock; the system clock by default). Tests pass a
+// *ttltest.Clock and advance it by hand, so an hour of expiry takes
+// microseconds.
+//
+// # Concurrency
+//
+// A DB, its collections and every method are safe for concurrent use.
+// Readers never block each other; a writer blocks readers only while it
+// applies a change it has already prepared. Documents are copied on the way
+// in and out: what a caller holds is never shared with the store.
+//
+// # Errors
+//
+// Every error wraps one of the exported sentinels (ErrNotFound,
+// ErrDuplicateKey, ErrInvalidFilter, ErrInvalidTTL, …) and can be matched
+// with errors.Is; some are also typed (*DuplicateKeyError,
+// *ValidationError, *DocumentError) for errors.As. A failed write changes
+// nothing.
+package ttldb
