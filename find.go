@@ -175,6 +175,10 @@ func (s *collState) matchingRecords(filterDoc Document, f *filter, limit int, no
 	return recs
 }
 
+// idIndex stands for the implicit unique _id index (a hash map, not a
+// tree) when the planner derives bounds on _id.
+var idIndex = &index{name: idIndexName, keys: []IndexKey{Asc("_id")}, unique: true}
+
 // interval is a range of values of an index's leading field, in value
 // order (compareValues), whatever the index's direction.
 type interval struct {
@@ -218,7 +222,8 @@ var fullInterval = interval{lo: minKey, hi: maxKey, loInc: true, hiInc: true}
 
 // plan is how a query reads the collection.
 type plan struct {
-	ix        *index     // nil: COLLSCAN in natural order
+	ids       []any      // _id values to look up (the _id index), if set
+	ix        *index     // nil: COLLSCAN in natural order (unless ids)
 	intervals []interval // on ix's leading field, ascending by value
 	reverse   bool       // walk the index backwards (for a sort)
 	sorted    bool       // the walk yields the requested sort order
@@ -230,6 +235,13 @@ func (p *plan) needsSort(q *query) bool { return len(q.opts.Sort) > 0 && !p.sort
 // beats $in beats a range), else one whose keys give the requested sort,
 // else a collection scan.
 func (s *collState) plan(q *query) *plan {
+	if ivs, score := boundsFor(q.filterDoc, "_id", idIndex); score >= 2 {
+		ids := make([]any, len(ivs))
+		for i, iv := range ivs {
+			ids[i] = iv.lo
+		}
+		return &plan{ids: ids, intervals: ivs}
+	}
 	var best *plan
 	bestScore := 0
 	for _, ix := range s.indexes {
@@ -298,6 +310,23 @@ func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*record
 			return true
 		}
 		return visit(r)
+	}
+	if p.ids != nil {
+		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}
+		for i, id := range p.ids {
+			ex.IndexBounds = append(ex.IndexBounds, p.intervals[i].String())
+			k, err := idKey(id)
+			if err != nil {
+				continue
+			}
+			if r, ok := s.byID[k]; ok {
+				ex.KeysExamined++
+				if !consider(r) {
+					break
+				}
+			}
+		}
+		return ex
 	}
 	if p.ix == nil {
 		s.natural.Ascend(consider)
