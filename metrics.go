@@ -153,12 +153,14 @@ const backlogChunk = 4096
 // indexes, and returns the earliest threshold among them.
 func (s *collState) backlog(now time.Time) (n int64, oldest time.Time) {
 	s.mu.RLock()
-	indexes := s.indexes
-	s.mu.RUnlock()
-	for _, ix := range indexes {
-		if ix.ttl == nil {
-			continue
+	var ttls []*ttlIndex
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			ttls = append(ttls, ix.ttl)
 		}
+	}
+	s.mu.RUnlock()
+	for _, ttl := range ttls {
 		var from *expiryEntry
 		for {
 			count := 0
@@ -169,7 +171,7 @@ func (s *collState) backlog(now time.Time) (n int64, oldest time.Time) {
 				s.mu.RUnlock()
 				return n, oldest
 			}
-			cut := ix.ttl.cutoff(now)
+			cut := ttl.cutoff(now)
 			visit := func(e expiryEntry) bool {
 				if from != nil && !expiryLess(*from, e) {
 					return true // the pivot itself, already counted
@@ -179,7 +181,7 @@ func (s *collState) backlog(now time.Time) (n int64, oldest time.Time) {
 				}
 				if from == nil && count == 0 {
 					// The index's first expired entry is its oldest.
-					if th := ix.ttl.threshold(e); oldest.IsZero() || th.Before(oldest) {
+					if th := ttl.threshold(e); oldest.IsZero() || th.Before(oldest) {
 						oldest = th
 					}
 				}
@@ -193,9 +195,9 @@ func (s *collState) backlog(now time.Time) (n int64, oldest time.Time) {
 				return true
 			}
 			if from == nil {
-				ix.ttl.expiry.Ascend(visit)
+				ttl.expiry.Ascend(visit)
 			} else {
-				ix.ttl.expiry.AscendGreaterOrEqual(*from, visit)
+				ttl.expiry.AscendGreaterOrEqual(*from, visit)
 			}
 			s.mu.RUnlock()
 			if done {
