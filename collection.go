@@ -48,16 +48,38 @@ type CollectionOptions struct {
 	HideExpired bool
 }
 
-// record is one stored document. Its doc is never changed in place: an
-// update builds a new Document and swaps it in under the write lock, so a
-// reader that took doc under the read lock may go on using it after
-// releasing the lock.
+// record is one stored document, encoded (codec.go). Its enc is never
+// changed in place: an update encodes a new document and swaps it in under
+// the write lock, so a reader that took enc under the read lock may go on
+// decoding it after releasing the lock, and a TTL batch can tell that a
+// document changed by comparing enc.
 type record struct {
-	seq  uint64 // insertion order; ties in every index tree break on it
-	id   any    // the _id value
-	doc  Document
-	ver  uint64 // bumped by every update, so a TTL batch can tell a changed document
-	size int64  // estimated bytes, for capped collections and metrics
+	seq uint64 // insertion order; ties in every index tree break on it
+	key any    // idKey of the document's _id: its key in collState.byID
+	enc []byte // the document
+}
+
+// document decodes a new copy of the stored document.
+func (r *record) document() Document { return decodeDocument(r.enc) }
+
+// id decodes the document's _id.
+func (r *record) id() any {
+	v, _ := encodedField(r.enc, "_id")
+	return v
+}
+
+// docRef is a record met by a scan, with its document decoded at most once
+// and only if someone needs it.
+type docRef struct {
+	rec *record
+	doc Document
+}
+
+func (d *docRef) get() Document {
+	if d.doc == nil {
+		d.doc = d.rec.document()
+	}
+	return d.doc
 }
 
 // collState is a collection's data.
@@ -243,35 +265,6 @@ func canonicalForKey(m map[string]any) []any {
 		out = append(out, k, fmt.Sprintf("%T:%v", v, v))
 	}
 	return out
-}
-
-// estimateSize approximates the bytes a value holds, for capped collections
-// and memory metrics.
-func estimateSize(v any) int64 {
-	switch x := v.(type) {
-	case string:
-		return 16 + int64(len(x))
-	case []byte:
-		return 24 + int64(len(x))
-	case map[string]any:
-		n := int64(48)
-		for k, e := range x {
-			n += 16 + int64(len(k)) + estimateSize(e)
-		}
-		return n
-	case time.Time:
-		return 24
-	case ObjectID:
-		return 12
-	}
-	if elems, ok := arrayElements(v); ok {
-		n := int64(24)
-		for _, e := range elems {
-			n += estimateSize(e)
-		}
-		return n
-	}
-	return 16
 }
 
 // Compact rebuilds the collection's storage and indexes from the documents

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func cloneDocument(doc map[string]any) (Document, error) {
 	if doc == nil {
 		return nil, &DocumentError{Reason: "document is nil"}
 	}
-	c := cloner{onPath: map[uintptr]bool{}}
+	var c cloner
 	out, err := c.cloneMap(doc, "", 0)
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func copyValue(v any) any {
 }
 
 type cloner struct {
-	onPath map[uintptr]bool // maps on the current path, to refuse cycles
+	onPath []uintptr // maps on the current path, to refuse cycles
 }
 
 func joinPath(parent, key string) string {
@@ -121,11 +122,11 @@ func (c *cloner) cloneMap(m map[string]any, path string, depth int) (Document, e
 		return nil, &DocumentError{Path: path, Reason: fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth)}
 	}
 	p := reflect.ValueOf(m).Pointer()
-	if c.onPath[p] {
+	if slices.Contains(c.onPath, p) {
 		return nil, &DocumentError{Path: path, Reason: "cyclic document"}
 	}
-	c.onPath[p] = true
-	defer delete(c.onPath, p)
+	c.onPath = append(c.onPath, p)
+	defer func() { c.onPath = c.onPath[:len(c.onPath)-1] }()
 	out := make(Document, len(m))
 	for k, v := range m {
 		fp := joinPath(path, k)

@@ -86,15 +86,8 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 	if err != nil || s == nil {
 		return nil, err
 	}
-	recs, _ := s.run(q, c.db.clock.Now())
-	out := make([]Document, len(recs))
-	for i, d := range recs {
-		// Stored documents are immutable, so copying after the lock is
-		// released is safe. apply returns a deep copy (of the whole
-		// document without a projection).
-		out[i] = q.proj.apply(d)
-	}
-	return out, nil
+	docs, _ := s.run(q, c.db.clock.Now())
+	return docs, nil
 }
 
 // FindOne returns a copy of the first document Find would return, or
@@ -128,36 +121,39 @@ func (c *Collection) CountDocuments(filter Document) (int, error) {
 	n := 0
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	s.execute(s.plan(q), q, c.db.clock.Now(), func(*record) bool { n++; return true })
+	s.execute(s.plan(q), q, c.db.clock.Now(), func(*docRef) bool { n++; return true })
 	return n, nil
 }
 
-// run executes q under the read lock and returns the matching documents
-// (the stored ones: callers copy them).
+// run executes q under the read lock and returns the matching documents,
+// decoded: new copies the caller owns.
 func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	p := s.plan(q)
-	var recs []*record
+	var refs []*docRef
 	// Without an in-memory sort, skip and limit apply as records stream.
 	need := -1
 	if q.opts.Limit > 0 && !p.needsSort(q) {
 		need = q.opts.Skip + q.opts.Limit
 	}
-	ex := s.execute(p, q, now, func(r *record) bool {
-		recs = append(recs, r)
-		return need < 0 || len(recs) < need
+	ex := s.execute(p, q, now, func(r *docRef) bool {
+		refs = append(refs, r)
+		return need < 0 || len(refs) < need
 	})
 	if p.needsSort(q) {
-		slices.SortStableFunc(recs, func(a, b *record) int { return compareForSort(a.doc, b.doc, q.opts.Sort) })
+		slices.SortStableFunc(refs, func(a, b *docRef) int { return compareForSort(a.get(), b.get(), q.opts.Sort) })
 	}
-	recs = recs[min(q.opts.Skip, len(recs)):]
-	if q.opts.Limit > 0 && len(recs) > q.opts.Limit {
-		recs = recs[:q.opts.Limit]
+	refs = refs[min(q.opts.Skip, len(refs)):]
+	if q.opts.Limit > 0 && len(refs) > q.opts.Limit {
+		refs = refs[:q.opts.Limit]
 	}
-	docs := make([]Document, len(recs))
-	for i, r := range recs {
-		docs[i] = r.doc
+	docs := make([]Document, len(refs))
+	for i, r := range refs {
+		docs[i] = r.get() // decoded for this call alone: no copy needed
+		if q.proj != nil {
+			docs[i] = q.proj.apply(docs[i])
+		}
 	}
 	ex.NReturned = len(docs)
 	return docs, ex
@@ -165,14 +161,14 @@ func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
 
 // matchingRecords returns up to limit (0: all) records matching a filter, in
 // the order Find would give without sort. Call holding writeMu or mu.
-func (s *collState) matchingRecords(filterDoc Document, f *filter, limit int, now time.Time) []*record {
+func (s *collState) matchingRecords(filterDoc Document, f *filter, limit int, now time.Time) []*docRef {
 	q := &query{filterDoc: filterDoc, filter: f}
-	var recs []*record
-	s.execute(s.plan(q), q, now, func(r *record) bool {
-		recs = append(recs, r)
-		return limit <= 0 || len(recs) < limit
+	var refs []*docRef
+	s.execute(s.plan(q), q, now, func(r *docRef) bool {
+		refs = append(refs, r)
+		return limit <= 0 || len(refs) < limit
 	})
-	return recs
+	return refs
 }
 
 // idIndex stands for the implicit unique _id index (a hash map, not a
@@ -298,18 +294,20 @@ func sortFromIndex(ix *index, sort []IndexKey) (ok, reverse bool) {
 // execute walks the plan, calling visit for each record that matches the
 // filter (and is not hidden as expired) until visit returns false. Call
 // holding mu (or writeMu).
-func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*record) bool) *Explanation {
+func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*docRef) bool) *Explanation {
 	ex := &Explanation{Collection: s.name, Stage: "COLLSCAN", Filter: q.filterDoc}
 	hide := s.hideExpiredActive()
+	matchAll := len(q.filterDoc) == 0
 	consider := func(r *record) bool {
 		ex.DocsExamined++
-		if hide && s.expiredAt(r, now) {
+		ref := &docRef{rec: r}
+		if hide && s.expiredAt(ref, now) {
 			return true
 		}
-		if !q.filter.matches(r.doc) {
+		if !matchAll && !q.filter.matches(ref.get()) {
 			return true
 		}
-		return visit(r)
+		return visit(ref)
 	}
 	if p.ids != nil {
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}

@@ -263,8 +263,22 @@ func (ix *index) keysOf(doc Document) (keys []any, multikey bool, err error) {
 	if ix.partial != nil && !ix.partial.matches(doc) {
 		return nil, false, nil
 	}
+	return ix.keysWith(func(path string) ([]any, bool) { return pathValues(doc, path) })
+}
+
+// keysOfStored is keysOf for a stored document, decoding only the fields
+// the index reads (the whole document only for a partial filter).
+func (ix *index) keysOfStored(ref *docRef) (keys []any, multikey bool, err error) {
+	if ix.partial != nil {
+		return ix.keysOf(ref.get())
+	}
+	return ix.keysWith(func(path string) ([]any, bool) { return encodedPathValues(ref.rec.enc, path) })
+}
+
+// keysWith computes the keys from the values each indexed path reaches.
+func (ix *index) keysWith(pathValues func(string) ([]any, bool)) (keys []any, multikey bool, err error) {
 	if len(ix.keys) == 1 {
-		vals, found := pathValues(doc, ix.keys[0].Field)
+		vals, found := pathValues(ix.keys[0].Field)
 		if !found {
 			if ix.sparse {
 				return nil, false, nil
@@ -277,7 +291,7 @@ func (ix *index) keysOf(doc Document) (keys []any, multikey bool, err error) {
 	perField := make([][]any, len(ix.keys))
 	arrays, missing := 0, 0
 	for i, k := range ix.keys {
-		vals, found := pathValues(doc, k.Field)
+		vals, found := pathValues(k.Field)
 		if !found {
 			missing++
 			perField[i] = []any{nil}
@@ -440,14 +454,15 @@ func (s *collState) build(ix *index) error {
 	var entries []built
 	var buildErr error
 	s.natural.Ascend(func(rec *record) bool {
-		keys, mk, err := ix.keysOf(rec.doc)
+		ref := &docRef{rec: rec}
+		keys, mk, err := ix.keysOfStored(ref)
 		if err != nil {
-			buildErr = fmt.Errorf("collection %q: document %v: %w", s.name, rec.id, err)
+			buildErr = fmt.Errorf("collection %q: document %v: %w", s.name, rec.id(), err)
 			return false
 		}
 		b := built{rec: rec, keys: keys, mk: mk}
 		if ix.ttl != nil && len(keys) > 0 {
-			b.date, b.ok = ix.ttl.dateOf(rec.doc)
+			b.date, b.ok = ix.ttl.dateOfStored(rec.enc)
 		}
 		entries = append(entries, b)
 		return true

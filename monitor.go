@@ -572,34 +572,44 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	if chosen == nil {
 		chosen = s.chooseExpired(ix, passNow, limit)
 	}
-	ids := make([]any, 0, len(chosen))
+	var ids []any
 	cutoff := ix.ttl.cutoff(passNow)
 	s.mu.Lock()
 	for _, c := range chosen {
-		// Re-check at delete: the same version of the document, still in
-		// the collection, still expired under the index as it is now.
-		if c.rec.ver != c.ver || !s.holds(c.rec) {
+		// Re-check at delete: the same version of the document (an update
+		// swaps in a new encoding), still in the collection, still expired
+		// under the index as it is now.
+		if !sameEncoding(c.rec.enc, c.enc) || !s.holds(c.rec) {
 			continue
 		}
-		d, ok := ix.ttl.dateOf(c.rec.doc)
-		if !ok || d.After(cutoff) || ix.partial != nil && !ix.partial.matches(c.rec.doc) {
+		d, ok := ix.storedDate(&docRef{rec: c.rec})
+		if !ok || d.After(cutoff) {
 			continue
+		}
+		if len(m.db.cfg.observe) > 0 {
+			ids = append(ids, c.rec.id())
 		}
 		s.removeRecord(c.rec)
-		ids = append(ids, c.rec.id)
+		n++
 	}
 	s.mu.Unlock()
 	s.writeMu.Unlock()
 	if len(ids) > 0 {
 		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
 	}
-	return len(ids), len(chosen) < limit, nil
+	return n, len(chosen) < limit, nil
 }
 
 // chosenDoc is a document picked for deletion and the version picked.
 type chosenDoc struct {
 	rec *record
-	ver uint64
+	enc []byte
+}
+
+// sameEncoding reports whether two encodings are the same stored version
+// (the same backing array), not merely equal bytes.
+func sameEncoding(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // chooseExpired returns up to limit records at the head of ix's expiry
@@ -611,7 +621,7 @@ func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []cho
 		if !entryNotAfter(e, cutoff) {
 			return false
 		}
-		out = append(out, chosenDoc{e.rec, e.rec.ver})
+		out = append(out, chosenDoc{e.rec, e.rec.enc})
 		return len(out) < limit
 	})
 	return out
@@ -619,8 +629,7 @@ func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []cho
 
 // holds reports whether rec is still stored. Call holding mu or writeMu.
 func (s *collState) holds(rec *record) bool {
-	k, err := idKey(rec.id)
-	return err == nil && s.byID[k] == rec
+	return s.byID[rec.key] == rec
 }
 
 // runHooks calls the expire hooks with copies of the chosen documents,
@@ -628,7 +637,7 @@ func (s *collState) holds(rec *record) bool {
 func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
 	docs := make([]Document, len(chosen))
 	for i, c := range chosen {
-		docs[i] = copyDocument(c.rec.doc)
+		docs[i] = c.rec.document()
 	}
 	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
 	for _, h := range m.db.cfg.hooks {

@@ -3,6 +3,7 @@ package ttldb
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,25 @@ func (t *ttlIndex) dateOf(doc Document) (time.Time, bool) {
 	return ttlDate(vals, t.forms)
 }
 
+// dateOfStored is dateOf for an encoded document; a top-level date is read
+// without allocating.
+func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
+	if !strings.Contains(t.field, ".") {
+		d, isTime, found := encodedTime(enc, t.field)
+		if isTime {
+			return d, true
+		}
+		if !found {
+			return time.Time{}, false
+		}
+	}
+	vals, found := encodedPathValues(enc, t.field)
+	if !found {
+		return time.Time{}, false
+	}
+	return ttlDate(vals, t.forms)
+}
+
 // cutoff returns the latest date that is expired at now: date <= cutoff
 // exactly when date + expireAfter <= now.
 func (t *ttlIndex) cutoff(now time.Time) time.Time {
@@ -108,26 +128,27 @@ func (t *ttlIndex) earliest() (expiryEntry, bool) {
 	return t.expiry.Min()
 }
 
-// thresholdOf returns when doc expires under ix (a TTL index), and false if
-// it never does: no date in the field, or left out by the partial filter.
-func (ix *index) thresholdOf(doc Document) (time.Time, bool) {
-	if ix.ttl == nil || ix.partial != nil && !ix.partial.matches(doc) {
+// storedDate returns the date a stored document is keyed by in ix (a TTL
+// index), and false if it never expires under it: no date in the field, or
+// left out by the partial filter.
+func (ix *index) storedDate(ref *docRef) (time.Time, bool) {
+	if ix.ttl == nil || ix.partial != nil && !ix.partial.matches(ref.get()) {
 		return time.Time{}, false
 	}
-	d, ok := ix.ttl.dateOf(doc)
-	if !ok {
-		return time.Time{}, false
-	}
-	return d.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second), true
+	return ix.ttl.dateOfStored(ref.rec.enc)
 }
 
-// earliestThresholdOf returns the earliest threshold of doc under all the
-// collection's TTL indexes. Call holding mu or writeMu.
-func (s *collState) earliestThresholdOf(doc Document) (time.Time, bool) {
+// earliestThresholdOf returns the earliest threshold of a stored document
+// under all the collection's TTL indexes. Call holding mu or writeMu.
+func (s *collState) earliestThresholdOf(ref *docRef) (time.Time, bool) {
 	var best time.Time
 	found := false
 	for _, ix := range s.indexes {
-		if th, ok := ix.thresholdOf(doc); ok && (!found || th.Before(best)) {
+		d, ok := ix.storedDate(ref)
+		if !ok {
+			continue
+		}
+		if th := d.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second); !found || th.Before(best) {
 			best, found = th, true
 		}
 	}
@@ -147,9 +168,10 @@ func (s *collState) hideExpiredActive() bool {
 	return false
 }
 
-// expiredAt reports whether rec is expired at now under any TTL index.
-func (s *collState) expiredAt(rec *record, now time.Time) bool {
-	th, ok := s.earliestThresholdOf(rec.doc)
+// expiredAt reports whether a stored document is expired at now under any
+// TTL index.
+func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
+	th, ok := s.earliestThresholdOf(ref)
 	return ok && !th.After(now)
 }
 
@@ -179,7 +201,7 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if !ok {
 		return time.Time{}, false, notFound
 	}
-	at, expires = s.earliestThresholdOf(rec.doc)
+	at, expires = s.earliestThresholdOf(&docRef{rec: rec})
 	return at, expires, nil
 }
 
@@ -262,8 +284,8 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 				return err
 			}
 			s.natural.Ascend(func(rec *record) bool {
-				if ix.partial == nil || ix.partial.matches(rec.doc) {
-					if d, ok := ttl.dateOf(rec.doc); ok {
+				if ix.partial == nil || ix.partial.matches(rec.document()) {
+					if d, ok := ttl.dateOfStored(rec.enc); ok {
 						ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
 					}
 				}

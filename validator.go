@@ -286,7 +286,7 @@ func compileEnum(val any, path string) ([]any, error) {
 	}
 	out := make([]any, len(elems))
 	for i, e := range elems {
-		c := cloner{onPath: map[uintptr]bool{}}
+		var c cloner
 		v, err := c.cloneValue(e, path+"."+strconv.Itoa(i), 0)
 		if err != nil {
 			// Report the cloner's path, which reaches inside the element.

@@ -3,6 +3,7 @@ package ttldb
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/btree"
@@ -25,10 +26,13 @@ func (e *DuplicateKeyError) Unwrap() error { return ErrDuplicateKey }
 
 // docKeys are a document's entries in each secondary index of a collection,
 // in the order of collState.indexes.
-type docKeys struct {
-	keys     [][]any
-	multikey []bool
-	ttl      []ttlKey
+type docKeys []indexKeys
+
+// indexKeys are a document's entries in one index.
+type indexKeys struct {
+	keys     []any
+	multikey bool
+	ttl      ttlKey // its entry in the TTL tree, if the index has one
 }
 
 type ttlKey struct {
@@ -39,20 +43,16 @@ type ttlKey struct {
 // computeKeys works out doc's entries in every index. It fails only for a
 // document no index can hold (parallel arrays in a compound index).
 func (s *collState) computeKeys(doc Document) (docKeys, error) {
-	dk := docKeys{
-		keys:     make([][]any, len(s.indexes)),
-		multikey: make([]bool, len(s.indexes)),
-		ttl:      make([]ttlKey, len(s.indexes)),
-	}
+	dk := make(docKeys, len(s.indexes))
 	for i, ix := range s.indexes {
 		keys, mk, err := ix.keysOf(doc)
 		if err != nil {
-			return docKeys{}, fmt.Errorf("collection %q: %w", s.name, err)
+			return nil, fmt.Errorf("collection %q: %w", s.name, err)
 		}
-		dk.keys[i], dk.multikey[i] = keys, mk
+		dk[i] = indexKeys{keys: keys, multikey: mk}
 		if ix.ttl != nil && len(keys) > 0 {
 			d, ok := ix.ttl.dateOf(doc)
-			dk.ttl[i] = ttlKey{d, ok}
+			dk[i].ttl = ttlKey{d, ok}
 		}
 	}
 	return dk, nil
@@ -62,28 +62,38 @@ func (s *collState) computeKeys(doc Document) (docKeys, error) {
 // held for writing.
 func (s *collState) addToIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
-		ix.insertKeys(rec, dk.keys[i], dk.multikey[i])
-		if dk.ttl[i].ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk.ttl[i].date, rec))
+		ix.insertKeys(rec, dk[i].keys, dk[i].multikey)
+		if dk[i].ttl.ok {
+			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk[i].ttl.date, rec))
 		}
 	}
 }
 
 func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
-		ix.removeKeys(rec, dk.keys[i])
-		if dk.ttl[i].ok {
-			ix.ttl.expiry.Delete(entryFor(dk.ttl[i].date, rec))
+		ix.removeKeys(rec, dk[i].keys)
+		if dk[i].ttl.ok {
+			ix.ttl.expiry.Delete(entryFor(dk[i].ttl.date, rec))
 		}
 	}
 }
 
-// storedKeys recomputes the keys of a stored document (which were computed
-// without error when it was stored, so this cannot fail).
+// storedKeys recomputes the keys of a stored document, decoding no more of
+// it than the indexes read. They were computed without error when it was
+// stored, so this cannot fail.
 func (s *collState) storedKeys(rec *record) docKeys {
-	dk, err := s.computeKeys(rec.doc)
-	if err != nil {
-		panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
+	dk := make(docKeys, len(s.indexes))
+	ref := &docRef{rec: rec}
+	for i, ix := range s.indexes {
+		keys, _, err := ix.keysOfStored(ref)
+		if err != nil {
+			panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
+		}
+		dk[i].keys = keys
+		if ix.ttl != nil && len(keys) > 0 {
+			d, ok := ix.ttl.dateOfStored(rec.enc)
+			dk[i].ttl = ttlKey{d, ok}
+		}
 	}
 	return dk
 }
@@ -91,11 +101,10 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // removeRecord deletes rec from every structure. Call with mu held for
 // writing.
 func (s *collState) removeRecord(rec *record) {
-	k, _ := idKey(rec.id)
-	delete(s.byID, k)
+	delete(s.byID, rec.key)
 	s.natural.Delete(rec)
 	s.removeFromIndexes(rec, s.storedKeys(rec))
-	s.bytes -= rec.size
+	s.bytes -= int64(len(rec.enc))
 }
 
 // uniqueCheck finds unique-index conflicts for a batch of writes: against
@@ -107,7 +116,12 @@ type uniqueCheck struct {
 	pending []*btree.BTreeG[indexEntry]
 }
 
+// newUniqueCheck returns nil, a check that passes everything, for a
+// collection without unique secondary indexes.
 func newUniqueCheck(s *collState) *uniqueCheck {
+	if !slices.ContainsFunc(s.indexes, func(ix *index) bool { return ix.unique }) {
+		return nil
+	}
 	u := &uniqueCheck{s: s, batch: map[*record]bool{}, pending: make([]*btree.BTreeG[indexEntry], len(s.indexes))}
 	for i, ix := range s.indexes {
 		if ix.unique {
@@ -121,11 +135,14 @@ func newUniqueCheck(s *collState) *uniqueCheck {
 // add checks rec's new keys dk and records them. rec is the record being
 // rewritten, or a placeholder for a new document.
 func (u *uniqueCheck) add(rec *record, dk docKeys) error {
+	if u == nil {
+		return nil
+	}
 	for i, ix := range u.s.indexes {
 		if !ix.unique {
 			continue
 		}
-		for _, key := range dk.keys[i] {
+		for _, key := range dk[i].keys {
 			if other, ok := u.pending[i].Get(indexEntry{key: key}); ok && other.rec != rec {
 				return u.dup(ix, key)
 			}
@@ -218,7 +235,10 @@ func (s *collState) insertPrepared(docs []Document) error {
 		dk  docKeys
 	}
 	batch := make([]pending, len(docs))
-	seenIDs := make(map[any]int, len(docs))
+	var seenIDs map[any]int // duplicates within docs
+	if len(docs) > 1 {
+		seenIDs = make(map[any]int, len(docs))
+	}
 	uc := newUniqueCheck(s)
 	for i, d := range docs {
 		if err := s.validator.validate(d); err != nil {
@@ -235,12 +255,14 @@ func (s *collState) insertPrepared(docs []Document) error {
 		if _, dup := seenIDs[k]; dup {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		seenIDs[k] = i
+		if seenIDs != nil {
+			seenIDs[k] = i
+		}
 		dk, err := s.computeKeys(d)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		rec := &record{id: id, doc: d, size: estimateSize(d)}
+		rec := &record{key: k, enc: encodeStored(d)}
 		if err := uc.add(rec, dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
@@ -251,11 +273,10 @@ func (s *collState) insertPrepared(docs []Document) error {
 	for _, p := range batch {
 		p.rec.seq = s.nextSeq
 		s.nextSeq++
-		k, _ := idKey(p.rec.id)
-		s.byID[k] = p.rec
+		s.byID[p.rec.key] = p.rec
 		s.natural.ReplaceOrInsert(p.rec)
 		s.addToIndexes(p.rec, p.dk)
-		s.bytes += p.rec.size
+		s.bytes += int64(len(p.rec.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
 	s.evictCapped()
@@ -267,10 +288,10 @@ func (s *collState) insertPrepared(docs []Document) error {
 // earliestThreshold folds the TTL thresholds of dk into acc (zero: none).
 func (s *collState) earliestThreshold(dk docKeys, acc time.Time) time.Time {
 	for i, ix := range s.indexes {
-		if !dk.ttl[i].ok {
+		if !dk[i].ttl.ok {
 			continue
 		}
-		th := dk.ttl[i].date.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second)
+		th := dk[i].ttl.date.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second)
 		if acc.IsZero() || th.Before(acc) {
 			acc = th
 		}
@@ -344,9 +365,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	var res UpdateResult
 	err = c.write(func(s *collState) error {
 		now := c.db.clock.Now()
-		recs := s.matchingRecords(filterDoc, f, limit, now)
-		res.MatchedCount = len(recs)
-		if len(recs) == 0 {
+		refs := s.matchingRecords(filterDoc, f, limit, now)
+		res.MatchedCount = len(refs)
+		if len(refs) == 0 {
 			if !o.Upsert {
 				return nil
 			}
@@ -367,17 +388,17 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			res.UpsertedID = copyValue(doc["_id"])
 			return nil
 		}
-		newDocs := make([]Document, len(recs))
-		for i, rec := range recs {
-			nd, changed, err := u.apply(rec.doc, now)
+		newDocs := make([]Document, len(refs))
+		for i, ref := range refs {
+			nd, changed, err := u.apply(ref.get(), now)
 			if err != nil {
-				return fmt.Errorf("collection %q: document %v: %w", s.name, rec.id, err)
+				return fmt.Errorf("collection %q: document %v: %w", s.name, ref.get()["_id"], err)
 			}
 			if changed {
 				newDocs[i] = nd
 			}
 		}
-		n, err := s.replaceRecords(recs, newDocs)
+		n, err := s.replaceRecords(refs, newDocs)
 		res.ModifiedCount = n
 		return err
 	})
@@ -388,49 +409,47 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 // record alone), atomically: it checks every new document first and changes
 // nothing on error. It returns how many records changed. Call holding
 // writeMu.
-func (s *collState) replaceRecords(recs []*record, newDocs []Document) (int, error) {
+func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, error) {
 	type change struct {
 		rec    *record
-		doc    Document
+		enc    []byte
 		oldKey docKeys
 		newKey docKeys
 	}
 	uc := newUniqueCheck(s)
-	for i, rec := range recs {
-		if newDocs[i] != nil {
-			uc.batch[rec] = true
+	for i, ref := range refs {
+		if newDocs[i] != nil && uc != nil {
+			uc.batch[ref.rec] = true
 		}
 	}
 	var changes []change
-	for i, rec := range recs {
+	for i, ref := range refs {
 		nd := newDocs[i]
 		if nd == nil {
 			continue
 		}
-		if compareValues(nd["_id"], rec.id) != 0 {
-			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, rec.id, ErrInvalidUpdate, ErrImmutableID)
+		id := ref.get()["_id"]
+		if compareValues(nd["_id"], id) != 0 {
+			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
 		}
 		if err := s.validator.validate(nd); err != nil {
-			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, rec.id, err)
+			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
 		nk, err := s.computeKeys(nd)
 		if err != nil {
-			return 0, fmt.Errorf("document %v: %w", rec.id, err)
+			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		if err := uc.add(rec, nk); err != nil {
-			return 0, fmt.Errorf("document %v: %w", rec.id, err)
+		if err := uc.add(ref.rec, nk); err != nil {
+			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		changes = append(changes, change{rec: rec, doc: nd, oldKey: s.storedKeys(rec), newKey: nk})
+		changes = append(changes, change{rec: ref.rec, enc: encodeStored(nd), oldKey: s.storedKeys(ref.rec), newKey: nk})
 	}
 	var earliest time.Time
 	s.mu.Lock()
 	for _, ch := range changes {
 		s.removeFromIndexes(ch.rec, ch.oldKey)
-		s.bytes -= ch.rec.size
-		ch.rec.doc = ch.doc
-		ch.rec.ver++
-		ch.rec.size = estimateSize(ch.doc)
-		s.bytes += ch.rec.size
+		s.bytes += int64(len(ch.enc) - len(ch.rec.enc))
+		ch.rec.enc = ch.enc
 		s.addToIndexes(ch.rec, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
@@ -460,9 +479,9 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 	var res UpdateResult
 	err = c.write(func(s *collState) error {
 		now := c.db.clock.Now()
-		recs := s.matchingRecords(filterDoc, f, 1, now)
-		res.MatchedCount = len(recs)
-		if len(recs) == 0 {
+		refs := s.matchingRecords(filterDoc, f, 1, now)
+		res.MatchedCount = len(refs)
+		if len(refs) == 0 {
 			if !o.Upsert {
 				return nil
 			}
@@ -483,16 +502,16 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 			res.UpsertedID = copyValue(doc["_id"])
 			return nil
 		}
-		rec := recs[0]
+		old := refs[0].get()
 		doc := copyDocument(repl)
-		if id, ok := doc["_id"]; ok && compareValues(id, rec.id) != 0 {
-			return fmt.Errorf("collection %q: document %v: %w: %w", s.name, rec.id, ErrInvalidUpdate, ErrImmutableID)
+		if id, ok := doc["_id"]; ok && compareValues(id, old["_id"]) != 0 {
+			return fmt.Errorf("collection %q: document %v: %w: %w", s.name, old["_id"], ErrInvalidUpdate, ErrImmutableID)
 		}
-		doc["_id"] = rec.id
-		if compareValues(doc, rec.doc) == 0 {
+		doc["_id"] = old["_id"]
+		if compareValues(doc, old) == 0 {
 			return nil
 		}
-		n, err := s.replaceRecords(recs, []Document{doc})
+		n, err := s.replaceRecords(refs, []Document{doc})
 		res.ModifiedCount = n
 		return err
 	})
@@ -521,13 +540,13 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 	}
 	n := 0
 	err = c.write(func(s *collState) error {
-		recs := s.matchingRecords(filterDoc, f, limit, c.db.clock.Now())
+		refs := s.matchingRecords(filterDoc, f, limit, c.db.clock.Now())
 		s.mu.Lock()
-		for _, rec := range recs {
-			s.removeRecord(rec)
+		for _, ref := range refs {
+			s.removeRecord(ref.rec)
 		}
 		s.mu.Unlock()
-		n = len(recs)
+		n = len(refs)
 		return nil
 	})
 	if errors.Is(err, errCollectionDropped) {
