@@ -141,7 +141,8 @@ func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
 		refs = append(refs, r)
 		return need < 0 || len(refs) < need
 	})
-	if p.needsSort(q) {
+	ex.InMemorySort = p.needsSort(q)
+	if ex.InMemorySort {
 		slices.SortStableFunc(refs, func(a, b *docRef) int { return compareForSort(a.get(), b.get(), q.opts.Sort) })
 	}
 	refs = refs[min(q.opts.Skip, len(refs)):]
@@ -628,12 +629,5 @@ func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation,
 		return Explanation{Collection: c.name, Stage: "EOF", Filter: filter}, nil
 	}
 	_, ex := s.run(q, c.db.clock.Now())
-	ex.InMemorySort = len(q.opts.Sort) > 0 && ex.Stage != "" && !s.planSorted(q)
 	return *ex, nil
-}
-
-func (s *collState) planSorted(q *query) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.plan(q).sorted
 }
