@@ -237,6 +237,12 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 			return fmt.Errorf("removal did not finish: %d left", ss[len(ss)-1].n)
 		}
 		from, to := window(ss, p.n, p.n-k)
+		if from.IsZero() {
+			// The sampler started late (a loaded machine) and never saw all
+			// n: bound the window by the threshold instead.
+			from = tExp
+			out.Notes = append(out.Notes, fmt.Sprintf("%s/%s/%d: sampler started after removal began; window measured from the threshold", p.workload, p.store, p.n))
+		}
 		w := to.Sub(from)
 		pre := fmt.Sprintf("expire_%dpct", pct)
 		if pct == 100 {
