@@ -41,7 +41,7 @@ type config struct {
 func main() {
 	var (
 		trial     = flag.String("trial", "", "internal: run one trial workload/store/n and print JSON")
-		quick     = flag.Bool("quick", false, "N = 100k, latency workload at 1M, lag spread 1 s, idle phase 0.5 s; buntdb only in workloads 1, 2 (all expired) and 4 (under 3 minutes)")
+		quick     = flag.Bool("quick", false, "N = 100k, latency workload at 1M, lag 10k docs over 1 s, idle phase 0.5 s; buntdb only in workloads 1, 2 (all expired) and 4 (under 3 minutes)")
 		sizes     = flag.String("sizes", "", "comma-separated N for workloads 1, 2, 4, 5 (default: 100000 quick; 100000,1000000,10000000 full)")
 		latencyN  = flag.Int("latency-n", 1000000, "documents expiring at once in the latency workload")
 		live      = flag.Int("live", 10000, "live documents read during the latency workload")
@@ -104,6 +104,9 @@ func main() {
 		if cfg.quick {
 			cfg.spread = time.Second
 		}
+	}
+	if cfg.quick && !flagSet("lag-n") {
+		cfg.lagN = cfg.lagN / 10 // 10k over 1 s: the arrival rate (100k over 10 s)
 	}
 	run(cfg, strings.Split(*workloads, ","))
 }
