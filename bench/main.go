@@ -1,0 +1,395 @@
+// Command bench runs ttldb side by side with the Go libraries people would
+// use instead (buntdb, ttlcache, go-cache, golang-lru/expirable) and a
+// floor store, on the workloads of issue 5, each trial in a fresh process,
+// and prints the medians, the ratios ttldb/peer and the targets.
+//
+//	cd bench && go run .          # full: N = 100k, 1M, 10M where it fits
+//	cd bench && go run . -quick   # N = 100k, latency at 1M; under 3 minutes
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type config struct {
+	quick     bool
+	sizes     []int
+	latencyN  int
+	live      int
+	lagN      int
+	spread    time.Duration
+	reps      int
+	stores    []string
+	ttldbRead string
+	readEvery time.Duration
+	idle      time.Duration
+	outDir    string
+	big       int // sizes >= big run only if the memory estimate fits
+}
+
+func main() {
+	var (
+		trial     = flag.String("trial", "", "internal: run one trial workload/store/n and print JSON")
+		quick     = flag.Bool("quick", false, "N = 100k, latency workload at 1M, lag 10k docs over 1 s, idle phase 0.5 s; buntdb only in workloads 1, 2 (all expired) and 4 (under 3 minutes)")
+		sizes     = flag.String("sizes", "", "comma-separated N for workloads 1, 2, 4, 5 (default: 100000 quick; 100000,1000000,10000000 full)")
+		latencyN  = flag.Int("latency-n", 1000000, "documents expiring at once in the latency workload")
+		live      = flag.Int("live", 10000, "live documents read during the latency workload")
+		lagN      = flag.Int("lag-n", 100000, "documents in the expiry-lag workload")
+		spread    = flag.Duration("spread", 0, "lag workload: thresholds spread over this (default 10s; 2s with -quick)")
+		reps      = flag.Int("reps", 3, "repetitions per trial (median reported; at least 3)")
+		stores    = flag.String("stores", strings.Join(storeNames, ","), "stores to run")
+		ttldbRead = flag.String("ttldb-read", "auto", "how ttldb reads by key in the latency workload: auto (FindOne if it is a point lookup, else ExpiresAt), findone, expiresat")
+		readEvery = flag.Duration("read-every", 10*time.Microsecond, "latency workload: open-loop read interval")
+		idle      = flag.Duration("idle", time.Second, "latency workload: idle read phase before the threshold")
+		outDir    = flag.String("out", ".", "directory for results.json and the SVGs")
+		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the expiry phase (mass, latency) to this file")
+		workloads = flag.String("workloads", "mass,latency,compact,lag", "which trial kinds to run")
+	)
+	flag.Parse()
+	if *trial != "" {
+		parts := strings.Split(*trial, "/")
+		if len(parts) != 3 {
+			fatalf("-trial wants workload/store/n")
+		}
+		n, err := strconv.Atoi(parts[2])
+		if err != nil {
+			fatalf("-trial: bad n: %v", err)
+		}
+		cpuProfile = *cpuprof
+		sp := *spread
+		if sp == 0 {
+			sp = 10 * time.Second
+		}
+		if err := runTrial(trialParams{workload: parts[0], store: parts[1], n: n, live: *live, spread: sp,
+			ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle}); err != nil {
+			fatalf("trial %s: %v", *trial, err)
+		}
+		return
+	}
+	cfg := config{quick: *quick, latencyN: *latencyN, live: *live, lagN: *lagN, spread: *spread, reps: max(*reps, 3),
+		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir, big: 5_000_000}
+	if cfg.quick && !flagSet("idle") {
+		cfg.idle = 500 * time.Millisecond
+	}
+	if *reps < 3 {
+		fmt.Fprintln(os.Stderr, "-reps below 3 raised to 3")
+	}
+	switch {
+	case *sizes != "":
+		for _, s := range strings.Split(*sizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n <= 0 {
+				fatalf("-sizes: bad %q", s)
+			}
+			cfg.sizes = append(cfg.sizes, n)
+		}
+	case cfg.quick:
+		cfg.sizes = []int{100_000}
+	default:
+		cfg.sizes = []int{100_000, 1_000_000, 10_000_000}
+	}
+	if cfg.spread == 0 {
+		cfg.spread = 10 * time.Second
+		if cfg.quick {
+			cfg.spread = time.Second
+		}
+	}
+	if cfg.quick && !flagSet("lag-n") {
+		cfg.lagN = cfg.lagN / 10 // 10k over 1 s: the issue's arrival rate (100k over 10 s)
+	}
+	run(cfg, strings.Split(*workloads, ","))
+}
+
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func fatalf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...)
+	os.Exit(1)
+}
+
+// spec is one trial to run reps times.
+type spec struct {
+	workload, store string
+	n               int
+}
+
+func (s spec) String() string { return fmt.Sprintf("%s/%s/%d", s.workload, s.store, s.n) }
+
+// run holds every trial's outputs, keyed by spec.
+type runResult struct {
+	outs map[spec][]trialOut
+	errs map[spec][]string
+}
+
+func run(cfg config, kinds []string) {
+	has := func(k string) bool { return slices.Contains(kinds, k) }
+	hasStore := func(s string) bool { return slices.Contains(cfg.stores, s) }
+	var small, big []spec
+	for _, n := range cfg.sizes {
+		if !has("mass") {
+			break
+		}
+		for _, st := range storeNames {
+			if !hasStore(st) {
+				continue
+			}
+			add := func(w string) {
+				sp := spec{w, st, n}
+				if n >= cfg.big {
+					big = append(big, sp)
+				} else {
+					small = append(small, sp)
+				}
+			}
+			add("mass100")
+			if cfg.quick && st == "buntdb" {
+				continue // quick: its k/N trials take ~8 s each; the full run has them
+			}
+			if st != "golang-lru" {
+				add("mass10")
+				add("mass1")
+			}
+		}
+	}
+	if has("latency") {
+		for _, st := range storeNames {
+			if cfg.quick && st == "buntdb" {
+				fmt.Fprintln(os.Stderr, "quick: buntdb left out of the latency workload (its JSON index makes 1M inserts and their removal take over a minute per trial); the full run has it")
+				continue
+			}
+			if hasStore(st) {
+				small = append(small, spec{"latency", st, cfg.latencyN})
+			}
+		}
+	}
+	if has("compact") && hasStore("ttldb") {
+		for _, n := range cfg.sizes {
+			if n < cfg.big {
+				small = append(small, spec{"compact", "ttldb", n})
+			}
+		}
+	}
+	if has("lag") {
+		for _, st := range []string{"ttldb", "ttlcache", "floor"} {
+			if hasStore(st) {
+				small = append(small, spec{"lag", st, cfg.lagN})
+			}
+		}
+	}
+	res := &runResult{outs: map[spec][]trialOut{}, errs: map[spec][]string{}}
+	start := time.Now()
+	runPhase(cfg, res, small, start)
+	if len(big) > 0 {
+		var fit []spec
+		for _, sp := range big {
+			if ok, why := fits(res, sp); ok {
+				fit = append(fit, sp)
+			} else {
+				fmt.Fprintf(os.Stderr, "skipping %s: %s\n", sp, why)
+				res.errs[sp] = append(res.errs[sp], "skipped: "+why)
+			}
+		}
+		runPhase(cfg, res, fit, start)
+	}
+	fmt.Fprintf(os.Stderr, "all trials done in %s\n", time.Since(start).Round(time.Second))
+	report(cfg, res)
+}
+
+// fits estimates whether a big trial fits in memory from the heap per
+// document measured at the largest smaller size (times 3: GC headroom, the
+// trial's own buffers).
+func fits(res *runResult, sp spec) (bool, string) {
+	best, bestN := 0.0, 0
+	for k, outs := range res.outs {
+		if k.store != sp.store || k.workload != "mass100" || k.n >= sp.n || k.n < bestN {
+			continue
+		}
+		if v, ok := medianOf(outs, "heap_per_doc"); ok {
+			best, bestN = v, k.n
+		}
+	}
+	if bestN == 0 {
+		return false, "no smaller run to estimate its memory from"
+	}
+	need := best * float64(sp.n) * 3
+	avail := memAvailable()
+	if need > avail {
+		return false, fmt.Sprintf("needs about %.1f GiB (%.0f B/doc x %d x 3), %.1f GiB available", need/(1<<30), best, sp.n, avail/(1<<30))
+	}
+	return true, ""
+}
+
+func memAvailable() float64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 8 << 30
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb * 1024
+		}
+	}
+	return 8 << 30
+}
+
+// runPhase runs every spec reps times, repetition-major, so that slow drift
+// of the machine spreads over all stores.
+func runPhase(cfg config, res *runResult, specs []spec, start time.Time) {
+	total := len(specs) * cfg.reps
+	done := 0
+	for rep := 1; rep <= cfg.reps; rep++ {
+		for _, sp := range specs {
+			done++
+			fmt.Fprintf(os.Stderr, "[%3d/%d %6s] %-28s rep %d/%d ", done, total, time.Since(start).Round(time.Second), sp, rep, cfg.reps)
+			t := time.Now()
+			out, err := runOne(cfg, sp)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "FAILED: %v\n", err)
+				res.errs[sp] = append(res.errs[sp], err.Error())
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "%5.1fs  %s\n", time.Since(t).Seconds(), headline(sp, out))
+			res.outs[sp] = append(res.outs[sp], out)
+		}
+	}
+}
+
+func headline(sp spec, out trialOut) string {
+	var parts []string
+	for _, m := range out.Metrics {
+		switch m.Metric {
+		case "insert", "expire_all_rate", "expire_10pct_rate", "expire_1pct_rate", "read_p99_expiry", "read_max_expiry", "after_compact_vs_fresh10", "lag_p99":
+			parts = append(parts, fmt.Sprintf("%s=%s%s", m.Metric, fmtNum(m.Value), m.Unit))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// runOne re-executes this binary for one trial in a fresh process.
+func runOne(cfg config, sp spec) (trialOut, error) {
+	args := []string{"-trial", sp.String(), "-live", strconv.Itoa(cfg.live), "-spread", cfg.spread.String(),
+		"-ttldb-read", cfg.ttldbRead, "-read-every", cfg.readEvery.String(), "-idle", cfg.idle.String()}
+	cmd := exec.Command(os.Args[0], args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if stderr.Len() > 0 {
+		sc := bufio.NewScanner(&stderr)
+		for sc.Scan() {
+			fmt.Fprintf(os.Stderr, "\n    | %s", sc.Text())
+		}
+		fmt.Fprint(os.Stderr, "\n    ")
+	}
+	if err != nil {
+		return trialOut{}, fmt.Errorf("%v", err)
+	}
+	var out trialOut
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return trialOut{}, fmt.Errorf("bad trial output: %v", err)
+	}
+	return out, nil
+}
+
+func medianOf(outs []trialOut, metric string) (float64, bool) {
+	var vs []float64
+	for _, o := range outs {
+		for _, m := range o.Metrics {
+			if m.Metric == metric {
+				vs = append(vs, m.Value)
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+}
+
+// result is one line of results.json.
+type result struct {
+	Workload string    `json:"workload"`
+	Store    string    `json:"store"`
+	N        int       `json:"n"`
+	Metric   string    `json:"metric"`
+	Unit     string    `json:"unit"`
+	Median   float64   `json:"median"`
+	Runs     []float64 `json:"runs"`
+}
+
+// workloadOf names the issue's workload a metric belongs to.
+func workloadOf(trialWorkload, metric string) string {
+	switch {
+	case strings.HasPrefix(metric, "insert"):
+		return "1-insert"
+	case strings.HasPrefix(metric, "expire_"):
+		return "2-mass-expiry"
+	case trialWorkload == "latency":
+		return "3-read-latency"
+	case strings.HasPrefix(metric, "heap"), trialWorkload == "compact":
+		return "4-memory"
+	case trialWorkload == "lag":
+		return "6-expiry-lag"
+	}
+	return trialWorkload
+}
+
+func writeResults(cfg config, res *runResult, extra []result) {
+	var out []result
+	keys := make([]spec, 0, len(res.outs))
+	for k := range res.outs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b spec) int {
+		return strings.Compare(fmt.Sprintf("%s/%s/%012d", a.workload, a.store, a.n), fmt.Sprintf("%s/%s/%012d", b.workload, b.store, b.n))
+	})
+	for _, k := range keys {
+		outs := res.outs[k]
+		seen := map[string]bool{}
+		for _, o := range outs {
+			for _, m := range o.Metrics {
+				if seen[m.Metric] {
+					continue
+				}
+				seen[m.Metric] = true
+				med, _ := medianOf(outs, m.Metric)
+				var runs []float64
+				for _, o2 := range outs {
+					for _, m2 := range o2.Metrics {
+						if m2.Metric == m.Metric {
+							runs = append(runs, m2.Value)
+						}
+					}
+				}
+				out = append(out, result{workloadOf(k.workload, m.Metric), k.store, k.n, m.Metric, m.Unit, med, runs})
+			}
+		}
+	}
+	out = append(out, extra...)
+	b, _ := json.MarshalIndent(out, "", "  ")
+	path := filepath.Join(cfg.outDir, "results.json")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "writing %s: %v\n", path, err)
+		return
+	}
+	fmt.Printf("wrote %s (%d results)\n", path, len(out))
+}

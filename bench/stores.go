@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/jellydator/ttlcache/v3"
+	gocache "github.com/patrickmn/go-cache"
+	"github.com/tidwall/buntdb"
+	"github.com/ttldb/ttldb"
+)
+
+// Doc is the benchmark document. Every store holds the same content: ttldb
+// as a Document, buntdb as JSON, the caches and the floor as this struct.
+type Doc struct {
+	ID               string    `json:"_id"`
+	User             string    `json:"user"`
+	Kind             string    `json:"kind"`
+	Bytes            int       `json:"bytes"`
+	LastModifiedDate time.Time `json:"lastModifiedDate"`
+}
+
+// ttlSeconds is the ExpireAfterSeconds of ttldb's TTL index: a document
+// whose threshold is T carries lastModifiedDate T - ttlSeconds.
+const ttlSeconds = 3600
+
+var kinds = []string{"click", "view", "purchase", "login", "logout", "search", "share", "comment"}
+
+func docKey(i int) string { return fmt.Sprintf("doc:%09d", i) }
+
+func keyIndex(k string) int {
+	n, _ := strconv.Atoi(k[4:])
+	return n
+}
+
+// genDoc returns document i, expiring (reaching its threshold) at exp.
+func genDoc(i int, exp time.Time) Doc {
+	return Doc{
+		ID:               docKey(i),
+		User:             fmt.Sprintf("user%05d", (i*7919)%10000),
+		Kind:             kinds[i%len(kinds)],
+		Bytes:            (i * 37) % 4096,
+		LastModifiedDate: exp.Add(-ttlSeconds * time.Second),
+	}
+}
+
+func threshold(d Doc) time.Time { return d.LastModifiedDate.Add(ttlSeconds * time.Second) }
+
+// store is one contender. prepare turns documents into the store's native
+// input outside the timed region; insert stores them (timed); get reads a
+// document by key; remaining is the number of documents physically held
+// (expired or not), read as cheaply as the store allows.
+type store interface {
+	prepare(docs []Doc) any
+	insert(batch any) error
+	get(key string) bool
+	remaining() int
+	close()
+}
+
+// storeNames in table order: ttldb first, the floor last.
+var storeNames = []string{"ttldb", "buntdb", "ttlcache", "go-cache", "golang-lru", "floor"}
+
+// storeOpts tunes a store for a trial.
+type storeOpts struct {
+	lruTTL    time.Duration                    // golang-lru: the cache's single TTL
+	onRemoved func(ids []string, at time.Time) // expiry-lag recording (ttldb, ttlcache, floor)
+	ttldbRead string                           // "findone" or "expiresat"
+}
+
+func newStore(name string, o storeOpts) (store, error) {
+	switch name {
+	case "ttldb":
+		return newTTLDBStore(o)
+	case "buntdb":
+		return newBuntStore()
+	case "ttlcache":
+		return newTTLCacheStore(o), nil
+	case "go-cache":
+		return &goCacheStore{c: gocache.New(gocache.NoExpiration, goCacheJanitor)}, nil
+	case "golang-lru":
+		if o.lruTTL <= 0 {
+			o.lruTTL = time.Hour
+		}
+		return &lruStore{c: expirable.NewLRU[string, Doc](0, nil, o.lruTTL)}, nil
+	case "floor":
+		return newFloor(floorBatch, o.onRemoved), nil
+	}
+	return nil, fmt.Errorf("unknown store %q", name)
+}
+
+// goCacheJanitor is go-cache's cleanup interval: its janitor scans the whole
+// map under the write lock this often.
+const goCacheJanitor = time.Second
+
+// ---- ttldb ----
+
+type ttldbStore struct {
+	db       *ttldb.DB
+	coll     *ttldb.Collection
+	inserted atomic.Int64
+	deleted  atomic.Int64
+	read     string
+}
+
+func newTTLDBStore(o storeOpts) (*ttldbStore, error) {
+	s := &ttldbStore{read: o.ttldbRead}
+	if s.read == "" {
+		s.read = "findone"
+	}
+	obs := func(ev ttldb.DeleteEvent) {
+		if o.onRemoved != nil {
+			at := time.Now()
+			ids := make([]string, len(ev.IDs))
+			for i, id := range ev.IDs {
+				ids[i], _ = id.(string)
+			}
+			o.onRemoved(ids, at)
+		}
+		s.deleted.Add(int64(len(ev.IDs)))
+	}
+	// The real monitor with default batching; DeadlineWake makes it wake at
+	// the earliest threshold instead of every 60 s.
+	db, err := ttldb.Open(
+		ttldb.WithMonitor(ttldb.MonitorOptions{DeadlineWake: true}),
+		ttldb.WithDeleteObserver(obs),
+	)
+	if err != nil {
+		return nil, err
+	}
+	s.db, s.coll = db, db.Collection("events")
+	if _, err := s.coll.CreateIndex(ttldb.IndexModel{
+		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
+		ExpireAfterSeconds: ttldb.Seconds(ttlSeconds),
+	}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *ttldbStore) prepare(docs []Doc) any {
+	out := make([]ttldb.Document, len(docs))
+	for i, d := range docs {
+		out[i] = ttldb.Document{"_id": d.ID, "user": d.User, "kind": d.Kind, "bytes": d.Bytes, "lastModifiedDate": d.LastModifiedDate}
+	}
+	return out
+}
+
+func (s *ttldbStore) insert(b any) error {
+	docs := b.([]ttldb.Document)
+	if _, err := s.coll.InsertMany(docs); err != nil {
+		return err
+	}
+	s.inserted.Add(int64(len(docs)))
+	return nil
+}
+
+func (s *ttldbStore) get(key string) bool {
+	if s.read == "expiresat" {
+		_, _, err := s.coll.ExpiresAt(key)
+		return err == nil
+	}
+	d, err := s.coll.FindOne(ttldb.Document{"_id": key})
+	return err == nil && d != nil
+}
+
+func (s *ttldbStore) remaining() int { return int(s.inserted.Load() - s.deleted.Load()) }
+func (s *ttldbStore) close()         { s.db.Close() }
+
+// probeFindOne reports whether FindOne({_id: key}) is a correct point
+// lookup here (it returns that document, examining at most one).
+func (s *ttldbStore) probeFindOne(key string) (bool, string) {
+	d, err := s.coll.FindOne(ttldb.Document{"_id": key})
+	if err != nil {
+		return false, "FindOne by _id failed: " + err.Error()
+	}
+	if d["_id"] != key {
+		return false, fmt.Sprintf("FindOne({_id: %q}) returned _id %v (the filter does not filter yet)", key, d["_id"])
+	}
+	ex, err := s.coll.Explain(ttldb.Document{"_id": key})
+	if err == nil && ex.DocsExamined > 1 {
+		return false, fmt.Sprintf("FindOne({_id}) is a %s examining %d documents (no _id fast path)", ex.Stage, ex.DocsExamined)
+	}
+	return true, ""
+}
+
+// ---- buntdb ----
+
+type buntStore struct {
+	db *buntdb.DB
+}
+
+type buntItem struct {
+	key, val string
+	exp      time.Time
+}
+
+func newBuntStore() (*buntStore, error) {
+	db, err := buntdb.Open(":memory:")
+	if err != nil {
+		return nil, err
+	}
+	if err := db.CreateIndex("lastModifiedDate", "*", buntdb.IndexJSON("lastModifiedDate")); err != nil {
+		return nil, err
+	}
+	return &buntStore{db: db}, nil
+}
+
+func (s *buntStore) prepare(docs []Doc) any {
+	out := make([]buntItem, len(docs))
+	for i, d := range docs {
+		b, _ := json.Marshal(d)
+		out[i] = buntItem{d.ID, string(b), threshold(d)}
+	}
+	return out
+}
+
+func (s *buntStore) insert(b any) error {
+	items := b.([]buntItem)
+	return s.db.Update(func(tx *buntdb.Tx) error {
+		for _, it := range items {
+			if _, _, err := tx.Set(it.key, it.val, &buntdb.SetOptions{Expires: true, TTL: time.Until(it.exp)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *buntStore) get(key string) bool {
+	ok := false
+	_ = s.db.View(func(tx *buntdb.Tx) error {
+		_, err := tx.Get(key)
+		ok = err == nil
+		return nil
+	})
+	return ok
+}
+
+func (s *buntStore) remaining() int {
+	n := 0
+	_ = s.db.View(func(tx *buntdb.Tx) error {
+		n, _ = tx.Len()
+		return nil
+	})
+	return n
+}
+
+func (s *buntStore) close() { s.db.Close() }
+
+// ---- ttlcache ----
+
+type ttlcacheStore struct {
+	c        *ttlcache.Cache[string, Doc]
+	inserted atomic.Int64
+}
+
+func newTTLCacheStore(o storeOpts) *ttlcacheStore {
+	c := ttlcache.New[string, Doc](ttlcache.WithDisableTouchOnHit[string, Doc]())
+	if o.onRemoved != nil {
+		c.OnEviction(func(_ context.Context, r ttlcache.EvictionReason, it *ttlcache.Item[string, Doc]) {
+			if r == ttlcache.EvictionReasonExpired {
+				o.onRemoved([]string{it.Key()}, time.Now())
+			}
+		})
+	}
+	go c.Start()
+	return &ttlcacheStore{c: c}
+}
+
+func (s *ttlcacheStore) prepare(docs []Doc) any { return docs }
+
+func (s *ttlcacheStore) insert(b any) error {
+	docs := b.([]Doc)
+	for _, d := range docs {
+		s.c.Set(d.ID, d, time.Until(threshold(d)))
+	}
+	s.inserted.Add(int64(len(docs)))
+	return nil
+}
+
+func (s *ttlcacheStore) get(key string) bool { return s.c.Get(key) != nil }
+
+// remaining counts evictions through Metrics, which does not take the
+// cache's item lock (Len would, and would count only unexpired items).
+func (s *ttlcacheStore) remaining() int {
+	return int(s.inserted.Load() - int64(s.c.Metrics().Evictions))
+}
+func (s *ttlcacheStore) close() { s.c.Stop() }
+
+// ---- go-cache ----
+
+type goCacheStore struct{ c *gocache.Cache }
+
+func (s *goCacheStore) prepare(docs []Doc) any { return docs }
+
+func (s *goCacheStore) insert(b any) error {
+	for _, d := range b.([]Doc) {
+		s.c.Set(d.ID, d, time.Until(threshold(d)))
+	}
+	return nil
+}
+
+func (s *goCacheStore) get(key string) bool { _, ok := s.c.Get(key); return ok }
+func (s *goCacheStore) remaining() int      { return s.c.ItemCount() }
+func (s *goCacheStore) close()              { s.c.Flush() }
+
+// ---- golang-lru/v2/expirable ----
+
+// lruStore: expirable.LRU has one TTL for the whole cache, counted from
+// each Add; the documents' own thresholds are ignored.
+type lruStore struct{ c *expirable.LRU[string, Doc] }
+
+func (s *lruStore) prepare(docs []Doc) any { return docs }
+
+func (s *lruStore) insert(b any) error {
+	for _, d := range b.([]Doc) {
+		s.c.Add(d.ID, d)
+	}
+	return nil
+}
+
+func (s *lruStore) get(key string) bool { _, ok := s.c.Get(key); return ok }
+func (s *lruStore) remaining() int      { return s.c.Len() }
+func (s *lruStore) close()              { s.c.Purge() } // its goroutine cannot be stopped (v2.0.7)
