@@ -545,11 +545,20 @@ func conditionBounds(v any, ix *index) ([]interval, int) {
 			}
 			score = 2
 		case "$gt", "$gte":
+			if isArray(arg) {
+				// An array operand compares with a whole array value,
+				// which index keys (the elements of a multikey field) do
+				// not hold: no bounds.
+				return nil, 0
+			}
 			if c := compareValues(arg, iv.lo); c > 0 || c == 0 && op == "$gt" {
 				iv.lo, iv.loInc = arg, op == "$gte"
 			}
 			score = max(score, 1)
 		case "$lt", "$lte":
+			if isArray(arg) {
+				return nil, 0
+			}
 			if c := compareValues(arg, iv.hi); c < 0 || c == 0 && op == "$lt" {
 				iv.hi, iv.hiInc = arg, op == "$lte"
 			}
@@ -565,6 +574,11 @@ func conditionBounds(v any, ix *index) ([]interval, int) {
 		return intersectIntervals(points, []interval{iv}), score
 	}
 	if score == 1 {
+		if ix.sparse && iv.contains(nil) {
+			// The range matches null, so documents missing the field,
+			// which a sparse index leaves out: no bounds.
+			return nil, 0
+		}
 		if ix.multikey && iv.lo != minKey && iv.hi != maxKey {
 			// Two bounds on a multikey field may be met by two elements.
 			iv.hi, iv.hiInc = maxKey, true

@@ -412,6 +412,9 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 	m.Keys = slices.Clone(m.Keys)
 	if len(m.Keys) == 1 && m.Keys[0] == (IndexKey{Field: "_id", Order: 1}) && m.ExpireAfterSeconds == nil &&
 		!m.Unique && !m.Sparse && m.PartialFilterExpression == nil && (m.Name == "_id_1" || m.Name == idIndexName) {
+		if _, err := c.read(); err != nil {
+			return "", err // closed DB or invalid collection name
+		}
 		return idIndexName, nil // the implicit _id index
 	}
 	var name string
@@ -500,12 +503,12 @@ func (s *collState) build(ix *index) error {
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
 func (c *Collection) DropIndex(name string) error {
-	if name == idIndexName {
-		return fmt.Errorf("%w: collection %q: the _id index cannot be dropped", ErrInvalidIndex, c.name)
-	}
 	s, err := c.read()
 	if err != nil {
 		return err
+	}
+	if name == idIndexName {
+		return fmt.Errorf("%w: collection %q: the _id index cannot be dropped", ErrInvalidIndex, c.name)
 	}
 	if s == nil {
 		return fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, name)

@@ -362,6 +362,13 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
+	if !o.Upsert {
+		// Without upsert, an update of a missing collection writes
+		// nothing and must not create it.
+		if s, err := c.read(); err != nil || s == nil {
+			return UpdateResult{}, err
+		}
+	}
 	var res UpdateResult
 	err = c.write(func(s *collState) error {
 		now := c.db.clock.Now()
@@ -476,6 +483,11 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
+	if !o.Upsert {
+		if s, err := c.read(); err != nil || s == nil {
+			return UpdateResult{}, err
+		}
+	}
 	var res UpdateResult
 	err = c.write(func(s *collState) error {
 		now := c.db.clock.Now()

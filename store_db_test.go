@@ -1,0 +1,477 @@
+package ttldb_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb"
+)
+
+// DB level: collections are created by the first write, reads of a missing
+// collection see nothing, names are listed sorted, drops and re-creation.
+func TestStoreCollections(t *testing.T) {
+	db, _ := openStore(t)
+	names, err := db.ListCollectionNames()
+	require.NoError(t, err)
+	assert.Empty(t, names)
+
+	ghost := db.Collection("ghost")
+	assert.Equal(t, "ghost", ghost.Name())
+	docs, err := ghost.Find(nil)
+	require.NoError(t, err)
+	assert.Empty(t, docs)
+	_, err = ghost.FindOne(nil)
+	require.ErrorIs(t, err, ttldb.ErrNotFound)
+	assert.Equal(t, 0, count(t, ghost, nil))
+	n, err := ghost.DeleteMany(nil)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	res, err := ghost.UpdateMany(ttldb.Document{"a": 1}, ttldb.Document{"$set": ttldb.Document{"b": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	require.NoError(t, ghost.Compact())
+	names, err = db.ListCollectionNames()
+	require.NoError(t, err)
+	assert.Empty(t, names, "reads (and writes that write nothing) do not create collections")
+
+	_, err = db.Collection("zeta").InsertOne(ttldb.Document{"_id": 1})
+	require.NoError(t, err)
+	_, err = db.Collection("alpha").CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	require.NoError(t, err)
+	_, err = db.CreateCollection("mid", ttldb.CollectionOptions{})
+	require.NoError(t, err)
+	names, err = db.ListCollectionNames()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alpha", "mid", "zeta"}, names)
+
+	_, err = db.CreateCollection("zeta", ttldb.CollectionOptions{})
+	require.ErrorIs(t, err, ttldb.ErrCollectionExists)
+	assert.Contains(t, err.Error(), `"zeta"`)
+
+	zeta := db.Collection("zeta")
+	require.NoError(t, db.DropCollection("zeta"))
+	err = db.DropCollection("zeta")
+	require.ErrorIs(t, err, ttldb.ErrNotFound)
+	assert.Contains(t, err.Error(), `"zeta"`)
+	assert.Equal(t, 0, count(t, zeta, nil), "the old handle sees the drop")
+	names, err = db.ListCollectionNames()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alpha", "mid"}, names)
+	// A later write through the old handle creates it anew, empty and
+	// without the old indexes.
+	_, err = zeta.InsertOne(ttldb.Document{"_id": 1})
+	require.NoError(t, err, "the old _id is free again")
+	assert.Equal(t, 1, count(t, zeta, nil))
+	require.NoError(t, db.DropCollection("alpha"))
+	specs, err := db.Collection("alpha").Indexes()
+	require.NoError(t, err)
+	assert.Empty(t, specs)
+	_, err = db.Collection("alpha").InsertOne(ttldb.Document{"x": 1})
+	require.NoError(t, err)
+	specs, err = db.Collection("alpha").Indexes()
+	require.NoError(t, err)
+	assert.Len(t, specs, 1, "only _id_ after re-creation")
+	// CreateCollection after a drop works too.
+	require.NoError(t, db.DropCollection("mid"))
+	_, err = db.CreateCollection("mid", ttldb.CollectionOptions{Capped: true, MaxDocuments: 1})
+	require.NoError(t, err)
+
+	// Invalid names.
+	for _, name := range []string{"", "a$b", "nul\x00", "system.users"} {
+		c := db.Collection(name)
+		_, err := c.InsertOne(ttldb.Document{"x": 1})
+		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
+		_, err = c.Find(nil)
+		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
+		_, err = db.CreateCollection(name, ttldb.CollectionOptions{})
+		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
+	}
+	names, err = db.ListCollectionNames()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alpha", "mid", "zeta"}, names)
+}
+
+// Rule 6: capped collections keep insertion order and drop the oldest.
+func TestStoreCapped(t *testing.T) {
+	db, _ := openStore(t)
+	c, err := db.CreateCollection("capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 3})
+	require.NoError(t, err)
+	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+	require.NoError(t, err)
+	for _, id := range []int{50, 10, 40, 20, 30} {
+		_, err := c.InsertOne(ttldb.Document{"_id": id, "k": "same"})
+		require.NoError(t, err)
+	}
+	docs, err := c.Find(nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{40, 20, 30}, ids(docs), "natural order is insertion order; the two oldest are gone")
+	docs, err = c.Find(ttldb.Document{"k": "same"})
+	require.NoError(t, err)
+	assert.Equal(t, []int{20, 30, 40}, intIDs(t, docs), "evicted documents left the index")
+	_, err = c.InsertMany([]ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}, {"_id": 4}})
+	require.NoError(t, err)
+	docs, err = c.Find(nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{2, 3, 4}, ids(docs))
+	assert.Equal(t, 0, count(t, c, ttldb.Document{"k": "same"}))
+	_, err = c.InsertOne(ttldb.Document{"_id": 1})
+	require.NoError(t, err, "an evicted _id is free")
+
+	bc, err := db.CreateCollection("bytes", ttldb.CollectionOptions{Capped: true, MaxBytes: 4096})
+	require.NoError(t, err)
+	payload := strings.Repeat("x", 1000)
+	for i := range 20 {
+		_, err := bc.InsertOne(ttldb.Document{"_id": i, "p": payload})
+		require.NoError(t, err)
+	}
+	docs, err = bc.Find(nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	assert.Less(t, len(docs), 5, "about 4 KiB of 1 KB documents")
+	assert.Equal(t, 19, docs[len(docs)-1]["_id"], "the newest is kept")
+	for i, d := range docs {
+		assert.Equal(t, 20-len(docs)+i, d["_id"], "a suffix of the insertion order")
+	}
+
+	both, err := db.CreateCollection("both", ttldb.CollectionOptions{Capped: true, MaxDocuments: 10, MaxBytes: 2500})
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := both.InsertOne(ttldb.Document{"_id": i, "p": payload})
+		require.NoError(t, err)
+	}
+	assert.Less(t, count(t, both, nil), 3, "the byte cap bites first")
+
+	for _, opts := range []ttldb.CollectionOptions{
+		{Capped: true},
+		{Capped: true, MaxDocuments: -1},
+		{Capped: true, MaxBytes: -5},
+		{MaxDocuments: 3},
+		{MaxBytes: 100},
+	} {
+		_, err := db.CreateCollection("bad", opts)
+		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%+v", opts)
+	}
+	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(10)})
+	require.ErrorIs(t, err, ttldb.ErrInvalidTTL, "no TTL index on a capped collection")
+	names, err := db.ListCollectionNames()
+	require.NoError(t, err)
+	assert.NotContains(t, names, "bad")
+}
+
+// eventlogValidator is reference 002's "TTL and schema validation" example.
+func eventlogValidator() ttldb.Document {
+	return ttldb.Document{"$jsonSchema": ttldb.Document{
+		"bsonType": "object",
+		"required": []any{"lastModifiedDate"},
+		"properties": ttldb.Document{
+			"lastModifiedDate": ttldb.Document{
+				"bsonType":    "date",
+				"description": "Must be a valid date.",
+			},
+		},
+	}}
+}
+
+// Rule 7: a failing insert, update or replacement is ErrValidation naming
+// the field and the rule, and writes nothing.
+func TestStoreValidation(t *testing.T) {
+	db, clk := openStore(t)
+	v := eventlogValidator()
+	c, err := db.CreateCollection("eventlog", ttldb.CollectionOptions{Validator: v})
+	require.NoError(t, err)
+	v["$jsonSchema"].(ttldb.Document)["required"] = []any{"other"} // the collection keeps its own copy
+	_, err = c.InsertOne(ttldb.Document{"_id": 1, "lastModifiedDate": clk.Now(), "msg": "ok"})
+	require.NoError(t, err)
+	before := all(t, c)
+
+	check := func(err error, field, rule string) {
+		t.Helper()
+		require.ErrorIs(t, err, ttldb.ErrValidation)
+		var ve *ttldb.ValidationError
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, field, ve.Field)
+		assert.Equal(t, rule, ve.Rule)
+		assert.Contains(t, err.Error(), `"eventlog"`)
+		assert.Equal(t, before, all(t, c), "nothing written")
+	}
+	_, err = c.InsertOne(ttldb.Document{"_id": 2, "msg": "no date"})
+	check(err, "lastModifiedDate", "required")
+	_, err = c.InsertOne(ttldb.Document{"_id": 2, "lastModifiedDate": "2026-01-01"})
+	check(err, "lastModifiedDate", "bsonType")
+	_, err = c.InsertMany([]ttldb.Document{{"_id": 2, "lastModifiedDate": clk.Now()}, {"_id": 3, "lastModifiedDate": 1}})
+	check(err, "lastModifiedDate", "bsonType")
+	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$unset": ttldb.Document{"lastModifiedDate": ""}})
+	check(err, "lastModifiedDate", "required")
+	_, err = c.UpdateMany(nil, ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": nil}})
+	check(err, "lastModifiedDate", "bsonType")
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"msg": "replaced"})
+	check(err, "lastModifiedDate", "required")
+	_, err = c.UpdateOne(ttldb.Document{"_id": 9}, ttldb.Document{"$set": ttldb.Document{"msg": 1}}, ttldb.UpdateOptions{Upsert: true})
+	check(err, "lastModifiedDate", "required")
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 9}, ttldb.Document{"msg": 1}, ttldb.UpdateOptions{Upsert: true})
+	check(err, "lastModifiedDate", "required")
+
+	// Valid writes pass: $currentDate is how the date is refreshed, and an
+	// upsert can seed it.
+	clk.Advance(time.Minute)
+	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$currentDate": ttldb.Document{"lastModifiedDate": true}})
+	require.NoError(t, err)
+	_, err = c.UpdateOne(ttldb.Document{"_id": 9}, ttldb.Document{"$currentDate": ttldb.Document{"lastModifiedDate": true}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 9}, ttldb.Document{"lastModifiedDate": clk.Now(), "x": 1})
+	require.NoError(t, err)
+	assert.Equal(t, 2, count(t, c, ttldb.Document{"lastModifiedDate": clk.Now()}))
+
+	// Nested properties name the full path.
+	nested, err := db.CreateCollection("nested", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": ttldb.Document{
+		"properties": ttldb.Document{"user": ttldb.Document{
+			"bsonType": "object", "required": []any{"name"},
+			"properties": ttldb.Document{"name": ttldb.Document{"bsonType": "string"}, "age": ttldb.Document{"bsonType": []any{"int", "long"}}},
+		}},
+	}}})
+	require.NoError(t, err)
+	_, err = nested.InsertOne(ttldb.Document{"user": ttldb.Document{"name": "ada", "age": 36}})
+	require.NoError(t, err)
+	_, err = nested.InsertOne(ttldb.Document{"user": ttldb.Document{"name": "ada", "age": 36.5}})
+	var ve *ttldb.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "user.age", ve.Field)
+	assert.Equal(t, "bsonType", ve.Rule)
+	_, err = nested.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"user.name": 5}})
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "user.name", ve.Field)
+	assert.Equal(t, 1, count(t, nested, ttldb.Document{"user.name": "ada"}))
+
+	// A malformed validator is refused.
+	_, err = db.CreateCollection("badschema", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": ttldb.Document{"bsonType": "galaxy"}}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+}
+
+// Rule 10: every sentinel is reachable and says where it came from.
+func TestStoreErrorsNameTheirSource(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("errs")
+	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
+	require.NoError(t, err)
+	mustInsert(t, c, ttldb.Document{"_id": 1, "u": 1, "s": "str"})
+	v, err := db.CreateCollection("valid", ttldb.CollectionOptions{Validator: eventlogValidator()})
+	require.NoError(t, err)
+	tests := []struct {
+		name     string
+		call     func() error
+		sentinel error
+		mentions []string
+	}{
+		{"FindOne none", func() error { _, err := c.FindOne(ttldb.Document{"_id": 2}); return err }, ttldb.ErrNotFound, []string{`"errs"`}},
+		{"DropIndex missing", func() error { return c.DropIndex("zz_1") }, ttldb.ErrNotFound, []string{`"errs"`, `"zz_1"`}},
+		{"DropCollection missing", func() error { return db.DropCollection("nope") }, ttldb.ErrNotFound, []string{`"nope"`}},
+		{"CreateCollection taken", func() error { _, err := db.CreateCollection("errs", ttldb.CollectionOptions{}); return err }, ttldb.ErrCollectionExists, []string{`"errs"`}},
+		{"duplicate _id", func() error { _, err := c.InsertOne(ttldb.Document{"_id": 1}); return err }, ttldb.ErrDuplicateKey, []string{`"errs"`, `"_id_"`}},
+		{"duplicate unique key", func() error { _, err := c.InsertOne(ttldb.Document{"u": 1}); return err }, ttldb.ErrDuplicateKey, []string{`"errs"`, `"u_1"`}},
+		{"index conflict", func() error {
+			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}})
+			return err
+		}, ttldb.ErrIndexOptionsConflict, []string{`"errs"`, `"u_1"`}},
+		{"invalid index", func() error {
+			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{{Field: "w", Order: 3}}})
+			return err
+		}, ttldb.ErrInvalidIndex, []string{`"errs"`, `"w"`}},
+		{"invalid TTL", func() error {
+			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(-1)})
+			return err
+		}, ttldb.ErrInvalidTTL, []string{`"errs"`, `"t_1"`}},
+		{"validation", func() error { _, err := v.InsertOne(ttldb.Document{"x": 1}); return err }, ttldb.ErrValidation, []string{`"valid"`, `"lastModifiedDate"`, "required"}},
+		{"invalid document", func() error {
+			_, err := c.InsertOne(ttldb.Document{"a": ttldb.Document{"b": make(chan int)}})
+			return err
+		}, ttldb.ErrInvalidDocument, []string{`"errs"`, `"a.b"`}},
+		{"invalid filter", func() error { _, err := c.Find(ttldb.Document{"a": ttldb.Document{"$regex": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$regex"}},
+		{"invalid update", func() error {
+			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"s": 1}})
+			return err
+		}, ttldb.ErrInvalidUpdate, []string{`"errs"`, `"s"`}},
+		{"immutable _id", func() error {
+			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 5}})
+			return err
+		}, ttldb.ErrImmutableID, []string{`"errs"`, "_id"}},
+		{"invalid find options", func() error { _, err := c.Find(nil, ttldb.FindOptions{Skip: -1}); return err }, ttldb.ErrInvalidOptions, []string{`"errs"`}},
+		{"invalid sort", func() error {
+			_, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{{Field: "q", Order: 0}}})
+			return err
+		}, ttldb.ErrInvalidOptions, []string{`"errs"`, `"q"`}},
+		{"invalid projection", func() error {
+			_, err := c.Find(nil, ttldb.FindOptions{Projection: ttldb.Document{"a": 1, "b": 0}})
+			return err
+		}, ttldb.ErrInvalidOptions, []string{`"errs"`}},
+		{"invalid collection name", func() error { _, err := db.Collection("a$b").InsertOne(ttldb.Document{}); return err }, ttldb.ErrInvalidOptions, []string{`"a$b"`}},
+		{"invalid Open option", func() error { _, err := ttldb.Open(ttldb.WithClock(nil)); return err }, ttldb.ErrInvalidOptions, []string{"WithClock"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			require.ErrorIs(t, err, tt.sentinel)
+			for _, m := range tt.mentions {
+				assert.Contains(t, err.Error(), m)
+			}
+		})
+	}
+	assert.Equal(t, 1, count(t, c, nil))
+}
+
+// Rule 10: after Close every method fails with ErrClosed; Close is
+// idempotent.
+func TestStoreClosed(t *testing.T) {
+	db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	c := db.Collection("c")
+	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	require.NoError(t, err)
+	mustInsert(t, c, ttldb.Document{"_id": 1, "x": 1})
+	require.NoError(t, db.Close())
+	require.NoError(t, db.Close(), "Close is idempotent")
+	after := db.Collection("made-after-close")
+	for _, h := range []*ttldb.Collection{c, after} {
+		calls := map[string]func() error{
+			"InsertOne":  func() error { _, err := h.InsertOne(ttldb.Document{"x": 2}); return err },
+			"InsertMany": func() error { _, err := h.InsertMany([]ttldb.Document{{"x": 2}}); return err },
+			"FindOne":    func() error { _, err := h.FindOne(nil); return err },
+			"Find":       func() error { _, err := h.Find(nil); return err },
+			"Count":      func() error { _, err := h.CountDocuments(nil); return err },
+			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
+			"UpdateMany": func() error { _, err := h.UpdateMany(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
+			"ReplaceOne": func() error { _, err := h.ReplaceOne(nil, ttldb.Document{"y": 1}); return err },
+			"DeleteOne":  func() error { _, err := h.DeleteOne(nil); return err },
+			"DeleteMany": func() error { _, err := h.DeleteMany(nil); return err },
+			"CreateIndex": func() error {
+				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
+				return err
+			},
+			"CreateIndex _id": func() error {
+				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
+				return err
+			},
+			"DropIndex":     func() error { return h.DropIndex("x_1") },
+			"DropIndex _id": func() error { return h.DropIndex("_id_") },
+			"Indexes":       func() error { _, err := h.Indexes(); return err },
+			"Explain":       func() error { _, err := h.Explain(nil); return err },
+			"Compact":       func() error { return h.Compact() },
+			"ExpiresAt":     func() error { _, _, err := h.ExpiresAt(1); return err },
+			"CollMod": func() error {
+				_, err := h.CollMod(ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
+				return err
+			},
+		}
+		for name, call := range calls {
+			assert.ErrorIs(t, call(), ttldb.ErrClosed, "%s on %q", name, h.Name())
+		}
+	}
+	_, err = db.CreateCollection("n", ttldb.CollectionOptions{})
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+	_, err = db.ListCollectionNames()
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+	assert.ErrorIs(t, db.DropCollection("c"), ttldb.ErrClosed)
+	_, err = db.RunTTLPass(context.Background())
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+	_, err = db.CollMod("c", ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+}
+
+// Rule 10: hostile documents are refused with ErrInvalidDocument naming the
+// path, and nothing panics or is stored.
+func TestStoreHostileInput(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("hostile")
+	cyclic := ttldb.Document{"_id": 1}
+	cyclic["self"] = cyclic
+	cyclicArr := ttldb.Document{"_id": 1}
+	cyclicArr["list"] = []any{ttldb.Document{"back": cyclicArr}}
+	deep := ttldb.Document{}
+	cur := deep
+	for range 300 {
+		next := ttldb.Document{}
+		cur["d"] = next
+		cur = next
+	}
+	deepArr := any(1)
+	for range 300 {
+		deepArr = []any{deepArr}
+	}
+	x := 1
+	type celsius float64
+	for _, tc := range []struct {
+		doc  ttldb.Document
+		path string
+	}{
+		{cyclic, "self"},
+		{cyclicArr, "list.0.back"},
+		{ttldb.Document{"ch": make(chan int)}, "ch"},
+		{ttldb.Document{"f": func() {}}, "f"},
+		{ttldb.Document{"s": struct{ A int }{1}}, "s"},
+		{ttldb.Document{"p": &x}, "p"},
+		{ttldb.Document{"m": map[string]int{"a": 1}}, "m"},
+		{ttldb.Document{"m": map[float64]any{math.NaN(): 1}}, "m"},
+		{ttldb.Document{"t": celsius(3)}, "t"},
+		{ttldb.Document{"a": []any{1, []any{func() {}}}}, "a.1.0"},
+		{ttldb.Document{"$bad": 1}, "$bad"},
+		{ttldb.Document{"a.b": 1}, "a.b"},
+		{ttldb.Document{"n": ttldb.Document{"": 1}}, "n"},
+		{deep, ""},
+		{ttldb.Document{"arr": deepArr}, ""},
+		{nil, ""},
+	} {
+		_, err := c.InsertOne(tc.doc)
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, "%s", tc.path)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de)
+		if tc.path != "" {
+			assert.Equal(t, tc.path, de.Path)
+		}
+		// The same values in updates and replacements.
+		mustInsertIfMissing(t, c)
+		if tc.doc != nil {
+			for k, v := range tc.doc {
+				if k == "_id" || strings.ContainsAny(k, "$.") || k == "" {
+					continue
+				}
+				_, err = c.UpdateOne(ttldb.Document{"_id": "ok"}, ttldb.Document{"$set": ttldb.Document{k: v}})
+				require.Error(t, err, "$set %s", k)
+				require.True(t, errors.Is(err, ttldb.ErrInvalidDocument) || errors.Is(err, ttldb.ErrInvalidUpdate), "%v", err)
+			}
+			_, err = c.ReplaceOne(ttldb.Document{"_id": "ok"}, tc.doc)
+			require.Error(t, err)
+		}
+	}
+	assert.Equal(t, []ttldb.Document{{"_id": "ok"}}, all(t, c))
+
+	// Hostile filters and updates: errors, never panics or hangs.
+	cycFilter := ttldb.Document{}
+	cycFilter["$and"] = []any{cycFilter}
+	cycValue := ttldb.Document{}
+	cycValue["x"] = cycValue
+	for _, f := range []ttldb.Document{cycFilter, {"a": cycValue}, {"a": ttldb.Document{"$in": []any{cycValue}}}, {"a": make(chan int)}} {
+		_, err := c.Find(f)
+		require.Error(t, err, "%p", f)
+		_, err = c.DeleteMany(f)
+		require.Error(t, err)
+	}
+	_, err := c.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})
+	require.Error(t, err)
+	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
+	require.Error(t, err)
+	_, err = db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": cycValue}})
+	require.Error(t, err)
+	assert.Equal(t, []ttldb.Document{{"_id": "ok"}}, all(t, c))
+}
+
+func mustInsertIfMissing(t *testing.T, c *ttldb.Collection) {
+	t.Helper()
+	if count(t, c, ttldb.Document{"_id": "ok"}) == 0 {
+		mustInsert(t, c, ttldb.Document{"_id": "ok"})
+	}
+}

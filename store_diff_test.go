@@ -1,0 +1,320 @@
+package ttldb
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/ttltest"
+)
+
+// TestStoreIndexDifferential checks rule 5's promise that an index never
+// changes an answer: random documents (numbers of several kinds, strings,
+// nil, missing fields, arrays, nested documents) go into two collections,
+// one with indexes and one without, and random filters, sorts, skips and
+// limits, interleaved with random UpdateMany/DeleteMany/inserts applied to
+// both, must give the same results. TTLDB_SEED=n replays a seed.
+func TestStoreIndexDifferential(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TTLDB_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err)
+	}
+	t.Logf("seed %d (replay with TTLDB_SEED=%d)", seed, seed)
+	rounds := 1500
+	if testing.Short() {
+		rounds = 300
+	}
+	g := diffGen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+
+	db, err := Open(WithClock(ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))), WithMonitor(MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	defer db.Close()
+	indexed, plain := db.Collection("indexed"), db.Collection("plain")
+	for _, m := range []IndexModel{
+		{Keys: []IndexKey{Asc("a")}},
+		{Keys: []IndexKey{Desc("b")}},
+		{Keys: []IndexKey{Asc("a"), Desc("b")}},
+		{Keys: []IndexKey{Desc("b"), Asc("c.d")}},
+		{Keys: []IndexKey{Asc("c.d")}},
+		{Keys: []IndexKey{Asc("tags")}},
+		{Keys: []IndexKey{Asc("e")}, Sparse: true},
+		{Keys: []IndexKey{Desc("e"), Asc("b")}, Name: "e_b_sparse", Sparse: true},
+		{Keys: []IndexKey{Asc("b")}, Name: "b_partial", PartialFilterExpression: Document{"e": Document{"$exists": true}}},
+	} {
+		_, err := indexed.CreateIndex(m)
+		require.NoError(t, err)
+	}
+	nextID := 0
+	insert := func(n int) {
+		docs := make([]Document, n)
+		for i := range docs {
+			docs[i] = g.document(nextID)
+			nextID++
+		}
+		_, err := indexed.InsertMany(docs)
+		require.NoError(t, err, "seed %d", seed)
+		_, err = plain.InsertMany(docs)
+		require.NoError(t, err, "seed %d", seed)
+	}
+	insert(300)
+
+	plans := map[string]int{}
+	for round := range rounds {
+		where := fmt.Sprintf("seed %d round %d", seed, round)
+		switch g.r.IntN(20) {
+		case 0:
+			insert(1 + g.r.IntN(5))
+			continue
+		case 1:
+			f, u := g.filter(), g.update()
+			r1, err1 := indexed.UpdateMany(f, u)
+			r2, err2 := plain.UpdateMany(f, u)
+			require.Equal(t, err2 == nil, err1 == nil, "%s: UpdateMany(%v, %v): %v vs %v", where, f, u, err1, err2)
+			require.Equal(t, r2, r1, "%s: UpdateMany(%v, %v)", where, f, u)
+			continue
+		case 2:
+			f := g.filter()
+			n1, err := indexed.DeleteMany(f)
+			require.NoError(t, err, where)
+			n2, err := plain.DeleteMany(f)
+			require.NoError(t, err, where)
+			require.Equal(t, n2, n1, "%s: DeleteMany(%v)", where, f)
+			continue
+		}
+		f, opts := g.filter(), g.findOptions()
+		where = fmt.Sprintf("%s: Find(%v, %+v)", where, f, opts)
+		got, err := indexed.Find(f, opts)
+		require.NoError(t, err, where)
+		want, err := plain.Find(f, opts)
+		require.NoError(t, err, where)
+		require.Equal(t, len(want), len(got), where)
+		if len(opts.Sort) > 0 {
+			for i := range got {
+				require.Zero(t, compareForSort(got[i], want[i], opts.Sort), "%s: position %d: %v vs %v", where, i, got[i], want[i])
+			}
+		}
+		// Without skip and limit, the same documents.
+		full := FindOptions{Sort: opts.Sort}
+		got, err = indexed.Find(f, full)
+		require.NoError(t, err, where)
+		want, err = plain.Find(f, full)
+		require.NoError(t, err, where)
+		byID := func(a, b Document) int { return compareValues(a["_id"], b["_id"]) }
+		slices.SortFunc(got, byID)
+		slices.SortFunc(want, byID)
+		require.Equal(t, want, got, where)
+		n, err := indexed.CountDocuments(f)
+		require.NoError(t, err, where)
+		require.Equal(t, len(want), n, where)
+		ex, err := indexed.Explain(f, opts)
+		require.NoError(t, err, where)
+		plans[ex.Stage+" "+ex.IndexName]++
+	}
+	t.Logf("plans used: %v", plans)
+	ixscans := 0
+	for p, n := range plans {
+		if p != "COLLSCAN " {
+			ixscans += n
+		}
+	}
+	require.Greater(t, ixscans, rounds/10, "seed %d: the indexes were hardly used: %v", seed, plans)
+	n1, _ := indexed.CountDocuments(nil)
+	n2, _ := plain.CountDocuments(nil)
+	require.Equal(t, n2, n1)
+}
+
+type diffGen struct{ r *rand.Rand }
+
+var diffStrings = []string{"", "a", "b", "ab", "c"}
+
+func (g diffGen) scalar() any {
+	switch g.r.IntN(12) {
+	case 0:
+		return nil
+	case 1:
+		return diffStrings[g.r.IntN(len(diffStrings))]
+	case 2:
+		return g.r.IntN(2) == 0
+	case 3:
+		return float64(g.r.IntN(7)-3) + 0.5
+	case 4:
+		return float64(g.r.IntN(7) - 3) // same value as an int
+	case 5:
+		return int64(g.r.IntN(7) - 3)
+	case 6:
+		return uint8(g.r.IntN(4))
+	case 7:
+		return time.Date(2026, 1, 1+g.r.IntN(3), 0, 0, 0, 0, time.UTC)
+	default:
+		return g.r.IntN(7) - 3
+	}
+}
+
+func (g diffGen) array() any {
+	n := g.r.IntN(4)
+	if g.r.IntN(4) == 0 {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = g.r.IntN(7) - 3
+		}
+		return s
+	}
+	s := make([]any, n)
+	for i := range s {
+		s[i] = g.scalar()
+	}
+	return s
+}
+
+// document makes a document whose fields are each missing sometimes: a
+// (scalar or array), b (scalar), c (a document with d, or a scalar), tags
+// (an array or a scalar), e (rarely present), z (never indexed).
+func (g diffGen) document(id int) Document {
+	d := Document{"_id": id}
+	if g.r.IntN(5) > 0 {
+		if g.r.IntN(4) == 0 {
+			d["a"] = g.array()
+		} else {
+			d["a"] = g.scalar()
+		}
+	}
+	if g.r.IntN(5) > 0 {
+		d["b"] = g.scalar()
+	}
+	switch g.r.IntN(4) {
+	case 0:
+	case 1:
+		d["c"] = g.scalar()
+	default:
+		c := Document{}
+		if g.r.IntN(4) > 0 {
+			c["d"] = g.scalar()
+		}
+		d["c"] = c
+	}
+	if g.r.IntN(3) > 0 {
+		d["tags"] = g.array()
+	} else if g.r.IntN(2) == 0 {
+		d["tags"] = g.scalar()
+	}
+	if g.r.IntN(3) == 0 {
+		d["e"] = g.scalar()
+	}
+	d["z"] = g.r.IntN(10)
+	return d
+}
+
+var diffFields = []string{"a", "a", "b", "b", "c.d", "c", "tags", "e", "_id", "z"}
+
+func (g diffGen) value(field string) any {
+	switch {
+	case field == "_id":
+		return g.r.IntN(320)
+	case field == "z":
+		return g.r.IntN(10)
+	case g.r.IntN(12) == 0:
+		return g.array()
+	}
+	return g.scalar()
+}
+
+func (g diffGen) condition(field string) any {
+	switch g.r.IntN(11) {
+	case 0, 1:
+		return g.value(field)
+	case 2:
+		return Document{"$eq": g.value(field)}
+	case 3:
+		vals := make([]any, g.r.IntN(4))
+		for i := range vals {
+			vals[i] = g.value(field)
+		}
+		return Document{"$in": vals}
+	case 4:
+		return Document{[]string{"$gt", "$gte", "$lt", "$lte"}[g.r.IntN(4)]: g.value(field)}
+	case 5, 6:
+		return Document{
+			[]string{"$gt", "$gte"}[g.r.IntN(2)]: g.value(field),
+			[]string{"$lt", "$lte"}[g.r.IntN(2)]: g.value(field),
+		}
+	case 7:
+		return Document{"$ne": g.value(field)}
+	case 8:
+		return Document{"$nin": []any{g.value(field), g.value(field)}}
+	case 9:
+		return Document{"$exists": g.r.IntN(2) == 0}
+	default:
+		return Document{"$not": Document{"$gte": g.value(field)}}
+	}
+}
+
+func (g diffGen) filter() Document {
+	f := Document{}
+	switch g.r.IntN(8) {
+	case 0:
+		return nil
+	case 1:
+		f["$or"] = []any{g.filterTerms(), g.filterTerms()}
+		return f
+	case 2:
+		f["$and"] = []any{g.filterTerms(), g.filterTerms()}
+		return f
+	}
+	return g.filterTerms()
+}
+
+func (g diffGen) filterTerms() Document {
+	f := Document{}
+	for range 1 + g.r.IntN(2) {
+		field := diffFields[g.r.IntN(len(diffFields))]
+		f[field] = g.condition(field)
+	}
+	return f
+}
+
+var diffSortFields = []string{"a", "b", "c.d", "e", "_id", "z", "tags"}
+
+func (g diffGen) findOptions() FindOptions {
+	var o FindOptions
+	if g.r.IntN(3) > 0 {
+		n := 1 + g.r.IntN(2)
+		used := map[string]bool{}
+		for range n {
+			f := diffSortFields[g.r.IntN(len(diffSortFields))]
+			if used[f] {
+				continue
+			}
+			used[f] = true
+			o.Sort = append(o.Sort, IndexKey{Field: f, Order: 1 - 2*g.r.IntN(2)})
+		}
+	}
+	if g.r.IntN(3) == 0 {
+		o.Skip = g.r.IntN(20)
+	}
+	if g.r.IntN(2) == 0 {
+		o.Limit = 1 + g.r.IntN(30)
+	}
+	return o
+}
+
+func (g diffGen) update() Document {
+	field := []string{"a", "b", "c.d", "tags", "e", "z"}[g.r.IntN(6)]
+	switch g.r.IntN(4) {
+	case 0:
+		return Document{"$unset": Document{field: ""}}
+	case 1:
+		return Document{"$inc": Document{"z": g.r.IntN(3)}}
+	}
+	v := g.value(field)
+	if field == "b" || field == "c.d" || field == "e" {
+		v = g.scalar()
+	}
+	return Document{"$set": Document{field: v}}
+}

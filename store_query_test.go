@@ -1,0 +1,388 @@
+package ttldb_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb"
+)
+
+// queryDocs hold one value of each kind in field a, plus nested documents
+// and arrays.
+func queryDocs() []ttldb.Document {
+	return []ttldb.Document{
+		{"_id": 1, "a": 1, "b": ttldb.Document{"c": "x"}, "tags": []string{"red", "blue"}},
+		{"_id": 2, "a": 2.0, "b": ttldb.Document{"c": "y"}, "tags": []any{"green"}},
+		{"_id": 3, "a": int64(3), "b": ttldb.Document{"c": "x", "d": []any{ttldb.Document{"e": 1}, ttldb.Document{"e": 2}}}},
+		{"_id": 4, "a": "3"},
+		{"_id": 5, "a": nil},
+		{"_id": 6},
+		{"_id": 7, "a": []any{1, 5}},
+		{"_id": 8, "a": storeT0},
+		{"_id": 9, "a": true},
+		{"_id": 10, "a": uint16(2), "b": ttldb.Document{"c": "z"}},
+	}
+}
+
+// Rule 3: the query language through the store, with and without an index
+// on the queried fields (the answer must not depend on the plan).
+func TestStoreFilters(t *testing.T) {
+	tests := []struct {
+		filter ttldb.Document
+		want   []int
+	}{
+		{nil, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{ttldb.Document{}, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{ttldb.Document{"a": 1}, []int{1, 7}},
+		{ttldb.Document{"a": 2}, []int{2, 10}},
+		{ttldb.Document{"a": float32(3)}, []int{3}},
+		{ttldb.Document{"a": uint8(2)}, []int{2, 10}},
+		{ttldb.Document{"a": "3"}, []int{4}},
+		{ttldb.Document{"a": nil}, []int{5, 6}},
+		{ttldb.Document{"a": true}, []int{9}},
+		{ttldb.Document{"a": storeT0}, []int{8}},
+		{ttldb.Document{"a": []any{1, 5}}, []int{7}},
+		{ttldb.Document{"a": 5}, []int{7}},
+		{ttldb.Document{"b.c": "x"}, []int{1, 3}},
+		{ttldb.Document{"b": ttldb.Document{"c": "y"}}, []int{2}},
+		{ttldb.Document{"b.d.e": 2}, []int{3}},
+		{ttldb.Document{"b.d.1.e": 2}, []int{3}},
+		{ttldb.Document{"b.d.0.e": 2}, nil},
+		{ttldb.Document{"tags": "blue"}, []int{1}},
+		{ttldb.Document{"tags": ttldb.Document{"$in": []any{"green", "blue"}}}, []int{1, 2}},
+		{ttldb.Document{"a": ttldb.Document{"$eq": 1.0}}, []int{1, 7}},
+		{ttldb.Document{"a": ttldb.Document{"$ne": 1}}, []int{2, 3, 4, 5, 6, 8, 9, 10}},
+		{ttldb.Document{"a": ttldb.Document{"$gt": 1}}, []int{2, 3, 7, 10}},
+		// Each bound may be met by a different element of an array ([1, 5]).
+		{ttldb.Document{"a": ttldb.Document{"$gte": 2, "$lt": 3}}, []int{2, 7, 10}},
+		{ttldb.Document{"a": ttldb.Document{"$lte": int8(1)}}, []int{1, 7}},
+		{ttldb.Document{"a": ttldb.Document{"$lt": 2.5, "$gt": 1.5}}, []int{2, 7, 10}},
+		{ttldb.Document{"a": ttldb.Document{"$lt": 2.5, "$gt": 1.5}, "_id": ttldb.Document{"$ne": 7}}, []int{2, 10}},
+		{ttldb.Document{"a": ttldb.Document{"$gt": "2"}}, []int{4}},
+		{ttldb.Document{"a": ttldb.Document{"$lt": storeT0.Add(time.Second)}}, []int{8}},
+		{ttldb.Document{"a": ttldb.Document{"$in": []any{2, "3", nil}}}, []int{2, 4, 5, 6, 10}},
+		{ttldb.Document{"a": ttldb.Document{"$nin": []any{1, 2, nil}}}, []int{3, 4, 8, 9}},
+		{ttldb.Document{"a": ttldb.Document{"$exists": false}}, []int{6}},
+		{ttldb.Document{"a": ttldb.Document{"$exists": true}}, []int{1, 2, 3, 4, 5, 7, 8, 9, 10}},
+		{ttldb.Document{"a": ttldb.Document{"$not": ttldb.Document{"$gt": 1}}}, []int{1, 4, 5, 6, 8, 9}},
+		{ttldb.Document{"$and": []any{ttldb.Document{"a": ttldb.Document{"$gt": 0}}, ttldb.Document{"b.c": "x"}}}, []int{1, 3}},
+		{ttldb.Document{"$or": []any{ttldb.Document{"a": 2}, ttldb.Document{"tags": "red"}}}, []int{1, 2, 10}},
+		{ttldb.Document{"$nor": []any{ttldb.Document{"a": 1}, ttldb.Document{"a": 2}}}, []int{3, 4, 5, 6, 8, 9}},
+		{ttldb.Document{"a": ttldb.Document{"$gte": 1}, "b.c": ttldb.Document{"$ne": "x"}}, []int{2, 7, 10}},
+		{ttldb.Document{"_id": ttldb.Document{"$in": []any{1, 3.0, uint(5), 99}}}, []int{1, 3, 5}},
+		{ttldb.Document{"_id": ttldb.Document{"$gt": 8}}, []int{9, 10}},
+	}
+	for _, indexed := range []bool{false, true} {
+		db, _ := openStore(t)
+		c := db.Collection("q")
+		if indexed {
+			for _, f := range []string{"a", "b.c", "tags", "b.d.e"} {
+				_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+				require.NoError(t, err)
+			}
+		}
+		mustInsert(t, c, queryDocs()...)
+		for _, tt := range tests {
+			docs, err := c.Find(tt.filter)
+			require.NoError(t, err, "%v", tt.filter)
+			got := intIDs(t, docs)
+			want := tt.want
+			if want == nil {
+				want = []int{}
+			}
+			assert.Equal(t, want, got, "indexed=%v filter %v", indexed, tt.filter)
+			assert.Equal(t, len(tt.want), count(t, c, tt.filter), "CountDocuments %v", tt.filter)
+		}
+	}
+}
+
+// Rule 3: values of different types sort in MongoDB's type order (null and
+// missing, numbers, strings, documents, arrays, binary, ObjectID, bool,
+// date); an array sorts by its smallest element ascending, its largest
+// descending.
+func TestStoreSortTypeOrder(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		db, _ := openStore(t)
+		c := db.Collection("s")
+		if indexed {
+			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}})
+			require.NoError(t, err)
+		}
+		mustInsert(t, c, queryDocs()...)
+		mustInsert(t, c,
+			ttldb.Document{"_id": 11, "a": ttldb.Document{"k": 1}},
+			ttldb.Document{"_id": 12, "a": []byte{1}},
+			ttldb.Document{"_id": 13, "a": ttldb.ObjectID{1}},
+			ttldb.Document{"_id": 14, "a": -0.5},
+		)
+		asc, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Asc("_id")}})
+		require.NoError(t, err)
+		assert.Equal(t, []any{5, 6, 14, 1, 7, 2, 10, 3, 4, 11, 12, 13, 9, 8}, ids(asc), "indexed=%v", indexed)
+		desc, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}})
+		require.NoError(t, err)
+		assert.Equal(t, []any{8, 9, 13, 12, 11, 4, 7, 3, 2, 10, 1, 14, 5, 6}, ids(desc), "indexed=%v", indexed)
+		page, err := c.Find(ttldb.Document{"a": ttldb.Document{"$type": nil}}, ttldb.FindOptions{})
+		assert.ErrorIs(t, err, ttldb.ErrInvalidFilter, "unsupported $type is refused, not ignored")
+		assert.Nil(t, page)
+		page, err = c.Find(ttldb.Document{"a": ttldb.Document{"$gte": 0}},
+			ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}, Skip: 1, Limit: 3, Projection: ttldb.Document{"a": 1}})
+		require.NoError(t, err)
+		assert.Equal(t, []ttldb.Document{{"_id": 3, "a": int64(3)}, {"_id": 2, "a": 2.0}, {"_id": 10, "a": uint16(2)}}, page)
+	}
+}
+
+// Rule 3: a malformed filter is an error from every method that takes one,
+// and changes nothing.
+func TestStoreInvalidFilter(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("bad")
+	mustInsert(t, c, queryDocs()...)
+	before := all(t, c)
+	for _, f := range []ttldb.Document{
+		{"a": ttldb.Document{"$foo": 1}},
+		{"$bogus": 1},
+		{"$and": 1},
+		{"$or": []any{}},
+		{"$nor": []any{1}},
+		{"a": ttldb.Document{"$in": 5}},
+		{"a": ttldb.Document{"$nin": "x"}},
+		{"a": ttldb.Document{"$not": 3}},
+		{"a": ttldb.Document{"$gt": 1, "$bad": 2}},
+		{"a": ttldb.Document{"$eq": func() {}}},
+		{"a..b": 1},
+	} {
+		calls := map[string]func() error{
+			"Find":           func() error { _, err := c.Find(f); return err },
+			"FindOne":        func() error { _, err := c.FindOne(f); return err },
+			"CountDocuments": func() error { _, err := c.CountDocuments(f); return err },
+			"Explain":        func() error { _, err := c.Explain(f); return err },
+			"UpdateOne":      func() error { _, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
+			"UpdateMany":     func() error { _, err := c.UpdateMany(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
+			"Upsert": func() error {
+				_, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}, ttldb.UpdateOptions{Upsert: true})
+				return err
+			},
+			"ReplaceOne": func() error { _, err := c.ReplaceOne(f, ttldb.Document{"z": 1}); return err },
+			"DeleteOne":  func() error { _, err := c.DeleteOne(f); return err },
+			"DeleteMany": func() error { _, err := c.DeleteMany(f); return err },
+		}
+		for name, call := range calls {
+			err := call()
+			require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%s(%v)", name, f)
+			assert.Contains(t, err.Error(), `"bad"`, "%s: the error names the collection", name)
+		}
+	}
+	assert.Equal(t, before, all(t, c), "nothing changed")
+}
+
+// Rule 4: $set, $unset, $inc and $currentDate with dotted paths.
+func TestStoreUpdateOperators(t *testing.T) {
+	db, clk := openStore(t)
+	c := db.Collection("u")
+	mustInsert(t, c, ttldb.Document{"_id": 1, "a": ttldb.Document{"b": 1, "gone": "x"}, "n": 1, "f": 1.5, "arr": []any{1, 2}})
+
+	update := func(u ttldb.Document) ttldb.Document {
+		t.Helper()
+		res, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.NoError(t, err, "%v", u)
+		assert.Equal(t, 1, res.MatchedCount)
+		got, err := c.FindOne(ttldb.Document{"_id": 1})
+		require.NoError(t, err)
+		return got
+	}
+	got := update(ttldb.Document{"$set": ttldb.Document{"a.c": 2, "x.y.z": "deep", "arr.1": 20}})
+	assert.Equal(t, ttldb.Document{"b": 1, "gone": "x", "c": 2}, got["a"])
+	assert.Equal(t, ttldb.Document{"y": ttldb.Document{"z": "deep"}}, got["x"])
+	assert.Equal(t, []any{1, 20}, got["arr"])
+
+	got = update(ttldb.Document{"$unset": ttldb.Document{"a.gone": "", "missing.path": 1}})
+	assert.Equal(t, ttldb.Document{"b": 1, "c": 2}, got["a"])
+
+	got = update(ttldb.Document{"$inc": ttldb.Document{"n": 2, "f": 1, "a.b": -1, "counter.hits": 1}})
+	assert.Equal(t, 3, got["n"], "an int stays an int")
+	assert.Equal(t, 2.5, got["f"])
+	assert.Equal(t, 0, got["a"].(ttldb.Document)["b"])
+	assert.Equal(t, ttldb.Document{"hits": 1}, got["counter"])
+
+	clk.Advance(90 * time.Minute)
+	got = update(ttldb.Document{"$currentDate": ttldb.Document{"meta.lastModifiedDate": true, "ts": ttldb.Document{"$type": "date"}}})
+	assert.Equal(t, clk.Now(), got["meta"].(ttldb.Document)["lastModifiedDate"], "$currentDate reads the DB clock")
+	assert.Equal(t, clk.Now(), got["ts"])
+	clk.Advance(time.Hour)
+	got = update(ttldb.Document{"$currentDate": ttldb.Document{"meta.lastModifiedDate": true}})
+	assert.Equal(t, storeT0.Add(150*time.Minute), got["meta"].(ttldb.Document)["lastModifiedDate"])
+
+	// An update that cannot apply is an error and changes nothing.
+	before := all(t, c)
+	for _, u := range []ttldb.Document{
+		{"$inc": ttldb.Document{"a.c": "one"}},
+		{"$inc": ttldb.Document{"x.y.z": 1}},
+		{"$set": ttldb.Document{"n.sub": 1}},
+		{"$rename": ttldb.Document{"n": "m"}},
+		{"n": 5},
+		{},
+		{"$set": ttldb.Document{"a": 1}, "$unset": ttldb.Document{"a.b": 1}},
+	} {
+		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
+	}
+	assert.Equal(t, before, all(t, c))
+}
+
+// Rule 4: MatchedCount counts matches, ModifiedCount actual changes.
+func TestStoreUpdateCounts(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("u")
+	mustInsert(t, c,
+		ttldb.Document{"_id": 1, "g": 1, "v": 1},
+		ttldb.Document{"_id": 2, "g": 1, "v": 0},
+		ttldb.Document{"_id": 3, "g": 1},
+		ttldb.Document{"_id": 4, "g": 2},
+	)
+	res, err := c.UpdateMany(ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
+	res, err = c.UpdateMany(ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
+	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res)
+	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	res, err = c.UpdateOne(ttldb.Document{"g": 9}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	res, err = c.ReplaceOne(ttldb.Document{"_id": 4}, ttldb.Document{"g": 2})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "an identical replacement modifies nothing")
+	assert.Equal(t, 4, count(t, c, nil))
+}
+
+// Rule 4: upserts insert the filter's equalities with the update applied;
+// ReplaceOne upserts the replacement with the filter's _id.
+func TestStoreUpsert(t *testing.T) {
+	db, clk := openStore(t)
+	c := db.Collection("up")
+	filter := ttldb.Document{
+		"name":  "ada",
+		"k.sub": 5,
+		"age":   ttldb.Document{"$gt": 3},
+		"lang":  ttldb.Document{"$eq": "go"},
+		"$and":  []any{ttldb.Document{"team": "core"}},
+	}
+	res, err := c.UpdateOne(filter, ttldb.Document{"$set": ttldb.Document{"v": 1}, "$currentDate": ttldb.Document{"seen": true}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.MatchedCount)
+	assert.Equal(t, 0, res.ModifiedCount)
+	require.NotNil(t, res.UpsertedID)
+	got, err := c.FindOne(ttldb.Document{"_id": res.UpsertedID})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{
+		"_id": res.UpsertedID, "name": "ada", "k": ttldb.Document{"sub": 5}, "lang": "go", "team": "core",
+		"v": 1, "seen": clk.Now(),
+	}, got)
+
+	// The range on age was not seeded.
+	assert.Equal(t, 0, count(t, c, ttldb.Document{"age": ttldb.Document{"$exists": true}}))
+
+	// Now a filter matches it: no second insert.
+	res, err = c.UpdateOne(ttldb.Document{"name": "ada", "k.sub": 5.0}, ttldb.Document{"$set": ttldb.Document{"v": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "matched once, unchanged")
+	assert.Equal(t, 1, count(t, c, nil))
+
+	// The filter's _id becomes the document's.
+	res, err = c.UpdateMany(ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, "u1", res.UpsertedID)
+	got, err = c.FindOne(ttldb.Document{"_id": "u1"})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": "u1", "n": 1}, got)
+
+	// ReplaceOne upsert.
+	res, err = c.ReplaceOne(ttldb.Document{"_id": "r1"}, ttldb.Document{"x": 1}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, "r1", res.UpsertedID)
+	got, err = c.FindOne(ttldb.Document{"_id": "r1"})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": "r1", "x": 1}, got)
+	res, err = c.ReplaceOne(ttldb.Document{"x": 2}, ttldb.Document{"x": 2}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	_, isOID := res.UpsertedID.(ttldb.ObjectID)
+	assert.True(t, isOID, "no _id in filter or replacement: one is generated")
+	assert.Equal(t, 4, count(t, c, nil))
+
+	// Without Upsert, nothing is inserted.
+	res, err = c.UpdateOne(ttldb.Document{"_id": "none"}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	res, err = c.ReplaceOne(ttldb.Document{"_id": "none"}, ttldb.Document{"v": 1})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	assert.Equal(t, 4, count(t, c, nil))
+}
+
+// Rule 4: UpdateMany is atomic: a unique conflict, or one document the
+// update cannot apply to, leaves every document as it was.
+func TestStoreUpdateManyAtomic(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("atomic")
+	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
+	require.NoError(t, err)
+	mustInsert(t, c,
+		ttldb.Document{"_id": 1, "u": 1, "g": "x", "n": 1},
+		ttldb.Document{"_id": 2, "u": 2, "g": "x", "n": 2},
+		ttldb.Document{"_id": 3, "u": 3, "g": "y", "n": "str"},
+	)
+	before := all(t, c)
+	for _, tc := range []struct {
+		filter, update ttldb.Document
+		want           error
+	}{
+		{ttldb.Document{"g": "x"}, ttldb.Document{"$set": ttldb.Document{"u": 3}}, ttldb.ErrDuplicateKey},   // with a stored doc
+		{ttldb.Document{"g": "x"}, ttldb.Document{"$set": ttldb.Document{"u": 10}}, ttldb.ErrDuplicateKey},  // within the batch
+		{ttldb.Document{"g": "x"}, ttldb.Document{"$unset": ttldb.Document{"u": 1}}, ttldb.ErrDuplicateKey}, // two nulls
+		{nil, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.ErrInvalidUpdate},                       // third doc fails
+	} {
+		_, err := c.UpdateMany(tc.filter, tc.update)
+		require.ErrorIs(t, err, tc.want, "%v %v", tc.filter, tc.update)
+		assert.Equal(t, before, all(t, c), "nothing changed after %v", tc.update)
+		for _, d := range before {
+			n, err := c.CountDocuments(ttldb.Document{"u": d["u"]})
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "index entry for u=%v", d["u"])
+		}
+	}
+	// Keys swapped within one batch are fine: the check is on the result.
+	res, err := c.UpdateMany(ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.ModifiedCount)
+	assert.Equal(t, 1, count(t, c, ttldb.Document{"u": 11}))
+	assert.Equal(t, 0, count(t, c, ttldb.Document{"u": 1}))
+}
+
+// NaN is a storable value; queries on it neither panic nor misbehave.
+func TestStoreNaN(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("nan")
+	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	require.NoError(t, err)
+	mustInsert(t, c, ttldb.Document{"_id": 1, "x": math.NaN()}, ttldb.Document{"_id": 2, "x": 1.0})
+	_, err = c.InsertOne(ttldb.Document{"_id": math.NaN()})
+	require.NoError(t, err)
+	_, err = c.InsertOne(ttldb.Document{"_id": float32(math.NaN())})
+	require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "NaN _id values are one key")
+	got, err := c.FindOne(ttldb.Document{"_id": 1})
+	require.NoError(t, err)
+	assert.True(t, math.IsNaN(got["x"].(float64)))
+	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": math.NaN()}), "NaN equals NaN in queries, as in MongoDB")
+	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": ttldb.Document{"$gte": 0}}))
+	docs, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("x")}})
+	require.NoError(t, err)
+	assert.Len(t, docs, 3)
+}
