@@ -182,6 +182,25 @@ func compareNumbers(a, b number) int {
 // Documents compare field by field in sorted-key order (Go maps keep no
 // field order); arrays compare element by element.
 func compareValues(a, b any) int {
+	// Fast paths for the commonest index keys: both values of one type.
+	switch x := a.(type) {
+	case time.Time:
+		if y, ok := b.(time.Time); ok {
+			return x.Compare(y)
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y)
+		}
+	case int64:
+		if y, ok := b.(int64); ok {
+			return cmp.Compare(x, y)
+		}
+	case int:
+		if y, ok := b.(int); ok {
+			return cmp.Compare(x, y)
+		}
+	}
 	ra, rb := rankOf(a), rankOf(b)
 	if ra != rb {
 		return cmp.Compare(ra, rb)

@@ -93,6 +93,11 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 // FindOne returns a copy of the first document Find would return, or
 // ErrNotFound.
 func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, error) {
+	if len(opts) == 0 {
+		if doc, ok, err := c.findByID(filter); ok {
+			return doc, err
+		}
+	}
 	o, err := mergeFindOptions(opts)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
@@ -106,6 +111,48 @@ func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, er
 		return nil, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
 	}
 	return docs[0], nil
+}
+
+// findByID answers FindOne({_id: v}) (v a plain value) straight from the
+// _id map, without compiling a filter or planning. ok is false when filter
+// is not of that form; the caller then takes the general path.
+func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error) {
+	if len(filter) != 1 {
+		return nil, false, nil
+	}
+	id, present := filter["_id"]
+	if !present {
+		return nil, false, nil
+	}
+	if m, isDoc := asDocument(id); isDoc {
+		for k := range m {
+			if strings.HasPrefix(k, "$") {
+				return nil, false, nil // an operator: {_id: {$in: …}}
+			}
+		}
+	}
+	k, kerr := idKey(id)
+	if kerr != nil {
+		return nil, false, nil // let the filter compiler report it
+	}
+	s, err := c.read()
+	if err != nil {
+		return nil, true, err
+	}
+	var rec *record
+	if s != nil {
+		s.mu.RLock()
+		rec = s.byID[k]
+		if rec != nil && s.hideExpiredActive() && s.expiredAt(&docRef{rec: rec}, c.db.clock.Now()) {
+			rec = nil
+		}
+		s.mu.RUnlock()
+	}
+	if rec == nil {
+		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
+	}
+	// The encoding is immutable: decode it after releasing the lock.
+	return rec.document(), true, nil
 }
 
 // CountDocuments returns how many documents match filter.

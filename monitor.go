@@ -52,7 +52,7 @@ type MonitorOptions struct {
 	// milliseconds of expiring. Off by default.
 	DeadlineWake bool
 	// DeadlineWakeFloor is the shortest sleep between passes with
-	// DeadlineWake. Default 5 ms.
+	// DeadlineWake. Default 1 ms.
 	DeadlineWakeFloor time.Duration
 }
 
@@ -63,7 +63,7 @@ const (
 	DefaultPerIndexMaxTime    = time.Second
 	DefaultSubPassMaxTime     = 60 * time.Second
 	DefaultMonitorBatchSize   = 256
-	DefaultDeadlineWakeFloor  = 5 * time.Millisecond
+	DefaultDeadlineWakeFloor  = time.Millisecond
 )
 
 // DefaultMonitorOptions returns the options Open uses unless WithMonitor

@@ -191,18 +191,15 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	notFound := fmt.Errorf("%w: collection %q: no document with _id %v", ErrNotFound, c.name, id)
-	if s == nil {
-		return time.Time{}, false, notFound
+	if s != nil {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if rec, ok := s.byID[k]; ok {
+			at, expires = s.earliestThresholdOf(&docRef{rec: rec})
+			return at, expires, nil
+		}
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	rec, ok := s.byID[k]
-	if !ok {
-		return time.Time{}, false, notFound
-	}
-	at, expires = s.earliestThresholdOf(&docRef{rec: rec})
-	return at, expires, nil
+	return time.Time{}, false, fmt.Errorf("%w: collection %q: no document with _id %v", ErrNotFound, c.name, id)
 }
 
 // CollModIndex is the index part of MongoDB's collMod command:
