@@ -2,8 +2,11 @@ package ttldb
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,79 +70,144 @@ var typedSliceTypes = map[byte]reflect.Type{
 	tagObjectID: reflect.TypeFor[[]ObjectID](),
 }
 
-// encodeDocument appends the encoding of doc, which must be in stored form
-// (validated by cloneDocument or built from validated values).
-func encodeDocument(dst []byte, doc map[string]any) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(doc)))
-	for k, v := range doc {
-		dst = binary.AppendUvarint(dst, uint64(len(k)))
-		dst = append(dst, k...)
-		dst = encodeValue(dst, v)
+// encoder validates a document while it encodes it: this walk is the one
+// place the rules of what a document may hold are enforced (see Document).
+// Its errors are *DocumentError values naming the path.
+type encoder struct {
+	buf    []byte
+	onPath []uintptr // maps on the current path, to refuse cycles
+}
+
+func (e *encoder) fail(path, reason string) error {
+	return &DocumentError{Path: path, Reason: reason}
+}
+
+// document encodes m. If extraID is not nil, it is written as an _id field
+// after m's own (whose _id the caller knows to be missing).
+func (e *encoder) document(m map[string]any, path string, depth int, extraID any) error {
+	if depth > maxDocumentDepth {
+		return e.fail(path, fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth))
 	}
-	return dst
+	p := reflect.ValueOf(m).Pointer()
+	if slices.Contains(e.onPath, p) {
+		return e.fail(path, "cyclic document")
+	}
+	e.onPath = append(e.onPath, p)
+	defer func() { e.onPath = e.onPath[:len(e.onPath)-1] }()
+	n := len(m)
+	if extraID != nil {
+		n++
+	}
+	e.buf = binary.AppendUvarint(e.buf, uint64(n))
+	for k, v := range m {
+		fp := joinPath(path, k)
+		switch {
+		case k == "":
+			return e.fail(path, "empty field name")
+		case strings.HasPrefix(k, "$"):
+			return e.fail(fp, "field names may not start with '$'")
+		case strings.Contains(k, "."):
+			return e.fail(fp, "field names may not contain '.'")
+		}
+		e.buf = binary.AppendUvarint(e.buf, uint64(len(k)))
+		e.buf = append(e.buf, k...)
+		if err := e.value(v, fp, depth+1); err != nil {
+			return err
+		}
+	}
+	if extraID != nil {
+		e.buf = binary.AppendUvarint(e.buf, 3)
+		e.buf = append(e.buf, "_id"...)
+		return e.value(extraID, "_id", depth+1)
+	}
+	return nil
 }
 
 // withLength encodes a composite value's body after a uvarint of its byte
 // length.
-func withLength(dst []byte, body func([]byte) []byte) []byte {
-	start := len(dst)
-	dst = body(dst)
-	n := len(dst) - start
+func (e *encoder) withLength(body func() error) error {
+	start := len(e.buf)
+	if err := body(); err != nil {
+		return err
+	}
+	n := len(e.buf) - start
 	var hdr [binary.MaxVarintLen64]byte
 	h := binary.PutUvarint(hdr[:], uint64(n))
-	dst = append(dst, hdr[:h]...)
-	copy(dst[start+h:], dst[start:start+n])
-	copy(dst[start:], hdr[:h])
-	return dst
+	e.buf = append(e.buf, hdr[:h]...)
+	copy(e.buf[start+h:], e.buf[start:start+n])
+	copy(e.buf[start:], hdr[:h])
+	return nil
 }
 
-func encodeValue(dst []byte, v any) []byte {
+func (e *encoder) value(v any, path string, depth int) error {
 	switch x := v.(type) {
 	case nil:
-		return append(dst, tagNil)
+		e.buf = append(e.buf, tagNil)
 	case bool:
 		if x {
-			return append(dst, tagTrue)
+			e.buf = append(e.buf, tagTrue)
+		} else {
+			e.buf = append(e.buf, tagFalse)
 		}
-		return append(dst, tagFalse)
 	case string:
-		dst = append(dst, tagString)
-		dst = binary.AppendUvarint(dst, uint64(len(x)))
-		return append(dst, x...)
+		e.buf = append(e.buf, tagString)
+		e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+		e.buf = append(e.buf, x...)
 	case time.Time:
-		return appendTime(append(dst, tagTime), x)
+		e.buf = appendTime(append(e.buf, tagTime), x)
+	case *time.Time:
+		if x == nil {
+			e.buf = append(e.buf, tagNil)
+		} else {
+			e.buf = appendTime(append(e.buf, tagTime), *x)
+		}
 	case map[string]any:
-		dst = append(dst, tagDoc)
-		return withLength(dst, func(b []byte) []byte { return encodeDocument(b, x) })
+		e.buf = append(e.buf, tagDoc)
+		return e.withLength(func() error { return e.document(x, path, depth, nil) })
 	case []byte:
-		dst = append(dst, tagBinary)
-		dst = binary.AppendUvarint(dst, uint64(len(x)))
-		return append(dst, x...)
+		e.buf = append(e.buf, tagBinary)
+		e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+		e.buf = append(e.buf, x...)
 	case ObjectID:
-		return append(append(dst, tagObjectID), x[:]...)
+		e.buf = append(append(e.buf, tagObjectID), x[:]...)
 	case []any:
-		dst = append(dst, tagArray)
-		return withLength(dst, func(b []byte) []byte {
-			b = binary.AppendUvarint(b, uint64(len(x)))
-			for _, e := range x {
-				b = encodeValue(b, e)
+		if depth > maxDocumentDepth {
+			return e.fail(path, fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth))
+		}
+		e.buf = append(e.buf, tagArray)
+		return e.withLength(func() error {
+			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+			for i, el := range x {
+				if err := e.value(el, path+"."+strconv.Itoa(i), depth+1); err != nil {
+					return err
+				}
 			}
-			return b
+			return nil
 		})
 	case []map[string]any:
-		dst = append(dst, tagDocArray)
-		return withLength(dst, func(b []byte) []byte {
-			b = binary.AppendUvarint(b, uint64(len(x)))
-			for _, e := range x {
-				b = encodeValue(b, e)
+		e.buf = append(e.buf, tagDocArray)
+		return e.withLength(func() error {
+			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+			for i, el := range x {
+				ep := path + "." + strconv.Itoa(i)
+				if el == nil {
+					return e.fail(ep, "nil document in array")
+				}
+				e.buf = append(e.buf, tagDoc)
+				if err := e.withLength(func() error { return e.document(el, ep, depth+1, nil) }); err != nil {
+					return err
+				}
 			}
-			return b
+			return nil
 		})
+	default:
+		if tag, payload, ok := scalarPayload(v); ok {
+			e.buf = append(append(e.buf, tag), payload...)
+			return nil
+		}
+		return e.typedSlice(v, path)
 	}
-	if tag, payload, ok := scalarPayload(v); ok {
-		return append(append(dst, tag), payload...)
-	}
-	return encodeTypedSlice(dst, v)
+	return nil
 }
 
 // scalarPayload encodes the numeric kinds (tag and untagged payload).
@@ -181,41 +249,47 @@ func appendTime(dst []byte, t time.Time) []byte {
 	return binary.AppendUvarint(dst, uint64(t.Nanosecond()))
 }
 
-// encodeTypedSlice encodes a slice of scalars (one of typedSliceTypes).
-func encodeTypedSlice(dst []byte, v any) []byte {
-	rv := reflect.ValueOf(v)
-	var elemTag byte
+// typedSliceTags is the inverse of typedSliceTypes.
+var typedSliceTags = func() map[reflect.Type]byte {
+	m := make(map[reflect.Type]byte, len(typedSliceTypes))
 	for tag, t := range typedSliceTypes {
-		if t == rv.Type() {
-			elemTag = tag
-			break
-		}
+		m[t] = tag
 	}
-	dst = append(dst, tagTyped, elemTag)
-	return withLength(dst, func(b []byte) []byte {
-		b = binary.AppendUvarint(b, uint64(rv.Len()))
+	return m
+}()
+
+// typedSlice encodes a slice of scalars (one of typedSliceTypes); any other
+// value is refused.
+func (e *encoder) typedSlice(v any, path string) error {
+	rv := reflect.ValueOf(v)
+	elemTag, ok := typedSliceTags[rv.Type()]
+	if !ok {
+		return e.fail(path, fmt.Sprintf("unsupported value type %T", v))
+	}
+	e.buf = append(e.buf, tagTyped, elemTag)
+	return e.withLength(func() error {
+		e.buf = binary.AppendUvarint(e.buf, uint64(rv.Len()))
 		for i := range rv.Len() {
-			e := rv.Index(i).Interface()
-			switch x := e.(type) {
+			switch x := rv.Index(i).Interface().(type) {
 			case bool:
+				b := byte(0)
 				if x {
-					b = append(b, 1)
-				} else {
-					b = append(b, 0)
+					b = 1
 				}
+				e.buf = append(e.buf, b)
 			case string:
-				b = binary.AppendUvarint(b, uint64(len(x)))
-				b = append(b, x...)
+				e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+				e.buf = append(e.buf, x...)
 			case time.Time:
-				b = appendTime(b, x)
+				e.buf = appendTime(e.buf, x)
 			case ObjectID:
-				b = append(b, x[:]...)
+				e.buf = append(e.buf, x[:]...)
 			default:
-				_, payload, _ := scalarPayload(e)
-				b = append(b, payload...)
+				_, payload, _ := scalarPayload(x)
+				e.buf = append(e.buf, payload...)
 			}
 		}
-		return b
+		return nil
 	})
 }
 
@@ -461,18 +535,36 @@ func encodedPathValues(b []byte, path string) ([]any, bool) {
 
 // encodePool holds scratch buffers: a document is encoded into one, then
 // copied into a slice of exactly its size, one allocation in all.
-var encodePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+var encodePool = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 512)} }}
 
-// encodeStored returns the encoding of doc in a slice of its own, sized
-// exactly.
-func encodeStored(doc map[string]any) []byte {
-	bp := encodePool.Get().(*[]byte)
-	buf := encodeDocument((*bp)[:0], doc)
-	out := make([]byte, len(buf))
-	copy(out, buf)
-	if cap(buf) <= 64<<10 {
-		*bp = buf
-		encodePool.Put(bp)
+// encodeNew validates doc and returns its encoding in a slice of its own,
+// sized exactly. If extraID is not nil it is added as the _id field (doc
+// must have none).
+func encodeNew(doc map[string]any, extraID any) ([]byte, error) {
+	if doc == nil {
+		return nil, &DocumentError{Reason: "document is nil"}
 	}
-	return out
+	e := encodePool.Get().(*encoder)
+	e.buf, e.onPath = e.buf[:0], e.onPath[:0]
+	err := e.document(doc, "", 0, extraID)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(e.buf))
+		copy(out, e.buf)
+	}
+	if cap(e.buf) <= 64<<10 {
+		encodePool.Put(e)
+	}
+	return out, err
+}
+
+// cloneValue validates v as a document value at path and returns a deep
+// copy in stored form.
+func cloneValue(v any, path string) (any, error) {
+	var e encoder
+	if err := e.value(v, path, 0); err != nil {
+		return nil, err
+	}
+	d := decoder{b: e.buf}
+	return d.value(), nil
 }

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -49,18 +46,15 @@ func (e *DocumentError) Unwrap() error { return ErrInvalidDocument }
 const maxDocumentDepth = 100
 
 // cloneDocument validates doc and returns a deep copy that shares nothing
-// with it. *time.Time values become time.Time (or nil); time.Time values lose
-// their monotonic clock reading, which has no meaning once stored.
+// with it, in stored form: *time.Time values become time.Time (or nil), and
+// dates are in UTC without a monotonic clock reading. It is the decoding of
+// the document's encoding, so it is exactly what a collection would store.
 func cloneDocument(doc map[string]any) (Document, error) {
-	if doc == nil {
-		return nil, &DocumentError{Reason: "document is nil"}
-	}
-	var c cloner
-	out, err := c.cloneMap(doc, "", 0)
+	enc, err := encodeNew(doc, nil)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return decodeDocument(enc), nil
 }
 
 // copyDocument deep-copies a document already known to be valid (one that is
@@ -106,130 +100,11 @@ func copyValue(v any) any {
 	return v
 }
 
-type cloner struct {
-	onPath []uintptr // maps on the current path, to refuse cycles
-}
-
 func joinPath(parent, key string) string {
 	if parent == "" {
 		return key
 	}
 	return parent + "." + key
-}
-
-func (c *cloner) cloneMap(m map[string]any, path string, depth int) (Document, error) {
-	if depth > maxDocumentDepth {
-		return nil, &DocumentError{Path: path, Reason: fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth)}
-	}
-	p := reflect.ValueOf(m).Pointer()
-	if slices.Contains(c.onPath, p) {
-		return nil, &DocumentError{Path: path, Reason: "cyclic document"}
-	}
-	c.onPath = append(c.onPath, p)
-	defer func() { c.onPath = c.onPath[:len(c.onPath)-1] }()
-	out := make(Document, len(m))
-	for k, v := range m {
-		fp := joinPath(path, k)
-		if k == "" {
-			return nil, &DocumentError{Path: path, Reason: "empty field name"}
-		}
-		if strings.HasPrefix(k, "$") {
-			return nil, &DocumentError{Path: fp, Reason: "field names may not start with '$'"}
-		}
-		if strings.Contains(k, ".") {
-			return nil, &DocumentError{Path: fp, Reason: "field names may not contain '.'"}
-		}
-		cv, err := c.cloneValue(v, fp, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = cv
-	}
-	return out, nil
-}
-
-var (
-	timeType     = reflect.TypeFor[time.Time]()
-	objectIDType = reflect.TypeFor[ObjectID]()
-)
-
-// isScalarType reports whether values of t are stored scalars, so that a
-// slice of them is an array ttldb accepts.
-func isScalarType(t reflect.Type) bool {
-	if t == timeType || t == objectIDType {
-		return true
-	}
-	if t.PkgPath() != "" {
-		// Named types from other packages (type Celsius float64) are not
-		// ours to interpret.
-		return false
-	}
-	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16,
-		reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16,
-		reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return true
-	}
-	return false
-}
-
-func (c *cloner) cloneValue(v any, path string, depth int) (any, error) {
-	switch x := v.(type) {
-	case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16,
-		uint32, uint64, float32, float64, ObjectID:
-		return v, nil
-	case time.Time:
-		return x.Round(0), nil
-	case *time.Time:
-		if x == nil {
-			return nil, nil
-		}
-		return x.Round(0), nil
-	case map[string]any:
-		return c.cloneMap(x, path, depth)
-	case []byte:
-		return append([]byte(nil), x...), nil
-	case []any:
-		if depth > maxDocumentDepth {
-			return nil, &DocumentError{Path: path, Reason: fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth)}
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			ce, err := c.cloneValue(e, path+"."+strconv.Itoa(i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = ce
-		}
-		return out, nil
-	case []map[string]any:
-		out := make([]map[string]any, len(x))
-		for i, e := range x {
-			ep := path + "." + strconv.Itoa(i)
-			if e == nil {
-				return nil, &DocumentError{Path: ep, Reason: "nil document in array"}
-			}
-			ce, err := c.cloneMap(e, ep, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = ce
-		}
-		return out, nil
-	case []time.Time:
-		out := make([]time.Time, len(x))
-		for i, t := range x {
-			out[i] = t.Round(0)
-		}
-		return out, nil
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice && isScalarType(rv.Type().Elem()) && rv.Type().PkgPath() == "" {
-		out := reflect.MakeSlice(rv.Type(), rv.Len(), rv.Len())
-		reflect.Copy(out, rv)
-		return out.Interface(), nil
-	}
-	return nil, &DocumentError{Path: path, Reason: fmt.Sprintf("unsupported value type %T", v)}
 }
 
 // asDocument returns v as a nested document if it is one.

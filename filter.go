@@ -263,8 +263,7 @@ func compileOperator(op, path string, v any, depth int) (predicate, error) {
 // value and copies it, so that the compiled filter shares no maps with the
 // caller and sees *time.Time as time.Time.
 func filterValue(op, path string, v any) (any, error) {
-	var c cloner
-	out, err := c.cloneValue(v, path, 0)
+	out, err := cloneValue(v, path)
 	if err != nil {
 		var de *DocumentError
 		if errors.As(err, &de) {

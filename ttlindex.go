@@ -65,26 +65,9 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 	return t, nil
 }
 
-// dateOf returns the date doc is keyed by in this TTL index, and false if
-// the document never expires under it (no date in the field).
-func (t *ttlIndex) dateOf(doc Document) (time.Time, bool) {
-	if v, ok := doc[t.field]; ok {
-		// The common case, a top-level time.Time, without pathValues'
-		// allocation.
-		if d, ok := v.(time.Time); ok {
-			return d, true
-		}
-		return ttlDate([]any{v}, t.forms)
-	}
-	vals, found := pathValues(doc, t.field)
-	if !found {
-		return time.Time{}, false
-	}
-	return ttlDate(vals, t.forms)
-}
-
-// dateOfStored is dateOf for an encoded document; a top-level date is read
-// without allocating.
+// dateOfStored returns the date an encoded document is keyed by in this
+// TTL index, and false if it never expires under it (no date in the
+// field). A top-level date is read without allocating.
 func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
 	if !strings.Contains(t.field, ".") {
 		d, isTime, found := encodedTime(enc, t.field)

@@ -286,10 +286,9 @@ func compileEnum(val any, path string) ([]any, error) {
 	}
 	out := make([]any, len(elems))
 	for i, e := range elems {
-		var c cloner
-		v, err := c.cloneValue(e, path+"."+strconv.Itoa(i), 0)
+		v, err := cloneValue(e, path+"."+strconv.Itoa(i))
 		if err != nil {
-			// Report the cloner's path, which reaches inside the element.
+			// Report the encoder's path, which reaches inside the element.
 			if de := (*DocumentError)(nil); errors.As(err, &de) {
 				return nil, schemaError(de.Path, "%s", de.Reason)
 			}

@@ -40,18 +40,22 @@ type ttlKey struct {
 	ok   bool
 }
 
-// computeKeys works out doc's entries in every index. It fails only for a
-// document no index can hold (parallel arrays in a compound index).
-func (s *collState) computeKeys(doc Document) (docKeys, error) {
+// computeKeys works out a document's entries in every index from its
+// encoding (ref.rec.enc), decoding no more of it than the indexes read:
+// keys for a new document and for removing a stored one come from the same
+// bytes by the same code, so they always agree. It fails only for a
+// document no index can hold (parallel arrays in a compound index), which
+// is never stored.
+func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 	dk := make(docKeys, len(s.indexes))
 	for i, ix := range s.indexes {
-		keys, mk, err := ix.keysOf(doc)
+		keys, mk, err := ix.keysOfStored(ref)
 		if err != nil {
 			return nil, fmt.Errorf("collection %q: %w", s.name, err)
 		}
 		dk[i] = indexKeys{keys: keys, multikey: mk}
 		if ix.ttl != nil && len(keys) > 0 {
-			d, ok := ix.ttl.dateOf(doc)
+			d, ok := ix.ttl.dateOfStored(ref.rec.enc)
 			dk[i].ttl = ttlKey{d, ok}
 		}
 	}
@@ -78,22 +82,12 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	}
 }
 
-// storedKeys recomputes the keys of a stored document, decoding no more of
-// it than the indexes read. They were computed without error when it was
-// stored, so this cannot fail.
+// storedKeys recomputes the keys of a stored document. They were computed
+// without error when it was stored, so this cannot fail.
 func (s *collState) storedKeys(rec *record) docKeys {
-	dk := make(docKeys, len(s.indexes))
-	ref := &docRef{rec: rec}
-	for i, ix := range s.indexes {
-		keys, _, err := ix.keysOfStored(ref)
-		if err != nil {
-			panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
-		}
-		dk[i].keys = keys
-		if ix.ttl != nil && len(keys) > 0 {
-			d, ok := ix.ttl.dateOfStored(rec.enc)
-			dk[i].ttl = ttlKey{d, ok}
-		}
+	dk, err := s.computeKeys(&docRef{rec: rec})
+	if err != nil {
+		panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
 	}
 	return dk
 }
@@ -177,17 +171,40 @@ func (u *uniqueCheck) dup(ix *index, key any) error {
 	return &DuplicateKeyError{Collection: u.s.name, Index: ix.name, Key: key}
 }
 
-// prepareNewDocument clones and checks a document for insertion, giving it
-// an _id if it has none.
-func (c *Collection) prepareNewDocument(doc map[string]any) (Document, error) {
-	d, err := cloneDocument(doc)
+// newDoc is a document checked and encoded for insertion.
+type newDoc struct {
+	enc []byte
+	id  any      // its _id, in stored form
+	doc Document // its decoding, when the caller has it already (else nil)
+}
+
+// prepareNewDocument checks and encodes a document for insertion, giving it
+// an ObjectID _id if it has none. The encoding is the copy: doc is read
+// once and never kept.
+func (c *Collection) prepareNewDocument(doc map[string]any) (newDoc, error) {
+	var genID any
+	if _, ok := doc["_id"]; !ok {
+		genID = NewObjectIDFromTime(c.db.clock.Now())
+	}
+	enc, err := encodeNew(doc, genID)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return newDoc{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	if _, ok := d["_id"]; !ok {
-		d["_id"] = NewObjectIDFromTime(c.db.clock.Now())
+	id := genID
+	if id == nil {
+		id, _ = encodedField(enc, "_id")
 	}
-	return d, nil
+	return newDoc{enc: enc, id: id}, nil
+}
+
+// encodeUpdated encodes a document built by an update or replacement from
+// stored values, for the same code path as an insertion.
+func encodeUpdated(doc Document) (newDoc, error) {
+	enc, err := encodeNew(doc, nil)
+	if err != nil {
+		return newDoc{}, err
+	}
+	return newDoc{enc: enc, id: doc["_id"], doc: doc}, nil
 }
 
 // InsertOne stores a copy of doc and returns its _id, generating an ObjectID
@@ -206,7 +223,7 @@ func (c *Collection) InsertOne(doc Document) (id any, err error) {
 // duplicate a key (in the collection or within docs), nothing is stored and
 // the error names the document's position.
 func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
-	prepared := make([]Document, len(docs))
+	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d)
 		if err != nil {
@@ -222,14 +239,13 @@ func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
 	}
 	ids = make([]any, len(prepared))
 	for i, d := range prepared {
-		ids[i] = copyValue(d["_id"])
+		ids[i] = copyValue(d.id)
 	}
 	return ids, nil
 }
 
-// insertPrepared stores documents that are already private copies. Call
-// holding writeMu.
-func (s *collState) insertPrepared(docs []Document) error {
+// insertPrepared stores encoded documents. Call holding writeMu.
+func (s *collState) insertPrepared(docs []newDoc) error {
 	type pending struct {
 		rec *record
 		dk  docKeys
@@ -241,10 +257,14 @@ func (s *collState) insertPrepared(docs []Document) error {
 	}
 	uc := newUniqueCheck(s)
 	for i, d := range docs {
-		if err := s.validator.validate(d); err != nil {
-			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+		rec := &record{enc: d.enc}
+		ref := &docRef{rec: rec, doc: d.doc}
+		if s.validator != nil {
+			if err := s.validator.validate(ref.get()); err != nil {
+				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+			}
 		}
-		id := d["_id"]
+		id := d.id
 		k, err := idKey(id)
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
@@ -258,11 +278,11 @@ func (s *collState) insertPrepared(docs []Document) error {
 		if seenIDs != nil {
 			seenIDs[k] = i
 		}
-		dk, err := s.computeKeys(d)
+		rec.key = k
+		dk, err := s.computeKeys(ref)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		rec := &record{key: k, enc: encodeStored(d)}
 		if err := uc.add(rec, dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
@@ -389,7 +409,11 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			if _, ok := doc["_id"]; !ok {
 				doc["_id"] = NewObjectIDFromTime(now)
 			}
-			if err := s.insertPrepared([]Document{doc}); err != nil {
+			nd, err := encodeUpdated(doc)
+			if err != nil {
+				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
+			}
+			if err := s.insertPrepared([]newDoc{nd}); err != nil {
 				return err
 			}
 			res.UpsertedID = copyValue(doc["_id"])
@@ -442,14 +466,18 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		if err := s.validator.validate(nd); err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
-		nk, err := s.computeKeys(nd)
+		enc, err := encodeNew(nd, nil)
+		if err != nil {
+			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+		}
+		nk, err := s.computeKeys(&docRef{rec: &record{enc: enc}, doc: nd})
 		if err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
 		if err := uc.add(ref.rec, nk); err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		changes = append(changes, change{rec: ref.rec, enc: encodeStored(nd), oldKey: s.storedKeys(ref.rec), newKey: nk})
+		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(ref.rec), newKey: nk})
 	}
 	var earliest time.Time
 	s.mu.Lock()
@@ -508,7 +536,11 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 			if _, ok := doc["_id"]; !ok {
 				doc["_id"] = NewObjectIDFromTime(now)
 			}
-			if err := s.insertPrepared([]Document{doc}); err != nil {
+			nd, err := encodeUpdated(doc)
+			if err != nil {
+				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
+			}
+			if err := s.insertPrepared([]newDoc{nd}); err != nil {
 				return err
 			}
 			res.UpsertedID = copyValue(doc["_id"])
