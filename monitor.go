@@ -569,7 +569,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	if err := s.lockWrite(); err != nil {
 		return 0, false, err
 	}
-	if chosen == nil {
+	// Chosen under this same hold of writeMu, the batch needs no re-check:
+	// the TTL tree changes only under writeMu and always holds each
+	// document's current date, so what it lists as expired now is.
+	recheck := chosen != nil
+	if !recheck {
 		chosen = s.chooseExpired(ix, passNow, limit)
 	}
 	var ids []any
@@ -579,11 +583,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		// Re-check at delete: the same version of the document (an update
 		// swaps in a new encoding), still in the collection, still expired
 		// under the index as it is now.
-		if !sameEncoding(c.rec.enc, c.enc) || !s.holds(c.rec) {
-			continue
-		}
-		d, ok := ix.storedDate(&docRef{rec: c.rec})
-		if !ok || d.After(cutoff) {
+		if recheck && !s.stillExpired(ix, c, cutoff) {
 			continue
 		}
 		if len(m.db.cfg.observe) > 0 {
@@ -598,6 +598,17 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
 	}
 	return n, len(chosen) < limit, nil
+}
+
+// stillExpired re-checks a document chosen for deletion before the lock
+// was taken: the same version (an update swaps in a new encoding), still
+// stored, still expired under the index as it is now. Call holding writeMu.
+func (s *collState) stillExpired(ix *index, c chosenDoc, cutoff time.Time) bool {
+	if !sameEncoding(c.rec.enc, c.enc) || !s.holds(c.rec) {
+		return false
+	}
+	d, ok := ix.storedDate(&docRef{rec: c.rec})
+	return ok && !d.After(cutoff)
 }
 
 // chosenDoc is a document picked for deletion and the version picked.
