@@ -278,5 +278,9 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 		}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		// Nothing changed: report nothing (res may hold the index found).
+		return CollModResult{}, err
+	}
+	return res, nil
 }
