@@ -1195,6 +1195,17 @@ func TestTTLRule15_CollModErrors(t *testing.T) {
 			require.Equal(t, CollModResult{}, res)
 		})
 	}
+	// A negative value's message names the index and the value, as
+	// CreateIndex's does.
+	_, err = c.CollMod(CollModIndex{Name: ttlName, ExpireAfterSeconds: Seconds(-5)})
+	require.ErrorIs(t, err, ErrInvalidTTL)
+	assert.Contains(t, err.Error(), `"at_1"`)
+	assert.Contains(t, err.Error(), "-5")
+	_, err = c.CollMod(CollModIndex{KeyPattern: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(-5)})
+	require.ErrorIs(t, err, ErrInvalidTTL)
+	assert.Contains(t, err.Error(), "at")
+	assert.Contains(t, err.Error(), "-5")
+
 	// Nothing changed.
 	require.EqualValues(t, 60, *indexSpec(t, c, ttlName).ExpireAfterSeconds)
 	require.Nil(t, indexSpec(t, c, compound).ExpireAfterSeconds)
