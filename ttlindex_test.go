@@ -208,6 +208,7 @@ func TestTTLRule02_RefusedSpecs(t *testing.T) {
 		{"compound with zero", false, IndexModel{Keys: []IndexKey{Desc("user"), Asc("at")}, ExpireAfterSeconds: Seconds(0)}},
 		{"_id ascending", false, ttlModel("_id", 60)},
 		{"_id descending", false, IndexModel{Keys: []IndexKey{Desc("_id")}, ExpireAfterSeconds: Seconds(60)}},
+		{"_id named _id_", false, IndexModel{Keys: []IndexKey{Asc("_id")}, Name: "_id_", ExpireAfterSeconds: Seconds(60)}},
 		{"capped collection", true, ttlModel("at", 60)},
 	}
 	for _, tc := range cases {
