@@ -145,9 +145,6 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 		}
 		seen[k.Field] = true
 	}
-	if m.Name == idIndexName {
-		return nil, fmt.Errorf("%w: %s: the name is reserved for the _id index", ErrInvalidIndex, where)
-	}
 	ix := &index{
 		name:   m.Name,
 		keys:   append([]IndexKey(nil), m.Keys...),
@@ -168,6 +165,11 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 			return nil, err
 		}
 		ix.ttl = ttl
+	}
+	// After the TTL checks, so that a TTL on _id is ErrInvalidTTL whatever
+	// the index's name.
+	if m.Name == idIndexName {
+		return nil, fmt.Errorf("%w: %s: the name is reserved for the _id index", ErrInvalidIndex, where)
 	}
 	ix.tree = btree.NewG(btreeDegree, ix.less)
 	return ix, nil

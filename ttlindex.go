@@ -227,7 +227,11 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 		return res, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)
 	}
 	if *m.ExpireAfterSeconds < 0 {
-		return res, fmt.Errorf("%w: %s: expireAfterSeconds %d is negative (valid: 0 to %d)", ErrInvalidTTL, where, *m.ExpireAfterSeconds, math.MaxInt32)
+		sel := fmt.Sprintf("%q", m.Name)
+		if m.Name == "" {
+			sel = fmt.Sprintf("with key pattern %v", m.KeyPattern)
+		}
+		return res, fmt.Errorf("%w: %s index %s: expireAfterSeconds %d is negative (valid: 0 to %d)", ErrInvalidTTL, where, sel, *m.ExpireAfterSeconds, math.MaxInt32)
 	}
 	if m.Name == "" && len(m.KeyPattern) == 0 {
 		return res, fmt.Errorf("%w: %s: give the index's KeyPattern or Name", ErrInvalidIndex, where)
@@ -280,5 +284,9 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 		}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		// Nothing changed: report nothing (res may hold the index found).
+		return CollModResult{}, err
+	}
+	return res, nil
 }
