@@ -218,6 +218,8 @@ var fullInterval = interval{lo: minKey, hi: maxKey, loInc: true, hiInc: true}
 
 // plan is how a query reads the collection.
 type plan struct {
+	byID      bool       // IDHACK: an _id equality, served by the _id map
+	idKey     any        // the idKey of that _id
 	ix        *index     // nil: COLLSCAN in natural order
 	intervals []interval // on ix's leading field, ascending by value
 	reverse   bool       // walk the index backwards (for a sort)
@@ -230,6 +232,9 @@ func (p *plan) needsSort(q *query) bool { return len(q.opts.Sort) > 0 && !p.sort
 // beats $in beats a range), else one whose keys give the requested sort,
 // else a collection scan.
 func (s *collState) plan(q *query) *plan {
+	if k, ok := idEquality(q.filterDoc); ok {
+		return &plan{byID: true, idKey: k, sorted: true}
+	}
 	var best *plan
 	bestScore := 0
 	for _, ix := range s.indexes {
@@ -258,6 +263,26 @@ func (s *collState) plan(q *query) *plan {
 		}
 	}
 	return &plan{}
+}
+
+// idEquality returns the idKey of the _id a filter names by a plain
+// equality ({_id: v} with v a scalar), so that the plan can look the
+// document up in the _id map (MongoDB's IDHACK) instead of scanning the
+// collection. Anything else (operators, documents, arrays) is planned as
+// usual. The filter is still applied to the one document found.
+func idEquality(filterDoc Document) (any, bool) {
+	v, ok := filterDoc["_id"]
+	if !ok {
+		return nil, false
+	}
+	if _, isDoc := asDocument(v); isDoc || isArray(v) {
+		return nil, false
+	}
+	k, err := idKey(v)
+	if err != nil {
+		return nil, false
+	}
+	return k, true
 }
 
 // sortFromIndex reports whether walking ix (forwards, or backwards if
@@ -298,6 +323,14 @@ func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*record
 			return true
 		}
 		return visit(r)
+	}
+	if p.byID {
+		ex.Stage = "IDHACK"
+		if rec, ok := s.byID[p.idKey]; ok {
+			ex.KeysExamined = 1
+			consider(rec)
+		}
+		return ex
 	}
 	if p.ix == nil {
 		s.natural.Ascend(consider)
@@ -570,7 +603,7 @@ func intersectIntervals(a, b []interval) []interval {
 // actually running it (MongoDB's explain "executionStats", in brief).
 type Explanation struct {
 	Collection   string
-	Stage        string     // "IXSCAN" or "COLLSCAN" (or "BATCHED_DELETE" for a TTL deletion)
+	Stage        string     // "IDHACK", "IXSCAN" or "COLLSCAN" (or "BATCHED_DELETE" for a TTL deletion)
 	IndexName    string     // the index an IXSCAN walks
 	IndexKeys    []IndexKey // its keys
 	IndexBounds  []string   // the intervals walked on the leading field, e.g. "[3, 3]"
