@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -557,6 +558,10 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 			s.mu.RUnlock()
 			return 0, false, errCollectionDropped
 		}
+		if !s.hasIndex(ix) {
+			s.mu.RUnlock()
+			return 0, false, errIndexDropped
+		}
 		chosen = s.chooseExpired(ix, passNow, limit)
 		s.mu.RUnlock()
 		if len(chosen) == 0 {
@@ -568,6 +573,13 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	if err := s.lockWrite(); err != nil {
 		return 0, false, err
+	}
+	if !s.hasIndex(ix) {
+		// Dropped since the sub-pass listed it: its expiry tree is no
+		// longer kept up to date, and deleting through it would spin on
+		// stale entries.
+		s.writeMu.Unlock()
+		return 0, false, errIndexDropped
 	}
 	if chosen == nil {
 		chosen = s.chooseExpired(ix, passNow, limit)
@@ -594,6 +606,15 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
 	}
 	return len(ids), len(chosen) < limit, nil
+}
+
+// errIndexDropped ends a TTL visit to an index dropped mid-pass.
+var errIndexDropped = fmt.Errorf("%w: index dropped", ErrNotFound)
+
+// hasIndex reports whether ix is still one of the collection's indexes.
+// Call holding mu or writeMu.
+func (s *collState) hasIndex(ix *index) bool {
+	return slices.Contains(s.indexes, ix)
 }
 
 // chosenDoc is a document picked for deletion and the version picked.
