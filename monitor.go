@@ -586,15 +586,23 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	ids := make([]any, 0, len(chosen))
 	cutoff := ix.ttl.cutoff(passNow)
+	retry := false
 	s.mu.Lock()
 	for _, c := range chosen {
-		// Re-check at delete: the same version of the document, still in
-		// the collection, still expired under the index as it is now.
-		if c.rec.ver != c.ver || !s.holds(c.rec) {
+		// Re-check at delete: still in the collection, still expired under
+		// the index as it is now, and the same version the hooks saw.
+		if !s.holds(c.rec) {
 			continue
 		}
 		d, ok := ix.ttl.dateOf(c.rec.doc)
 		if !ok || d.After(cutoff) || ix.partial != nil && !ix.partial.matches(c.rec.doc) {
+			continue
+		}
+		if c.rec.ver != c.ver {
+			// Changed since it was chosen but still expired: the hooks
+			// have not seen this version; offer it in the next batch
+			// rather than leave it for the next pass.
+			retry = true
 			continue
 		}
 		s.removeRecord(c.rec)
@@ -605,7 +613,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	if len(ids) > 0 {
 		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
 	}
-	return len(ids), len(chosen) < limit, nil
+	return len(ids), len(chosen) < limit && !retry, nil
 }
 
 // errIndexDropped ends a TTL visit to an index dropped mid-pass.
