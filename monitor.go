@@ -692,3 +692,74 @@ func (m *monitor) observe(ev DeleteEvent) {
 		}()
 	}
 }
+
+// ExplainTTLDelete describes, without deleting anything, the deletion a TTL
+// pass starting now would run on the named TTL index in its first visit, as
+// MongoDB 6.1+ explains a TTL deletion: stage BATCHED_DELETE over an index
+// scan of the dates at or before the cutoff (now - ExpireAfterSeconds).
+// KeysExamined and DocsExamined are the documents the visit would delete
+// (capped at PerIndexMaxDeletes and the per-pass caps; the time budgets are
+// not modelled), BatchSize the monitor's batch size and Batches the number
+// of write-lock holds that would delete them. A missing collection or index
+// is ErrNotFound; an index without TTL is ErrInvalidIndex.
+func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
+	if c.nameErr != nil {
+		return Explanation{}, c.nameErr
+	}
+	s, err := c.read()
+	if err != nil {
+		return Explanation{}, err
+	}
+	if s == nil {
+		return Explanation{}, fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, indexName)
+	}
+	o := c.db.monitor.opts.Load()
+	now := c.db.clock.Now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var ix *index
+	for _, cand := range s.indexes {
+		if cand.name == indexName {
+			ix = cand
+			break
+		}
+	}
+	switch {
+	case ix == nil:
+		return Explanation{}, fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, indexName)
+	case ix.ttl == nil:
+		return Explanation{}, fmt.Errorf("%w: collection %q: index %q is not a TTL index", ErrInvalidIndex, c.name, indexName)
+	}
+	limit := o.PerIndexMaxDeletes
+	if o.MaxTotalRemoves > 0 {
+		limit = min(limit, o.MaxTotalRemoves)
+	}
+	if o.MaxCollectionRemoves > 0 {
+		limit = min(limit, o.MaxCollectionRemoves)
+	}
+	cutoff := ix.ttl.cutoff(now)
+	n := 0
+	if limit > 0 {
+		ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+			if !entryNotAfter(e, cutoff) {
+				return false
+			}
+			n++
+			return n < limit
+		})
+	}
+	secs := int32(ix.ttl.expireAfter.Load())
+	return Explanation{
+		Collection:      c.name,
+		Stage:           "BATCHED_DELETE",
+		IndexName:       ix.name,
+		IndexKeys:       append([]IndexKey(nil), ix.keys...),
+		IndexBounds:     []string{fmt.Sprintf("[MinDate, %s]", cutoff.UTC().Format(time.RFC3339Nano))},
+		Filter:          Document{ix.ttl.field: Document{"$lte": cutoff}},
+		KeysExamined:    n,
+		DocsExamined:    n,
+		BatchSize:       o.BatchSize,
+		Batches:         (n + o.BatchSize - 1) / o.BatchSize,
+		ExpireAfterSecs: &secs,
+	}, nil
+}
