@@ -625,10 +625,14 @@ func (s *collState) hasIndex(ix *index) bool {
 	return slices.Contains(s.indexes, ix)
 }
 
-// chosenDoc is a document picked for deletion and the version picked.
+// chosenDoc is a document picked for deletion and the version picked:
+// ver and doc are read under the lock that chose it (doc is immutable once
+// stored, so the hooks may copy it after the lock is gone; rec.doc may not
+// be read then, a writer may be swapping it).
 type chosenDoc struct {
 	rec *record
 	ver uint64
+	doc Document
 }
 
 // chooseExpired returns up to limit records at the head of ix's expiry
@@ -640,7 +644,7 @@ func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []cho
 		if !entryNotAfter(e, cutoff) {
 			return false
 		}
-		out = append(out, chosenDoc{e.rec, e.rec.ver})
+		out = append(out, chosenDoc{e.rec, e.rec.ver, e.rec.doc})
 		return len(out) < limit
 	})
 	return out
@@ -657,7 +661,7 @@ func (s *collState) holds(rec *record) bool {
 func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
 	docs := make([]Document, len(chosen))
 	for i, c := range chosen {
-		docs[i] = copyDocument(c.rec.doc)
+		docs[i] = copyDocument(c.doc)
 	}
 	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
 	for _, h := range m.db.cfg.hooks {
