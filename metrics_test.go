@@ -152,7 +152,7 @@ func TestMetricsBacklog(t *testing.T) {
 	a := ttlColl(t, db, "a", 10)
 	b := ttlColl(t, db, "b", 0)
 	_, err := a.InsertMany([]Document{
-		{"_id": 1, "lastModifiedDate": t0},                     // expires t0+10s
+		{"_id": 1, "lastModifiedDate": t0},                       // expires t0+10s
 		{"_id": 2, "lastModifiedDate": t0.Add(10 * time.Second)}, // t0+20s
 		{"_id": 3, "lastModifiedDate": t0.Add(20 * time.Second)}, // t0+30s
 	})
