@@ -659,7 +659,7 @@ func intersectIntervals(a, b []interval) []interval {
 // actually running it (MongoDB's explain "executionStats", in brief).
 type Explanation struct {
 	Collection   string
-	Stage        string     // "IXSCAN" or "COLLSCAN" (or "BATCHED_DELETE" for a TTL deletion)
+	Stage        string     // "IXSCAN" (the _id index "_id_" included) or "COLLSCAN" (or "BATCHED_DELETE" for a TTL deletion)
 	IndexName    string     // the index an IXSCAN walks
 	IndexKeys    []IndexKey // its keys
 	IndexBounds  []string   // the intervals walked on the leading field, e.g. "[3, 3]"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -557,6 +558,10 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 			s.mu.RUnlock()
 			return 0, false, errCollectionDropped
 		}
+		if !s.hasIndex(ix) {
+			s.mu.RUnlock()
+			return 0, false, errIndexDropped
+		}
 		chosen = s.chooseExpired(ix, passNow, limit)
 		s.mu.RUnlock()
 		if len(chosen) == 0 {
@@ -569,6 +574,13 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	if err := s.lockWrite(); err != nil {
 		return 0, false, err
 	}
+	if !s.hasIndex(ix) {
+		// Dropped since the sub-pass listed it: its expiry tree is no
+		// longer kept up to date, and deleting through it would spin on
+		// stale entries.
+		s.writeMu.Unlock()
+		return 0, false, errIndexDropped
+	}
 	// Chosen under this same hold of writeMu, the batch needs no re-check:
 	// the TTL tree changes only under writeMu and always holds each
 	// document's current date, so what it lists as expired now is.
@@ -578,13 +590,20 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	var ids []any
 	cutoff := ix.ttl.cutoff(passNow)
+	retry := false
 	s.mu.Lock()
 	for _, c := range chosen {
-		// Re-check at delete: the same version of the document (an update
-		// swaps in a new encoding), still in the collection, still expired
-		// under the index as it is now.
-		if recheck && !s.stillExpired(ix, c, cutoff) {
-			continue
+		if recheck {
+			switch s.recheck(ix, c, cutoff) {
+			case recheckGone:
+				continue
+			case recheckChanged:
+				// Changed since it was chosen but still expired: the hooks
+				// have not seen this version; offer it in the next batch
+				// rather than leave it for the next pass.
+				retry = true
+				continue
+			}
 		}
 		if len(m.db.cfg.observe) > 0 {
 			ids = append(ids, c.rec.id())
@@ -597,21 +616,50 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	if len(ids) > 0 {
 		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
 	}
-	return n, len(chosen) < limit, nil
+	return n, len(chosen) < limit && !retry, nil
 }
 
-// stillExpired re-checks a document chosen for deletion before the lock
-// was taken: the same version (an update swaps in a new encoding), still
-// stored, still expired under the index as it is now. Call holding writeMu.
-func (s *collState) stillExpired(ix *index, c chosenDoc, cutoff time.Time) bool {
-	if !sameEncoding(c.rec.enc, c.enc) || !s.holds(c.rec) {
-		return false
+// errIndexDropped ends a TTL visit to an index dropped mid-pass.
+var errIndexDropped = fmt.Errorf("%w: index dropped", ErrNotFound)
+
+// hasIndex reports whether ix is still one of the collection's indexes.
+// Call holding mu or writeMu.
+func (s *collState) hasIndex(ix *index) bool {
+	return slices.Contains(s.indexes, ix)
+}
+
+// recheckResult is the verdict on a document chosen for deletion before
+// the write lock was taken.
+type recheckResult int
+
+const (
+	recheckDelete  recheckResult = iota // the version chosen, still expired
+	recheckGone                         // deleted, or no longer expired: keep it
+	recheckChanged                      // another version, still expired: retry
+)
+
+// recheck re-checks a document chosen for deletion before the lock was
+// taken: still stored, still expired under the index as it is now, and the
+// same version (an update swaps in a new encoding) the hooks saw. Call
+// holding writeMu.
+func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) recheckResult {
+	if !s.holds(c.rec) {
+		return recheckGone
 	}
 	d, ok := ix.storedDate(&docRef{rec: c.rec})
-	return ok && !d.After(cutoff)
+	switch {
+	case !ok || d.After(cutoff):
+		return recheckGone
+	case !sameEncoding(c.rec.enc, c.enc):
+		return recheckChanged
+	}
+	return recheckDelete
 }
 
-// chosenDoc is a document picked for deletion and the version picked.
+// chosenDoc is a document picked for deletion and the version picked: enc
+// is read under the lock that chose it, and being immutable may be decoded
+// for the hooks after the lock is gone (rec.enc may not be read then: a
+// writer may be swapping it).
 type chosenDoc struct {
 	rec *record
 	enc []byte
@@ -648,7 +696,7 @@ func (s *collState) holds(rec *record) bool {
 func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
 	docs := make([]Document, len(chosen))
 	for i, c := range chosen {
-		docs[i] = c.rec.document()
+		docs[i] = decodeDocument(c.enc)
 	}
 	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
 	for _, h := range m.db.cfg.hooks {
@@ -682,4 +730,75 @@ func (m *monitor) observe(ev DeleteEvent) {
 			o(ev)
 		}()
 	}
+}
+
+// ExplainTTLDelete describes, without deleting anything, the deletion a TTL
+// pass starting now would run on the named TTL index in its first visit, as
+// MongoDB 6.1+ explains a TTL deletion: stage BATCHED_DELETE over an index
+// scan of the dates at or before the cutoff (now - ExpireAfterSeconds).
+// KeysExamined and DocsExamined are the documents the visit would delete
+// (capped at PerIndexMaxDeletes and the per-pass caps; the time budgets are
+// not modelled), BatchSize the monitor's batch size and Batches the number
+// of write-lock holds that would delete them. A missing collection or index
+// is ErrNotFound; an index without TTL is ErrInvalidIndex.
+func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
+	if c.nameErr != nil {
+		return Explanation{}, c.nameErr
+	}
+	s, err := c.read()
+	if err != nil {
+		return Explanation{}, err
+	}
+	if s == nil {
+		return Explanation{}, fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, indexName)
+	}
+	o := c.db.monitor.opts.Load()
+	now := c.db.clock.Now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var ix *index
+	for _, cand := range s.indexes {
+		if cand.name == indexName {
+			ix = cand
+			break
+		}
+	}
+	switch {
+	case ix == nil:
+		return Explanation{}, fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, indexName)
+	case ix.ttl == nil:
+		return Explanation{}, fmt.Errorf("%w: collection %q: index %q is not a TTL index", ErrInvalidIndex, c.name, indexName)
+	}
+	limit := o.PerIndexMaxDeletes
+	if o.MaxTotalRemoves > 0 {
+		limit = min(limit, o.MaxTotalRemoves)
+	}
+	if o.MaxCollectionRemoves > 0 {
+		limit = min(limit, o.MaxCollectionRemoves)
+	}
+	cutoff := ix.ttl.cutoff(now)
+	n := 0
+	if limit > 0 {
+		ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+			if !entryNotAfter(e, cutoff) {
+				return false
+			}
+			n++
+			return n < limit
+		})
+	}
+	secs := int32(ix.ttl.expireAfter.Load())
+	return Explanation{
+		Collection:      c.name,
+		Stage:           "BATCHED_DELETE",
+		IndexName:       ix.name,
+		IndexKeys:       append([]IndexKey(nil), ix.keys...),
+		IndexBounds:     []string{fmt.Sprintf("[MinDate, %s]", cutoff.UTC().Format(time.RFC3339Nano))},
+		Filter:          Document{ix.ttl.field: Document{"$lte": cutoff}},
+		KeysExamined:    n,
+		DocsExamined:    n,
+		BatchSize:       o.BatchSize,
+		Batches:         (n + o.BatchSize - 1) / o.BatchSize,
+		ExpireAfterSecs: &secs,
+	}, nil
 }
