@@ -48,11 +48,12 @@ type CollectionOptions struct {
 	HideExpired bool
 }
 
-// record is one stored document, encoded (codec.go). Its enc is never
-// changed in place: an update encodes a new document and swaps it in under
-// the write lock, so a reader that took enc under the read lock may go on
-// decoding it after releasing the lock, and a TTL batch can tell that a
-// document changed by comparing enc.
+// record is one stored document, encoded (codec.go). A record never
+// changes: an update makes a new record (same seq, same key) and puts it in
+// the old one's place under the write lock. So a reader that found a record
+// may decode it after releasing the lock (or without taking it: see
+// idMap), and a TTL batch can tell that a document changed by comparing
+// records.
 type record struct {
 	seq uint64 // insertion order; ties in every index tree break on it
 	key any    // idKey of the document's _id: its key in collState.byID
@@ -106,7 +107,7 @@ type collState struct {
 	writeMu sync.Mutex
 	mu      sync.RWMutex
 
-	byID    map[any]*record        // canonical _id key -> record
+	byID    *idMap                 // canonical _id key -> record; never replaced
 	natural *btree.BTreeG[*record] // by seq: insertion order
 	indexes []*index               // secondary indexes, in creation order
 	nextSeq uint64
@@ -141,7 +142,7 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 		name:      name,
 		opts:      opts,
 		validator: v,
-		byID:      map[any]*record{},
+		byID:      newIDMap(0),
 		natural:   btree.NewG(btreeDegree, recordLess),
 		nextSeq:   1,
 	}, nil
@@ -278,10 +279,7 @@ func (c *Collection) Compact() error {
 		return err
 	}
 	return c.write(func(s *collState) error {
-		byID := make(map[any]*record, len(s.byID))
-		for k, r := range s.byID {
-			byID[k] = r
-		}
+		s.byID.compact()
 		natural := btree.NewG(btreeDegree, recordLess)
 		s.natural.Ascend(func(r *record) bool { natural.ReplaceOrInsert(r); return true })
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
@@ -295,7 +293,7 @@ func (c *Collection) Compact() error {
 			}
 		}
 		s.mu.Lock()
-		s.byID, s.natural = byID, natural
+		s.natural = natural
 		for i, ix := range s.indexes {
 			ix.tree = trees[i]
 			if ix.ttl != nil {

@@ -140,18 +140,23 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 		return nil, true, err
 	}
 	var rec *record
-	if s != nil {
+	switch {
+	case s == nil:
+	case s.opts.HideExpired:
 		s.mu.RLock()
-		rec = s.byID[k]
+		rec = s.byID.load(k)
 		if rec != nil && s.hideExpiredActive() && s.expiredAt(&docRef{rec: rec}, c.db.clock.Now()) {
 			rec = nil
 		}
 		s.mu.RUnlock()
+	default:
+		// No collection lock: the _id map has its own, and records are
+		// immutable, so a lookup by _id never waits for a writer's batch.
+		rec = s.byID.load(k)
 	}
 	if rec == nil {
 		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
 	}
-	// The encoding is immutable: decode it after releasing the lock.
 	return rec.document(), true, nil
 }
 
@@ -365,7 +370,7 @@ func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*docRef
 			if err != nil {
 				continue
 			}
-			if r, ok := s.byID[k]; ok {
+			if r := s.byID.load(k); r != nil {
 				ex.KeysExamined++
 				if !consider(r) {
 					break

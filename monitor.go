@@ -643,32 +643,24 @@ const (
 // same version (an update swaps in a new encoding) the hooks saw. Call
 // holding writeMu.
 func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) recheckResult {
-	if !s.holds(c.rec) {
+	cur := s.byID.load(c.rec.key)
+	if cur == nil {
 		return recheckGone
 	}
-	d, ok := ix.storedDate(&docRef{rec: c.rec})
+	d, ok := ix.storedDate(&docRef{rec: cur})
 	switch {
 	case !ok || d.After(cutoff):
 		return recheckGone
-	case !sameEncoding(c.rec.enc, c.enc):
+	case cur != c.rec:
 		return recheckChanged
 	}
 	return recheckDelete
 }
 
-// chosenDoc is a document picked for deletion and the version picked: enc
-// is read under the lock that chose it, and being immutable may be decoded
-// for the hooks after the lock is gone (rec.enc may not be read then: a
-// writer may be swapping it).
+// chosenDoc is a document picked for deletion: the record (an immutable
+// version of it) found under the lock that chose it.
 type chosenDoc struct {
 	rec *record
-	enc []byte
-}
-
-// sameEncoding reports whether two encodings are the same stored version
-// (the same backing array), not merely equal bytes.
-func sameEncoding(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // chooseExpired returns up to limit records at the head of ix's expiry
@@ -680,15 +672,10 @@ func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []cho
 		if !entryNotAfter(e, cutoff) {
 			return false
 		}
-		out = append(out, chosenDoc{e.rec, e.rec.enc})
+		out = append(out, chosenDoc{e.rec})
 		return len(out) < limit
 	})
 	return out
-}
-
-// holds reports whether rec is still stored. Call holding mu or writeMu.
-func (s *collState) holds(rec *record) bool {
-	return s.byID[rec.key] == rec
 }
 
 // runHooks calls the expire hooks with copies of the chosen documents,
@@ -696,7 +683,7 @@ func (s *collState) holds(rec *record) bool {
 func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
 	docs := make([]Document, len(chosen))
 	for i, c := range chosen {
-		docs[i] = decodeDocument(c.enc)
+		docs[i] = c.rec.document()
 	}
 	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
 	for _, h := range m.db.cfg.hooks {

@@ -177,7 +177,7 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if s != nil {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		if rec, ok := s.byID[k]; ok {
+		if rec := s.byID.load(k); rec != nil {
 			at, expires = s.earliestThresholdOf(&docRef{rec: rec})
 			return at, expires, nil
 		}

@@ -95,7 +95,7 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // removeRecord deletes rec from every structure. Call with mu held for
 // writing.
 func (s *collState) removeRecord(rec *record) {
-	delete(s.byID, rec.key)
+	s.byID.delete(rec.key)
 	s.natural.Delete(rec)
 	s.removeFromIndexes(rec, s.storedKeys(rec))
 	s.bytes -= int64(len(rec.enc))
@@ -269,7 +269,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 		}
-		if _, dup := s.byID[k]; dup {
+		if s.byID.load(k) != nil {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
 		if _, dup := seenIDs[k]; dup {
@@ -293,7 +293,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	for _, p := range batch {
 		p.rec.seq = s.nextSeq
 		s.nextSeq++
-		s.byID[p.rec.key] = p.rec
+		s.byID.store(p.rec.key, p.rec)
 		s.natural.ReplaceOrInsert(p.rec)
 		s.addToIndexes(p.rec, p.dk)
 		s.bytes += int64(len(p.rec.enc))
@@ -482,10 +482,14 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 	var earliest time.Time
 	s.mu.Lock()
 	for _, ch := range changes {
+		// Records are immutable: the new version is a new record in the
+		// old one's place (same seq, same _id key).
 		s.removeFromIndexes(ch.rec, ch.oldKey)
-		s.bytes += int64(len(ch.enc) - len(ch.rec.enc))
-		ch.rec.enc = ch.enc
-		s.addToIndexes(ch.rec, ch.newKey)
+		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc}
+		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
+		s.natural.ReplaceOrInsert(nr)
+		s.byID.store(nr.key, nr)
+		s.addToIndexes(nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
 	s.evictCapped()
