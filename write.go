@@ -382,22 +382,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
-	if !o.Upsert {
-		// Without upsert, an update of a missing collection writes
-		// nothing and must not create it.
-		if s, err := c.read(); err != nil || s == nil {
-			return UpdateResult{}, err
-		}
-	}
 	var res UpdateResult
-	err = c.write(func(s *collState) error {
-		now := c.db.clock.Now()
-		refs := s.matchingRecords(filterDoc, f, limit, now)
-		res.MatchedCount = len(refs)
+	err = c.writeMatching(filterDoc, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
-			if !o.Upsert {
-				return nil
-			}
 			seed, err := upsertSeed(filterDoc)
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
@@ -406,18 +393,8 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
-			if _, ok := doc["_id"]; !ok {
-				doc["_id"] = NewObjectIDFromTime(now)
-			}
-			nd, err := encodeUpdated(doc)
-			if err != nil {
-				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
-			}
-			if err := s.insertPrepared([]newDoc{nd}); err != nil {
-				return err
-			}
-			res.UpsertedID = copyValue(doc["_id"])
-			return nil
+			res.UpsertedID, err = s.upsertInsert(doc, now)
+			return err
 		}
 		newDocs := make([]Document, len(refs))
 		for i, ref := range refs {
@@ -434,6 +411,45 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 		return err
 	})
 	return res, err
+}
+
+// writeMatching runs fn holding the collection's write lock, with the
+// records matching the filter (up to limit; 0: all) and the clock's now;
+// res.MatchedCount is set. With no match, fn runs only for an upsert: an
+// update without upsert of a missing collection must not create it.
+func (c *Collection) writeMatching(filterDoc Document, f *filter, limit int, upsert bool, res *UpdateResult,
+	fn func(s *collState, refs []*docRef, now time.Time) error) error {
+	if !upsert {
+		if s, err := c.read(); err != nil || s == nil {
+			return err
+		}
+	}
+	return c.write(func(s *collState) error {
+		now := c.db.clock.Now()
+		refs := s.matchingRecords(filterDoc, f, limit, now)
+		res.MatchedCount = len(refs)
+		if len(refs) == 0 && !upsert {
+			return nil
+		}
+		return fn(s, refs, now)
+	})
+}
+
+// upsertInsert inserts the document an upsert built, giving it an
+// ObjectID _id if it has none, and returns (a copy of) its _id. Call
+// holding writeMu.
+func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
+	if _, ok := doc["_id"]; !ok {
+		doc["_id"] = NewObjectIDFromTime(now)
+	}
+	nd, err := encodeUpdated(doc)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: upsert: %w", s.name, err)
+	}
+	if err := s.insertPrepared([]newDoc{nd}); err != nil {
+		return nil, err
+	}
+	return copyValue(doc["_id"]), nil
 }
 
 // replaceRecords swaps in new documents for recs (a nil entry leaves that
@@ -515,20 +531,9 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
-	if !o.Upsert {
-		if s, err := c.read(); err != nil || s == nil {
-			return UpdateResult{}, err
-		}
-	}
 	var res UpdateResult
-	err = c.write(func(s *collState) error {
-		now := c.db.clock.Now()
-		refs := s.matchingRecords(filterDoc, f, 1, now)
-		res.MatchedCount = len(refs)
+	err = c.writeMatching(filterDoc, f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
-			if !o.Upsert {
-				return nil
-			}
 			doc := copyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
 				if seed, err := upsertSeed(filterDoc); err == nil {
@@ -537,18 +542,9 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 					}
 				}
 			}
-			if _, ok := doc["_id"]; !ok {
-				doc["_id"] = NewObjectIDFromTime(now)
-			}
-			nd, err := encodeUpdated(doc)
-			if err != nil {
-				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
-			}
-			if err := s.insertPrepared([]newDoc{nd}); err != nil {
-				return err
-			}
-			res.UpsertedID = copyValue(doc["_id"])
-			return nil
+			var err error
+			res.UpsertedID, err = s.upsertInsert(doc, now)
+			return err
 		}
 		old := refs[0].get()
 		doc := copyDocument(repl)
