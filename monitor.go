@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -202,8 +203,9 @@ type PassResult struct {
 	Duration  time.Duration // clock time from start to end
 	SubPasses int
 	Deleted   int
-	// Complete is false when a per-pass cap (MaxTotalRemoves) or Close
-	// ended the pass with expired documents left.
+	// Complete is false when a per-pass cap (MaxTotalRemoves or
+	// MaxCollectionRemoves) or Close ended the pass with expired documents
+	// (possibly) left.
 	Complete bool
 	Errors   int // index visits that failed; see the log
 }
@@ -261,6 +263,9 @@ func (m *monitor) stop() {
 	if m.started {
 		<-m.done
 	}
+	// A RunTTLPass running on another goroutine stops at its next batch
+	// (visitIndex checks m.ctx). Close does not wait for it: Close may be
+	// called from a hook or observer, on that pass's own goroutine.
 }
 
 func (m *monitor) poke() {
@@ -430,6 +435,7 @@ type passState struct {
 	deleted      int
 	byCollection map[*collState]int
 	failed       map[*index]bool // visits that errored: not retried this pass
+	capped       bool            // MaxCollectionRemoves held a collection back
 }
 
 // runPass deletes, in sub-passes, everything expired at the pass's now.
@@ -448,7 +454,7 @@ func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
 			return res, err
 		}
 		if !more {
-			res.Complete = true
+			res.Complete = !ps.capped
 			break
 		}
 		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
@@ -474,6 +480,7 @@ func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState,
 			return true, nil
 		}
 		if o.MaxCollectionRemoves > 0 && ps.byCollection[t.coll] >= o.MaxCollectionRemoves {
+			ps.capped = true // this collection may have expired documents left
 			continue
 		}
 		if db.clock.Now().Sub(start) >= o.SubPassMaxTime {
@@ -507,7 +514,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 	ref := IndexRef{t.coll.name, t.ix.name}
 	deleted := 0
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := cmp.Or(ctx.Err(), m.ctx.Err()); err != nil {
 			return false, err
 		}
 		limit := min(o.BatchSize, o.PerIndexMaxDeletes-deleted)
@@ -520,7 +527,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
-		n, exhausted, err := m.deleteBatch(ctx, t, ps.now, limit)
+		n, ids, exhausted, err := m.deleteBatch(ctx, t, ps.now, limit)
 		if err != nil {
 			return false, err
 		}
@@ -528,6 +535,10 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		ps.deleted += n
 		ps.byCollection[t.coll] += n
 		db.metrics.addDeleted(ref, n)
+		if len(ids) > 0 {
+			// Counted first: an observer sees metrics that include its event.
+			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now})
+		}
 		next := *op
 		next.Deleted = deleted
 		m.current.Store(&next)
@@ -547,7 +558,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 // deleteBatch deletes up to limit documents expired at passNow from one TTL
 // index, re-checking each under the write lock. exhausted reports that the
 // index had nothing more expired.
-func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, exhausted bool, err error) {
+func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, err error) {
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
 	if len(m.db.cfg.hooks) > 0 {
@@ -556,30 +567,30 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		s.mu.RLock()
 		if s.dropped {
 			s.mu.RUnlock()
-			return 0, false, errCollectionDropped
+			return 0, nil, false, errCollectionDropped
 		}
 		if !s.hasIndex(ix) {
 			s.mu.RUnlock()
-			return 0, false, errIndexDropped
+			return 0, nil, false, errIndexDropped
 		}
 		chosen = s.chooseExpired(ix, passNow, limit)
 		s.mu.RUnlock()
 		if len(chosen) == 0 {
-			return 0, true, nil
+			return 0, nil, true, nil
 		}
 		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
-			return 0, false, err
+			return 0, nil, false, err
 		}
 	}
 	if err := s.lockWrite(); err != nil {
-		return 0, false, err
+		return 0, nil, false, err
 	}
 	if !s.hasIndex(ix) {
 		// Dropped since the sub-pass listed it: its expiry tree is no
 		// longer kept up to date, and deleting through it would spin on
 		// stale entries.
 		s.writeMu.Unlock()
-		return 0, false, errIndexDropped
+		return 0, nil, false, errIndexDropped
 	}
 	// Chosen under this same hold of writeMu, the batch needs no re-check:
 	// the TTL tree changes only under writeMu and always holds each
@@ -588,7 +599,6 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	if !recheck {
 		chosen = s.chooseExpired(ix, passNow, limit)
 	}
-	var ids []any
 	cutoff := ix.ttl.cutoff(passNow)
 	retry := false
 	s.mu.Lock()
@@ -613,10 +623,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	s.mu.Unlock()
 	s.writeMu.Unlock()
-	if len(ids) > 0 {
-		m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: passNow})
-	}
-	return n, len(chosen) < limit && !retry, nil
+	return n, ids, len(chosen) < limit && !retry, nil
 }
 
 // errIndexDropped ends a TTL visit to an index dropped mid-pass.
