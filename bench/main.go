@@ -79,6 +79,9 @@ func main() {
 	}
 	cfg := config{quick: *quick, latencyN: *latencyN, live: *live, lagN: *lagN, spread: *spread, reps: max(*reps, 3),
 		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir, big: 5_000_000}
+	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
+		fatalf("-out: %v", err)
+	}
 	if cfg.quick && !flagSet("idle") {
 		cfg.idle = 500 * time.Millisecond
 	}
