@@ -556,8 +556,10 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 }
 
 // deleteBatch deletes up to limit documents expired at passNow from one TTL
-// index, re-checking each under the write lock. exhausted reports that the
-// index had nothing more expired.
+// index in one hold of the collection's write lock (with expire hooks, it
+// chooses them first under the read lock and re-checks each under the write
+// lock). It returns how many it deleted, their _id values when there are
+// observers to tell, and exhausted when the index had nothing more expired.
 func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, err error) {
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
