@@ -31,6 +31,7 @@ type DocumentError struct {
 	Reason string // what is wrong with it
 }
 
+// Error names the path and what is wrong with the value.
 func (e *DocumentError) Error() string {
 	if e.Path == "" {
 		return "ttldb: invalid document: " + e.Reason

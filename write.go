@@ -17,6 +17,7 @@ type DuplicateKeyError struct {
 	Key        any    // the duplicated key (a value, or []any for a compound index)
 }
 
+// Error names the collection, the index and the duplicated key.
 func (e *DuplicateKeyError) Error() string {
 	return fmt.Sprintf("ttldb: duplicate key: collection %q index %q key %v", e.Collection, e.Index, e.Key)
 }
