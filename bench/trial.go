@@ -334,7 +334,7 @@ func trialLatency(p trialParams, out *trialOut) error {
 	}
 	// The lead leaves room to fill the store (est, with a margin) and run
 	// the idle phase; an overrun retries with a longer lead.
-	for factor := 1.3; factor < 20; factor *= 2 {
+	for factor := 2.0; factor < 20; factor *= 2 {
 		lead := time.Duration(factor*float64(est)) + p.idle + 300*time.Millisecond + time.Duration(p.n)*time.Microsecond/4
 		tExp := time.Now().Add(lead)
 		o := storeOpts{lruTTL: lead, ttldbRead: p.ttldbRead}
