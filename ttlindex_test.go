@@ -22,17 +22,13 @@ import (
 // RunTTLPass on a fake clock with the monitor goroutine disabled.
 
 // ttlT0 is the fake clock's start in these tests.
-var ttlT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var ttlT0 = t0
 
 // newTTLDB opens a DB on a fake clock at ttlT0 with the monitor disabled
 // (passes run only through RunTTLPass) and closes it when the test ends.
 func newTTLDB(t testing.TB, opts ...Option) (*DB, *ttltest.Clock) {
 	t.Helper()
-	clk := ttltest.NewClock(ttlT0)
-	db, err := Open(append([]Option{WithClock(clk), WithMonitor(MonitorOptions{Disabled: true})}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	return db, clk
+	return openMon(t, append([]Option{WithMonitor(MonitorOptions{Disabled: true})}, opts...)...)
 }
 
 // ttlModel is a single-field ascending TTL index model.
