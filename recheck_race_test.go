@@ -157,6 +157,9 @@ func runRecheckRace(t *testing.T, rounds int, withHook bool) {
 	}
 	close(stop)
 	wg.Wait()
+	// The background monitor runs passes too: stop it (Close waits for it)
+	// so that the counts below are final.
+	require.NoError(t, db.Close())
 	reportMu.Lock()
 	defer reportMu.Unlock()
 	assert.Zero(t, early.Load(), "early deletions (seed %d):\n%v", seed, reports)
