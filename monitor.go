@@ -429,6 +429,12 @@ func (db *DB) ttlTargets() []ttlTarget {
 	return out
 }
 
+// stopped returns why a pass must stop: its ctx is done, or Close cancelled
+// the monitor (a RunTTLPass's ctx learns that only asynchronously).
+func (m *monitor) stopped(ctx context.Context) error {
+	return cmp.Or(ctx.Err(), m.ctx.Err())
+}
+
 // passState is what a pass tracks across its sub-passes.
 type passState struct {
 	now          time.Time
@@ -488,8 +494,8 @@ func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState,
 		}
 		cut, err := m.visitIndex(ctx, o, ps, t, start)
 		if err != nil {
-			if ctx.Err() != nil {
-				return false, ctx.Err()
+			if err := m.stopped(ctx); err != nil {
+				return false, err
 			}
 			ps.failed[t.ix] = true
 			res.Errors++
@@ -514,7 +520,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 	ref := IndexRef{t.coll.name, t.ix.name}
 	deleted := 0
 	for {
-		if err := cmp.Or(ctx.Err(), m.ctx.Err()); err != nil {
+		if err := m.stopped(ctx); err != nil {
 			return false, err
 		}
 		limit := min(o.BatchSize, o.PerIndexMaxDeletes-deleted)
