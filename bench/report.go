@@ -104,20 +104,7 @@ func report(cfg config, res *runResult) {
 
 	// Workload 1.
 	fmt.Println("\n== Workload 1: insert throughput (docs/s; ttldb InsertMany and buntdb transactions of 1000, the caches one Set per doc, the floor 1000 per lock hold)")
-	w := newTab()
-	hdr := "store\t"
-	for _, n := range cfg.sizes {
-		hdr += fmt.Sprintf("N=%s\tttldb/peer\t", fmtN(n))
-	}
-	fmt.Fprintln(w, hdr)
-	for _, st := range r.stores() {
-		line := st + "\t"
-		for _, n := range cfg.sizes {
-			line += r.cell("mass100", st, n, "insert") + "\t" + r.ratio("mass100", n, "insert", st) + "\t"
-		}
-		fmt.Fprintln(w, line)
-	}
-	w.Flush()
+	r.perSizeTable(cfg, "mass100", "insert")
 
 	// Workload 2.
 	for _, v := range []struct{ wl, pre, label string }{
@@ -149,8 +136,8 @@ func report(cfg config, res *runResult) {
 
 	// Workload 3.
 	ln := cfg.latencyN
+	w := newTab()
 	fmt.Printf("\n== Workload 3: read latency by key, open loop every %s, while %s documents expire at once (%d live docs read); µs, corrected for coordinated omission\n", cfg.readEvery, fmtN(ln), cfg.live)
-	w = newTab()
 	fmt.Fprintln(w, "store\tp50\tp99\tp99.9\tmax\t>1ms\treads\t|idle p50\tidle p99\tidle p99.9\tidle max\tidle >1ms\t|expiry ms\tttldb/peer p99\tttldb/peer max\t")
 	for _, st := range r.stores() {
 		c := func(m string) string { return r.cell("latency", st, ln, m) }
@@ -163,20 +150,7 @@ func report(cfg config, res *runResult) {
 
 	// Workload 4.
 	fmt.Println("\n== Workload 4: memory: live heap bytes per stored document after GC")
-	w = newTab()
-	hdr = "store\t"
-	for _, n := range cfg.sizes {
-		hdr += fmt.Sprintf("N=%s\tttldb/peer\t", fmtN(n))
-	}
-	fmt.Fprintln(w, hdr)
-	for _, st := range r.stores() {
-		line := st + "\t"
-		for _, n := range cfg.sizes {
-			line += r.cell("mass100", st, n, "heap_per_doc") + "\t" + r.ratio("mass100", n, "heap_per_doc", st) + "\t"
-		}
-		fmt.Fprintln(w, line)
-	}
-	w.Flush()
+	r.perSizeTable(cfg, "mass100", "heap_per_doc")
 	fmt.Println("\n   ttldb: heap (MiB) with N docs, after expiring 90% (RunTTLPass), after Compact, and a fresh store with the remaining 10%")
 	w = newTab()
 	fmt.Fprintln(w, "N\tfull\tafter expire 90%\tafter Compact\tfresh 10%\texpired/fresh\tcompacted/fresh\t")
@@ -194,7 +168,7 @@ func report(cfg config, res *runResult) {
 	var extra []result
 	fmt.Println("\n== Workload 5: scaling: per-document cost (ns/doc) of insert and of expiry (all expired), and its growth from the smallest to the largest N")
 	w = newTab()
-	hdr = "store\t"
+	hdr := "store\t"
 	for _, n := range cfg.sizes {
 		hdr += fmt.Sprintf("insert %s\t", fmtN(n))
 	}
@@ -400,4 +374,23 @@ func medianRep(outs []trialOut, metric string) (trialOut, bool) {
 		return 0
 	})
 	return vs[len(vs)/2].o, true
+}
+
+// perSizeTable prints one row per store: the metric's median at each size
+// and the ratio ttldb/store.
+func (r *reporter) perSizeTable(cfg config, workload, metric string) {
+	w := newTab()
+	hdr := "store\t"
+	for _, n := range cfg.sizes {
+		hdr += fmt.Sprintf("N=%s\tttldb/peer\t", fmtN(n))
+	}
+	fmt.Fprintln(w, hdr)
+	for _, st := range r.stores() {
+		line := st + "\t"
+		for _, n := range cfg.sizes {
+			line += r.cell(workload, st, n, metric) + "\t" + r.ratio(workload, n, metric, st) + "\t"
+		}
+		fmt.Fprintln(w, line)
+	}
+	w.Flush()
 }
