@@ -103,7 +103,13 @@ func entryNotAfter(e expiryEntry, d time.Time) bool {
 
 // threshold returns the instant the entry expires: its date + expireAfter.
 func (t *ttlIndex) threshold(e expiryEntry) time.Time {
-	return time.Unix(e.sec, int64(e.nsec)).Add(time.Duration(t.expireAfter.Load()) * time.Second)
+	return t.thresholdFor(time.Unix(e.sec, int64(e.nsec)))
+}
+
+// thresholdFor returns when a document keyed by date d expires: d +
+// expireAfter (read now: CollMod may change it).
+func (t *ttlIndex) thresholdFor(d time.Time) time.Time {
+	return d.Add(time.Duration(t.expireAfter.Load()) * time.Second)
 }
 
 // earliest returns the first entry of the tree (the next to expire).
@@ -131,7 +137,7 @@ func (s *collState) earliestThresholdOf(ref *docRef) (time.Time, bool) {
 		if !ok {
 			continue
 		}
-		if th := d.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second); !found || th.Before(best) {
+		if th := ix.ttl.thresholdFor(d); !found || th.Before(best) {
 			best, found = th, true
 		}
 	}

@@ -312,7 +312,7 @@ func (s *collState) earliestThreshold(dk docKeys, acc time.Time) time.Time {
 		if !dk[i].ttl.ok {
 			continue
 		}
-		th := dk[i].ttl.date.Add(time.Duration(ix.ttl.expireAfter.Load()) * time.Second)
+		th := ix.ttl.thresholdFor(dk[i].ttl.date)
 		if acc.IsZero() || th.Before(acc) {
 			acc = th
 		}
