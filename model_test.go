@@ -88,7 +88,7 @@ type modelColl struct {
 // modelConfig is one run of the model.
 type modelConfig struct {
 	seed   uint64
-	ops    int  // writes in all, over every writer
+	ops    int  // operations: writes, and one controller action per modelWritesPerAction
 	docs   int  // documents per collection the writers use
 	hooks  bool // an expire hook (which sometimes fails)
 	during bool // clock jumps back during passes too
@@ -129,9 +129,13 @@ type model struct {
 	final atomic.Bool            // the final phase: no more jumps nor hook failures
 
 	// batch is the window of the batch whose DeleteEvent comes next: opened
-	// when the previous event's observer returns or the hook returns.
+	// when the previous event's observer returns or the hook returns, it
+	// holds every state of the clock while the batch held the write lock.
+	// since is opened only by the observer: the values the clock returned
+	// since the previous batch, among which the batch's own reading is.
 	batchMu sync.Mutex
 	batch   clockWindow
+	since   clockWindow
 
 	rngMu sync.Mutex
 	rng   *rand.Rand // the hook's and observer's choices
@@ -214,37 +218,34 @@ func modelSeed(t testing.TB) uint64 {
 	return seed
 }
 
-// modelOps is the default run's size: about 100k operations in all
-// (writes, plus about one controller action per 4 writes) over the two
-// hook modes, 30k under the race detector (TestSoakModel with
-// TTLDB_SOAK=short runs the 100k under it in CI).
-func modelOps() int {
-	if raceEnabled {
-		return 12000
-	}
-	return 40000
-}
-
+// TestModel runs the model with a short seed: 100k operations in all,
+// shared by the modes that run (a few seconds with -race).
 func TestModel(t *testing.T) {
-	runModelModes(t, modelOps())
+	runModelModes(t, 100_000)
 }
 
-// TestSoakModel is TestModel for longer: TTLDB_SOAK=short (CI) runs about
-// 100k operations per mode, any other non-empty value over 10M in all.
+// TestSoakModel is TestModel for longer: TTLDB_SOAK=short (CI) runs 400k
+// operations, any other non-empty value 10M.
 func TestSoakModel(t *testing.T) {
 	ops := 0
 	switch os.Getenv("TTLDB_SOAK") {
 	case "":
 		t.Skip("set TTLDB_SOAK=short or TTLDB_SOAK=1")
 	case "short":
-		ops = 40000
+		ops = 400_000
 	default:
-		ops = 2500000
+		ops = 10_000_000
 	}
 	runModelModes(t, ops)
 }
 
+// runModelModes runs the model in each mode, the ops operations shared
+// among the modes that run.
 func runModelModes(t *testing.T, ops int) {
+	modes := 2
+	if batchNowReported() {
+		modes = 4
+	}
 	for _, during := range []bool{false, true} {
 		for _, hooks := range []bool{false, true} {
 			name := fmt.Sprintf("jumps=between/hooks=%v", hooks)
@@ -255,7 +256,7 @@ func runModelModes(t *testing.T, ops int) {
 				if during && !batchNowReported() {
 					t.Skip("issue 9 item 8: a batch deletes against the pass's now, so a clock stepped back during a pass deletes early; enabled when DeleteEvent.BatchNow lands")
 				}
-				rep := runModel(t, modelConfig{seed: modelSeed(t), ops: ops, docs: 64, hooks: hooks, during: during})
+				rep := runModel(t, modelConfig{seed: modelSeed(t), ops: ops / modes, docs: 64, hooks: hooks, during: during})
 				t.Log(rep.stats)
 				if err := rep.err(); err != nil {
 					t.Fatal(err)
@@ -274,7 +275,7 @@ func TestModelCatchesLateCutoff(t *testing.T) {
 		t.Run(fmt.Sprintf("hooks=%v", hooks), func(t *testing.T) {
 			ttlCutoffSkew = time.Nanosecond
 			defer func() { ttlCutoffSkew = 0 }()
-			rep := runModel(t, modelConfig{seed: modelSeed(t), ops: 2000, docs: 16, hooks: hooks})
+			rep := runModel(t, modelConfig{seed: modelSeed(t), ops: 2500, docs: 16, hooks: hooks})
 			err := rep.err()
 			require.Error(t, err, "a cutoff 1ns late went unnoticed")
 			t.Logf("as required: %v", err)
@@ -332,7 +333,8 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 	if cfg.hooks {
 		opts = append(opts, WithOnExpire(m.hook))
 	}
-	m.clk.open(&m.batch, true)
+	m.clk.open(&m.batch, false)
+	m.clk.open(&m.since, true)
 	db, err := Open(opts...)
 	require.NoError(t, err)
 	m.db = db
@@ -348,7 +350,7 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 	stop := make(chan struct{})
 	var wg, ctl sync.WaitGroup
 	for w := range writers {
-		n := cfg.ops / writers
+		n := cfg.ops * modelWritesPerAction / (modelWritesPerAction + 1) / writers
 		wrng := rand.New(rand.NewPCG(cfg.seed, uint64(w)+1))
 		wg.Go(func() { m.writer(wrng, n, tick) })
 	}
@@ -708,7 +710,7 @@ func (m *model) hook(ctx context.Context, b ExpiredBatch) error {
 	m.rngMu.Unlock()
 	m.batchMu.Lock()
 	m.clk.close(&m.batch)
-	m.clk.open(&m.batch, true)
+	m.clk.open(&m.batch, false)
 	m.batchMu.Unlock()
 	return err
 }
@@ -719,13 +721,17 @@ func (m *model) observe(ev DeleteEvent) {
 	m.batchMu.Lock()
 	defer m.batchMu.Unlock()
 	m.clk.close(&m.batch)
+	m.clk.close(&m.since)
+	defer func() {
+		m.clk.open(&m.batch, false)
+		m.clk.open(&m.since, true)
+	}()
 	w := &m.batch
 	i := slices.IndexFunc(modelIndexes, func(x modelIndex) bool {
 		return x.coll == ev.Collection && x.field+"_1" == ev.Index
 	})
 	if i < 0 {
 		m.violation("model", "DeleteEvent for an unknown index %s.%s", ev.Collection, ev.Index)
-		m.clk.open(&m.batch, true)
 		return
 	}
 	ci := slices.IndexFunc(modelColls, func(c modelColl) bool { return c.name == ev.Collection })
@@ -734,7 +740,7 @@ func (m *model) observe(ev DeleteEvent) {
 	switch {
 	case bn.After(ev.PassNow):
 		m.violation("batchnow", "%s.%s: batch now %v after the pass's now %v", ev.Collection, ev.Index, bn, ev.PassNow)
-	case !bn.Equal(ev.PassNow) && !hasNow(w, bn):
+	case !bn.Equal(ev.PassNow) && !hasNow(&m.since, bn):
 		m.violation("batchnow", "%s.%s: batch now %v is neither the pass's now nor a value the clock returned during the batch", ev.Collection, ev.Index, bn)
 	case bn.After(w.hi):
 		m.violation("batchnow", "%s.%s: batch now %v (pass now %v) after the clock's every state during the batch (highest %v)", ev.Collection, ev.Index, bn, ev.PassNow, w.hi)
@@ -754,7 +760,6 @@ func (m *model) observe(ev DeleteEvent) {
 		d.mu.Unlock()
 	}
 	m.inside()
-	m.clk.open(&m.batch, true)
 }
 
 // checkDeleted checks one document of a DeleteEvent; the caller holds its
@@ -807,7 +812,7 @@ func (m *model) finalPass() {
 	// Every batch from here on runs at T: its window needs nothing older.
 	m.batchMu.Lock()
 	m.clk.close(&m.batch)
-	m.clk.open(&m.batch, true)
+	m.clk.open(&m.batch, false)
 	m.batchMu.Unlock()
 	for ci, mc := range modelColls {
 		for pos, ix := range mc.idx {
