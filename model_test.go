@@ -285,14 +285,14 @@ func TestModelCatchesLateCutoff(t *testing.T) {
 	}
 }
 
-// runModel runs one model scenario and reports the violations it saw. It
-// fails t only when the scenario cannot be set up.
-func runModel(t testing.TB, cfg modelConfig) *modelReport {
-	rng := rand.New(rand.NewPCG(cfg.seed, 0))
-	eas := make([]int64, len(modelIndexes))
-	for i := range eas {
-		eas[i] = modelEAS[rng.IntN(len(modelEAS))]
-	}
+// modelEdges is how many edge documents the final phase writes per TTL
+// index: thresholds T-1ns, T, T+1ns, then a backlog larger than any batch
+// or per-index cap, half of it expired.
+const modelEdges = 3 + 64
+
+// newModel returns a model of documents none of which is stored yet, on a
+// clock at t0 with the indexes' ExpireAfterSeconds eas.
+func newModel(cfg modelConfig, eas []int64) *model {
 	m := &model{
 		cfg:     cfg,
 		clk:     newModelClock(t0, eas),
@@ -309,12 +309,28 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 			add(fmt.Sprintf("%s%03d", c.prefix, i))
 		}
 		for _, ix := range c.idx {
-			for k := range 3 {
-				add(fmt.Sprintf("%s-edge-%d-%d", c.prefix, ix, k))
+			for k := range modelEdges {
+				add(modelEdgeID(c, ix, k))
 			}
 		}
 		m.docs = append(m.docs, docs)
 	}
+	return m
+}
+
+func modelEdgeID(c modelColl, ix, k int) string {
+	return fmt.Sprintf("%s-edge-%d-%02d", c.prefix, ix, k)
+}
+
+// runModel runs one model scenario and reports the violations it saw. It
+// fails t only when the scenario cannot be set up.
+func runModel(t testing.TB, cfg modelConfig) *modelReport {
+	rng := rand.New(rand.NewPCG(cfg.seed, 0))
+	eas := make([]int64, len(modelIndexes))
+	for i := range eas {
+		eas[i] = modelEAS[rng.IntN(len(modelEAS))]
+	}
+	m := newModel(cfg, eas)
 
 	mo := MonitorOptions{
 		Interval:           time.Duration(1+rng.IntN(5)) * time.Second,
@@ -799,8 +815,9 @@ func hasNow(w *clockWindow, t time.Time) bool {
 }
 
 // finalPass ends the run: no more jumps nor hook failures, edge documents
-// with thresholds T-1ns, T and T+1ns under each index, passes at T until
-// one is complete, then the DB must hold exactly what the model says.
+// under each index (thresholds T-1ns, T, T+1ns, and a backlog within two
+// hours of T either side), passes at T until one is complete, then the DB
+// must hold exactly what the model says.
 func (m *model) finalPass() {
 	m.final.Store(true)
 	// A background pass may be running, and its observer jumping the clock
@@ -816,8 +833,14 @@ func (m *model) finalPass() {
 	m.batchMu.Unlock()
 	for ci, mc := range modelColls {
 		for pos, ix := range mc.idx {
-			for k, delta := range []time.Duration{-1, 0, 1} {
-				d := m.docs[ci][fmt.Sprintf("%s-edge-%d-%d", mc.prefix, ix, k)]
+			for k := range modelEdges {
+				delta := time.Duration(k - 1) // -1ns, 0, +1ns
+				if k >= 3 {
+					m.rngMu.Lock()
+					delta = time.Duration(m.rng.Int64N(int64(4*time.Hour))) - 2*time.Hour
+					m.rngMu.Unlock()
+				}
+				d := m.docs[ci][modelEdgeID(mc, ix, k)]
 				v := m.version.Add(1)
 				date := T.Add(-m.clk.expireAfter(ix) + delta)
 				doc := Document{"_id": d.id, "v": v, modelIndexes[ix].field: date}
