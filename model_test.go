@@ -34,8 +34,8 @@ import (
 //     the highest state the clock had while its batch ran, nor after the
 //     batch's own now;
 //   - the batch's now is honest: not after the pass's now, either the
-//     pass's now or a value the clock returned during the batch, and not
-//     after the clock's highest state during the batch;
+//     pass's now or a value the clock returned since the previous batch,
+//     and not after the clock's highest state during the batch;
 //   - with hooks, the version deleted had been offered to the hook.
 //
 // After the writers stop, a final pass at the clock's time T must leave
@@ -47,7 +47,15 @@ import (
 // finds its document gone (the monitor deleted it) leaves the model alone,
 // and the DeleteEvent, checked under the document's lock, meets the model
 // as it was at the deletion, since no write can succeed on a deleted
-// document before its event is checked.
+// document before its event is checked (writers insert only what the model
+// has deleted). A document re-dated just before the monitor's batch is
+// deleted only if its new date has expired too; with hooks, only in a
+// version the hook was offered.
+//
+// "During the batch" is a window of the clock's states (modelClock): from
+// the return of the previous batch's observer or of this batch's hook,
+// whichever is later, to this batch's DeleteEvent. Passes are serialized,
+// so the batch's hold of the write lock lies within it.
 //
 // jumps=between moves the clock back only while no pass runs; jumps=during
 // also moves it back in the middle of passes (from the hook, the observer
@@ -964,4 +972,42 @@ func sameValue(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// TestModelCheckerFlagsStaleNow feeds the checker the DeleteEvent of issue
+// 9 item 8's early deletion (the clock a day fast when the pass began, set
+// back before the batch, a document 30 minutes from its threshold deleted
+// against the pass's now) and requires it to report the deletion as early
+// and the batch's now as above the clock; and the same deletion without
+// the correction, which it must accept.
+func TestModelCheckerFlagsStaleNow(t *testing.T) {
+	for _, corrected := range []bool{true, false} {
+		t.Run(fmt.Sprintf("corrected=%v", corrected), func(t *testing.T) {
+			m := newModel(modelConfig{docs: 1}, []int64{60, 60, 60})
+			m.clk.jump(24*time.Hour, false)
+			passNow := m.clk.Now()
+			date := t0.Add(30*time.Minute - time.Minute) // threshold: 30 minutes after true time
+			if corrected {
+				m.clk.jump(0, false) // the wall clock is corrected
+			}
+			m.clk.open(&m.batch, false) // then a batch begins (the previous one's observer returns)
+			m.clk.open(&m.since, true)
+			d := m.docs[0]["s000"]
+			d.exists, d.doc, d.v, d.dates[0] = true, Document{"_id": "s000", "at": date, "v": int64(1)}, 1, exactDate(date)
+
+			ev := DeleteEvent{Collection: "sessions", Index: "at_1", IDs: []any{"s000"}, PassNow: passNow}
+			if f := reflect.ValueOf(&ev).Elem().FieldByName("BatchNow"); f.IsValid() {
+				f.Set(reflect.ValueOf(passNow)) // what a batch that ignores the clock would report
+			}
+			m.observe(ev)
+			want := 0
+			if corrected {
+				want = 1
+			}
+			assert.Equal(t, want, m.counts["early"], "%v", m.msgs)
+			assert.Equal(t, want, m.counts["batchnow"], "%v", m.msgs)
+			assert.Len(t, m.counts, 2*want, "%v", m.msgs)
+			assert.False(t, d.exists, "the model takes the deletion in")
+		})
+	}
 }
