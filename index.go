@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
@@ -86,6 +87,9 @@ func validateFieldPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("empty field path")
 	}
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("field path %q is not valid UTF-8", p)
+	}
 	for _, part := range strings.Split(p, ".") {
 		if part == "" {
 			return fmt.Errorf("field path %q has an empty component", p)
@@ -133,6 +137,9 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 	where := fmt.Sprintf("collection %q index %q", coll, m.Name)
 	if len(m.Keys) == 0 {
 		return nil, fmt.Errorf("%w: %s: no keys", ErrInvalidIndex, where)
+	}
+	if !utf8.ValidString(m.Name) {
+		return nil, fmt.Errorf("%w: %s: the name is not valid UTF-8", ErrInvalidIndex, where)
 	}
 	seen := map[string]bool{}
 	for _, k := range m.Keys {
@@ -414,6 +421,15 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 		m.Name = defaultIndexName(m.Keys)
 	}
 	m.Keys = slices.Clone(m.Keys)
+	if len(m.PartialFilterExpression) > 0 {
+		// Validated and in stored form before it is compared with an
+		// existing index's (a cyclic filter must not reach Compare).
+		f, err := query.CompileFilter(m.PartialFilterExpression)
+		if err != nil {
+			return "", fmt.Errorf("%w: collection %q index %q: partialFilterExpression: %w", ErrInvalidIndex, c.name, m.Name, err)
+		}
+		m.PartialFilterExpression = f.Doc()
+	}
 	if len(m.Keys) == 1 && m.Keys[0] == (IndexKey{Field: "_id", Order: 1}) && m.ExpireAfterSeconds == nil &&
 		!m.Unique && !m.Sparse && m.PartialFilterExpression == nil && (m.Name == "_id_1" || m.Name == idIndexName) {
 		if _, err := c.read(); err != nil {
