@@ -58,6 +58,12 @@ type record struct {
 	seq uint64 // insertion order; ties in every index tree break on it
 	key any    // idKey of the document's _id: its key in collState.byID
 	enc []byte // the document
+	// ver is the document's version: a number from the DB's write
+	// counter, given to every record a write stores (an insert, or an
+	// update or replacement that changes the document) and never reused
+	// within the DB, not even for a document deleted and inserted again.
+	// It is the version in an expire hook's delivery identity (_id, ver).
+	ver uint64
 }
 
 // document decodes a new copy of the stored document.

@@ -294,6 +294,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	for _, p := range batch {
 		p.rec.seq = s.nextSeq
 		s.nextSeq++
+		p.rec.ver = s.db.writes.Add(1)
 		s.byID.store(p.rec.key, p.rec)
 		s.natural.ReplaceOrInsert(p.rec)
 		s.addToIndexes(p.rec, p.dk)
@@ -502,7 +503,7 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		// Records are immutable: the new version is a new record in the
 		// old one's place (same seq, same _id key).
 		s.removeFromIndexes(ch.rec, ch.oldKey)
-		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc}
+		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		s.natural.ReplaceOrInsert(nr)
 		s.byID.store(nr.key, nr)
