@@ -295,3 +295,66 @@ func TestFailedDeliveriesMetrics(t *testing.T) {
 	pass(time.Minute)
 	assert.Empty(t, db.Metrics().TTL.FailedDeliveries, "a dropped index's failures are forgotten")
 }
+
+// Issue 9 item 10: with DeadlineWake and a hook that always fails, the
+// monitor backs the index off: the retries come the wake floor after the
+// failure, then twice as long each time, up to Interval, instead of at
+// every wake floor. The monitor's loop is replayed on the fake clock (its
+// own sleepFor, then a pass), so the count is exact: 26 calls in ten
+// minutes where 600,000 were made before. A fresh document of the same
+// index still wakes the monitor at its threshold and goes at once.
+func TestHookFailureBackoff(t *testing.T) {
+	const floor, interval = time.Millisecond, time.Minute
+	var (
+		mu    sync.Mutex
+		calls []time.Time // of the failing document
+	)
+	var clk interface{ Now() time.Time }
+	hook := func(ctx context.Context, b ExpiredBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range b.Docs {
+			if d["_id"] == "poison" {
+				calls = append(calls, clk.Now())
+				return errors.New("archive refuses it")
+			}
+		}
+		return nil
+	}
+	db, fake := openMon(t, quiet(MonitorOptions{DeadlineWake: true, DeadlineWakeFloor: floor, Interval: interval}), WithOnExpire(hook))
+	clk = fake
+	c := ttlColl(t, db, "c", 0)
+	_, err := c.InsertOne(Document{"_id": "poison", "lastModifiedDate": t0})
+	require.NoError(t, err)
+
+	end := t0.Add(10 * time.Minute)
+	freshAt := t0.Add(5*time.Minute + 30*time.Second)
+	inserted := false
+	for i := 0; fake.Now().Before(end); i++ {
+		require.Less(t, i, 10000, "the monitor keeps waking: %d hook calls", len(calls))
+		if !inserted && !fake.Now().Before(freshAt) {
+			inserted = true
+			_, err := c.InsertOne(Document{"_id": "fresh", "lastModifiedDate": fake.Now().Add(10 * time.Second)})
+			require.NoError(t, err)
+			d := db.monitor.sleepFor(fake.Now())
+			assert.Equal(t, 10*time.Second, d, "a fresh document wakes the monitor at its threshold")
+		}
+		fake.Advance(db.monitor.sleepFor(fake.Now()))
+		_, err := db.RunTTLPass(context.Background())
+		require.NoError(t, err)
+	}
+	require.True(t, inserted)
+	_, err = c.FindOne(Document{"_id": "fresh"})
+	assert.ErrorIs(t, err, ErrNotFound, "the fresh document went while the failing one backs off")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, calls, 26)
+	assert.Equal(t, t0.Add(floor), calls[0], "the first offer is at the threshold (plus the floor)")
+	for i := 1; i < len(calls); i++ {
+		want := min(floor<<(i-1), interval)
+		assert.Equal(t, want, calls[i].Sub(calls[i-1]), "gap %d", i)
+	}
+	f := db.Metrics().TTL.FailedDeliveries[IndexRef{"c", "lastModifiedDate_1"}]
+	assert.Equal(t, int64(1), f.Count)
+}

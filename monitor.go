@@ -54,7 +54,11 @@ type MonitorOptions struct {
 	// milliseconds of expiring. Off by default.
 	DeadlineWake bool
 	// DeadlineWakeFloor is the shortest sleep between passes with
-	// DeadlineWake. Default 1 ms.
+	// DeadlineWake. Default 1 ms. It is also the first wait before a failed
+	// expire-hook delivery is retried; each pass with a failure on the
+	// index doubles that wait, up to Interval (see ExpireHook). With
+	// DeadlineWake, a document whose delivery failed wakes the monitor only
+	// for its retry, not at every floor.
 	DeadlineWakeFloor time.Duration
 }
 
