@@ -318,7 +318,7 @@ func (m *monitor) offer(ctx context.Context, t ttlTarget, passNow time.Time, lim
 	if retry {
 		for _, c := range chosen {
 			one := []chosenDoc{c}
-			bad, n := m.runHooks(ctx, s.name, ix.name, one)
+			bad, n, _ := m.runHooks(ctx, s.name, ix.name, one)
 			if err := m.stopped(ctx); err != nil && n > 0 {
 				return nil, false, err
 			}
@@ -331,7 +331,7 @@ func (m *monitor) offer(ctx context.Context, t ttlTarget, passNow time.Time, lim
 		}
 		d.unpark(ix, delivered)
 	} else {
-		bad, n := m.runHooks(ctx, s.name, ix.name, chosen)
+		bad, n, _ := m.runHooks(ctx, s.name, ix.name, chosen)
 		if err := m.stopped(ctx); err != nil && n > 0 {
 			return nil, false, err
 		}
@@ -358,8 +358,9 @@ func (m *monitor) offer(ctx context.Context, t ttlTarget, passNow time.Time, lim
 // runHooks offers copies of docs to the expire hooks, in order; a document
 // a hook failed is not offered to the next. bad[i] reports that docs[i]
 // was not handled by every hook; failedCalls counts the hook calls that
-// failed (each also counted in Metrics and logged).
-func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chosenDoc) (bad []bool, failedCalls int) {
+// failed (each also counted in Metrics and logged), and first is the first
+// of their errors.
+func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chosenDoc) (bad []bool, failedCalls int, first error) {
 	bad = make([]bool, len(docs))
 	decoded := make([]Document, len(docs))
 	for i, c := range docs {
@@ -382,6 +383,7 @@ func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chose
 			continue
 		}
 		failedCalls++
+		first = cmp.Or(first, err)
 		m.db.metrics.hookErrors.Add(1)
 		named := map[int]bool{}
 		var he *ExpireHookError
@@ -411,7 +413,7 @@ func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chose
 			return named[i]
 		})
 	}
-	return bad, failedCalls
+	return bad, failedCalls, first
 }
 
 func (m *monitor) callHook(ctx context.Context, h ExpireHook, batch ExpiredBatch) (err error) {
