@@ -317,6 +317,9 @@ func (m *monitor) offer(ctx context.Context, t ttlTarget, passNow time.Time, lim
 	calls := 0
 	if retry {
 		for _, c := range chosen {
+			if err := m.stopped(ctx); err != nil {
+				return nil, false, err // the delivered ones stay parked: offered again
+			}
 			one := []chosenDoc{c}
 			bad, n, _ := m.runHooks(ctx, s.name, ix.name, one)
 			if err := m.stopped(ctx); err != nil && n > 0 {
