@@ -100,6 +100,7 @@ func (s *collState) storedKeys(rec *record) docKeys {
 func (s *collState) removeRecord(rec *record) {
 	s.byID.delete(rec.key)
 	s.natural.Delete(rec)
+	s.noteWrite(rec, nil)
 	s.removeFromIndexes(rec, s.storedKeys(rec))
 	s.bytes -= int64(len(rec.enc))
 }
@@ -303,6 +304,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		p.rec.ver = s.db.writes.Add(1)
 		s.byID.store(p.rec.key, p.rec)
 		s.natural.ReplaceOrInsert(p.rec)
+		s.noteWrite(nil, p.rec)
 		s.addToIndexes(p.rec, p.dk)
 		s.bytes += int64(len(p.rec.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
@@ -517,6 +519,7 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		s.natural.ReplaceOrInsert(nr)
 		s.byID.store(nr.key, nr)
+		s.noteWrite(ch.rec, nr)
 		s.addToIndexes(nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
