@@ -26,13 +26,18 @@ type MonitorOptions struct {
 	Interval time.Duration
 
 	// PerIndexMaxDeletes ends a visit to one index after this many
-	// deletions in a sub-pass. Default 50000.
+	// deletions (MongoDB's ttlIndexDeleteTargetDocs). Default 50000.
 	PerIndexMaxDeletes int
 	// PerIndexMaxTime ends a visit to one index after this much clock time
-	// in a sub-pass. Default 1 s.
+	// (MongoDB's ttlIndexDeleteTargetTimeMS). Default 1 s. Both budgets are
+	// checked after a batch: a visit deletes at least one batch.
 	PerIndexMaxTime time.Duration
-	// SubPassMaxTime ends a sub-pass (and starts the next) after this much
-	// clock time. Default 60 s.
+	// SubPassMaxTime is the sub-pass target time (MongoDB's
+	// ttlMonitorSubPassTargetSecs). A sub-pass repeats rounds over the
+	// indexes a budget cut short until none is left or this much clock time
+	// has passed since the sub-pass began; it is checked between rounds, so
+	// a sub-pass always completes its first round. Default 60 s;
+	// SubPassEveryRound makes every round end its sub-pass (a target of 0).
 	SubPassMaxTime time.Duration
 
 	// MaxTotalRemoves caps the deletions of one pass over all collections
@@ -57,6 +62,12 @@ type MonitorOptions struct {
 	// DeadlineWake. Default 1 ms.
 	DeadlineWakeFloor time.Duration
 }
+
+// SubPassEveryRound, as MonitorOptions.SubPassMaxTime, is a sub-pass target
+// of 0: every round ends its sub-pass, and the next sub-pass re-reads the
+// list of TTL indexes. (A zero SubPassMaxTime takes the default.) It is the
+// only negative duration MonitorOptions accepts.
+const SubPassEveryRound time.Duration = -1
 
 // Defaults of MonitorOptions.
 const (
@@ -98,7 +109,7 @@ func (o MonitorOptions) withDefaults() MonitorOptions {
 
 func (o MonitorOptions) validate() error {
 	switch {
-	case o.Interval < 0, o.PerIndexMaxTime < 0, o.SubPassMaxTime < 0, o.DeadlineWakeFloor < 0:
+	case o.Interval < 0, o.PerIndexMaxTime < 0, o.SubPassMaxTime < 0 && o.SubPassMaxTime != SubPassEveryRound, o.DeadlineWakeFloor < 0:
 		return fmt.Errorf("%w: MonitorOptions: negative duration", ErrInvalidOptions)
 	case o.PerIndexMaxDeletes < 0, o.MaxTotalRemoves < 0, o.MaxCollectionRemoves < 0, o.BatchSize < 0:
 		return fmt.Errorf("%w: MonitorOptions: negative count", ErrInvalidOptions)
@@ -452,6 +463,10 @@ func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
 	res := PassResult{Now: ps.now}
 	for {
+		if err := m.stopped(ctx); err != nil {
+			res.Deleted = ps.deleted
+			return res, err
+		}
 		more, err := m.subPass(ctx, o, ps, &res)
 		res.SubPasses++
 		db.metrics.subPasses.Add(1)
@@ -473,45 +488,63 @@ func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
 	return res, nil
 }
 
-// subPass visits every TTL index once. more reports whether some index was
-// cut short by a budget and has expired documents left.
+// subPass is one sub-pass, as MongoDB's TTL monitor runs it: it re-reads
+// the list of TTL indexes, then repeats rounds (each index still in the
+// list visited once) over the indexes a budget cut short, until none is
+// left or the sub-pass target time has passed. The target is checked only
+// between rounds, so every sub-pass visits each index at least once and
+// deletes at least one batch from each that has expired documents: no
+// budget, however short, makes a pass spin without progress. more reports
+// whether indexes cut short are left for the next sub-pass.
 func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState, res *PassResult) (more bool, err error) {
 	db := m.db
 	start := db.clock.Now()
-	for _, t := range db.ttlTargets() {
-		if ps.failed[t.ix] {
-			continue
-		}
-		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
-			return true, nil
-		}
-		if o.MaxCollectionRemoves > 0 && ps.byCollection[t.coll] >= o.MaxCollectionRemoves {
-			ps.capped = true // this collection may have expired documents left
-			continue
-		}
-		if db.clock.Now().Sub(start) >= o.SubPassMaxTime {
-			return true, nil
-		}
-		cut, err := m.visitIndex(ctx, o, ps, t, start)
-		if err != nil {
+	work := db.ttlTargets()
+	for {
+		var cutShort []ttlTarget
+		for _, t := range work {
 			if err := m.stopped(ctx); err != nil {
 				return false, err
 			}
-			ps.failed[t.ix] = true
-			res.Errors++
-			db.metrics.indexErrors.Add(1)
-			db.logger.Warn("ttl index visit failed", "collection", t.coll.name, "index", t.ix.name, "err", err)
-			continue
+			if ps.failed[t.ix] {
+				continue
+			}
+			if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
+				return true, nil
+			}
+			if o.MaxCollectionRemoves > 0 && ps.byCollection[t.coll] >= o.MaxCollectionRemoves {
+				ps.capped = true // this collection may have expired documents left
+				continue
+			}
+			cut, err := m.visitIndex(ctx, o, ps, t)
+			if err != nil {
+				if err := m.stopped(ctx); err != nil {
+					return false, err
+				}
+				ps.failed[t.ix] = true
+				res.Errors++
+				db.metrics.indexErrors.Add(1)
+				db.logger.Warn("ttl index visit failed", "collection", t.coll.name, "index", t.ix.name, "err", err)
+				continue
+			}
+			if cut {
+				cutShort = append(cutShort, t)
+			}
 		}
-		more = more || cut
+		work = cutShort
+		if len(work) == 0 {
+			return false, nil
+		}
+		if o.SubPassMaxTime <= 0 || db.clock.Now().Sub(start) >= o.SubPassMaxTime {
+			return true, nil
+		}
 	}
-	return more, nil
 }
 
 // visitIndex deletes expired documents from one index, batch by batch,
 // until nothing expired is left (cut=false) or a budget ends the visit
-// (cut=true).
-func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passState, t ttlTarget, subStart time.Time) (cut bool, err error) {
+// (cut=true). The per-index budgets are checked after each batch.
+func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passState, t ttlTarget) (cut bool, err error) {
 	db := m.db
 	visitStart := db.clock.Now()
 	op := &CurrentOp{Collection: t.coll.name, Index: t.ix.name, RunningSince: visitStart}
@@ -554,8 +587,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if deleted >= o.PerIndexMaxDeletes {
 			return true, nil
 		}
-		now := db.clock.Now()
-		if now.Sub(visitStart) >= o.PerIndexMaxTime || now.Sub(subStart) >= o.SubPassMaxTime {
+		if db.clock.Now().Sub(visitStart) >= o.PerIndexMaxTime {
 			return true, nil
 		}
 	}
