@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -146,7 +145,9 @@ func WithPrimary(isPrimary func() bool) Option {
 // deletion, before they are deleted and outside every collection lock: the
 // place to archive them. If it returns an error (or panics) the batch is
 // not deleted and is offered again at the next pass. ctx is cancelled when
-// the DB closes. It runs on the monitor goroutine, one call at a time.
+// the DB closes. It runs on the goroutine of the pass (the monitor's, or
+// RunTTLPass's caller), one call at a time. It may call DB.Close: Close
+// returns at once, the batch is not deleted and the pass stops.
 type ExpireHook func(ctx context.Context, batch ExpiredBatch) error
 
 // ExpiredBatch is what an ExpireHook receives.
@@ -179,9 +180,11 @@ type DeleteEvent struct {
 	PassNow    time.Time // the "now" of the pass that deleted them
 }
 
-// DeleteObserver is told of every committed TTL deletion, on the monitor
-// goroutine, outside every lock: an application can replicate deletions to
-// a secondary or a cache. It must not block for long.
+// DeleteObserver is told of every committed TTL deletion, on the goroutine
+// of the pass (the monitor's, or RunTTLPass's caller), outside every lock:
+// an application can replicate deletions to a secondary or a cache. It must
+// not block for long. It may call DB.Close: Close returns at once and the
+// pass stops before its next batch.
 type DeleteObserver func(DeleteEvent)
 
 // WithDeleteObserver adds a DeleteObserver.
@@ -231,7 +234,7 @@ type CurrentOp struct {
 }
 
 // monitor is the TTL monitor: an owned goroutine with stop and done
-// channels. Passes (its own and RunTTLPass's) are serialized by passMu.
+// channels. Passes (its own and RunTTLPass's) are serialized by passSem.
 type monitor struct {
 	db   *DB
 	opts atomic.Pointer[MonitorOptions]
@@ -246,14 +249,18 @@ type monitor struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	passMu  sync.Mutex
+	// passSem holds one token while a pass runs: a semaphore rather than a
+	// mutex so that waiting for a pass can be cancelled (by Close, or by
+	// RunTTLPass's context).
+	passSem chan struct{}
 	current atomic.Pointer[CurrentOp]
 
-	started bool
+	started  bool
+	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
 }
 
 func newMonitor(db *DB, o MonitorOptions) *monitor {
-	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), passSem: make(chan struct{}, 1)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	o = o.withDefaults()
 	m.opts.Store(&o)
@@ -268,15 +275,25 @@ func (m *monitor) start() {
 	go m.loop()
 }
 
-// stop cancels the monitor and waits for its goroutine to exit.
+// stop cancels the monitor and waits for its goroutine to exit, unless it
+// runs on that goroutine (Close from a hook or observer of the monitor's
+// pass): waiting there would wait for itself. The monitor then exits when
+// the callback returns, stopping its pass before the next batch.
 func (m *monitor) stop() {
 	m.cancel()
-	if m.started {
+	if m.started && !m.onLoopGoroutine() {
 		<-m.done
 	}
-	// A RunTTLPass running on another goroutine stops at its next batch
-	// (visitIndex checks m.ctx). Close does not wait for it: Close may be
-	// called from a hook or observer, on that pass's own goroutine.
+	// A RunTTLPass running on another goroutine stops before its next
+	// batch (visitIndex and deleteBatch check m.ctx). Close does not wait
+	// for it: Close may be called from a hook or observer, on that pass's
+	// own goroutine.
+}
+
+// onLoopGoroutine reports whether the caller runs on the monitor goroutine.
+func (m *monitor) onLoopGoroutine() bool {
+	id := goid()
+	return id != 0 && id == m.loopGoid.Load()
 }
 
 func (m *monitor) poke() {
@@ -309,6 +326,7 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 
 func (m *monitor) loop() {
 	defer close(m.done)
+	m.loopGoid.Store(goid())
 	for {
 		now := m.db.clock.Now()
 		timer := m.db.clock.After(m.sleepFor(now))
@@ -325,6 +343,9 @@ func (m *monitor) loop() {
 		}
 		if _, err := m.runPass(m.ctx); err != nil && !errors.Is(err, context.Canceled) {
 			m.db.logger.Error("ttl pass failed", "err", err)
+		}
+		if m.ctx.Err() != nil {
+			return // closed during the pass, maybe from one of its callbacks
 		}
 	}
 }
@@ -455,10 +476,34 @@ type passState struct {
 	capped       bool            // MaxCollectionRemoves held a collection back
 }
 
+// lockPass waits until no other pass runs, or until ctx is done or the
+// monitor stopped. Waiting must be cancellable: a RunTTLPass whose hook
+// calls Close holds the pass while Close waits for the monitor goroutine,
+// which may be waiting here for that very pass.
+func (m *monitor) lockPass(ctx context.Context) error {
+	if err := m.stopped(ctx); err != nil {
+		return err
+	}
+	select {
+	case m.passSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-m.ctx.Done():
+		return m.ctx.Err()
+	}
+	if err := m.stopped(ctx); err != nil {
+		<-m.passSem
+		return err
+	}
+	return nil
+}
+
 // runPass deletes, in sub-passes, everything expired at the pass's now.
 func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
-	m.passMu.Lock()
-	defer m.passMu.Unlock()
+	if err := m.lockPass(ctx); err != nil {
+		return PassResult{}, err
+	}
+	defer func() { <-m.passSem }()
 	db, o := m.db, m.opts.Load()
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
 	res := PassResult{Now: ps.now}
@@ -621,6 +666,10 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
 			return 0, nil, false, err
 		}
+	}
+	// A hook may have closed the DB: nothing is deleted after Close returns.
+	if err := m.stopped(ctx); err != nil {
+		return 0, nil, false, err
 	}
 	if err := s.lockWrite(); err != nil {
 		return 0, nil, false, err
