@@ -178,6 +178,13 @@ type DeleteEvent struct {
 	Index      string
 	IDs        []any     // the deleted documents' _id values
 	PassNow    time.Time // the "now" of the pass that deleted them
+	// BatchNow is the instant this batch deleted against: every deleted
+	// document's threshold is at or before it. It is the earlier of
+	// PassNow and the clock read when the batch took the collection's write
+	// lock, so a clock stepped back during a pass never deletes a document
+	// before its threshold by the clock at the delete. A replica or a replay
+	// applies the batch with this instant, without reading its own clock.
+	BatchNow time.Time
 }
 
 // DeleteObserver is told of every committed TTL deletion, on the goroutine
@@ -213,7 +220,10 @@ var ErrNotPrimary = errors.New("ttldb: not primary")
 
 // PassResult reports what one TTL pass did.
 type PassResult struct {
-	Now       time.Time     // the pass's "now": what expired means in this pass
+	// Now is the pass's "now": no document whose threshold is after it is
+	// deleted in this pass. Each batch deletes against the earlier of Now
+	// and the clock at the batch (DeleteEvent.BatchNow).
+	Now       time.Time
 	Duration  time.Duration // clock time from start to end
 	SubPasses int
 	Deleted   int
@@ -611,7 +621,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
-		n, ids, exhausted, err := m.deleteBatch(ctx, t, ps.now, limit)
+		n, ids, exhausted, batchNow, err := m.deleteBatch(ctx, t, ps.now, limit)
 		if err != nil {
 			return false, err
 		}
@@ -621,7 +631,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		db.metrics.addDeleted(ref, n)
 		if len(ids) > 0 {
 			// Counted first: an observer sees metrics that include its event.
-			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now})
+			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow})
 		}
 		next := *op
 		next.Deleted = deleted
@@ -638,12 +648,14 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 	}
 }
 
-// deleteBatch deletes up to limit documents expired at passNow from one TTL
-// index in one hold of the collection's write lock (with expire hooks, it
-// chooses them first under the read lock and re-checks each under the write
-// lock). It returns how many it deleted, their _id values when there are
-// observers to tell, and exhausted when the index had nothing more expired.
-func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, err error) {
+// deleteBatch deletes up to limit expired documents from one TTL index in
+// one hold of the collection's write lock (with expire hooks, it chooses
+// them first under the read lock and re-checks each under the write lock).
+// Expired means at batchNow, the earlier of passNow and the clock read
+// under the write lock. It returns how many it deleted, their _id values
+// when there are observers to tell, exhausted when the index had nothing
+// more expired, and batchNow.
+func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
 	if len(m.db.cfg.hooks) > 0 {
@@ -652,43 +664,47 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		s.mu.RLock()
 		if s.dropped {
 			s.mu.RUnlock()
-			return 0, nil, false, errCollectionDropped
+			return 0, nil, false, batchNow, errCollectionDropped
 		}
 		if !s.hasIndex(ix) {
 			s.mu.RUnlock()
-			return 0, nil, false, errIndexDropped
+			return 0, nil, false, batchNow, errIndexDropped
 		}
-		chosen = s.chooseExpired(ix, passNow, limit)
+		chosen = s.chooseExpired(ix, earlier(passNow, m.db.clock.Now()), limit)
 		s.mu.RUnlock()
 		if len(chosen) == 0 {
-			return 0, nil, true, nil
+			return 0, nil, true, batchNow, nil
 		}
 		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
-			return 0, nil, false, err
+			return 0, nil, false, batchNow, err
 		}
 	}
 	// A hook may have closed the DB: nothing is deleted after Close returns.
 	if err := m.stopped(ctx); err != nil {
-		return 0, nil, false, err
+		return 0, nil, false, batchNow, err
 	}
 	if err := s.lockWrite(); err != nil {
-		return 0, nil, false, err
+		return 0, nil, false, batchNow, err
 	}
 	if !s.hasIndex(ix) {
 		// Dropped since the sub-pass listed it: its expiry tree is no
 		// longer kept up to date, and deleting through it would spin on
 		// stale entries.
 		s.writeMu.Unlock()
-		return 0, nil, false, errIndexDropped
+		return 0, nil, false, batchNow, errIndexDropped
 	}
 	// Chosen under this same hold of writeMu, the batch needs no re-check:
 	// the TTL tree changes only under writeMu and always holds each
 	// document's current date, so what it lists as expired now is.
+	// The clock is read under the lock, as late as can be: with the clock
+	// stepped back since the pass began, nothing is deleted before its
+	// threshold by the clock at the moment of the delete.
+	batchNow = earlier(passNow, m.db.clock.Now())
 	recheck := chosen != nil
 	if !recheck {
-		chosen = s.chooseExpired(ix, passNow, limit)
+		chosen = s.chooseExpired(ix, batchNow, limit)
 	}
-	cutoff := ix.ttl.cutoff(passNow)
+	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
 	s.mu.Lock()
 	for _, c := range chosen {
@@ -712,7 +728,15 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	s.mu.Unlock()
 	s.writeMu.Unlock()
-	return n, ids, len(chosen) < limit && !retry, nil
+	return n, ids, len(chosen) < limit && !retry, batchNow, nil
+}
+
+// earlier returns the earlier of a and b.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // errIndexDropped ends a TTL visit to an index dropped mid-pass.
@@ -760,9 +784,9 @@ type chosenDoc struct {
 }
 
 // chooseExpired returns up to limit records at the head of ix's expiry
-// tree that are expired at passNow. Call holding mu or writeMu.
-func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []chosenDoc {
-	cutoff := ix.ttl.cutoff(passNow)
+// tree that are expired at now. Call holding mu or writeMu.
+func (s *collState) chooseExpired(ix *index, now time.Time, limit int) []chosenDoc {
+	cutoff := ix.ttl.cutoff(now)
 	out := make([]chosenDoc, 0, min(limit, 1024))
 	ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 		if !entryNotAfter(e, cutoff) {
