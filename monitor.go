@@ -224,12 +224,12 @@ type PassResult struct {
 	// deleted in this pass. Each batch deletes against the earlier of Now
 	// and the clock at the batch (DeleteEvent.BatchNow).
 	Now       time.Time
-	Duration  time.Duration // clock time from start to end
+	Duration  time.Duration // clock time from start to end; 0 if the clock stepped back
 	SubPasses int
 	Deleted   int
 	// Complete is false when a per-pass cap (MaxTotalRemoves or
-	// MaxCollectionRemoves) or Close ended the pass with expired documents
-	// (possibly) left.
+	// MaxCollectionRemoves), Close or the context ended the pass with
+	// expired documents (possibly) left.
 	Complete bool
 	Errors   int // index visits that failed; see the log
 }
@@ -509,38 +509,41 @@ func (m *monitor) lockPass(ctx context.Context) error {
 }
 
 // runPass deletes, in sub-passes, everything expired at the pass's now.
-func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
+// The pass and each sub-pass count when they end, however they end (as
+// MongoDB counts them on scope exit): a pass stopped by Close, its context
+// or a step-down is still a pass.
+func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
 	if err := m.lockPass(ctx); err != nil {
 		return PassResult{}, err
 	}
 	defer func() { <-m.passSem }()
 	db, o := m.db, m.opts.Load()
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
-	res := PassResult{Now: ps.now}
+	res.Now = ps.now
+	defer func() {
+		res.Deleted = ps.deleted
+		// A clock stepped back during the pass gives 0, not a negative.
+		res.Duration = max(db.clock.Now().Sub(ps.now), 0)
+		db.metrics.passDone(ps.now, res.Duration)
+	}()
 	for {
 		if err := m.stopped(ctx); err != nil {
-			res.Deleted = ps.deleted
 			return res, err
 		}
 		more, err := m.subPass(ctx, o, ps, &res)
 		res.SubPasses++
 		db.metrics.subPasses.Add(1)
 		if err != nil {
-			res.Deleted = ps.deleted
 			return res, err
 		}
 		if !more {
 			res.Complete = !ps.capped
-			break
+			return res, nil
 		}
 		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
-			break
+			return res, nil
 		}
 	}
-	res.Deleted = ps.deleted
-	res.Duration = db.clock.Now().Sub(ps.now)
-	db.metrics.passDone(ps.now, res.Duration)
-	return res, nil
 }
 
 // subPass is one sub-pass, as MongoDB's TTL monitor runs it: it re-reads
