@@ -127,10 +127,15 @@ func WithMonitor(o MonitorOptions) Option {
 	}
 }
 
-// WithPrimary makes the DB ask isPrimary before every pass whether it is
-// the primary of a replicated set; on a secondary the monitor is idle and
-// counts nothing, as MongoDB's is. Default: always primary. See also
-// DB.SetPrimary.
+// WithPrimary makes the DB ask isPrimary whether it is the primary of a
+// replicated set: before every pass, before every index visit and before
+// every batch (after the batch's expire hooks, just before its delete), as
+// MongoDB checks before each index visit. On a secondary the monitor is
+// idle and counts nothing, as MongoDB's is; a pass that finds itself on a
+// secondary stops with ErrNotPrimary and deletes no further batch.
+// isPrimary is called on the pass's goroutine with no lock held, about
+// twice per batch: it must be cheap and safe for concurrent use. Default:
+// always primary. See also DB.SetPrimary.
 func WithPrimary(isPrimary func() bool) Option {
 	return func(cfg *config) error {
 		if isPrimary == nil {
@@ -215,8 +220,12 @@ func WithHideExpired() Option {
 	}
 }
 
-// ErrNotPrimary is returned by RunTTLPass on a DB that is not the primary.
+// ErrNotPrimary is returned by RunTTLPass on a DB that is not the primary,
+// or that stepped down during the pass.
 var ErrNotPrimary = errors.New("ttldb: not primary")
+
+// errSteppedDown ends a pass whose DB stopped being the primary.
+var errSteppedDown = fmt.Errorf("%w: stepped down during the TTL pass", ErrNotPrimary)
 
 // PassResult reports what one TTL pass did.
 type PassResult struct {
@@ -351,7 +360,11 @@ func (m *monitor) loop() {
 		if !m.enabled.Load() || !m.isPrimary() {
 			continue
 		}
-		if _, err := m.runPass(m.ctx); err != nil && !errors.Is(err, context.Canceled) {
+		switch _, err := m.runPass(m.ctx); {
+		case err == nil, errors.Is(err, context.Canceled):
+		case errors.Is(err, ErrNotPrimary):
+			m.db.logger.Info("ttl pass stopped", "err", err)
+		default:
 			m.db.logger.Error("ttl pass failed", "err", err)
 		}
 		if m.ctx.Err() != nil {
@@ -417,7 +430,9 @@ func (db *DB) SetTTLMonitorInterval(d time.Duration) {
 }
 
 // SetPrimary tells the DB whether it is the primary of a replicated set. On
-// a secondary (false) the monitor is idle and counts nothing. Default true.
+// a secondary (false) the monitor is idle and counts nothing. A pass running
+// when it turns false deletes no further batch (the batch whose delete is
+// under way completes) and ends with ErrNotPrimary. Default true.
 func (db *DB) SetPrimary(primary bool) {
 	db.monitor.primary.Store(primary)
 	db.monitor.poke()
@@ -434,9 +449,10 @@ func (db *DB) CurrentOp() []CurrentOp {
 
 // RunTTLPass runs one full TTL pass now, synchronously, and reports what it
 // did: for applications that want expiry on demand, and for their tests. It
-// waits for a pass already running to end first. It runs even when the
-// monitor is disabled, but not on a secondary (ErrNotPrimary). ctx (and
-// Close) stop it between two batches, with ctx's error.
+// waits for a pass already running to end first (or for ctx). It runs even
+// when the monitor is disabled, but not on a secondary (ErrNotPrimary, also
+// when the DB steps down during the pass, with what was done so far). ctx
+// (and Close) stop it between two batches, with ctx's error.
 func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
 	if err := db.checkOpen(); err != nil {
 		return PassResult{}, err
@@ -579,6 +595,9 @@ func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState,
 				if err := m.stopped(ctx); err != nil {
 					return false, err
 				}
+				if errors.Is(err, ErrNotPrimary) {
+					return false, err
+				}
 				ps.failed[t.ix] = true
 				res.Errors++
 				db.metrics.indexErrors.Add(1)
@@ -613,6 +632,9 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 	for {
 		if err := m.stopped(ctx); err != nil {
 			return false, err
+		}
+		if !m.isPrimary() {
+			return false, errSteppedDown
 		}
 		limit := min(o.BatchSize, o.PerIndexMaxDeletes-deleted)
 		if o.MaxTotalRemoves > 0 {
@@ -680,6 +702,10 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
 			return 0, nil, false, batchNow, err
+		}
+		// A step-down while the hooks ran keeps the batch.
+		if !m.isPrimary() {
+			return 0, nil, false, batchNow, errSteppedDown
 		}
 	}
 	// A hook may have closed the DB: nothing is deleted after Close returns.
