@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,4 +77,36 @@ func TestBackgroundMonitorWithSpentBudgetCloses(t *testing.T) {
 	require.Eventually(t, func() bool { return db.metrics.deleted.Load() == 50 }, 10*time.Second, time.Millisecond)
 	within(t, 10*time.Second, "Close", func() { assert.NoError(t, db.Close()) })
 	assertMonitorExited(t, db)
+}
+
+// A RunTTLPass waiting for another pass to end honours its context: it
+// returns the context's error instead of waiting on.
+func TestRunTTLPassContextWhileWaitingForPass(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(context.Context, ExpiredBatch) error {
+		once.Do(func() { close(entered); <-release })
+		return nil
+	}
+	db, clk := openMon(t, quiet(MonitorOptions{}), WithOnExpire(hook))
+	insertDated(t, ttlColl(t, db, "c", 0), "x", 5, t0)
+	clk.Advance(time.Second)
+	first := make(chan error, 1)
+	go func() {
+		_, err := db.RunTTLPass(context.Background())
+		first <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() {
+		_, err := db.RunTTLPass(ctx)
+		second <- err
+	}()
+	waitForStack(t, "ttldb.(*monitor).lockPass")
+	cancel()
+	within(t, 10*time.Second, "the waiting RunTTLPass", func() { assert.ErrorIs(t, <-second, context.Canceled) })
+	close(release)
+	assert.NoError(t, <-first)
+	assert.Equal(t, int64(1), db.Metrics().TTL.Passes, "the cancelled wait is no pass")
 }
