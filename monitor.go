@@ -58,7 +58,11 @@ type MonitorOptions struct {
 	// milliseconds of expiring. Off by default.
 	DeadlineWake bool
 	// DeadlineWakeFloor is the shortest sleep between passes with
-	// DeadlineWake. Default 1 ms.
+	// DeadlineWake. Default 1 ms. It is also the first wait before a failed
+	// expire-hook delivery is retried; each pass with a failure on the
+	// index doubles that wait, up to Interval (see ExpireHook). With
+	// DeadlineWake, a document whose delivery failed wakes the monitor only
+	// for its retry, not at every floor.
 	DeadlineWakeFloor time.Duration
 }
 
@@ -148,22 +152,57 @@ func WithPrimary(isPrimary func() bool) Option {
 
 // ExpireHook receives a batch of expired documents (copies) chosen for
 // deletion, before they are deleted and outside every collection lock: the
-// place to archive them. If it returns an error (or panics) the batch is
-// not deleted and is offered again at the next pass. ctx is cancelled when
-// the DB closes. It runs on the goroutine of the pass (the monitor's, or
-// RunTTLPass's caller), one call at a time. It may call DB.Close: Close
-// returns at once, the batch is not deleted and the pass stops.
+// place to archive them. ctx is cancelled when the DB closes.
+//
+// Delivery is at least once, in every mode (the monitor's passes with a
+// fixed Interval or DeadlineWake, RunTTLPass, and a write that meets an
+// expired document under HideExpired): a document is deleted only after
+// every hook handled it, and it may be offered again after a hook handled
+// it (it changed while the hook ran, a later hook failed, or Close came
+// between the hook and the deletion). So a hook must be idempotent: a
+// delivery's identity is the document's _id with its version
+// (ExpiredBatch.Versions), and two deliveries with the same pair carry the
+// same stored document. (A DB lives in memory: there is no restart to
+// survive yet; a durable store will keep the guarantee across restarts.)
+//
+// Return nil when every document was handled. Return an *ExpireHookError
+// naming the _id values that were not: the others are deleted. Any other
+// error (or a panic) means none was. A document not handled stays stored
+// and is set aside: it never blocks the other expired documents of its
+// index, which go on being offered and deleted, and it is retried alone
+// (one document per call). An index's retries back off while deliveries
+// keep failing: the first retry comes MonitorOptions.DeadlineWakeFloor
+// after the failure, and each pass with a failure doubles the wait, up to
+// Interval; with DeadlineWake the monitor wakes for the retry. Errors
+// count in PassResult.Errors and Metrics().TTL.HookErrors (a pass with a
+// failure is not Complete); Metrics().TTL.FailedDeliveries shows, per
+// index, the documents waiting and the age of the oldest failure.
+//
+// The monitor calls hooks one at a time, on its goroutine (or that of
+// RunTTLPass). A write that meets an expired, hidden document (HideExpired)
+// calls them on its own goroutine, possibly while the monitor does: with
+// HideExpired, a hook must be safe for concurrent use. A hook may call
+// DB.Close: Close returns at once, the documents are not deleted and the
+// pass stops.
 type ExpireHook func(ctx context.Context, batch ExpiredBatch) error
 
 // ExpiredBatch is what an ExpireHook receives.
 type ExpiredBatch struct {
 	Collection string
-	Index      string
+	Index      string     // the TTL index under which the documents expired
 	Docs       []Document // copies; the hook may keep or change them
+	// Versions[i] is the version of Docs[i]: with its _id, the identity of
+	// the delivery. A version is a number the DB gives every document
+	// version it stores (an insert, or an update or replacement that
+	// changes the document), never reused within the DB: it changes
+	// exactly when the stored document changes, also across a delete and
+	// an insert of the same _id.
+	Versions []uint64
 }
 
-// WithOnExpire adds an ExpireHook; several run in the order given, and the
-// first error stops the batch.
+// WithOnExpire adds an ExpireHook. Several run in the order given: each
+// receives the documents every earlier hook handled, and a document is
+// deleted once the last hook handled it.
 func WithOnExpire(h ExpireHook) Option {
 	return func(cfg *config) error {
 		if h == nil {
@@ -189,14 +228,18 @@ type DeleteEvent struct {
 	// lock, so a clock stepped back during a pass never deletes a document
 	// before its threshold by the clock at the delete. A replica or a replay
 	// applies the batch with this instant, without reading its own clock.
+	// For a deletion by a write under HideExpired, it is that write's clock
+	// reading, as PassNow is.
 	BatchNow time.Time
 }
 
-// DeleteObserver is told of every committed TTL deletion, on the goroutine
-// of the pass (the monitor's, or RunTTLPass's caller), outside every lock:
-// an application can replicate deletions to a secondary or a cache. It must
-// not block for long. It may call DB.Close: Close returns at once and the
-// pass stops before its next batch.
+// DeleteObserver is told of every committed TTL deletion, outside every
+// lock: an application can replicate deletions to a secondary or a cache.
+// It must not block for long. It runs on the monitor goroutine (or that of
+// RunTTLPass), and, for an expired document a write deletes under
+// HideExpired, on the writer's goroutine after the write committed (then
+// PassNow is the write's clock reading). It may call DB.Close: Close
+// returns at once and the pass stops before its next batch.
 type DeleteObserver func(DeleteEvent)
 
 // WithDeleteObserver adds a DeleteObserver.
@@ -238,9 +281,13 @@ type PassResult struct {
 	Deleted   int
 	// Complete is false when a per-pass cap (MaxTotalRemoves or
 	// MaxCollectionRemoves), Close or the context ended the pass with
-	// expired documents (possibly) left.
+	// expired documents (possibly) left, when Errors is not 0, and when
+	// documents whose expire hook failed wait for a retry (see ExpireHook).
 	Complete bool
-	Errors   int // index visits that failed; see the log
+	// Errors counts the index visits and the expire-hook calls that failed
+	// in the pass (a hook call that failed for some documents counts
+	// once); see the log.
+	Errors int
 }
 
 // CurrentOp describes a TTL deletion in progress, as db.currentOp() shows
@@ -271,15 +318,16 @@ type monitor struct {
 	// passSem holds one token while a pass runs: a semaphore rather than a
 	// mutex so that waiting for a pass can be cancelled (by Close, or by
 	// RunTTLPass's context).
-	passSem chan struct{}
-	current atomic.Pointer[CurrentOp]
+	passSem  chan struct{}
+	current  atomic.Pointer[CurrentOp]
+	delivery *deliveries // failed expire-hook deliveries, retried with backoff
 
 	started  bool
 	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
 }
 
 func newMonitor(db *DB, o MonitorOptions) *monitor {
-	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), passSem: make(chan struct{}, 1)}
+	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), passSem: make(chan struct{}, 1), delivery: newDeliveries()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	o = o.withDefaults()
 	m.opts.Store(&o)
@@ -339,6 +387,9 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 	if next, ok := m.db.earliestThreshold(); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
+	if next, ok := m.delivery.nextRetry(); ok {
+		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
+	}
 	m.deadline.Store(now.Add(d).UnixNano()) // d <= Interval: no overflow
 	return d
 }
@@ -386,7 +437,9 @@ func (m *monitor) notifyThreshold(th time.Time) {
 	}
 }
 
-// earliestThreshold returns the earliest expiry threshold in any TTL index.
+// earliestThreshold returns the earliest expiry threshold in any TTL index,
+// leaving out documents whose expire-hook delivery failed (their retry has
+// its own time).
 func (db *DB) earliestThreshold() (time.Time, bool) {
 	var best time.Time
 	found := false
@@ -396,7 +449,7 @@ func (db *DB) earliestThreshold() (time.Time, bool) {
 			if ix.ttl == nil {
 				continue
 			}
-			if e, ok := ix.ttl.earliest(); ok {
+			if e, ok := db.monitor.delivery.earliestUnparked(ix); ok {
 				if th := ix.ttl.threshold(e); !found || th.Before(best) {
 					best, found = th, true
 				}
@@ -536,8 +589,10 @@ func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
 	db, o := m.db, m.opts.Load()
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
 	res.Now = ps.now
+	m.delivery.beginPass()
 	defer func() {
 		res.Deleted = ps.deleted
+		m.delivery.endPass(db, &res)
 		// A clock stepped back during the pass gives 0, not a negative.
 		res.Duration = max(db.clock.Now().Sub(ps.now), 0)
 		db.metrics.passDone(ps.now, res.Duration)
@@ -683,25 +738,14 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
+	more := false
 	if len(m.db.cfg.hooks) > 0 {
 		// Choose under the read lock, run the hooks with no lock held, then
-		// delete what still matches.
-		s.mu.RLock()
-		if s.dropped {
-			s.mu.RUnlock()
-			return 0, nil, false, batchNow, errCollectionDropped
-		}
-		if !s.hasIndex(ix) {
-			s.mu.RUnlock()
-			return 0, nil, false, batchNow, errIndexDropped
-		}
-		chosen = s.chooseExpired(ix, earlier(passNow, m.db.clock.Now()), limit)
-		s.mu.RUnlock()
-		if len(chosen) == 0 {
-			return 0, nil, true, batchNow, nil
-		}
-		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
-			return 0, nil, false, batchNow, err
+		// delete what still matches. Documents a hook failed are set
+		// aside (expirehook.go), not in chosen.
+		chosen, more, err = m.offer(ctx, t, earlier(passNow, m.db.clock.Now()), limit)
+		if err != nil || len(chosen) == 0 {
+			return 0, nil, !more && err == nil, batchNow, err
 		}
 		// A step-down while the hooks ran keeps the batch.
 		if !m.isPrimary() {
@@ -722,16 +766,17 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		s.writeMu.Unlock()
 		return 0, nil, false, batchNow, errIndexDropped
 	}
-	// Chosen under this same hold of writeMu, the batch needs no re-check:
-	// the TTL tree changes only under writeMu and always holds each
-	// document's current date, so what it lists as expired now is.
 	// The clock is read under the lock, as late as can be: with the clock
 	// stepped back since the pass began, nothing is deleted before its
 	// threshold by the clock at the moment of the delete.
 	batchNow = earlier(passNow, m.db.clock.Now())
+	// Chosen under this same hold of writeMu, the batch needs no re-check:
+	// the TTL tree changes only under writeMu and always holds each
+	// document's current date, so what it lists as expired now is.
 	recheck := chosen != nil
 	if !recheck {
 		chosen = s.chooseExpired(ix, batchNow, limit)
+		more = len(chosen) >= limit
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
@@ -757,7 +802,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	s.mu.Unlock()
 	s.writeMu.Unlock()
-	return n, ids, len(chosen) < limit && !retry, batchNow, nil
+	return n, ids, !more && !retry, batchNow, nil
 }
 
 // earlier returns the earlier of a and b.
@@ -825,34 +870,6 @@ func (s *collState) chooseExpired(ix *index, now time.Time, limit int) []chosenD
 		return len(out) < limit
 	})
 	return out
-}
-
-// runHooks calls the expire hooks with copies of the chosen documents,
-// turning a panic into an error.
-func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
-	docs := make([]Document, len(chosen))
-	for i, c := range chosen {
-		docs[i] = c.rec.document()
-	}
-	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
-	for _, h := range m.db.cfg.hooks {
-		if err := m.callHook(ctx, h.fn, batch); err != nil {
-			m.db.metrics.hookErrors.Add(1)
-			return fmt.Errorf("expire hook: %w", err)
-		}
-	}
-	return nil
-}
-
-func (m *monitor) callHook(ctx context.Context, h ExpireHook, batch ExpiredBatch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.db.metrics.hookPan.Add(1)
-			m.db.logger.Error("ttl expire hook panicked", "collection", batch.Collection, "index", batch.Index, "panic", r)
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return h(ctx, batch)
 }
 
 func (m *monitor) observe(ev DeleteEvent) {

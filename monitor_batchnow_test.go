@@ -78,3 +78,21 @@ func TestBatchNowClockStepsBackDuringPass(t *testing.T) {
 		})
 	}
 }
+
+// A deletion by a write that meets an expired, hidden document records the
+// write's clock reading as BatchNow, at or after the document's threshold.
+func TestBatchNowOfHideExpiredWrite(t *testing.T) {
+	log := &eventLog{}
+	db, clk := openMon(t, quiet(MonitorOptions{}), WithHideExpired(), WithDeleteObserver(log.observe))
+	c := ttlColl(t, db, "c", 60)
+	_, err := c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute)
+	_, err = c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0.Add(2 * time.Minute)})
+	require.NoError(t, err)
+	evs := log.events()
+	require.Len(t, evs, 1)
+	assert.Equal(t, []any{1}, evs[0].IDs)
+	assert.Equal(t, t0.Add(2*time.Minute), evs[0].BatchNow)
+	assert.Equal(t, evs[0].PassNow, evs[0].BatchNow)
+}
