@@ -39,7 +39,8 @@ type config struct {
 	hostEvery time.Duration
 	hostIdle  time.Duration
 	workloads []string
-	big       int // sizes >= big run only if the memory estimate fits
+	maxMem    float64 // bytes the big trials may use; 0: what the machine has available
+	big       int     // sizes >= big run only if the memory estimate fits
 }
 
 func main() {
@@ -61,6 +62,7 @@ func main() {
 		idle      = flag.Duration("idle", time.Second, "latency workload: idle read phase before the threshold")
 		outDir    = flag.String("out", ".", "directory for results.json and the SVGs")
 		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the expiry phase (mass, latency) to this file")
+		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
 		workloads = flag.String("workloads", "mass,latency,compact,lag,host", "which trial kinds to run (host: workload 7)")
 	)
 	flag.Parse()
@@ -86,7 +88,7 @@ func main() {
 	}
 	cfg := config{quick: *quick, latencyN: *latencyN, live: *live, lagN: *lagN, spread: *spread, reps: max(*reps, 3),
 		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir,
-		hostEvery: *hostEvery, hostIdle: *hostIdle, big: 5_000_000}
+		hostEvery: *hostEvery, hostIdle: *hostIdle, maxMem: *maxMem * (1 << 30), big: 5_000_000}
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
 		fatalf("-out: %v", err)
 	}
@@ -244,7 +246,7 @@ func run(cfg config, kinds []string) {
 	if len(big) > 0 {
 		var fit []spec
 		for _, sp := range big {
-			if ok, why := fits(res, sp); ok {
+			if ok, why := fits(res, sp, cfg.maxMem); ok {
 				fit = append(fit, sp)
 			} else {
 				fmt.Fprintf(os.Stderr, "skipping %s: %s\n", sp, why)
@@ -261,7 +263,7 @@ func run(cfg config, kinds []string) {
 // memory: the heap per document measured (workload 4) at the largest
 // smaller size, times N, times 3 (the GC's headroom at GOGC=100, and the
 // trial's own buffers), against the memory available now.
-func fits(res *runResult, sp spec) (bool, string) {
+func fits(res *runResult, sp spec, maxMem float64) (bool, string) {
 	best, bestN := 0.0, 0
 	for k, outs := range res.outs {
 		if k.store != sp.store || k.workload != "mass100" || k.n >= sp.n || k.n < bestN {
@@ -276,6 +278,9 @@ func fits(res *runResult, sp spec) (bool, string) {
 	}
 	need := best * float64(sp.n) * 3
 	avail, total := memAvailable()
+	if maxMem > 0 {
+		avail, total = min(avail, maxMem), min(total, maxMem)
+	}
 	if need > avail {
 		return false, fmt.Sprintf("does not fit this machine's memory: needs about %.1f GiB (%.0f B/doc at %s x %s x 3), %.1f GiB available of %.1f GiB",
 			need/(1<<30), best, fmtN(bestN), fmtN(sp.n), avail/(1<<30), total/(1<<30))

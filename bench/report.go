@@ -90,26 +90,68 @@ func newTab() *tabwriter.Writer {
 func report(cfg config, res *runResult) {
 	r := &reporter{cfg, res}
 	fmt.Println()
+	var notes []string
 	for sp, errs := range res.errs {
-		fmt.Printf("note: %s: %s\n", sp, strings.Join(errs, "; "))
+		notes = append(notes, fmt.Sprintf("%s: %s", sp, strings.Join(slices.Compact(errs), "; ")))
 	}
-	notes := map[string]bool{}
 	for _, outs := range res.outs {
 		for _, o := range outs {
-			for _, n := range o.Notes {
-				notes[n] = true
-			}
+			notes = append(notes, o.Notes...)
 		}
 	}
-	for n := range notes {
+	slices.Sort(notes)
+	for _, n := range slices.Compact(notes) {
 		fmt.Println("note:", n)
 	}
 
-	// Workload 1.
-	fmt.Println("\n== Workload 1: insert throughput (docs/s; ttldb InsertMany and buntdb transactions of 1000, the caches one Set per doc, the floor 1000 per lock hold)")
-	r.perSizeTable(cfg, "mass100", "insert")
+	has := func(w string) bool { return slices.Contains(cfg.workloads, w) }
+	var extra []result
+	if has("mass") {
+		r.insertTable()
+		r.massTables()
+	}
+	if has("latency") {
+		r.latencyTable()
+	}
+	if has("mass") || has("compact") {
+		r.memoryTables()
+	}
+	if has("mass") {
+		extra = r.scalingTable()
+	}
+	if has("lag") {
+		r.lagTable()
+	}
+	if has("host") {
+		r.hostTable()
+	}
+	r.targets()
+	writeResults(cfg, res, extra)
+	r.svgs()
+}
 
-	// Workload 2.
+// targetN is the size the targets are stated at (1M), or the nearest run.
+func (r *reporter) targetN() int {
+	best := 0
+	for _, n := range r.cfg.sizes {
+		if n <= 1_000_000 && n > best {
+			best = n
+		}
+	}
+	if best == 0 {
+		best = r.cfg.sizes[0]
+	}
+	return best
+}
+
+// insertTable prints workload 1.
+func (r *reporter) insertTable() {
+	fmt.Println("\n== Workload 1: insert throughput (docs/s; ttldb InsertMany and buntdb transactions of 1000, the caches one Set per doc, the floor 1000 per lock hold)")
+	r.perSizeTable(r.cfg, "mass100", "insert")
+}
+
+// massTables prints workload 2 (one table per k/N).
+func (r *reporter) massTables() {
 	for _, v := range []struct{ wl, pre, label string }{
 		{"mass100", "expire_all", "all N expired"},
 		{"mass10", "expire_10pct", "k/N = 10% expired"},
@@ -118,7 +160,7 @@ func report(cfg config, res *runResult) {
 		fmt.Printf("\n== Workload 2: mass expiry, %s: removal rate (expired docs/s over the removal window), window, and time from the threshold until all were gone\n", v.label)
 		w := newTab()
 		hdr := "store\t"
-		for _, n := range cfg.sizes {
+		for _, n := range r.cfg.sizes {
 			hdr += fmt.Sprintf("N=%s rate\tttldb/peer\twindow ms\tclear ms\t", fmtN(n))
 		}
 		fmt.Fprintln(w, hdr)
@@ -127,7 +169,7 @@ func report(cfg config, res *runResult) {
 				continue
 			}
 			line := st + "\t"
-			for _, n := range cfg.sizes {
+			for _, n := range r.cfg.sizes {
 				line += r.cell(v.wl, st, n, v.pre+"_rate") + "\t" + r.ratio(v.wl, n, v.pre+"_rate", st) + "\t" +
 					r.cell(v.wl, st, n, v.pre+"_window") + "\t" + r.cell(v.wl, st, n, v.pre+"_clear_after_threshold") + "\t"
 			}
@@ -136,11 +178,14 @@ func report(cfg config, res *runResult) {
 		w.Flush()
 	}
 	fmt.Println("(golang-lru: one TTL per cache, removal paced by its 100-bucket schedule: not in workload 2; see workload 3)")
+	fmt.Printf("(k/N = 10%% and 1%%: full run only, at N < %s)\n", fmtN(r.cfg.big))
+}
 
-	// Workload 3.
-	ln := cfg.latencyN
+// latencyTable prints workload 3.
+func (r *reporter) latencyTable() {
+	ln := r.cfg.latencyN
 	w := newTab()
-	fmt.Printf("\n== Workload 3: read latency by key, open loop every %s, while %s documents expire at once (%d live docs read); µs, corrected for coordinated omission\n", cfg.readEvery, fmtN(ln), cfg.live)
+	fmt.Printf("\n== Workload 3: read latency by key, open loop every %s, while %s documents expire at once (%d live docs read); µs, corrected for coordinated omission\n", r.cfg.readEvery, fmtN(ln), r.cfg.live)
 	fmt.Fprintln(w, "store\tp50\tp99\tp99.9\tmax\t>1ms\treads\t|idle p50\tidle p99\tidle p99.9\tidle max\tidle >1ms\t|expiry ms\tttldb/peer p99\tttldb/peer max\t")
 	for _, st := range r.stores() {
 		c := func(m string) string { return r.cell("latency", st, ln, m) }
@@ -150,18 +195,25 @@ func report(cfg config, res *runResult) {
 			c("expiry_phase"), r.ratio("latency", ln, "read_p99_expiry", st), r.ratio("latency", ln, "read_max_expiry", st))
 	}
 	w.Flush()
+}
 
-	// Workload 4.
+// memoryTables prints workload 4: heap and objects per document, GC cycles, and ttldb's heap around Compact.
+func (r *reporter) memoryTables() {
 	fmt.Println("\n== Workload 4: memory: live heap bytes per stored document after GC")
-	r.perSizeTable(cfg, "mass100", "heap_per_doc")
-	fmt.Println("\n   live heap objects per stored document after GC (runtime/metrics /gc/heap/objects:objects, less the empty process's, / N),")
-	fmt.Println("   and GC cycles completed (/gc/cycles/total:gc-cycles) during the inserts and during the removal of all N")
-	r.perSizeColumns(cfg, "mass100", column{"heap_objects_per_doc", " objects/doc", false},
-		column{"gc_cycles_insert", " GCs insert", false}, column{"gc_cycles_expiry", " GCs expiry", false})
+	if slices.Contains(r.cfg.workloads, "mass") {
+		r.perSizeTable(r.cfg, "mass100", "heap_per_doc")
+		fmt.Println("\n   live heap objects per stored document after GC (runtime/metrics /gc/heap/objects:objects, less the empty process's, / N),")
+		fmt.Println("   and GC cycles completed (/gc/cycles/total:gc-cycles) during the inserts and during the removal of all N")
+		r.perSizeColumns(r.cfg, "mass100", column{"heap_objects_per_doc", " objects/doc", false},
+			column{"gc_cycles_insert", " GCs insert", false}, column{"gc_cycles_expiry", " GCs expiry", false})
+	}
+	if !slices.Contains(r.cfg.workloads, "compact") {
+		return
+	}
 	fmt.Println("\n   ttldb: heap (MiB) with N docs, after expiring 90% (RunTTLPass), after Compact, and a fresh store with the remaining 10%")
-	w = newTab()
+	w := newTab()
 	fmt.Fprintln(w, "N\tfull\tafter expire 90%\tafter Compact\tfresh 10%\texpired/fresh\tcompacted/fresh\t")
-	for _, n := range cfg.sizes {
+	for _, n := range r.cfg.sizes {
 		c := func(m string) string { return r.cell("compact", "ttldb", n, m) }
 		if _, ok := r.med("compact", "ttldb", n, "heap_full"); !ok {
 			continue
@@ -170,17 +222,19 @@ func report(cfg config, res *runResult) {
 			c("heap_fresh10"), c("after_expire90_vs_fresh10"), c("after_compact_vs_fresh10"))
 	}
 	w.Flush()
+}
 
-	// Workload 5.
+// scalingTable prints workload 5 and returns its growth figures for results.json.
+func (r *reporter) scalingTable() []result {
 	var extra []result
 	fmt.Println("\n== Workload 5: scaling: per-document cost (ns/doc) of insert and of expiry (all expired), and its growth from the smallest to the largest N")
-	w = newTab()
+	w := newTab()
 	hdr := "store\t"
-	for _, n := range cfg.sizes {
+	for _, n := range r.cfg.sizes {
 		hdr += fmt.Sprintf("insert %s\t", fmtN(n))
 	}
 	hdr += "growth\t|"
-	for _, n := range cfg.sizes {
+	for _, n := range r.cfg.sizes {
 		hdr += fmt.Sprintf("expiry %s\t", fmtN(n))
 	}
 	hdr += "growth\t"
@@ -191,7 +245,7 @@ func report(cfg config, res *runResult) {
 		for i, m := range []string{"insert_cost", "expire_all_cost"} {
 			var first, last float64
 			var lastN, firstN int
-			for _, n := range cfg.sizes {
+			for _, n := range r.cfg.sizes {
 				line += r.cell("mass100", st, n, m) + "\t"
 				if v, ok := r.med("mass100", st, n, m); ok {
 					if firstN == 0 {
@@ -214,48 +268,27 @@ func report(cfg config, res *runResult) {
 		fmt.Fprintln(w, line)
 	}
 	w.Flush()
-
-	// Workload 6.
-	fmt.Printf("\n== Workload 6: expiry lag with the deadline wake: ms from each document's threshold to its removal (%d docs spread over %s)\n", cfg.lagN, cfg.spread)
-	w = newTab()
-	fmt.Fprintln(w, "store\tp50\tp99\tmax\tttldb/peer p99\t")
-	for _, st := range []string{"ttldb", "ttlcache", "floor"} {
-		if !slices.Contains(cfg.stores, st) {
-			continue
-		}
-		c := func(m string) string { return r.cell("lag", st, cfg.lagN, m) }
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", st, c("lag_p50"), c("lag_p99"), c("lag_max"), r.ratio("lag", cfg.lagN, "lag_p99", st))
-	}
-	w.Flush()
-
-	// Workload 7.
-	r.hostTable()
-
-	r.targets()
-	writeResults(cfg, res, extra)
-	r.svgs()
+	return extra
 }
 
-// targetN is the size the targets are stated at (1M), or the nearest run.
-func (r *reporter) targetN() int {
-	best := 0
-	for _, n := range r.cfg.sizes {
-		if n <= 1_000_000 && n > best {
-			best = n
+// lagTable prints workload 6.
+func (r *reporter) lagTable() {
+	fmt.Printf("\n== Workload 6: expiry lag with the deadline wake: ms from each document's threshold to its removal (%d docs spread over %s)\n", r.cfg.lagN, r.cfg.spread)
+	w := newTab()
+	fmt.Fprintln(w, "store\tp50\tp99\tmax\tttldb/peer p99\t")
+	for _, st := range []string{"ttldb", "ttlcache", "floor"} {
+		if !slices.Contains(r.cfg.stores, st) {
+			continue
 		}
+		c := func(m string) string { return r.cell("lag", st, r.cfg.lagN, m) }
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", st, c("lag_p50"), c("lag_p99"), c("lag_max"), r.ratio("lag", r.cfg.lagN, "lag_p99", st))
 	}
-	if best == 0 {
-		best = r.cfg.sizes[0]
-	}
-	return best
+	w.Flush()
 }
 
 // hostTable prints workload 7: the service's request latency with each
 // store in its process, idle and during the mass expiry, against "none".
 func (r *reporter) hostTable() {
-	if !slices.Contains(r.cfg.workloads, "host") {
-		return
-	}
 	fmt.Printf("\n== Workload 7: host impact: a service goroutine in the store's process builds a %d KB response every %s (open loop); its request latency in µs, corrected for coordinated omission,\n", hostRespBytes>>10, r.cfg.hostEvery)
 	fmt.Println("   while the store holds N documents (idle) and while all N expire at once; none = the same service in a process with no store; GCs = GC cycles in the phase")
 	for _, n := range r.cfg.hostN {
@@ -323,8 +356,8 @@ func (r *reporter) targets() {
 	tn, hn, ln := r.targetN(), r.hostTargetN(), r.cfg.latencyN
 	fmt.Printf("\n== Targets (issue 8; medians of this run's repetitions; N = 1M unless said: workloads 1, 2, 4 at N=%s, latency at %s, host at %s)\n",
 		fmtN(tn), fmtN(ln), fmtN(hn))
-	w := newTab()
-	fmt.Fprintln(w, "target\tmeasured\trequired\tstatus\t")
+	w := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "target\tmeasured\trequired\tstatus")
 	type cmp int
 	const (
 		le cmp = iota // measured <= limit
@@ -337,7 +370,7 @@ func (r *reporter) targets() {
 			if why == "" {
 				why = "not run"
 			}
-			fmt.Fprintf(w, "%s\t-\t%s\tnot measured (%s)\t\n", name, req, why)
+			fmt.Fprintf(w, "%s\t-\t%s\tnot measured (%s)\n", name, req, why)
 			return
 		}
 		pass := map[cmp]bool{le: v <= limit, ge: v >= limit, lt: v < limit}[c]
@@ -345,7 +378,7 @@ func (r *reporter) targets() {
 		if !pass {
 			st = "MISSED"
 		}
-		fmt.Fprintf(w, "%s\t%.3g%s\t%s\t%s\t\n", name, v, unit, req, st)
+		fmt.Fprintf(w, "%s\t%.3g%s\t%s\t%s\n", name, v, unit, req, st)
 	}
 	rat := func(wl string, n int, m, peer string) (float64, bool) {
 		t, ok1 := r.med(wl, "ttldb", n, m)
@@ -355,22 +388,23 @@ func (r *reporter) targets() {
 		}
 		return t / p, true
 	}
+	// vsBest returns ttldb's metric over the best peer's, and " (peer)".
 	vsBest := func(wl string, n int, m string) (float64, string, bool) {
 		t, ok := r.med(wl, "ttldb", n, m)
 		st, p, okP := r.bestPeer(wl, n, m)
 		if !ok || !okP || p == 0 {
 			return 0, "", false
 		}
-		return t / p, st, true
+		return t / p, " (" + st + ")", true
 	}
 
 	// Read latency by _id (workload 3).
 	v, st, ok := vsBest("latency", ln, "read_p99_expiry")
-	row("read p99 during expiry vs best peer's ("+st+")", v, ok, "x", le, 0.1, "")
+	row("read p99 during expiry vs best peer's"+st, v, ok, "x", le, 0.1, "")
 	v, ok = rat("latency", ln, "read_p99_expiry", "floor")
 	row("read p99 during expiry vs floor's", v, ok, "x", le, 2, "")
 	v, st, ok = vsBest("latency", ln, "read_p99_idle")
-	row("idle read p99 vs best peer's idle p99 ("+st+")", v, ok, "x", le, 5, "")
+	row("idle read p99 vs best peer's idle p99"+st, v, ok, "x", le, 5, "")
 
 	// Host impact (workload 7).
 	for _, ph := range []string{"idle", "expiry"} {
@@ -383,7 +417,7 @@ func (r *reporter) targets() {
 	for _, ph := range []string{"idle", "expiry"} {
 		v, st, ok := vsBest("host", hn, "request_p99_"+ph)
 		label := map[string]string{"idle": "idle", "expiry": "during expiry"}[ph]
-		row("host service p99 "+label+" vs best peer's ("+st+")", v, ok, "x", lt, 1, "")
+		row("host service p99 "+label+" vs best peer's"+st, v, ok, "x", lt, 1, "")
 	}
 
 	// Mass expiry (workloads 2 and 5).
@@ -536,29 +570,29 @@ type column struct {
 func (r *reporter) perSizeColumns(cfg config, workload string, cols ...column) {
 	w := newTab()
 	hdr := "store\t"
-	for _, n := range cfg.sizes {
+	for i, n := range cfg.sizes {
+		if i > 0 && len(cols) > 1 {
+			hdr += "|"
+		}
 		for _, c := range cols {
 			hdr += fmt.Sprintf("N=%s%s\t", fmtN(n), c.label)
 			if c.ratio {
 				hdr += "ttldb/peer\t"
 			}
 		}
-		if len(cols) > 1 {
-			hdr += "|"
-		}
 	}
 	fmt.Fprintln(w, hdr)
 	for _, st := range r.stores() {
 		line := st + "\t"
-		for _, n := range cfg.sizes {
+		for i, n := range cfg.sizes {
+			if i > 0 && len(cols) > 1 {
+				line += "|"
+			}
 			for _, c := range cols {
 				line += r.cell(workload, st, n, c.metric) + "\t"
 				if c.ratio {
 					line += r.ratio(workload, n, c.metric, st) + "\t"
 				}
-			}
-			if len(cols) > 1 {
-				line += "|"
 			}
 		}
 		fmt.Fprintln(w, line)
