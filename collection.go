@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/google/btree"
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/schema"
 )
 
 // Collection is a handle on a named collection of a DB. It is cheap to make
@@ -61,11 +64,11 @@ type record struct {
 }
 
 // document decodes a new copy of the stored document.
-func (r *record) document() Document { return decodeDocument(r.enc) }
+func (r *record) document() Document { return codec.Decode(r.enc) }
 
 // id decodes the document's _id.
 func (r *record) id() any {
-	v, _ := encodedField(r.enc, "_id")
+	v, _ := codec.EncodedField(r.enc, "_id")
 	return v
 }
 
@@ -102,7 +105,7 @@ type collState struct {
 	db        *DB
 	name      string
 	opts      CollectionOptions
-	validator *validator
+	validator *schema.Validator
 
 	writeMu sync.Mutex
 	mu      sync.RWMutex
@@ -127,12 +130,12 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 	if !opts.Capped && (opts.MaxDocuments != 0 || opts.MaxBytes != 0) {
 		return nil, fmt.Errorf("%w: collection %q: MaxDocuments and MaxBytes need Capped", ErrInvalidOptions, name)
 	}
-	v, err := compileValidator(opts.Validator)
+	v, err := schema.CompileValidator(opts.Validator)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: validator: %w", name, err)
 	}
 	if opts.Validator != nil {
-		opts.Validator = copyDocument(opts.Validator)
+		opts.Validator = codec.CopyDocument(opts.Validator)
 	}
 	if db.cfg.hideExpired {
 		opts.HideExpired = true
@@ -218,22 +221,22 @@ func idKey(v any) (any, error) {
 	case map[string]any:
 		return documentKey(fmt.Sprintf("%v", canonicalForKey(x))), nil
 	}
-	if n, ok := toNumber(v); ok {
-		switch n.kind {
+	if n, ok := query.ToNumber(v); ok {
+		switch n.Kind {
 		case 'i':
-			return n.i, nil
+			return n.I, nil
 		case 'u':
-			return n.u, nil
+			return n.U, nil
 		}
-		if n.f == math.Trunc(n.f) && n.f >= -9.2e18 && n.f <= 9.2e18 {
-			return int64(n.f), nil
+		if n.F == math.Trunc(n.F) && n.F >= -9.2e18 && n.F <= 9.2e18 {
+			return int64(n.F), nil
 		}
-		if math.IsNaN(n.f) {
+		if math.IsNaN(n.F) {
 			return nanKey{}, nil
 		}
-		return n.f, nil
+		return n.F, nil
 	}
-	if isArray(v) {
+	if codec.IsArray(v) {
 		return nil, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
 	}
 	return nil, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
@@ -253,9 +256,9 @@ type (
 // numbers, so equal documents give equal strings.
 func canonicalForKey(m map[string]any) []any {
 	out := []any{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range query.SortedKeys(m) {
 		v := m[k]
-		if sub, ok := asDocument(v); ok {
+		if sub, ok := codec.AsDocument(v); ok {
 			out = append(out, k, canonicalForKey(sub))
 			continue
 		}
