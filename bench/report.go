@@ -213,6 +213,9 @@ func (r *reporter) latencyTable() {
 			c("expiry_phase"), r.ratio("latency", ln, "read_p99_expiry", st), r.ratio("latency", ln, "read_max_expiry", st))
 	}
 	w.Flush()
+	if f, ok := r.med("latency", "floor", ln, "read_p99_idle"); ok && f > busyP99 {
+		fmt.Printf("   WARNING: the floor's idle read p99 was %s µs: the machine was busy, and these figures are not about the stores\n", fmtNum(f))
+	}
 }
 
 // memoryTables prints workload 4: heap and objects per document, GC cycles, and ttldb's heap around Compact.
@@ -337,7 +340,14 @@ func (r *reporter) hostTable() {
 		}
 		w.Flush()
 	}
+	if b, ok := r.med("host", hostNone, 0, "request_p99_idle"); ok && b > busyP99 {
+		fmt.Printf("   WARNING: the service alone (none) had an idle p99 of %s µs: the machine was busy, and these figures are not about the stores\n", fmtNum(b))
+	}
 }
+
+// busyP99 (µs): an idle p99 above this, for the floor's reader or for the
+// service with no store, means something else had the processors.
+const busyP99 = 1000
 
 // peers are the stores ttldb is compared with (the floor is a yardstick,
 // not a peer).
