@@ -382,7 +382,10 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 		{"there before the build", []Document{{"_id": 1, "u": 1}, {"_id": 2, "u": 1}},
 			func(c *Collection) error { _, err := c.InsertOne(Document{"_id": 3, "u": 3}); return err }, ErrDuplicateKey},
 		{"two missing fields are two nulls", []Document{{"_id": 1}, {"_id": 2, "u": 1}},
-			func(c *Collection) error { _, err := c.UpdateOne(Document{"_id": 2}, Document{"$unset": Document{"u": ""}}); return err }, ErrDuplicateKey},
+			func(c *Collection) error {
+				_, err := c.UpdateOne(Document{"_id": 2}, Document{"$unset": Document{"u": ""}})
+				return err
+			}, ErrDuplicateKey},
 		{"removed during the build", []Document{{"_id": 1, "u": 1}, {"_id": 2, "u": 1}},
 			func(c *Collection) error { _, err := c.DeleteOne(Document{"_id": 2}); return err }, nil},
 		{"changed during the build", []Document{{"_id": 1, "u": 1}, {"_id": 2, "u": 1}},
