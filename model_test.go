@@ -158,6 +158,7 @@ type model struct {
 	msgs   []string
 
 	writes, deleted, offers, hookFails, passes, jumps, collMods, advances atomic.Int64
+	gatedRetries                                                          atomic.Int64 // see retryAfterStepBackFixed
 }
 
 // modelReport is what a run found.
@@ -194,25 +195,10 @@ func (m *model) violation(kind, format string, args ...any) {
 	}
 }
 
-// batchNow returns the instant a TTL batch deleted against. DeleteEvent
-// gains BatchNow with issue 9 item 8 (the minimum of the pass's now and the
-// clock when the batch took the write lock); until then an event tells only
-// the pass's now. It reads the field by reflection so that this file builds
-// on both sides of that change; once the field has landed, this becomes
-// `return ev.BatchNow`.
+// batchNow returns the instant a TTL batch deleted against, as its
+// DeleteEvent reports it: the one place the checker reads it.
 func batchNow(ev DeleteEvent) time.Time {
-	if f := reflect.ValueOf(ev).FieldByName("BatchNow"); f.IsValid() {
-		return f.Interface().(time.Time)
-	}
-	return ev.PassNow
-}
-
-// batchNowReported reports whether DeleteEvent has BatchNow, that is
-// whether issue 9 item 8 (each batch's cutoff is min(pass now, clock)) has
-// landed.
-func batchNowReported() bool {
-	_, ok := reflect.TypeFor[DeleteEvent]().FieldByName("BatchNow")
-	return ok
+	return ev.BatchNow
 }
 
 // modelSeed returns TTLDB_SEED if set, else a fresh seed, and logs it.
@@ -248,12 +234,9 @@ func TestSoakModel(t *testing.T) {
 }
 
 // runModelModes runs the model in each mode, the ops operations shared
-// among the modes that run.
+// among them.
 func runModelModes(t *testing.T, ops int) {
-	modes := 2
-	if batchNowReported() {
-		modes = 4
-	}
+	const modes = 4
 	for _, during := range []bool{false, true} {
 		for _, hooks := range []bool{false, true} {
 			name := fmt.Sprintf("jumps=between/hooks=%v", hooks)
@@ -261,9 +244,6 @@ func runModelModes(t *testing.T, ops int) {
 				name = fmt.Sprintf("jumps=during/hooks=%v", hooks)
 			}
 			t.Run(name, func(t *testing.T) {
-				if during && !batchNowReported() {
-					t.Skip("issue 9 item 8: a batch deletes against the pass's now, so a clock stepped back during a pass deletes early; enabled when DeleteEvent.BatchNow lands")
-				}
 				rep := runModel(t, modelConfig{seed: modelSeed(t), ops: ops / modes, docs: 64, hooks: hooks, during: during})
 				t.Log(rep.stats)
 				if err := rep.err(); err != nil {
@@ -385,7 +365,7 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 	close(stop)
 	ctl.Wait()
 
-	m.finalPass()
+	m.finalPass(mo.Interval)
 	require.NoError(t, db.Close())
 	if got := db.Metrics().TTL.DeletedDocuments; got != m.deleted.Load() {
 		m.violation("metrics", "Metrics().TTL.DeletedDocuments = %d, DeleteEvents reported %d", got, m.deleted.Load())
@@ -397,9 +377,10 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 		counts: m.counts,
 		msgs:   m.msgs,
 		stats: fmt.Sprintf("%d writers: %d writes; controller: %d actions (%d RunTTLPass, %d advances, %d jumps, %d CollMod); "+
-			"%d background+run passes in all, %d deleted, %d offered to the hook (%d calls failed); options %+v",
+			"%d background+run passes in all, %d deleted, %d offered to the hook (%d calls failed); "+
+			"clock moved a day on for failed deliveries: %d; options %+v",
 			writers, m.writes.Load(), controls, m.passes.Load(), m.advances.Load(), m.jumps.Load(), m.collMods.Load(),
-			db.Metrics().TTL.Passes, m.deleted.Load(), m.offers.Load(), m.hookFails.Load(), mo),
+			db.Metrics().TTL.Passes, m.deleted.Load(), m.offers.Load(), m.hookFails.Load(), m.gatedRetries.Load(), mo),
 	}
 }
 
@@ -822,16 +803,59 @@ func hasNow(w *clockWindow, t time.Time) bool {
 	return ok
 }
 
-// finalPass ends the run: no more jumps nor hook failures, edge documents
+// settle runs passes an Interval of clock time apart until one is
+// complete, at most 64.
+func (m *model) settle(interval time.Duration) bool {
+	for range 64 {
+		res, err := m.db.RunTTLPass(context.Background())
+		if err != nil {
+			m.violation("pass", "RunTTLPass: %v", err)
+			return true
+		}
+		if res.Complete && res.Errors == 0 {
+			return true
+		}
+		m.clk.Advance(interval)
+	}
+	return false
+}
+
+// retryAfterStepBackFixed is false while a delivery the hook failed is
+// retried only when the wall clock reaches the failure time + backoff,
+// so that a clock stepped back a day delays it a day
+// (TestFailedDeliveryRetriedAfterClockStepsBack). Until then the model's
+// final phase moves the clock a day on when the retries do not come.
+const retryAfterStepBackFixed = false
+
+// finalPass ends the run: no more jumps nor hook failures, passes until
+// failed deliveries are retried, edge documents
 // under each index (thresholds T-1ns, T, T+1ns, and a backlog within two
 // hours of T either side), passes at T until one is complete, then the DB
 // must hold exactly what the model says.
-func (m *model) finalPass() {
+func (m *model) finalPass(interval time.Duration) {
 	m.final.Store(true)
 	// A background pass may be running, and its observer jumping the clock
-	// (jumps=during): after this pass, the clock stays still.
+	// (jumps=during): after this pass, the clock moves only here.
 	if _, err := m.db.RunTTLPass(context.Background()); err != nil {
 		m.violation("pass", "RunTTLPass: %v", err)
+	}
+	// Deliveries the hook failed wait for their retry, at most Interval
+	// after the failure (ExpireHook): passes an Interval apart must soon
+	// leave none.
+	if !m.settle(interval) {
+		if retryAfterStepBackFixed {
+			m.violation("missed", "64 passes an Interval (%v) apart, none complete; failed deliveries: %+v", interval, m.db.Metrics().TTL.FailedDeliveries)
+		} else {
+			// Gated, see TestFailedDeliveryRetriedAfterClockStepsBack: a
+			// delivery that failed with the clock a day fast waits for
+			// that clock's retry time. Move the clock past every such.
+			m.gatedRetries.Add(1)
+			m.clk.jump(24*time.Hour, false)
+			m.clk.Advance(interval)
+			if !m.settle(interval) {
+				m.violation("missed", "64 passes an Interval (%v) apart, none complete; failed deliveries: %+v", interval, m.db.Metrics().TTL.FailedDeliveries)
+			}
+		}
 	}
 	T := m.clk.peek()
 	// Every batch from here on runs at T: its window needs nothing older.
@@ -995,10 +1019,8 @@ func TestModelCheckerFlagsStaleNow(t *testing.T) {
 			d := m.docs[0]["s000"]
 			d.exists, d.doc, d.v, d.dates[0] = true, Document{"_id": "s000", "at": date, "v": int64(1)}, 1, exactDate(date)
 
-			ev := DeleteEvent{Collection: "sessions", Index: "at_1", IDs: []any{"s000"}, PassNow: passNow}
-			if f := reflect.ValueOf(&ev).Elem().FieldByName("BatchNow"); f.IsValid() {
-				f.Set(reflect.ValueOf(passNow)) // what a batch that ignores the clock would report
-			}
+			// What a batch that ignores the clock would report.
+			ev := DeleteEvent{Collection: "sessions", Index: "at_1", IDs: []any{"s000"}, PassNow: passNow, BatchNow: passNow}
 			m.observe(ev)
 			want := 0
 			if corrected {
@@ -1010,4 +1032,39 @@ func TestModelCheckerFlagsStaleNow(t *testing.T) {
 			assert.False(t, d.exists, "the model takes the deletion in")
 		})
 	}
+}
+
+// TestFailedDeliveryRetriedAfterClockStepsBack: a delivery the hook failed
+// is retried at most Interval after the failure (ExpireHook), also when the
+// wall clock is corrected back in between. Found by the model test: today
+// the retry waits until the clock reaches the failure time + backoff
+// again, a day after a one-day correction, and Metrics' OldestAge reads 0.
+func TestFailedDeliveryRetriedAfterClockStepsBack(t *testing.T) {
+	if !retryAfterStepBackFixed {
+		t.Skip("known defect: failed deliveries back off on the wall clock, so a clock stepped back a day delays their retry a day")
+	}
+	var fail atomic.Bool
+	fail.Store(true)
+	db, clk := openMon(t, quiet(MonitorOptions{Interval: time.Minute}), WithOnExpire(func(ctx context.Context, b ExpiredBatch) error {
+		if fail.Load() {
+			return errModelHook
+		}
+		return nil
+	}))
+	c := ttlColl(t, db, "sessions", 0)
+	_, err := c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0})
+	require.NoError(t, err)
+	clk.Set(t0.Add(24 * time.Hour)) // a day fast
+	res, err := db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Errors, "the hook failed")
+	fail.Store(false)
+	clk.Set(t0) // corrected
+	for range 2 {
+		clk.Advance(time.Minute) // an Interval
+		_, err = db.RunTTLPass(context.Background())
+		require.NoError(t, err)
+	}
+	assert.Zero(t, count(t, c), "the failed delivery was retried within two Intervals")
+	assert.Empty(t, db.Metrics().TTL.FailedDeliveries)
 }
