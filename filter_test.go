@@ -501,7 +501,7 @@ func TestFilterConcurrentMatches(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]bool, 8)
 	for i := range results {
-		wg.Go(func() {
+		goWG(&wg, func() {
 			ok := true
 			for range 200 {
 				ok = ok && f.matches(doc)

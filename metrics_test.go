@@ -236,7 +236,7 @@ func TestMetricsConcurrentWithWrites(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 3 {
-		wg.Go(func() {
+		goWG(&wg, func() {
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -251,7 +251,7 @@ func TestMetricsConcurrentWithWrites(t *testing.T) {
 			}
 		})
 	}
-	wg.Go(func() {
+	goWG(&wg, func() {
 		for {
 			select {
 			case <-stop:

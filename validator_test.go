@@ -472,7 +472,7 @@ func TestValidatorConcurrent(t *testing.T) {
 	v := mustCompile(t, eventlogSchema())
 	var wg sync.WaitGroup
 	for i := range 8 {
-		wg.Go(func() {
+		goWG(&wg, func() {
 			for j := range 200 {
 				doc := Document{"lastModifiedDate": time.Unix(int64(i*j), 0)}
 				if j%2 == 1 {
