@@ -175,8 +175,8 @@ var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
 // writeState runs fn on the collection's state, creating the collection if
 // needed and retrying once if it was dropped between lookup and lock.
 func (c *Collection) write(fn func(s *collState) error) error {
-	if c.nameErr != nil {
-		return c.nameErr
+	if err := c.usable(); err != nil {
+		return err
 	}
 	for attempt := 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
@@ -198,10 +198,21 @@ func (c *Collection) write(fn func(s *collState) error) error {
 // read returns the collection's state for a reader, or nil if the
 // collection does not exist.
 func (c *Collection) read() (*collState, error) {
-	if c.nameErr != nil {
-		return nil, c.nameErr
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	return c.db.state(c.name, false)
+}
+
+// usable returns why no call can go through c: ErrClosed once the DB is
+// closed, else the handle's invalid name. Every public method checks it
+// before its arguments, so that a closed DB answers ErrClosed whatever else
+// is wrong with the call.
+func (c *Collection) usable() error {
+	if err := c.db.checkOpen(); err != nil {
+		return err
+	}
+	return c.nameErr
 }
 
 // idKey maps an _id value to a comparable map key such that two _id values

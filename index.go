@@ -408,6 +408,9 @@ func (ix *index) conflict(key any, self *record) *record {
 // (they wait, then go on), but not readers: queries keep running during the
 // build of a large index and see the index once it is complete.
 func (c *Collection) CreateIndex(m IndexModel) (string, error) {
+	if err := c.usable(); err != nil {
+		return "", err
+	}
 	if m.Name == "" && len(m.Keys) > 0 {
 		m.Name = defaultIndexName(m.Keys)
 	}

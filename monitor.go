@@ -744,8 +744,8 @@ func (m *monitor) observe(ev DeleteEvent) {
 // of write-lock holds that would delete them. A missing collection or index
 // is ErrNotFound; an index without TTL is ErrInvalidIndex.
 func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
-	if c.nameErr != nil {
-		return Explanation{}, c.nameErr
+	if err := c.usable(); err != nil {
+		return Explanation{}, err
 	}
 	s, err := c.read()
 	if err != nil {

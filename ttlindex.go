@@ -172,6 +172,9 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 // and the monitor deletes the document at its first pass at or after the
 // threshold.
 func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+	if err := c.usable(); err != nil {
+		return time.Time{}, false, err
+	}
 	k, err := idKey(id)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
@@ -228,6 +231,9 @@ func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) 
 // CollMod is DB.CollMod for this collection.
 func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
+	if err := c.usable(); err != nil {
+		return res, err
+	}
 	where := fmt.Sprintf("collMod %q", c.name)
 	if m.ExpireAfterSeconds == nil {
 		return res, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)

@@ -224,6 +224,9 @@ func (c *Collection) InsertOne(doc Document) (id any, err error) {
 // duplicate a key (in the collection or within docs), nothing is stored and
 // the error names the document's position.
 func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d)
@@ -374,6 +377,9 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 }
 
 func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+	if err := c.usable(); err != nil {
+		return UpdateResult{}, err
+	}
 	f, err := compileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -520,6 +526,9 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 // with ErrImmutableID). With Upsert and no match, it inserts the
 // replacement.
 func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateOptions) (UpdateResult, error) {
+	if err := c.usable(); err != nil {
+		return UpdateResult{}, err
+	}
 	f, err := compileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -575,6 +584,9 @@ func (c *Collection) DeleteMany(filter Document) (int, error) {
 }
 
 func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
 	f, err := compileFilter(filterDoc)
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
