@@ -300,13 +300,15 @@ func (m *monitor) loop() {
 	defer close(m.done)
 	for {
 		now := m.db.clock.Now()
-		timer := m.db.clock.After(m.sleepFor(now))
+		timer := m.db.clock.NewTimer(m.sleepFor(now))
 		select {
 		case <-m.ctx.Done():
+			timer.Stop()
 			return
 		case <-m.wake:
-			continue // options changed or an earlier deadline: re-arm
-		case <-timer:
+			timer.Stop() // abandoned: a fake clock must not count it as a waiter
+			continue     // options changed or an earlier deadline: re-arm
+		case <-timer.C():
 		}
 		m.deadline.Store(int64(^uint64(0) >> 1))
 		if !m.enabled.Load() || !m.isPrimary() {
