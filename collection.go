@@ -1,12 +1,16 @@
 package ttldb
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/google/btree"
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/schema"
 )
 
 // Collection is a handle on a named collection of a DB. It is cheap to make
@@ -41,8 +45,14 @@ type CollectionOptions struct {
 
 	// HideExpired, if set, hides documents that are expired under any of the
 	// collection's TTL indexes from every read (FindOne, Find,
-	// CountDocuments, Explain's counts) before the monitor deletes them.
-	// By default, as in MongoDB and ArangoDB, an expired document stays
+	// CountDocuments, Explain's counts) and every write's filter before the
+	// monitor deletes them. A write that would fail because of one (an
+	// insert or upsert of its _id, or a key of a unique index only it
+	// holds) deletes it first as the monitor would: the expire hooks see it
+	// first, with no lock held; the deletion commits with the write, counts
+	// in Metrics and is told to the DeleteObservers. If a hook fails for
+	// it, the write fails with ErrExpireHook and changes nothing. By
+	// default, as in MongoDB and ArangoDB, an expired document stays
 	// visible until it is deleted. WithHideExpired sets it for every
 	// collection of a DB.
 	HideExpired bool
@@ -58,14 +68,20 @@ type record struct {
 	seq uint64 // insertion order; ties in every index tree break on it
 	key any    // idKey of the document's _id: its key in collState.byID
 	enc []byte // the document
+	// ver is the document's version: a number from the DB's write
+	// counter, given to every record a write stores (an insert, or an
+	// update or replacement that changes the document) and never reused
+	// within the DB, not even for a document deleted and inserted again.
+	// It is the version in an expire hook's delivery identity (_id, ver).
+	ver uint64
 }
 
 // document decodes a new copy of the stored document.
-func (r *record) document() Document { return decodeDocument(r.enc) }
+func (r *record) document() Document { return codec.Decode(r.enc) }
 
 // id decodes the document's _id.
 func (r *record) id() any {
-	v, _ := encodedField(r.enc, "_id")
+	v, _ := codec.EncodedField(r.enc, "_id")
 	return v
 }
 
@@ -102,7 +118,7 @@ type collState struct {
 	db        *DB
 	name      string
 	opts      CollectionOptions
-	validator *validator
+	validator *schema.Validator
 
 	writeMu sync.Mutex
 	mu      sync.RWMutex
@@ -113,6 +129,10 @@ type collState struct {
 	nextSeq uint64
 	bytes   int64
 	dropped bool
+
+	// inWay is the running write's record of the expired documents it
+	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
+	inWay *expiredInWay
 }
 
 func recordLess(a, b *record) bool { return a.seq < b.seq }
@@ -127,12 +147,12 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 	if !opts.Capped && (opts.MaxDocuments != 0 || opts.MaxBytes != 0) {
 		return nil, fmt.Errorf("%w: collection %q: MaxDocuments and MaxBytes need Capped", ErrInvalidOptions, name)
 	}
-	v, err := compileValidator(opts.Validator)
+	v, err := schema.CompileValidator(opts.Validator)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: validator: %w", name, err)
 	}
 	if opts.Validator != nil {
-		opts.Validator = copyDocument(opts.Validator)
+		opts.Validator = codec.CopyDocument(opts.Validator)
 	}
 	if db.cfg.hideExpired {
 		opts.HideExpired = true
@@ -178,7 +198,8 @@ func (c *Collection) write(fn func(s *collState) error) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
+	var approved map[*record]bool // expired versions the hooks handled
+	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
 		if err != nil {
 			return err
@@ -189,8 +210,29 @@ func (c *Collection) write(fn func(s *collState) error) error {
 			}
 			return err
 		}
+		w := s.beginInWay(approved)
 		err = fn(s)
+		s.inWay = nil
 		s.writeMu.Unlock()
+		if w == nil {
+			return err
+		}
+		if errors.Is(err, errHooksFirst) {
+			// Expired documents stand in the write's way: the hooks see
+			// them with no lock held, then the write runs again and
+			// re-checks them.
+			if rounds++; rounds > maxInWayRounds {
+				return fmt.Errorf("collection %q: %w: the expired documents in the write's way kept changing while their hooks ran", c.name, ErrExpireHook)
+			}
+			if approved, err = c.db.monitor.deliverInWay(s, w.pending, approved); err != nil {
+				return err
+			}
+			attempt = -1
+			continue
+		}
+		if err == nil {
+			w.report(s)
+		}
 		return err
 	}
 }
@@ -229,22 +271,22 @@ func idKey(v any) (any, error) {
 	case map[string]any:
 		return documentKey(fmt.Sprintf("%v", canonicalForKey(x))), nil
 	}
-	if n, ok := toNumber(v); ok {
-		switch n.kind {
+	if n, ok := query.ToNumber(v); ok {
+		switch n.Kind {
 		case 'i':
-			return n.i, nil
+			return n.I, nil
 		case 'u':
-			return n.u, nil
+			return n.U, nil
 		}
-		if n.f == math.Trunc(n.f) && n.f >= -9.2e18 && n.f <= 9.2e18 {
-			return int64(n.f), nil
+		if n.F == math.Trunc(n.F) && n.F >= -9.2e18 && n.F <= 9.2e18 {
+			return int64(n.F), nil
 		}
-		if math.IsNaN(n.f) {
+		if math.IsNaN(n.F) {
 			return nanKey{}, nil
 		}
-		return n.f, nil
+		return n.F, nil
 	}
-	if isArray(v) {
+	if codec.IsArray(v) {
 		return nil, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
 	}
 	return nil, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
@@ -264,9 +306,9 @@ type (
 // numbers, so equal documents give equal strings.
 func canonicalForKey(m map[string]any) []any {
 	out := []any{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range query.SortedKeys(m) {
 		v := m[k]
-		if sub, ok := asDocument(v); ok {
+		if sub, ok := codec.AsDocument(v); ok {
 			out = append(out, k, canonicalForKey(sub))
 			continue
 		}

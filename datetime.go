@@ -4,6 +4,9 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
 )
 
 // TTLValueForms says which values a TTL index reads as dates.
@@ -45,7 +48,7 @@ func (f TTLValueForms) String() string {
 }
 
 // ttlDate returns the date a TTL index keys a document by, given the values
-// pathValues found at the indexed path (vals; found=false or empty means
+// PathValues found at the indexed path (vals; found=false or empty means
 // missing). Arrays among vals are expanded one level (their elements count;
 // an array nested in an array does not). The EARLIEST date among all
 // date-like values wins (MongoDB: "uses lowest (earliest) date value in the
@@ -76,7 +79,7 @@ func ttlDate(vals []any, forms TTLValueForms) (date time.Time, ok bool) {
 		default:
 			if d, isDate := scalarDate(v, forms); isDate {
 				e.add(d, true)
-			} else if elems, isArr := arrayElements(v); isArr {
+			} else if elems, isArr := codec.ArrayElements(v); isArr {
 				for _, el := range elems {
 					e.add(scalarDate(el, forms))
 				}
@@ -145,20 +148,20 @@ const maxUnixSeconds = 1 << 62
 // 1550165973000 is read as seconds, a date in the year 51092, so a document
 // holding one effectively never expires (ArangoDB reads it the same way).
 func unixSecondsDate(v any) (time.Time, bool) {
-	n, ok := toNumber(v)
+	n, ok := query.ToNumber(v)
 	if !ok {
 		return time.Time{}, false
 	}
-	switch n.kind {
+	switch n.Kind {
 	case 'i':
-		if n.i < 0 || n.i > maxUnixSeconds {
+		if n.I < 0 || n.I > maxUnixSeconds {
 			return time.Time{}, false
 		}
-		return time.Unix(n.i, 0).UTC(), true
+		return time.Unix(n.I, 0).UTC(), true
 	case 'u': // only integers above MaxInt64, all beyond the cap
 		return time.Time{}, false
 	}
-	f := n.f
+	f := n.F
 	if !(f >= 0 && f <= maxUnixSeconds) { // also false for NaN; +Inf is above
 		return time.Time{}, false
 	}

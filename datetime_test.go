@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/codec"
 )
 
 // utc builds a UTC instant for the expectations below.
@@ -430,7 +431,7 @@ func TestTTLDate(t *testing.T) {
 func TestTTLDateFromPathValues(t *testing.T) {
 	early, late := utc(2018, 1, 1, 0, 0, 0, 0), utc(2020, 1, 1, 0, 0, 0, 0)
 	doc := Document{"events": []any{Document{"at": late}, Document{"at": early}, Document{"other": 1}}}
-	vals, found := pathValues(doc, "events.at")
+	vals, found := codec.PathValues(doc, "events.at")
 	require.True(t, found)
 	got, ok := ttlDate(vals, TTLValuesDatesOnly)
 	require.True(t, ok)

@@ -1,6 +1,11 @@
 package ttldb
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ttldb/ttldb/internal/errs"
+	"github.com/ttldb/ttldb/internal/schema"
+)
 
 // Sentinel errors. Every error a ttldb method returns wraps one of these (or
 // is one), so callers match with errors.Is; the wrapping text names the
@@ -40,29 +45,43 @@ var (
 	// ErrValidation is returned when a write fails the collection's
 	// $jsonSchema validator. Nothing is written. The error is a
 	// *ValidationError naming the field and the rule.
-	ErrValidation = errors.New("ttldb: document failed validation")
+	ErrValidation = errs.ErrValidation
 
 	// ErrInvalidDocument is returned when a document holds a value ttldb
 	// cannot store (a channel, func, struct, pointer, cyclic map…). The error
 	// is a *DocumentError naming the path.
-	ErrInvalidDocument = errors.New("ttldb: invalid document")
+	ErrInvalidDocument = errs.ErrInvalidDocument
 
 	// ErrInvalidFilter is returned for a malformed query filter: an unknown
 	// operator, an operator with a value of the wrong type, a top-level
 	// $and/$or/$nor that is not a non-empty array of documents…
-	ErrInvalidFilter = errors.New("ttldb: invalid filter")
+	ErrInvalidFilter = errs.ErrInvalidFilter
 
 	// ErrInvalidUpdate is returned for a malformed update document or an
 	// update that cannot be applied ($inc of a string, a path through a
 	// scalar, a change of _id…).
-	ErrInvalidUpdate = errors.New("ttldb: invalid update")
+	ErrInvalidUpdate = errs.ErrInvalidUpdate
 
 	// ErrImmutableID is returned (wrapped with ErrInvalidUpdate) when an
 	// update or replacement would change a document's _id.
-	ErrImmutableID = errors.New("ttldb: _id is immutable")
+	ErrImmutableID = errs.ErrImmutableID
 
 	// ErrInvalidOptions is returned for malformed options: a bad sort or
 	// projection, negative skip or limit, bad collection options, a bad
 	// Open option.
-	ErrInvalidOptions = errors.New("ttldb: invalid options")
+	ErrInvalidOptions = errs.ErrInvalidOptions
+
+	// ErrExpireHook is returned by a write that met an expired document
+	// hidden by HideExpired (the same _id, or the same key of a unique
+	// index) and could not delete it first because an expire hook failed
+	// for it. The write changed nothing and the expired document stays
+	// stored; the error also wraps the hook's own (an *ExpireHookError if
+	// the hook returned one). Retry the write once the hook succeeds.
+	ErrExpireHook = errors.New("ttldb: expire hook failed")
 )
+
+// ValidationError reports why a document failed the collection's validator:
+// the dotted path to the field (Field, "" for the document itself), the
+// innermost $jsonSchema keyword that failed (Rule) and why (Reason). It
+// wraps ErrValidation; match it with errors.As.
+type ValidationError = schema.ValidationError

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
 )
 
 // FindOptions adjusts Find, FindOne and Explain. The zero value returns
@@ -42,22 +45,32 @@ func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
 	if o.Skip < 0 || o.Limit < 0 {
 		return o, fmt.Errorf("%w: negative skip (%d) or limit (%d)", ErrInvalidOptions, o.Skip, o.Limit)
 	}
-	if err := compileSort(o.Sort); err != nil {
+	if err := query.CompileSort(sortKeys(o.Sort)); err != nil {
 		return o, err
 	}
 	return o, nil
 }
 
-// query is a compiled Find.
-type query struct {
+// findQuery is a compiled Find.
+type findQuery struct {
 	filterDoc Document
-	filter    *filter
+	filter    *query.Filter
 	opts      FindOptions
-	proj      *projection
+	sort      []query.Key // opts.Sort
+	proj      *query.Projection
 }
 
-func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*query, error) {
-	f, err := compileFilter(filterDoc)
+// sortKeys converts a sort specification for the query package.
+func sortKeys(keys []IndexKey) []query.Key {
+	out := make([]query.Key, len(keys))
+	for i, k := range keys {
+		out[i] = query.Key(k)
+	}
+	return out
+}
+
+func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*findQuery, error) {
+	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -65,11 +78,11 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*quer
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	p, err := compileProjection(o.Projection)
+	p, err := query.CompileProjection(o.Projection)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	return &query{filterDoc: filterDoc, filter: f, opts: o, proj: p}, nil
+	return &findQuery{filterDoc: filterDoc, filter: f, opts: o, sort: sortKeys(o.Sort), proj: p}, nil
 }
 
 // Find returns copies of the documents matching filter (nil or empty:
@@ -130,7 +143,7 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 	if !present {
 		return nil, false, nil
 	}
-	if m, isDoc := asDocument(id); isDoc {
+	if m, isDoc := codec.AsDocument(id); isDoc {
 		for k := range m {
 			if strings.HasPrefix(k, "$") {
 				return nil, false, nil // an operator: {_id: {$in: …}}
@@ -188,7 +201,7 @@ func (c *Collection) CountDocuments(filter Document) (int, error) {
 
 // run executes q under the read lock and returns the matching documents,
 // decoded: new copies the caller owns.
-func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
+func (s *collState) run(q *findQuery, now time.Time) ([]Document, *Explanation) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	p := s.plan(q)
@@ -204,7 +217,7 @@ func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
 	})
 	ex.InMemorySort = p.needsSort(q)
 	if ex.InMemorySort {
-		slices.SortStableFunc(refs, func(a, b *docRef) int { return compareForSort(a.get(), b.get(), q.opts.Sort) })
+		slices.SortStableFunc(refs, func(a, b *docRef) int { return query.CompareForSort(a.get(), b.get(), q.sort) })
 	}
 	refs = refs[min(q.opts.Skip, len(refs)):]
 	if q.opts.Limit > 0 && len(refs) > q.opts.Limit {
@@ -214,7 +227,7 @@ func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
 	for i, r := range refs {
 		docs[i] = r.get() // decoded for this call alone: no copy needed
 		if q.proj != nil {
-			docs[i] = q.proj.apply(docs[i])
+			docs[i] = q.proj.Apply(docs[i])
 		}
 	}
 	ex.NReturned = len(docs)
@@ -223,8 +236,8 @@ func (s *collState) run(q *query, now time.Time) ([]Document, *Explanation) {
 
 // matchingRecords returns up to limit (0: all) records matching a filter, in
 // the order Find would give without sort. Call holding writeMu or mu.
-func (s *collState) matchingRecords(filterDoc Document, f *filter, limit int, now time.Time) []*docRef {
-	q := &query{filterDoc: filterDoc, filter: f}
+func (s *collState) matchingRecords(filterDoc Document, f *query.Filter, limit int, now time.Time) []*docRef {
+	q := &findQuery{filterDoc: filterDoc, filter: f}
 	var refs []*docRef
 	s.execute(s.plan(q), q, now, func(r *docRef) bool {
 		refs = append(refs, r)
@@ -238,7 +251,7 @@ func (s *collState) matchingRecords(filterDoc Document, f *filter, limit int, no
 var idIndex = &index{name: idIndexName, keys: []IndexKey{Asc("_id")}, unique: true}
 
 // interval is a range of values of an index's leading field, in value
-// order (compareValues), whatever the index's direction.
+// order (Compare), whatever the index's direction.
 type interval struct {
 	lo, hi       any
 	loInc, hiInc bool
@@ -257,9 +270,9 @@ func (iv interval) String() string {
 
 func boundString(v any) string {
 	switch v.(type) {
-	case minKeyType:
+	case query.MinKeyType:
 		return "MinKey"
-	case maxKeyType:
+	case query.MaxKeyType:
 		return "MaxKey"
 	case string:
 		return fmt.Sprintf("%q", v)
@@ -268,15 +281,15 @@ func boundString(v any) string {
 }
 
 func (iv interval) contains(v any) bool {
-	c := compareValues(v, iv.lo)
+	c := query.Compare(v, iv.lo)
 	if c < 0 || c == 0 && !iv.loInc {
 		return false
 	}
-	c = compareValues(v, iv.hi)
+	c = query.Compare(v, iv.hi)
 	return c < 0 || c == 0 && iv.hiInc
 }
 
-var fullInterval = interval{lo: minKey, hi: maxKey, loInc: true, hiInc: true}
+var fullInterval = interval{lo: query.MinKey, hi: query.MaxKey, loInc: true, hiInc: true}
 
 // plan is how a query reads the collection.
 type plan struct {
@@ -287,12 +300,12 @@ type plan struct {
 	sorted    bool       // the walk yields the requested sort order
 }
 
-func (p *plan) needsSort(q *query) bool { return len(q.opts.Sort) > 0 && !p.sorted }
+func (p *plan) needsSort(q *findQuery) bool { return len(q.opts.Sort) > 0 && !p.sorted }
 
 // plan picks an index: one whose leading field the filter bounds (equality
 // beats $in beats a range), else one whose keys give the requested sort,
 // else a collection scan.
-func (s *collState) plan(q *query) *plan {
+func (s *collState) plan(q *findQuery) *plan {
 	if ivs, score := boundsFor(q.filterDoc, "_id", idIndex); score >= 2 {
 		ids := make([]any, len(ivs))
 		for i, iv := range ivs {
@@ -356,7 +369,7 @@ func sortFromIndex(ix *index, sort []IndexKey) (ok, reverse bool) {
 // execute walks the plan, calling visit for each record that matches the
 // filter (and is not hidden as expired) until visit returns false. Call
 // holding mu (or writeMu).
-func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*docRef) bool) *Explanation {
+func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*docRef) bool) *Explanation {
 	ex := &Explanation{Collection: s.name, Stage: "COLLSCAN", Filter: q.filterDoc}
 	hide := s.hideExpiredActive()
 	matchAll := len(q.filterDoc) == 0
@@ -366,7 +379,7 @@ func (s *collState) execute(p *plan, q *query, now time.Time, visit func(*docRef
 		if hide && s.expiredAt(ref, now) {
 			return true
 		}
-		if !matchAll && !q.filter.matches(ref.get()) {
+		if !matchAll && !q.filter.Matches(ref.get()) {
 			return true
 		}
 		return visit(ref)
@@ -449,7 +462,7 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 	stopped := false
 	walk := func(e indexEntry) bool {
 		v := lead(e)
-		if compareValues(v, startVal) == 0 && !startInc {
+		if query.Compare(v, startVal) == 0 && !startInc {
 			return true
 		}
 		if !iv.contains(v) {
@@ -494,9 +507,9 @@ func (ix *index) pivotKey(v any, forward bool) any {
 		// descending one MaxKey; a backward walk starts at the maximum.
 		low := (f.Order > 0) == forward
 		if low {
-			k = append(k, minKey)
+			k = append(k, query.MinKey)
 		} else {
-			k = append(k, maxKey)
+			k = append(k, query.MaxKey)
 		}
 	}
 	return k
@@ -515,9 +528,9 @@ func boundsFor(filterDoc Document, path string, ix *index) ([]interval, int) {
 	collect = func(d Document) {
 		for k, v := range d {
 			if k == "$and" {
-				if elems, ok := arrayElements(v); ok {
+				if elems, ok := codec.ArrayElements(v); ok {
 					for _, e := range elems {
-						if sub, ok := asDocument(e); ok {
+						if sub, ok := codec.AsDocument(e); ok {
 							collect(sub)
 						}
 					}
@@ -559,12 +572,12 @@ func boundsFor(filterDoc Document, path string, ix *index) ([]interval, int) {
 // conditionBounds turns one field condition into intervals.
 func conditionBounds(v any, ix *index) ([]interval, int) {
 	point := func(x any) (interval, bool) {
-		if isArray(x) || x == nil && (ix.sparse || ix.multikey) {
+		if codec.IsArray(x) || x == nil && (ix.sparse || ix.multikey) {
 			return interval{}, false
 		}
 		return interval{lo: x, hi: x, loInc: true, hiInc: true}, true
 	}
-	ops, isOps := asDocument(v)
+	ops, isOps := codec.AsDocument(v)
 	if isOps && len(ops) > 0 {
 		for k := range ops {
 			if !strings.HasPrefix(k, "$") {
@@ -592,7 +605,7 @@ func conditionBounds(v any, ix *index) ([]interval, int) {
 			if score == 3 {
 				continue
 			}
-			elems, ok := arrayElements(arg)
+			elems, ok := codec.ArrayElements(arg)
 			if !ok {
 				return nil, 0
 			}
@@ -606,29 +619,29 @@ func conditionBounds(v any, ix *index) ([]interval, int) {
 			}
 			score = 2
 		case "$gt", "$gte":
-			if isArray(arg) {
+			if codec.IsArray(arg) {
 				// An array operand compares with a whole array value,
 				// which index keys (the elements of a multikey field) do
 				// not hold: no bounds.
 				return nil, 0
 			}
-			if c := compareValues(arg, iv.lo); c > 0 || c == 0 && op == "$gt" {
+			if c := query.Compare(arg, iv.lo); c > 0 || c == 0 && op == "$gt" {
 				iv.lo, iv.loInc = arg, op == "$gte"
 			}
 			score = max(score, 1)
 		case "$lt", "$lte":
-			if isArray(arg) {
+			if codec.IsArray(arg) {
 				return nil, 0
 			}
-			if c := compareValues(arg, iv.hi); c < 0 || c == 0 && op == "$lt" {
+			if c := query.Compare(arg, iv.hi); c < 0 || c == 0 && op == "$lt" {
 				iv.hi, iv.hiInc = arg, op == "$lte"
 			}
 			score = max(score, 1)
 		}
 	}
 	if score >= 2 {
-		slices.SortFunc(points, func(a, b interval) int { return compareValues(a.lo, b.lo) })
-		points = slices.CompactFunc(points, func(a, b interval) bool { return compareValues(a.lo, b.lo) == 0 })
+		slices.SortFunc(points, func(a, b interval) int { return query.Compare(a.lo, b.lo) })
+		points = slices.CompactFunc(points, func(a, b interval) bool { return query.Compare(a.lo, b.lo) == 0 })
 		if ix.multikey {
 			return points, score
 		}
@@ -640,9 +653,9 @@ func conditionBounds(v any, ix *index) ([]interval, int) {
 			// which a sparse index leaves out: no bounds.
 			return nil, 0
 		}
-		if ix.multikey && iv.lo != minKey && iv.hi != maxKey {
+		if ix.multikey && iv.lo != query.MinKey && iv.hi != query.MaxKey {
 			// Two bounds on a multikey field may be met by two elements.
-			iv.hi, iv.hiInc = maxKey, true
+			iv.hi, iv.hiInc = query.MaxKey, true
 		}
 		return []interval{iv}, 1
 	}
@@ -655,13 +668,13 @@ func intersectIntervals(a, b []interval) []interval {
 	for _, x := range a {
 		for _, y := range b {
 			iv := x
-			if c := compareValues(y.lo, iv.lo); c > 0 || c == 0 && !y.loInc {
+			if c := query.Compare(y.lo, iv.lo); c > 0 || c == 0 && !y.loInc {
 				iv.lo, iv.loInc = y.lo, y.loInc
 			}
-			if c := compareValues(y.hi, iv.hi); c < 0 || c == 0 && !y.hiInc {
+			if c := query.Compare(y.hi, iv.hi); c < 0 || c == 0 && !y.hiInc {
 				iv.hi, iv.hiInc = y.hi, y.hiInc
 			}
-			if c := compareValues(iv.lo, iv.hi); c < 0 || c == 0 && iv.loInc && iv.hiInc {
+			if c := query.Compare(iv.lo, iv.hi); c < 0 || c == 0 && iv.loInc && iv.hiInc {
 				out = append(out, iv)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/btree"
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
 )
 
 // IndexModel specifies an index for CreateIndex.
@@ -116,7 +118,7 @@ type index struct {
 	keys     []IndexKey
 	unique   bool
 	sparse   bool
-	partial  *filter
+	partial  *query.Filter
 	partDoc  Document
 	ttl      *ttlIndex // nil unless the index has ExpireAfterSeconds
 	tree     *btree.BTreeG[indexEntry]
@@ -152,12 +154,12 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 		sparse: m.Sparse,
 	}
 	if len(m.PartialFilterExpression) > 0 {
-		f, err := compileFilter(m.PartialFilterExpression)
+		f, err := query.CompileFilter(m.PartialFilterExpression)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: partialFilterExpression: %w", ErrInvalidIndex, where, err)
 		}
 		ix.partial = f
-		ix.partDoc = copyDocument(m.PartialFilterExpression)
+		ix.partDoc = codec.CopyDocument(m.PartialFilterExpression)
 	}
 	if m.ExpireAfterSeconds != nil {
 		ttl, err := newTTLIndex(where, m, capped)
@@ -185,7 +187,7 @@ func (ix *index) spec() IndexSpec {
 		Multikey: ix.multikey,
 	}
 	if ix.partDoc != nil {
-		s.PartialFilterExpression = copyDocument(ix.partDoc)
+		s.PartialFilterExpression = codec.CopyDocument(ix.partDoc)
 	}
 	if ix.ttl != nil {
 		s.ExpireAfterSeconds = Seconds(int32(ix.ttl.expireAfter.Load()))
@@ -216,7 +218,7 @@ func (ix *index) sameOptions(m IndexModel) bool {
 	if (ix.partDoc == nil) != (len(m.PartialFilterExpression) == 0) {
 		return false
 	}
-	if ix.partDoc != nil && compareValues(ix.partDoc, m.PartialFilterExpression) != 0 {
+	if ix.partDoc != nil && query.Compare(ix.partDoc, m.PartialFilterExpression) != 0 {
 		return false
 	}
 	if (ix.ttl == nil) != (m.ExpireAfterSeconds == nil) {
@@ -231,7 +233,7 @@ func (ix *index) sameOptions(m IndexModel) bool {
 // compareKeys orders two keys of this index, each field in its direction.
 func (ix *index) compareKeys(a, b any) int {
 	if len(ix.keys) == 1 {
-		c := compareValues(a, b)
+		c := query.Compare(a, b)
 		if ix.keys[0].Order < 0 {
 			c = -c
 		}
@@ -239,7 +241,7 @@ func (ix *index) compareKeys(a, b any) int {
 	}
 	ka, kb := a.(compoundKey), b.(compoundKey)
 	for i, k := range ix.keys {
-		c := compareValues(ka[i], kb[i])
+		c := query.Compare(ka[i], kb[i])
 		if k.Order < 0 {
 			c = -c
 		}
@@ -262,10 +264,10 @@ func (ix *index) less(a, b indexEntry) bool {
 // for a multikey field. It fails (ErrInvalidDocument) for a compound index
 // over two array fields, which MongoDB cannot index either.
 func (ix *index) keysOf(doc Document) (keys []any, multikey bool, err error) {
-	if ix.partial != nil && !ix.partial.matches(doc) {
+	if ix.partial != nil && !ix.partial.Matches(doc) {
 		return nil, false, nil
 	}
-	return ix.keysWith(func(path string) ([]any, bool) { return pathValues(doc, path) })
+	return ix.keysWith(func(path string) ([]any, bool) { return codec.PathValues(doc, path) })
 }
 
 // keysOfStored is keysOf for a stored document, decoding only the fields
@@ -274,7 +276,7 @@ func (ix *index) keysOfStored(ref *docRef) (keys []any, multikey bool, err error
 	if ix.partial != nil {
 		return ix.keysOf(ref.get())
 	}
-	return ix.keysWith(func(path string) ([]any, bool) { return encodedPathValues(ref.rec.enc, path) })
+	return ix.keysWith(func(path string) ([]any, bool) { return codec.EncodedPathValues(ref.rec.enc, path) })
 }
 
 // keysWith computes the keys from the values each indexed path reaches.
@@ -330,11 +332,11 @@ func (ix *index) keysWith(pathValues func(string) ([]any, bool)) (keys []any, mu
 // an array contributes each distinct element (an empty array is indexed as
 // null, so the document is still found by a scan of the index).
 func expandKeyValues(vals []any) (keys []any, multikey bool) {
-	if len(vals) == 1 && !isArray(vals[0]) {
+	if len(vals) == 1 && !codec.IsArray(vals[0]) {
 		return vals, false
 	}
 	for _, v := range vals {
-		elems, ok := arrayElements(v)
+		elems, ok := codec.ArrayElements(v)
 		if !ok {
 			keys = appendDistinct(keys, v)
 			continue
@@ -355,7 +357,7 @@ func expandKeyValues(vals []any) (keys []any, multikey bool) {
 
 func appendDistinct(keys []any, v any) []any {
 	for _, k := range keys {
-		if compareValues(k, v) == 0 {
+		if query.Compare(k, v) == 0 {
 			return keys
 		}
 	}

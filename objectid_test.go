@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/query"
 )
 
 // objectIDCount returns the 3-byte counter part of id.
@@ -101,7 +102,7 @@ func TestObjectIDOrderByTime(t *testing.T) {
 	for i := 1; i <= 1000; i++ {
 		id := NewObjectIDFromTime(base.Add(time.Duration(i) * time.Second))
 		require.Equal(t, -1, bytes.Compare(prev[:], id[:]), "ID at +%ds sorts after the one before", i)
-		require.Equal(t, -1, compareValues(prev, id))
+		require.Equal(t, -1, query.Compare(prev, id))
 		require.Equal(t, prev[4:9], id[4:9], "same process part")
 		prev = id
 	}
@@ -160,5 +161,5 @@ func TestObjectIDUniqueAcrossGoroutines(t *testing.T) {
 func TestObjectIDProcessPart(t *testing.T) {
 	a, b := NewObjectIDFromTime(time.Unix(1, 0)), NewObjectIDFromTime(time.Unix(2, 0))
 	assert.Equal(t, a[4:9], b[4:9])
-	assert.Equal(t, hex.EncodeToString(objectIDProcessUnique[:]), a.String()[8:18])
+	assert.Equal(t, hex.EncodeToString(a[4:9]), a.String()[8:18])
 }

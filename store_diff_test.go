@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/query"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -97,7 +98,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 		require.Equal(t, len(want), len(got), where)
 		if len(opts.Sort) > 0 {
 			for i := range got {
-				require.Zero(t, compareForSort(got[i], want[i], opts.Sort), "%s: position %d: %v vs %v", where, i, got[i], want[i])
+				require.Zero(t, query.CompareForSort(got[i], want[i], sortKeys(opts.Sort)), "%s: position %d: %v vs %v", where, i, got[i], want[i])
 			}
 		}
 		// Without skip and limit, the same documents.
@@ -106,7 +107,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 		require.NoError(t, err, where)
 		want, err = plain.Find(f, full)
 		require.NoError(t, err, where)
-		byID := func(a, b Document) int { return compareValues(a["_id"], b["_id"]) }
+		byID := func(a, b Document) int { return query.Compare(a["_id"], b["_id"]) }
 		slices.SortFunc(got, byID)
 		slices.SortFunc(want, byID)
 		require.Equal(t, want, got, where)

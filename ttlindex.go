@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/btree"
+	"github.com/ttldb/ttldb/internal/codec"
 )
 
 // ttlIndex is the expiry side of a TTL index: a B-tree of the documents'
@@ -70,7 +71,7 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 // field). A top-level date is read without allocating.
 func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
 	if !strings.Contains(t.field, ".") {
-		d, isTime, found := encodedTime(enc, t.field)
+		d, isTime, found := codec.EncodedTime(enc, t.field)
 		if isTime {
 			return d, true
 		}
@@ -78,7 +79,7 @@ func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
-	vals, found := encodedPathValues(enc, t.field)
+	vals, found := codec.EncodedPathValues(enc, t.field)
 	if !found {
 		return time.Time{}, false
 	}
@@ -121,7 +122,7 @@ func (t *ttlIndex) earliest() (expiryEntry, bool) {
 // index), and false if it never expires under it: no date in the field, or
 // left out by the partial filter.
 func (ix *index) storedDate(ref *docRef) (time.Time, bool) {
-	if ix.ttl == nil || ix.partial != nil && !ix.partial.matches(ref.get()) {
+	if ix.ttl == nil || ix.partial != nil && !ix.partial.Matches(ref.get()) {
 		return time.Time{}, false
 	}
 	return ix.ttl.dateOfStored(ref.rec.enc)
@@ -280,7 +281,7 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 				return err
 			}
 			s.natural.Ascend(func(rec *record) bool {
-				if ix.partial == nil || ix.partial.matches(rec.document()) {
+				if ix.partial == nil || ix.partial.Matches(rec.document()) {
 					if d, ok := ttl.dateOfStored(rec.enc); ok {
 						ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
 					}

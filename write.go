@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/btree"
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
 )
 
 // DuplicateKeyError reports a write refused because of a unique index. It
@@ -156,7 +158,7 @@ func (u *uniqueCheck) conflictsStored(ix *index, key any, self *record) bool {
 		if ix.compareKeys(e.key, key) != 0 {
 			return false
 		}
-		if e.rec != self && !u.batch[e.rec] {
+		if e.rec != self && !u.batch[e.rec] && !u.s.expiredInWay(e.rec) {
 			found = true
 			return false
 		}
@@ -187,13 +189,13 @@ func (c *Collection) prepareNewDocument(doc map[string]any) (newDoc, error) {
 	if _, ok := doc["_id"]; !ok {
 		genID = NewObjectIDFromTime(c.db.clock.Now())
 	}
-	enc, err := encodeNew(doc, genID)
+	enc, err := codec.Encode(doc, genID)
 	if err != nil {
 		return newDoc{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	id := genID
 	if id == nil {
-		id, _ = encodedField(enc, "_id")
+		id, _ = codec.EncodedField(enc, "_id")
 	}
 	return newDoc{enc: enc, id: id}, nil
 }
@@ -201,7 +203,7 @@ func (c *Collection) prepareNewDocument(doc map[string]any) (newDoc, error) {
 // encodeUpdated encodes a document built by an update or replacement from
 // stored values, for the same code path as an insertion.
 func encodeUpdated(doc Document) (newDoc, error) {
-	enc, err := encodeNew(doc, nil)
+	enc, err := codec.Encode(doc, nil)
 	if err != nil {
 		return newDoc{}, err
 	}
@@ -243,7 +245,7 @@ func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
 	}
 	ids = make([]any, len(prepared))
 	for i, d := range prepared {
-		ids[i] = copyValue(d.id)
+		ids[i] = codec.CopyValue(d.id)
 	}
 	return ids, nil
 }
@@ -264,7 +266,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		rec := &record{enc: d.enc}
 		ref := &docRef{rec: rec, doc: d.doc}
 		if s.validator != nil {
-			if err := s.validator.validate(ref.get()); err != nil {
+			if err := s.validator.Validate(ref.get()); err != nil {
 				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 			}
 		}
@@ -273,7 +275,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 		}
-		if s.byID.load(k) != nil {
+		if cur := s.byID.load(k); cur != nil && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
 		if _, dup := seenIDs[k]; dup {
@@ -292,11 +294,16 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		}
 		batch[i] = pending{rec, dk}
 	}
+	if err := s.inWay.ready(); err != nil {
+		return err
+	}
 	var earliest time.Time
 	s.mu.Lock()
+	s.inWay.remove(s)
 	for _, p := range batch {
 		p.rec.seq = s.nextSeq
 		s.nextSeq++
+		p.rec.ver = s.db.writes.Add(1)
 		s.byID.store(p.rec.key, p.rec)
 		s.natural.ReplaceOrInsert(p.rec)
 		s.addToIndexes(p.rec, p.dk)
@@ -380,11 +387,11 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
-	f, err := compileFilter(filterDoc)
+	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	u, err := compileUpdate(updateDoc)
+	u, err := query.CompileUpdate(updateDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -392,11 +399,11 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	var res UpdateResult
 	err = c.writeMatching(filterDoc, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
-			seed, err := upsertSeed(filterDoc)
+			seed, err := query.UpsertSeed(filterDoc)
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
-			doc, _, err := u.apply(seed, now)
+			doc, _, err := u.Apply(seed, now)
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
@@ -405,7 +412,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 		}
 		newDocs := make([]Document, len(refs))
 		for i, ref := range refs {
-			nd, changed, err := u.apply(ref.get(), now)
+			nd, changed, err := u.Apply(ref.get(), now)
 			if err != nil {
 				return fmt.Errorf("collection %q: document %v: %w", s.name, ref.get()["_id"], err)
 			}
@@ -424,7 +431,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 // records matching the filter (up to limit; 0: all) and the clock's now;
 // res.MatchedCount is set. With no match, fn runs only for an upsert: an
 // update without upsert of a missing collection must not create it.
-func (c *Collection) writeMatching(filterDoc Document, f *filter, limit int, upsert bool, res *UpdateResult,
+func (c *Collection) writeMatching(filterDoc Document, f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
@@ -456,7 +463,7 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 	if err := s.insertPrepared([]newDoc{nd}); err != nil {
 		return nil, err
 	}
-	return copyValue(doc["_id"]), nil
+	return codec.CopyValue(doc["_id"]), nil
 }
 
 // replaceRecords swaps in new documents for recs (a nil entry leaves that
@@ -483,13 +490,13 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 			continue
 		}
 		id := ref.get()["_id"]
-		if compareValues(nd["_id"], id) != 0 {
+		if query.Compare(nd["_id"], id) != 0 {
 			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
 		}
-		if err := s.validator.validate(nd); err != nil {
+		if err := s.validator.Validate(nd); err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
-		enc, err := encodeNew(nd, nil)
+		enc, err := codec.Encode(nd, nil)
 		if err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
@@ -502,13 +509,17 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		}
 		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(ref.rec), newKey: nk})
 	}
+	if err := s.inWay.ready(); err != nil {
+		return 0, err
+	}
 	var earliest time.Time
 	s.mu.Lock()
+	s.inWay.remove(s)
 	for _, ch := range changes {
 		// Records are immutable: the new version is a new record in the
 		// old one's place (same seq, same _id key).
 		s.removeFromIndexes(ch.rec, ch.oldKey)
-		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc}
+		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		s.natural.ReplaceOrInsert(nr)
 		s.byID.store(nr.key, nr)
@@ -529,14 +540,14 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
-	f, err := compileFilter(filterDoc)
+	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	if err := validateReplacement(replacement); err != nil {
+	if err := query.ValidateReplacement(replacement); err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	repl, err := cloneDocument(replacement)
+	repl, err := codec.CloneDocument(replacement)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -544,9 +555,9 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 	var res UpdateResult
 	err = c.writeMatching(filterDoc, f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
-			doc := copyDocument(repl)
+			doc := codec.CopyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
-				if seed, err := upsertSeed(filterDoc); err == nil {
+				if seed, err := query.UpsertSeed(filterDoc); err == nil {
 					if id, ok := seed["_id"]; ok {
 						doc["_id"] = id
 					}
@@ -557,12 +568,12 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 			return err
 		}
 		old := refs[0].get()
-		doc := copyDocument(repl)
-		if id, ok := doc["_id"]; ok && compareValues(id, old["_id"]) != 0 {
+		doc := codec.CopyDocument(repl)
+		if id, ok := doc["_id"]; ok && query.Compare(id, old["_id"]) != 0 {
 			return fmt.Errorf("collection %q: document %v: %w: %w", s.name, old["_id"], ErrInvalidUpdate, ErrImmutableID)
 		}
 		doc["_id"] = old["_id"]
-		if compareValues(doc, old) == 0 {
+		if query.Compare(doc, old) == 0 {
 			return nil
 		}
 		n, err := s.replaceRecords(refs, []Document{doc})
@@ -587,7 +598,7 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 	if err := c.usable(); err != nil {
 		return 0, err
 	}
-	f, err := compileFilter(filterDoc)
+	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
 	}

@@ -1,19 +1,22 @@
-package ttldb
+package query
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
 // maxFilterDepth bounds the nesting of $and/$or/$nor/$not, so that a hostile
 // filter cannot exhaust the stack while compiling or matching.
 const maxFilterDepth = 100
 
-// filter is a compiled query filter. A nil *filter matches everything.
-// It is immutable once compiled (it holds copies of the filter's values), so
+// Filter is a compiled query Filter. A nil *Filter matches everything.
+// It is immutable once compiled (it holds copies of the Filter's values), so
 // it is safe for concurrent use.
-type filter struct {
+type Filter struct {
 	clauses []clause // all must match
 }
 
@@ -35,16 +38,16 @@ type predicate interface {
 // It is never modified.
 var missingValues = []any{nil}
 
-// compileFilter validates and compiles a filter document. A nil or empty
-// filter matches every document. Errors wrap ErrInvalidFilter and name the
+// CompileFilter validates and compiles a filter document. A nil or empty
+// filter matches every document. Errors wrap errs.ErrInvalidFilter and name the
 // operator and path at fault.
-func compileFilter(f map[string]any) (*filter, error) {
+func CompileFilter(f map[string]any) (*Filter, error) {
 	return compileDocument(f, 0)
 }
 
-// matches reports whether doc satisfies the filter. It never panics and is
+// Matches reports whether doc satisfies the filter. It never panics and is
 // safe for concurrent use.
-func (f *filter) matches(doc map[string]any) bool {
+func (f *Filter) Matches(doc map[string]any) bool {
 	if f == nil {
 		return true
 	}
@@ -56,14 +59,14 @@ func (f *filter) matches(doc map[string]any) bool {
 	return true
 }
 
-// filterError builds an error wrapping ErrInvalidFilter that names the
+// filterError builds an error wrapping errs.ErrInvalidFilter that names the
 // operator (or field) and path at fault.
 func filterError(op, path, format string, args ...any) error {
 	where := op
 	if path != "" {
 		where = fmt.Sprintf("%s at %q", op, path)
 	}
-	return fmt.Errorf("%w: %s: %s", ErrInvalidFilter, where, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s: %s", errs.ErrInvalidFilter, where, fmt.Sprintf(format, args...))
 }
 
 // checkDepth refuses nesting deeper than maxFilterDepth.
@@ -77,9 +80,9 @@ func checkDepth(depth int, op, path string) error {
 // compileDocument compiles one filter document; depth counts the logical
 // operators it is nested in. Keys are visited in sorted order so that the
 // error reported for a filter with several faults is deterministic.
-func compileDocument(f map[string]any, depth int) (*filter, error) {
-	out := &filter{clauses: make([]clause, 0, len(f))}
-	for _, key := range sortedKeys(f) {
+func compileDocument(f map[string]any, depth int) (*Filter, error) {
+	out := &Filter{clauses: make([]clause, 0, len(f))}
+	for _, key := range SortedKeys(f) {
 		var (
 			c   clause
 			err error
@@ -100,14 +103,14 @@ func compileDocument(f map[string]any, depth int) (*filter, error) {
 // logicalClause is a top-level $and, $or or $nor over sub-filters.
 type logicalClause struct {
 	op   string // "$and", "$or" or "$nor"
-	subs []*filter
+	subs []*Filter
 }
 
 func (c logicalClause) match(doc map[string]any) bool {
 	switch c.op {
 	case "$and":
 		for _, s := range c.subs {
-			if !s.matches(doc) {
+			if !s.Matches(doc) {
 				return false
 			}
 		}
@@ -120,7 +123,7 @@ func (c logicalClause) match(doc map[string]any) bool {
 
 func (c logicalClause) anyMatches(doc map[string]any) bool {
 	for _, s := range c.subs {
-		if s.matches(doc) {
+		if s.Matches(doc) {
 			return true
 		}
 	}
@@ -138,13 +141,13 @@ func compileLogical(op string, v any, depth int) (clause, error) {
 	if err := checkDepth(depth+1, op, ""); err != nil {
 		return nil, err
 	}
-	elems, ok := arrayElements(v)
+	elems, ok := codec.ArrayElements(v)
 	if !ok || len(elems) == 0 {
 		return nil, filterError(op, "", "needs a non-empty array of documents, got %T", v)
 	}
-	c := logicalClause{op: op, subs: make([]*filter, len(elems))}
+	c := logicalClause{op: op, subs: make([]*Filter, len(elems))}
 	for i, e := range elems {
-		m, ok := asDocument(e)
+		m, ok := codec.AsDocument(e)
 		if !ok {
 			return nil, filterError(op, "", "element %d is %T, not a document", i, e)
 		}
@@ -164,7 +167,7 @@ type fieldClause struct {
 }
 
 func (c fieldClause) match(doc map[string]any) bool {
-	vals, found := pathValues(doc, c.path)
+	vals, found := codec.PathValues(doc, c.path)
 	if !found {
 		vals = missingValues
 	}
@@ -186,7 +189,7 @@ func compileField(path string, v any, depth int) (clause, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
 	}
-	if m, ok := asDocument(v); ok && hasOperator(m) {
+	if m, ok := codec.AsDocument(v); ok && hasOperator(m) {
 		preds, err := compileOperators(path, m, depth)
 		if err != nil {
 			return nil, err
@@ -226,7 +229,7 @@ func hasOperator(m map[string]any) bool {
 // operators are ANDed.
 func compileOperators(path string, m map[string]any, depth int) ([]predicate, error) {
 	preds := make([]predicate, 0, len(m))
-	for _, op := range sortedKeys(m) {
+	for _, op := range SortedKeys(m) {
 		if !strings.HasPrefix(op, "$") {
 			return nil, filterError(op, path, "operator document mixes operators and field names")
 		}
@@ -263,9 +266,9 @@ func compileOperator(op, path string, v any, depth int) (predicate, error) {
 // value and copies it, so that the compiled filter shares no maps with the
 // caller and sees *time.Time as time.Time.
 func filterValue(op, path string, v any) (any, error) {
-	out, err := cloneValue(v, path)
+	out, err := codec.CloneValue(v, path)
 	if err != nil {
-		var de *DocumentError
+		var de *codec.DocumentError
 		if errors.As(err, &de) {
 			return nil, filterError(op, de.Path, "invalid value: %s", de.Reason)
 		}
@@ -284,7 +287,7 @@ type equalsAny struct {
 func (p equalsAny) test(vals []any, _ bool) bool {
 	return anyCandidate(vals, func(c any) bool {
 		for _, v := range p.values {
-			if valuesEqual(c, v) {
+			if Equal(c, v) {
 				return true
 			}
 		}
@@ -301,14 +304,14 @@ func compileEquals(op, path string, v any) (predicate, error) {
 }
 
 func compileIn(op, path string, v any) (predicate, error) {
-	if !isArray(v) {
+	if !codec.IsArray(v) {
 		return nil, filterError(op, path, "needs an array, got %T", v)
 	}
 	fv, err := filterValue(op, path, v)
 	if err != nil {
 		return nil, err
 	}
-	elems, _ := arrayElements(fv)
+	elems, _ := codec.ArrayElements(fv)
 	return equalsAny{values: elems}, nil
 }
 
@@ -319,7 +322,7 @@ func anyCandidate(vals []any, ok func(any) bool) bool {
 		if ok(v) {
 			return true
 		}
-		if elems, isArr := arrayElements(v); isArr {
+		if elems, isArr := codec.ArrayElements(v); isArr {
 			for _, e := range elems {
 				if ok(e) {
 					return true
@@ -344,13 +347,13 @@ func (p rangePred) test(vals []any, _ bool) bool {
 }
 
 func (p rangePred) holds(c any) bool {
-	if rankOf(c) != rankOf(p.value) {
+	if RankOf(c) != RankOf(p.value) {
 		return false
 	}
-	if isNaN(c) || isNaN(p.value) {
-		return p.eq && isNaN(c) && isNaN(p.value)
+	if codec.IsNaN(c) || codec.IsNaN(p.value) {
+		return p.eq && codec.IsNaN(c) && codec.IsNaN(p.value)
 	}
-	switch r := compareValues(c, p.value); {
+	switch r := Compare(c, p.value); {
 	case r < 0:
 		return p.lt
 	case r == 0:
@@ -391,8 +394,8 @@ func compileExists(op, path string, v any) (predicate, error) {
 	if b, ok := v.(bool); ok {
 		return existsPred{want: b}, nil
 	}
-	if n, ok := toNumber(v); ok {
-		return existsPred{want: n.float() != 0}, nil
+	if n, ok := ToNumber(v); ok {
+		return existsPred{want: n.Float() != 0}, nil
 	}
 	return nil, filterError(op, path, "needs a bool or a number, got %T", v)
 }
@@ -418,7 +421,7 @@ func compileNot(op, path string, v any, depth int) (predicate, error) {
 	if err := checkDepth(depth+1, op, path); err != nil {
 		return nil, err
 	}
-	m, ok := asDocument(v)
+	m, ok := codec.AsDocument(v)
 	if !ok || len(m) == 0 {
 		return nil, filterError(op, path, "needs a non-empty operator document, got %T", v)
 	}

@@ -1,14 +1,17 @@
-package ttldb
+package query
 
 import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
-// projection is a compiled MongoDB projection: either the fields to keep
+// Projection is a compiled MongoDB Projection: either the fields to keep
 // (inclusion) or the fields to drop (exclusion).
-type projection struct {
+type Projection struct {
 	include bool     // true: keep only fields; false: drop fields
 	fields  projTree // the projected paths
 }
@@ -18,7 +21,7 @@ type projection struct {
 // prefix of another, so a leaf never needs children.
 type projTree map[string]projTree
 
-// compileProjection compiles a MongoDB projection subset: inclusion
+// CompileProjection compiles a MongoDB projection subset: inclusion
 // ({a: 1, "b.c": 1}) or exclusion ({a: 0}) of dotted paths. Values are
 // booleans or numbers of any kind (0 excludes, any other number includes, as
 // in MongoDB; NaN is refused). _id is included by default and may be
@@ -26,9 +29,9 @@ type projTree map[string]projTree
 // path inside _id ("_id.a") is projected like any other path. Mixing
 // inclusion and exclusion (other than of _id), a path and its prefix ("a" and
 // "a.b"), an empty path or component, or a component starting with '$' is an
-// error wrapping ErrInvalidOptions. A nil or empty projection compiles to nil
+// error wrapping errs.ErrInvalidOptions. A nil or empty projection compiles to nil
 // (the whole document).
-func compileProjection(p map[string]any) (*projection, error) {
+func CompileProjection(p map[string]any) (*Projection, error) {
 	if len(p) == 0 {
 		return nil, nil
 	}
@@ -37,28 +40,28 @@ func compileProjection(p map[string]any) (*projection, error) {
 		idFlag  *bool // explicit _id setting
 		include *bool // mode of the other paths
 	)
-	for _, k := range sortedKeys(p) {
+	for _, k := range SortedKeys(p) {
 		if _, err := splitFieldPath(k); err != nil {
-			return nil, fmt.Errorf("%w: projection field %q: %v", ErrInvalidOptions, k, err)
+			return nil, fmt.Errorf("%w: projection field %q: %v", errs.ErrInvalidOptions, k, err)
 		}
 		inc, err := projectionFlag(p[k])
 		if err != nil {
-			return nil, fmt.Errorf("%w: projection field %q: %v", ErrInvalidOptions, k, err)
+			return nil, fmt.Errorf("%w: projection field %q: %v", errs.ErrInvalidOptions, k, err)
 		}
 		paths = append(paths, k)
 		switch {
 		case k == "_id":
 			idFlag = &inc
 		case include != nil && *include != inc:
-			return nil, fmt.Errorf("%w: projection field %q: cannot mix inclusion and exclusion", ErrInvalidOptions, k)
+			return nil, fmt.Errorf("%w: projection field %q: cannot mix inclusion and exclusion", errs.ErrInvalidOptions, k)
 		default:
 			include = &inc
 		}
 	}
 	if a, b, ok := findPathConflict(paths); ok {
-		return nil, fmt.Errorf("%w: projection paths %q and %q collide", ErrInvalidOptions, a, b)
+		return nil, fmt.Errorf("%w: projection paths %q and %q collide", errs.ErrInvalidOptions, a, b)
 	}
-	proj := &projection{fields: projTree{}}
+	proj := &Projection{fields: projTree{}}
 	if include == nil {
 		include = idFlag // only _id given
 	}
@@ -80,11 +83,11 @@ func projectionFlag(v any) (bool, error) {
 	if b, ok := v.(bool); ok {
 		return b, nil
 	}
-	n, ok := toNumber(v)
-	if !ok || (n.kind == 'f' && math.IsNaN(n.f)) {
+	n, ok := ToNumber(v)
+	if !ok || (n.Kind == 'f' && math.IsNaN(n.F)) {
 		return false, fmt.Errorf("value must be 1, 0, true or false, not %v", v)
 	}
-	return n.float() != 0, nil
+	return n.Float() != 0, nil
 }
 
 // projectsInsideID reports whether a path inside _id is projected, which then
@@ -112,8 +115,8 @@ func (t projTree) add(path string) {
 	t[parts[len(parts)-1]] = nil
 }
 
-// apply returns a new Document with only the projected fields. The result
-// is always a deep copy that shares nothing with doc, so apply may be given
+// Apply returns a new Document with only the projected fields. The result
+// is always a deep copy that shares nothing with doc, so Apply may be given
 // a stored document directly; a nil projection returns a deep copy of the
 // whole document.
 //
@@ -124,25 +127,25 @@ func (t projTree) add(path string) {
 // path under a document that lacks it leaves an empty document; under a
 // scalar it leaves nothing. Arrays a projected path goes through come back
 // as []any.
-func (p *projection) apply(doc Document) Document {
+func (p *Projection) Apply(doc codec.Document) codec.Document {
 	switch {
 	case p == nil:
-		return copyDocument(doc)
+		return codec.CopyDocument(doc)
 	case p.include:
 		return includeFields(doc, p.fields)
 	}
 	return excludeFields(doc, p.fields)
 }
 
-func includeFields(doc map[string]any, t projTree) Document {
-	out := Document{}
+func includeFields(doc map[string]any, t projTree) codec.Document {
+	out := codec.Document{}
 	for k, sub := range t {
 		v, ok := doc[k]
 		if !ok {
 			continue
 		}
 		if sub == nil {
-			out[k] = copyValue(v)
+			out[k] = codec.CopyValue(v)
 			continue
 		}
 		if kept, ok := includeValue(v, sub); ok {
@@ -156,10 +159,10 @@ func includeFields(doc map[string]any, t projTree) Document {
 // projected element by element, and scalars have nothing to keep (ok is
 // false).
 func includeValue(v any, t projTree) (any, bool) {
-	if m, ok := asDocument(v); ok {
+	if m, ok := codec.AsDocument(v); ok {
 		return includeFields(m, t), true
 	}
-	elems, ok := arrayElements(v)
+	elems, ok := codec.ArrayElements(v)
 	if !ok {
 		return nil, false
 	}
@@ -172,13 +175,13 @@ func includeValue(v any, t projTree) (any, bool) {
 	return out, true
 }
 
-func excludeFields(doc map[string]any, t projTree) Document {
-	out := make(Document, len(doc))
+func excludeFields(doc map[string]any, t projTree) codec.Document {
+	out := make(codec.Document, len(doc))
 	for k, v := range doc {
 		sub, projected := t[k]
 		switch {
 		case !projected:
-			out[k] = copyValue(v)
+			out[k] = codec.CopyValue(v)
 		case sub != nil:
 			out[k] = excludeValue(v, sub)
 		}
@@ -189,12 +192,12 @@ func excludeFields(doc map[string]any, t projTree) Document {
 // excludeValue removes the subtree t from v: from a document, from each
 // element of an array; a scalar is kept whole.
 func excludeValue(v any, t projTree) any {
-	if m, ok := asDocument(v); ok {
+	if m, ok := codec.AsDocument(v); ok {
 		return excludeFields(m, t)
 	}
-	elems, ok := arrayElements(v)
+	elems, ok := codec.ArrayElements(v)
 	if !ok {
-		return copyValue(v)
+		return codec.CopyValue(v)
 	}
 	out := make([]any, len(elems))
 	for i, e := range elems {

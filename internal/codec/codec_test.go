@@ -1,4 +1,4 @@
-package ttldb
+package codec
 
 import (
 	"encoding/json"
@@ -32,9 +32,9 @@ func codecSample() Document {
 }
 
 func TestCodecRoundTripsEveryKind(t *testing.T) {
-	in, err := cloneDocument(codecSample())
+	in, err := CloneDocument(codecSample())
 	require.NoError(t, err)
-	out := decodeDocument(mustEncode(t, in))
+	out := Decode(mustEncode(t, in))
 	// NaN != NaN, so compare it apart.
 	assert.True(t, math.IsNaN(out["nan"].(float64)))
 	delete(in, "nan")
@@ -45,42 +45,42 @@ func TestCodecRoundTripsEveryKind(t *testing.T) {
 func TestCodecDatesComeBackUTC(t *testing.T) {
 	loc := time.FixedZone("X", 5400)
 	d := time.Date(2019, 5, 27, 21, 20, 0, 0, loc)
-	out := decodeDocument(mustEncode(t, Document{"d": d}))
+	out := Decode(mustEncode(t, Document{"d": d}))
 	assert.True(t, out["d"].(time.Time).Equal(d))
 	assert.Equal(t, time.UTC, out["d"].(time.Time).Location())
 }
 
 func TestCodecFieldLookups(t *testing.T) {
 	enc := mustEncode(t, mustClone(t, codecSample()))
-	v, ok := encodedField(enc, "str")
+	v, ok := EncodedField(enc, "str")
 	require.True(t, ok)
 	assert.Equal(t, "héllo", v)
-	_, ok = encodedField(enc, "missing")
+	_, ok = EncodedField(enc, "missing")
 	assert.False(t, ok)
 
-	d, isTime, found := encodedTime(enc, "date")
+	d, isTime, found := EncodedTime(enc, "date")
 	assert.True(t, isTime && found)
 	assert.True(t, d.Equal(time.Date(1969, 7, 20, 20, 17, 40, 123456789, time.UTC)))
-	_, isTime, found = encodedTime(enc, "str")
+	_, isTime, found = EncodedTime(enc, "str")
 	assert.False(t, isTime)
 	assert.True(t, found)
 
-	vals, ok := encodedPathValues(enc, "doc.a.b")
+	vals, ok := EncodedPathValues(enc, "doc.a.b")
 	require.True(t, ok)
 	assert.Equal(t, []any{[]any{1, "x", nil}}, vals)
-	vals, ok = encodedPathValues(enc, "docs.b")
+	vals, ok = EncodedPathValues(enc, "docs.b")
 	require.True(t, ok)
 	assert.Equal(t, []any{[]string{"x"}}, vals)
 }
 
 func mustEncode(t testing.TB, d Document) []byte {
-	enc, err := encodeNew(d, nil)
+	enc, err := Encode(d, nil)
 	require.NoError(t, err)
 	return enc
 }
 
 func mustClone(t testing.TB, d Document) Document {
-	c, err := cloneDocument(d)
+	c, err := CloneDocument(d)
 	require.NoError(t, err)
 	return c
 }
@@ -96,17 +96,17 @@ func FuzzCodec(f *testing.F) {
 		if json.Unmarshal([]byte(js), &m) != nil || m == nil {
 			return
 		}
-		in, err := cloneDocument(m)
+		in, err := CloneDocument(m)
 		if err != nil {
 			return
 		}
 		enc := mustEncode(t, in)
-		out := decodeDocument(enc)
+		out := Decode(enc)
 		if !assert.Equal(t, in, out) {
 			return
 		}
 		for k, v := range in {
-			got, ok := encodedField(enc, k)
+			got, ok := EncodedField(enc, k)
 			assert.True(t, ok)
 			assert.Equal(t, v, got)
 		}

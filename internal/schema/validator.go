@@ -1,4 +1,4 @@
-package ttldb
+package schema
 
 import (
 	"errors"
@@ -9,10 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
+	"github.com/ttldb/ttldb/internal/query"
 )
 
 // ValidationError reports why a document failed the collection's validator.
-// It wraps ErrValidation. When a nested schema fails, the error names the
+// It wraps errs.ErrValidation. When a nested schema fails, the error names the
 // innermost keyword that failed and the full dotted path to the field.
 type ValidationError struct {
 	Field  string // dotted path of the failing field ("" for the document itself)
@@ -23,18 +27,18 @@ type ValidationError struct {
 // Error names the field (when there is one), the rule and the reason.
 func (e *ValidationError) Error() string {
 	if e.Field == "" {
-		return fmt.Sprintf("%v: %s: %s", ErrValidation, e.Rule, e.Reason)
+		return fmt.Sprintf("%v: %s: %s", errs.ErrValidation, e.Rule, e.Reason)
 	}
-	return fmt.Sprintf("%v: field %q: %s: %s", ErrValidation, e.Field, e.Rule, e.Reason)
+	return fmt.Sprintf("%v: field %q: %s: %s", errs.ErrValidation, e.Field, e.Rule, e.Reason)
 }
 
-// Unwrap lets errors.Is(err, ErrValidation) match.
-func (e *ValidationError) Unwrap() error { return ErrValidation }
+// Unwrap lets errors.Is(err, errs.ErrValidation) match.
+func (e *ValidationError) Unwrap() error { return errs.ErrValidation }
 
-// validator is a compiled {$jsonSchema: …} collection validator. It holds no
+// Validator is a compiled {$jsonSchema: …} collection Validator. It holds no
 // reference to the document it was compiled from, so it is immutable and safe
 // for concurrent use.
-type validator struct {
+type Validator struct {
 	root *schema
 }
 
@@ -59,25 +63,25 @@ type property struct {
 }
 
 // maxSchemaDepth bounds schema nesting (through properties and items), as
-// maxDocumentDepth bounds documents, so that a hostile schema cannot exhaust
+// MaxDepth bounds documents, so that a hostile schema cannot exhaust
 // the stack of the recursive compiler and checker.
-const maxSchemaDepth = maxDocumentDepth
+const maxSchemaDepth = codec.MaxDepth
 
-// compileValidator compiles a validator document of the form
+// CompileValidator compiles a validator document of the form
 // {"$jsonSchema": {...}}. A nil or empty document means no validation and
 // yields a nil *validator. A malformed schema is an error wrapping
-// ErrInvalidOptions that names the schema path at fault. The validator copies
+// errs.ErrInvalidOptions that names the schema path at fault. The validator copies
 // what it needs: later changes to v do not affect it.
-func compileValidator(v map[string]any) (*validator, error) {
+func CompileValidator(v map[string]any) (*Validator, error) {
 	if len(v) == 0 {
 		return nil, nil
 	}
-	for _, k := range sortedKeys(v) {
+	for _, k := range query.SortedKeys(v) {
 		if k != "$jsonSchema" {
 			return nil, schemaError(k, "unsupported validator key (only $jsonSchema is supported)")
 		}
 	}
-	raw, ok := asDocument(v["$jsonSchema"])
+	raw, ok := codec.AsDocument(v["$jsonSchema"])
 	if !ok {
 		return nil, schemaError("$jsonSchema", "must be a document, got %s", bsonTypeName(v["$jsonSchema"]))
 	}
@@ -85,15 +89,15 @@ func compileValidator(v map[string]any) (*validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &validator{root: root}, nil
+	return &Validator{root: root}, nil
 }
 
-// validate returns nil if doc satisfies the validator, or a *ValidationError
+// Validate returns nil if doc satisfies the validator, or a *ValidationError
 // naming the first failure found (checks run in a fixed order, so the same
 // document always reports the same failure). A nil *validator accepts
-// everything. doc should be in stored form (as cloneDocument returns it):
+// everything. doc should be in stored form (as CloneDocument returns it):
 // a *time.Time, for instance, is not a date.
-func (v *validator) validate(doc map[string]any) error {
+func (v *Validator) Validate(doc map[string]any) error {
 	if v == nil {
 		return nil
 	}
@@ -105,7 +109,7 @@ func (v *validator) validate(doc map[string]any) error {
 
 // schemaError builds a compile error naming the schema path at fault.
 func schemaError(path, format string, args ...any) error {
-	return fmt.Errorf("%w: validator %s: %s", ErrInvalidOptions, path, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: validator %s: %s", errs.ErrInvalidOptions, path, fmt.Sprintf(format, args...))
 }
 
 // compileSchema compiles one (sub)schema found at path, depth levels below
@@ -116,7 +120,7 @@ func compileSchema(m map[string]any, path string, depth int) (*schema, error) {
 		return nil, schemaError(path, "schema nested deeper than %d levels", maxSchemaDepth)
 	}
 	s := &schema{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range query.SortedKeys(m) {
 		if err := s.compileKeyword(k, m[k], path+"."+k, depth); err != nil {
 			return nil, err
 		}
@@ -165,7 +169,7 @@ const supportedKeywords = "bsonType, required, properties, additionalProperties,
 // compileSubschema compiles val, which must be a document, as a schema one
 // level below depth.
 func compileSubschema(val any, path string, depth int) (*schema, error) {
-	m, ok := asDocument(val)
+	m, ok := codec.AsDocument(val)
 	if !ok {
 		return nil, schemaError(path, "must be a schema document, got %s", bsonTypeName(val))
 	}
@@ -186,7 +190,7 @@ func compileTypes(val any, path string) (typeSet, error) {
 	if name, ok := val.(string); ok {
 		return lookupType(name, path)
 	}
-	elems, ok := arrayElements(val)
+	elems, ok := codec.ArrayElements(val)
 	if !ok || len(elems) == 0 {
 		return 0, schemaError(path, "must be a type name or a non-empty array of type names")
 	}
@@ -218,7 +222,7 @@ func lookupType(name, path string) (typeSet, error) {
 
 // compileRequired compiles a non-empty array of distinct field names.
 func compileRequired(val any, path string) ([]string, error) {
-	elems, ok := arrayElements(val)
+	elems, ok := codec.ArrayElements(val)
 	if !ok || len(elems) == 0 {
 		return nil, schemaError(path, "must be a non-empty array of field names")
 	}
@@ -241,7 +245,7 @@ func compileRequired(val any, path string) ([]string, error) {
 }
 
 // checkFieldName refuses names no stored document can hold (see
-// cloneDocument): a constraint on them could never apply, which is almost
+// CloneDocument): a constraint on them could never apply, which is almost
 // certainly a mistake such as a dotted path where nested properties were
 // meant.
 func checkFieldName(name, path string) error {
@@ -258,12 +262,12 @@ func checkFieldName(name, path string) error {
 
 // compileProperties compiles a document mapping field names to schemas.
 func compileProperties(val any, path string, depth int) ([]property, error) {
-	m, ok := asDocument(val)
+	m, ok := codec.AsDocument(val)
 	if !ok {
 		return nil, schemaError(path, "must be a document of schemas, got %s", bsonTypeName(val))
 	}
 	props := make([]property, 0, len(m))
-	for _, name := range sortedKeys(m) {
+	for _, name := range query.SortedKeys(m) {
 		pp := path + "." + name
 		if err := checkFieldName(name, pp); err != nil {
 			return nil, err
@@ -280,16 +284,16 @@ func compileProperties(val any, path string, depth int) ([]property, error) {
 // compileEnum compiles a non-empty array of storable values, deep-copied so
 // that the caller may change its own.
 func compileEnum(val any, path string) ([]any, error) {
-	elems, ok := arrayElements(val)
+	elems, ok := codec.ArrayElements(val)
 	if !ok || len(elems) == 0 {
 		return nil, schemaError(path, "must be a non-empty array")
 	}
 	out := make([]any, len(elems))
 	for i, e := range elems {
-		v, err := cloneValue(e, path+"."+strconv.Itoa(i))
+		v, err := codec.CloneValue(e, path+"."+strconv.Itoa(i))
 		if err != nil {
 			// Report the encoder's path, which reaches inside the element.
-			if de := (*DocumentError)(nil); errors.As(err, &de) {
+			if de := (*codec.DocumentError)(nil); errors.As(err, &de) {
 				return nil, schemaError(de.Path, "%s", de.Reason)
 			}
 			return nil, schemaError(path, "%v", err)
@@ -302,7 +306,7 @@ func compileEnum(val any, path string) ([]any, error) {
 // compileBound compiles a minimum or maximum: any number but NaN, which
 // orders below every number and so would make a meaningless bound.
 func compileBound(val any, path string) (any, error) {
-	if _, ok := toNumber(val); !ok || isNaN(val) {
+	if _, ok := query.ToNumber(val); !ok || codec.IsNaN(val) {
 		return nil, schemaError(path, "must be a number other than NaN, got %s", bsonTypeName(val))
 	}
 	return val, nil
@@ -318,17 +322,17 @@ func (s *schema) check(v any, path string) *ValidationError {
 	if s.types != 0 && typesOf(v)&s.types == 0 {
 		return s.fail(path, "bsonType", "want bsonType %s, got %s", s.types, bsonTypeName(v))
 	}
-	if s.enum != nil && !slices.ContainsFunc(s.enum, func(e any) bool { return valuesEqual(v, e) }) {
+	if s.enum != nil && !slices.ContainsFunc(s.enum, func(e any) bool { return query.Equal(v, e) }) {
 		return s.fail(path, "enum", "value is not one of the %d enum values", len(s.enum))
 	}
 	if e := s.checkBounds(v, path); e != nil {
 		return e
 	}
-	if m, ok := asDocument(v); ok {
+	if m, ok := codec.AsDocument(v); ok {
 		return s.checkDocument(m, path)
 	}
 	if s.items != nil {
-		elems, _ := arrayElements(v)
+		elems, _ := codec.ArrayElements(v)
 		for i, e := range elems {
 			if err := s.items.check(e, path+"."+strconv.Itoa(i)); err != nil {
 				return err
@@ -340,13 +344,13 @@ func (s *schema) check(v any, path string) *ValidationError {
 
 // checkBounds applies minimum and maximum (both inclusive) to a number.
 func (s *schema) checkBounds(v any, path string) *ValidationError {
-	if _, ok := toNumber(v); !ok {
+	if _, ok := query.ToNumber(v); !ok {
 		return nil
 	}
-	if s.minimum != nil && compareValues(v, s.minimum) < 0 {
+	if s.minimum != nil && query.Compare(v, s.minimum) < 0 {
 		return s.fail(path, "minimum", "%v is less than the minimum %v", v, s.minimum)
 	}
-	if s.maximum != nil && compareValues(v, s.maximum) > 0 {
+	if s.maximum != nil && query.Compare(v, s.maximum) > 0 {
 		return s.fail(path, "maximum", "%v is greater than the maximum %v", v, s.maximum)
 	}
 	return nil
@@ -356,20 +360,20 @@ func (s *schema) checkBounds(v any, path string) *ValidationError {
 func (s *schema) checkDocument(m map[string]any, path string) *ValidationError {
 	for _, name := range s.required {
 		if _, ok := m[name]; !ok {
-			return s.fail(joinPath(path, name), "required", "missing required field")
+			return s.fail(codec.JoinPath(path, name), "required", "missing required field")
 		}
 	}
 	for _, p := range s.properties {
 		if v, ok := m[p.name]; ok {
-			if err := p.schema.check(v, joinPath(path, p.name)); err != nil {
+			if err := p.schema.check(v, codec.JoinPath(path, p.name)); err != nil {
 				return err
 			}
 		}
 	}
 	if s.closed {
-		for _, k := range sortedKeys(m) {
+		for _, k := range query.SortedKeys(m) {
 			if !s.hasProperty(k) {
-				return s.fail(joinPath(path, k), "additionalProperties", "field is not listed in properties")
+				return s.fail(codec.JoinPath(path, k), "additionalProperties", "field is not listed in properties")
 			}
 		}
 	}
@@ -449,24 +453,24 @@ func typesOf(v any) typeSet {
 		return typeObject
 	case []byte:
 		return typeBinData
-	case ObjectID:
+	case codec.ObjectID:
 		return typeObjectID
 	case time.Time:
 		return typeDate
 	case float32, float64:
 		return typeDouble | typeNumber
 	}
-	if n, ok := toNumber(v); ok {
+	if n, ok := query.ToNumber(v); ok {
 		t := typeNumber
-		if n.kind == 'i' {
+		if n.Kind == 'i' {
 			t |= typeLong
-			if n.i >= math.MinInt32 && n.i <= math.MaxInt32 {
+			if n.I >= math.MinInt32 && n.I <= math.MaxInt32 {
 				t |= typeInt
 			}
 		}
 		return t
 	}
-	if isArray(v) {
+	if codec.IsArray(v) {
 		return typeArray
 	}
 	return 0

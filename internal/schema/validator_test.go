@@ -1,4 +1,4 @@
-package ttldb
+package schema
 
 import (
 	"encoding/json"
@@ -11,23 +11,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
 // mustCompile compiles {$jsonSchema: schema} or fails the test.
-func mustCompile(t *testing.T, schema map[string]any) *validator {
+func mustCompile(t *testing.T, schema map[string]any) *Validator {
 	t.Helper()
-	v, err := compileValidator(map[string]any{"$jsonSchema": schema})
+	v, err := CompileValidator(map[string]any{"$jsonSchema": schema})
 	require.NoError(t, err)
 	require.NotNil(t, v)
 	return v
 }
 
 // requireFailure asserts that err is a *ValidationError wrapping
-// ErrValidation with the given field and rule, and returns it.
+// errs.ErrValidation with the given field and rule, and returns it.
 func requireFailure(t *testing.T, err error, field, rule string) *ValidationError {
 	t.Helper()
 	require.Error(t, err)
-	require.ErrorIs(t, err, ErrValidation)
+	require.ErrorIs(t, err, errs.ErrValidation)
 	var ve *ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, field, ve.Field, "field")
@@ -54,44 +56,44 @@ func TestValidatorReferenceExample(t *testing.T) {
 	v := mustCompile(t, eventlogSchema())
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-	require.NoError(t, v.validate(Document{"lastModifiedDate": now, "msg": "x"}))
+	require.NoError(t, v.Validate(codec.Document{"lastModifiedDate": now, "msg": "x"}))
 
-	ve := requireFailure(t, v.validate(Document{"msg": "x"}), "lastModifiedDate", "required")
+	ve := requireFailure(t, v.Validate(codec.Document{"msg": "x"}), "lastModifiedDate", "required")
 	assert.Contains(t, ve.Reason, "missing")
 
-	ve = requireFailure(t, v.validate(Document{"lastModifiedDate": "2024-05-01"}), "lastModifiedDate", "bsonType")
+	ve = requireFailure(t, v.Validate(codec.Document{"lastModifiedDate": "2024-05-01"}), "lastModifiedDate", "bsonType")
 	assert.Equal(t, `want bsonType "date", got string (description: "Must be a valid date.")`, ve.Reason)
 }
 
 func TestValidatorNilAndEmpty(t *testing.T) {
 	for _, in := range []map[string]any{nil, {}} {
-		v, err := compileValidator(in)
+		v, err := CompileValidator(in)
 		require.NoError(t, err)
 		assert.Nil(t, v)
-		assert.NoError(t, v.validate(Document{"a": 1}))
-		assert.NoError(t, v.validate(nil))
+		assert.NoError(t, v.Validate(codec.Document{"a": 1}))
+		assert.NoError(t, v.Validate(nil))
 	}
 	// An empty schema accepts every document.
 	v := mustCompile(t, map[string]any{})
-	assert.NoError(t, v.validate(Document{"a": []any{1, "x"}}))
+	assert.NoError(t, v.Validate(codec.Document{"a": []any{1, "x"}}))
 }
 
 func TestValidatorBSONTypes(t *testing.T) {
-	id := NewObjectIDFromTime(time.Unix(1700000000, 0))
+	id := codec.NewObjectIDFromTime(time.Unix(1700000000, 0))
 	date := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
 		accept []any
 		reject []any
 	}{
-		{"object", []any{Document{}, map[string]any{"a": 1}}, []any{[]any{}, nil, "x", []map[string]any{{}}}},
-		{"array", []any{[]any{}, []any{1, "x"}, []string{"a"}, []int{1}, []map[string]any{{}}, []time.Time{date}, []ObjectID{id}},
-			[]any{[]byte("x"), Document{}, "x", nil}},
+		{"object", []any{codec.Document{}, map[string]any{"a": 1}}, []any{[]any{}, nil, "x", []map[string]any{{}}}},
+		{"array", []any{[]any{}, []any{1, "x"}, []string{"a"}, []int{1}, []map[string]any{{}}, []time.Time{date}, []codec.ObjectID{id}},
+			[]any{[]byte("x"), codec.Document{}, "x", nil}},
 		{"string", []any{"", "x"}, []any{[]byte("x"), 1, nil, []string{"x"}}},
 		{"date", []any{date, time.Time{}}, []any{"2024-01-01", int64(1704067200), nil}},
 		{"bool", []any{true, false}, []any{0, "true", nil}},
-		{"null", []any{nil}, []any{0, "", false, Document{}}},
-		{"objectId", []any{id, ObjectID{}}, []any{id.String(), [12]byte(id), nil}},
+		{"null", []any{nil}, []any{0, "", false, codec.Document{}}},
+		{"objectId", []any{id, codec.ObjectID{}}, []any{id.String(), [12]byte(id), nil}},
 		{"binData", []any{[]byte{}, []byte("x")}, []any{"x", []any{}, []int{1}, nil}},
 		{"int", []any{0, int8(-1), int16(2), int32(math.MinInt32), int64(math.MaxInt32), uint8(3), uint32(math.MaxInt32), uint64(7)},
 			[]any{int64(math.MaxInt32 + 1), int64(math.MinInt32 - 1), uint32(math.MaxUint32), float64(1), float32(1), "1", nil}},
@@ -107,10 +109,10 @@ func TestValidatorBSONTypes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			v := mustCompile(t, map[string]any{"properties": map[string]any{"f": map[string]any{"bsonType": tt.name}}})
 			for _, x := range tt.accept {
-				assert.NoError(t, v.validate(Document{"f": x}), "%T %v", x, x)
+				assert.NoError(t, v.Validate(codec.Document{"f": x}), "%T %v", x, x)
 			}
 			for _, x := range tt.reject {
-				ve := requireFailure(t, v.validate(Document{"f": x}), "f", "bsonType")
+				ve := requireFailure(t, v.Validate(codec.Document{"f": x}), "f", "bsonType")
 				assert.Contains(t, ve.Reason, `want bsonType "`+tt.name+`"`)
 			}
 		})
@@ -131,12 +133,12 @@ func TestValidatorGotTypeName(t *testing.T) {
 		{uint64(math.MaxUint64), "number"},
 		{1.5, "double"},
 		{[]int{1}, "array"},
-		{Document{}, "object"},
+		{codec.Document{}, "object"},
 		{nil, "null"},
 		{struct{}{}, "struct {}"},
 	}
 	for _, tt := range tests {
-		ve := requireFailure(t, v.validate(Document{"f": tt.val}), "f", "bsonType")
+		ve := requireFailure(t, v.Validate(codec.Document{"f": tt.val}), "f", "bsonType")
 		assert.True(t, strings.HasSuffix(ve.Reason, "got "+tt.want), "%q", ve.Reason)
 	}
 }
@@ -144,21 +146,21 @@ func TestValidatorGotTypeName(t *testing.T) {
 func TestValidatorTypeArrays(t *testing.T) {
 	for _, types := range []any{[]any{"int", "null"}, []string{"int", "null"}} {
 		v := mustCompile(t, map[string]any{"properties": map[string]any{"n": map[string]any{"bsonType": types}}})
-		assert.NoError(t, v.validate(Document{"n": 1}))
-		assert.NoError(t, v.validate(Document{"n": nil}))
-		assert.NoError(t, v.validate(Document{}))
-		ve := requireFailure(t, v.validate(Document{"n": "x"}), "n", "bsonType")
+		assert.NoError(t, v.Validate(codec.Document{"n": 1}))
+		assert.NoError(t, v.Validate(codec.Document{"n": nil}))
+		assert.NoError(t, v.Validate(codec.Document{}))
+		ve := requireFailure(t, v.Validate(codec.Document{"n": "x"}), "n", "bsonType")
 		assert.Equal(t, `want bsonType one of ["null", "int"], got string`, ve.Reason)
 	}
 }
 
 func TestValidatorRootType(t *testing.T) {
 	v := mustCompile(t, map[string]any{"bsonType": "object"})
-	assert.NoError(t, v.validate(Document{}))
-	assert.NoError(t, v.validate(nil))
+	assert.NoError(t, v.Validate(codec.Document{}))
+	assert.NoError(t, v.Validate(nil))
 
 	v = mustCompile(t, map[string]any{"bsonType": "array"})
-	ve := requireFailure(t, v.validate(Document{}), "", "bsonType")
+	ve := requireFailure(t, v.Validate(codec.Document{}), "", "bsonType")
 	assert.Equal(t, `ttldb: document failed validation: bsonType: want bsonType "array", got object`, ve.Error())
 }
 
@@ -177,21 +179,21 @@ func TestValidatorNestedProperties(t *testing.T) {
 	})
 	tests := []struct {
 		name        string
-		doc         Document
+		doc         codec.Document
 		field, rule string
 	}{
-		{"ok", Document{"a": Document{"b": "x", "c": 1, "d": Document{"e": true}}}, "", ""},
-		{"absent parent is not checked", Document{}, "", ""},
-		{"nested type", Document{"a": Document{"b": 1, "c": 1}}, "a.b", "bsonType"},
-		{"nested required", Document{"a": Document{"b": "x"}}, "a.c", "required"},
-		{"two levels", Document{"a": Document{"c": 1, "d": Document{"e": "no"}}}, "a.d.e", "bsonType"},
-		{"parent type", Document{"a": "x"}, "a", "bsonType"},
+		{"ok", codec.Document{"a": codec.Document{"b": "x", "c": 1, "d": codec.Document{"e": true}}}, "", ""},
+		{"absent parent is not checked", codec.Document{}, "", ""},
+		{"nested type", codec.Document{"a": codec.Document{"b": 1, "c": 1}}, "a.b", "bsonType"},
+		{"nested required", codec.Document{"a": codec.Document{"b": "x"}}, "a.c", "required"},
+		{"two levels", codec.Document{"a": codec.Document{"c": 1, "d": codec.Document{"e": "no"}}}, "a.d.e", "bsonType"},
+		{"parent type", codec.Document{"a": "x"}, "a", "bsonType"},
 		// Without bsonType "object", document keywords ignore non-documents.
-		{"non-document ignored", Document{"a": Document{"c": 1, "d": 5}}, "", ""},
+		{"non-document ignored", codec.Document{"a": codec.Document{"c": 1, "d": 5}}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := v.validate(tt.doc)
+			err := v.Validate(tt.doc)
 			if tt.rule == "" {
 				assert.NoError(t, err)
 				return
@@ -204,10 +206,10 @@ func TestValidatorNestedProperties(t *testing.T) {
 
 func TestValidatorRequiredNullIsPresent(t *testing.T) {
 	v := mustCompile(t, map[string]any{"required": []string{"a", "b"}})
-	assert.NoError(t, v.validate(Document{"a": nil, "b": 0}))
-	requireFailure(t, v.validate(Document{"a": 1}), "b", "required")
+	assert.NoError(t, v.Validate(codec.Document{"a": nil, "b": 0}))
+	requireFailure(t, v.Validate(codec.Document{"a": 1}), "b", "required")
 	// The first missing name, in the order given, is reported.
-	requireFailure(t, v.validate(Document{}), "a", "required")
+	requireFailure(t, v.Validate(codec.Document{}), "a", "required")
 }
 
 func TestValidatorItems(t *testing.T) {
@@ -227,24 +229,24 @@ func TestValidatorItems(t *testing.T) {
 	date := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name        string
-		doc         Document
+		doc         codec.Document
 		field, rule string
 	}{
-		{"ok []any", Document{"tags": []any{"a", "b"}}, "", ""},
-		{"ok []string", Document{"tags": []string{"a"}}, "", ""},
-		{"empty", Document{"tags": []any{}}, "", ""},
-		{"bad element", Document{"tags": []any{"a", 1}}, "tags.1", "bsonType"},
-		{"typed slice", Document{"tags": []int{1}}, "tags.0", "bsonType"},
-		{"not an array", Document{"tags": "a"}, "tags", "bsonType"},
-		{"items ignores non-arrays", Document{"pts": "x"}, "", ""},
-		{"items ignores binData", Document{"pts": []byte{1}}, "", ""},
-		{"documents ok", Document{"pts": []map[string]any{{"x": 1, "seen": []time.Time{date}}}}, "", ""},
-		{"document missing", Document{"pts": []any{Document{"x": 1}, Document{}}}, "pts.1.x", "required"},
-		{"nested items", Document{"pts": []any{Document{"x": 1, "seen": []any{date, "x"}}}}, "pts.0.seen.1", "bsonType"},
+		{"ok []any", codec.Document{"tags": []any{"a", "b"}}, "", ""},
+		{"ok []string", codec.Document{"tags": []string{"a"}}, "", ""},
+		{"empty", codec.Document{"tags": []any{}}, "", ""},
+		{"bad element", codec.Document{"tags": []any{"a", 1}}, "tags.1", "bsonType"},
+		{"typed slice", codec.Document{"tags": []int{1}}, "tags.0", "bsonType"},
+		{"not an array", codec.Document{"tags": "a"}, "tags", "bsonType"},
+		{"items ignores non-arrays", codec.Document{"pts": "x"}, "", ""},
+		{"items ignores binData", codec.Document{"pts": []byte{1}}, "", ""},
+		{"documents ok", codec.Document{"pts": []map[string]any{{"x": 1, "seen": []time.Time{date}}}}, "", ""},
+		{"document missing", codec.Document{"pts": []any{codec.Document{"x": 1}, codec.Document{}}}, "pts.1.x", "required"},
+		{"nested items", codec.Document{"pts": []any{codec.Document{"x": 1, "seen": []any{date, "x"}}}}, "pts.0.seen.1", "bsonType"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := v.validate(tt.doc)
+			err := v.Validate(tt.doc)
 			if tt.rule == "" {
 				assert.NoError(t, err)
 				return
@@ -262,43 +264,43 @@ func TestValidatorAdditionalProperties(t *testing.T) {
 			"a":   map[string]any{"additionalProperties": false, "properties": map[string]any{"b": map[string]any{}}},
 		},
 	})
-	assert.NoError(t, closed.validate(Document{"_id": 1, "a": Document{"b": 2}}))
-	requireFailure(t, closed.validate(Document{"_id": 1, "zz": 1, "c": 2}), "c", "additionalProperties")
-	requireFailure(t, closed.validate(Document{"a": Document{"b": 1, "x": 2}}), "a.x", "additionalProperties")
+	assert.NoError(t, closed.Validate(codec.Document{"_id": 1, "a": codec.Document{"b": 2}}))
+	requireFailure(t, closed.Validate(codec.Document{"_id": 1, "zz": 1, "c": 2}), "c", "additionalProperties")
+	requireFailure(t, closed.Validate(codec.Document{"a": codec.Document{"b": 1, "x": 2}}), "a.x", "additionalProperties")
 
 	// As in MongoDB, _id must be listed like any other field.
 	noID := mustCompile(t, map[string]any{"additionalProperties": false, "properties": map[string]any{"a": map[string]any{}}})
-	requireFailure(t, noID.validate(Document{"_id": 1, "a": 1}), "_id", "additionalProperties")
+	requireFailure(t, noID.Validate(codec.Document{"_id": 1, "a": 1}), "_id", "additionalProperties")
 	// With no properties at all, only the empty document passes.
 	bare := mustCompile(t, map[string]any{"additionalProperties": false})
-	assert.NoError(t, bare.validate(Document{}))
-	requireFailure(t, bare.validate(Document{"a": 1}), "a", "additionalProperties")
+	assert.NoError(t, bare.Validate(codec.Document{}))
+	requireFailure(t, bare.Validate(codec.Document{"a": 1}), "a", "additionalProperties")
 
 	open := mustCompile(t, map[string]any{"additionalProperties": true, "properties": map[string]any{"a": map[string]any{}}})
-	assert.NoError(t, open.validate(Document{"a": 1, "b": 2}))
+	assert.NoError(t, open.Validate(codec.Document{"a": 1, "b": 2}))
 }
 
 func TestValidatorEnum(t *testing.T) {
 	v := mustCompile(t, map[string]any{"properties": map[string]any{
-		"n": map[string]any{"enum": []any{1.0, 2.0, "x", nil, Document{"k": []any{1}}}},
+		"n": map[string]any{"enum": []any{1.0, 2.0, "x", nil, codec.Document{"k": []any{1}}}},
 	}})
-	for _, ok := range []any{1, int64(2), float32(2), "x", nil, Document{"k": []int{1}}} {
-		assert.NoError(t, v.validate(Document{"n": ok}), "%v", ok)
+	for _, ok := range []any{1, int64(2), float32(2), "x", nil, codec.Document{"k": []int{1}}} {
+		assert.NoError(t, v.Validate(codec.Document{"n": ok}), "%v", ok)
 	}
-	for _, bad := range []any{3, "y", true, Document{"k": []any{2}}, []any{1}} {
-		ve := requireFailure(t, v.validate(Document{"n": bad}), "n", "enum")
+	for _, bad := range []any{3, "y", true, codec.Document{"k": []any{2}}, []any{1}} {
+		ve := requireFailure(t, v.Validate(codec.Document{"n": bad}), "n", "enum")
 		assert.Contains(t, ve.Reason, "5 enum values")
 	}
 }
 
 func TestValidatorEnumIsCopied(t *testing.T) {
-	allowed := []any{Document{"k": "a"}}
+	allowed := []any{codec.Document{"k": "a"}}
 	schema := map[string]any{"properties": map[string]any{"n": map[string]any{"enum": allowed}}, "required": []any{"n"}}
 	v := mustCompile(t, schema)
-	allowed[0].(Document)["k"] = "b"
+	allowed[0].(codec.Document)["k"] = "b"
 	schema["required"].([]any)[0] = "m"
-	assert.NoError(t, v.validate(Document{"n": Document{"k": "a"}}))
-	requireFailure(t, v.validate(Document{"n": Document{"k": "b"}}), "n", "enum")
+	assert.NoError(t, v.Validate(codec.Document{"n": codec.Document{"k": "a"}}))
+	requireFailure(t, v.Validate(codec.Document{"n": codec.Document{"k": "b"}}), "n", "enum")
 }
 
 func TestValidatorBounds(t *testing.T) {
@@ -306,7 +308,7 @@ func TestValidatorBounds(t *testing.T) {
 		"n": map[string]any{"minimum": 0, "maximum": 10.5},
 	}})
 	for _, ok := range []any{0, uint8(0), 10.5, float32(10.5), int64(10), "not a number", nil, []int{99}} {
-		assert.NoError(t, v.validate(Document{"n": ok}), "%v", ok)
+		assert.NoError(t, v.Validate(codec.Document{"n": ok}), "%v", ok)
 	}
 	tests := []struct {
 		val  any
@@ -321,7 +323,7 @@ func TestValidatorBounds(t *testing.T) {
 		{math.Inf(1), "maximum"},
 	}
 	for _, tt := range tests {
-		requireFailure(t, v.validate(Document{"n": tt.val}), "n", tt.rule)
+		requireFailure(t, v.Validate(codec.Document{"n": tt.val}), "n", tt.rule)
 	}
 }
 
@@ -334,10 +336,10 @@ func TestValidatorDescriptionAndTitle(t *testing.T) {
 			"a": map[string]any{"title": "A", "bsonType": "int"},
 		},
 	})
-	ve := requireFailure(t, v.validate(Document{}), "a", "required")
+	ve := requireFailure(t, v.Validate(codec.Document{}), "a", "required")
 	assert.Equal(t, `missing required field (description: "Needs a.")`, ve.Reason)
 	// The failing schema's own description, or none.
-	ve = requireFailure(t, v.validate(Document{"a": "x"}), "a", "bsonType")
+	ve = requireFailure(t, v.Validate(codec.Document{"a": "x"}), "a", "bsonType")
 	assert.Equal(t, `want bsonType "int", got string`, ve.Reason)
 }
 
@@ -352,18 +354,18 @@ func TestValidatorJSONSchema(t *testing.T) {
 			"tags": {"bsonType": "array", "items": {"enum": ["a", "b"]}}
 		}
 	}}`), &in))
-	v, err := compileValidator(in)
+	v, err := CompileValidator(in)
 	require.NoError(t, err)
-	assert.NoError(t, v.validate(Document{"name": "n", "age": 30.0, "tags": []string{"a"}}))
-	requireFailure(t, v.validate(Document{"name": "n", "age": 200.0, "tags": []any{}}), "age", "maximum")
-	requireFailure(t, v.validate(Document{"name": "n", "tags": []any{"a", "c"}}), "tags.1", "enum")
+	assert.NoError(t, v.Validate(codec.Document{"name": "n", "age": 30.0, "tags": []string{"a"}}))
+	requireFailure(t, v.Validate(codec.Document{"name": "n", "age": 200.0, "tags": []any{}}), "age", "maximum")
+	requireFailure(t, v.Validate(codec.Document{"name": "n", "tags": []any{"a", "c"}}), "tags.1", "enum")
 }
 
 func TestValidationErrorFormat(t *testing.T) {
 	e := &ValidationError{Field: "a.b", Rule: "bsonType", Reason: "why"}
 	assert.Equal(t, `ttldb: document failed validation: field "a.b": bsonType: why`, e.Error())
-	assert.ErrorIs(t, e, ErrValidation)
-	assert.NotErrorIs(t, e, ErrInvalidOptions)
+	assert.ErrorIs(t, e, errs.ErrValidation)
+	assert.NotErrorIs(t, e, errs.ErrInvalidOptions)
 
 	e = &ValidationError{Rule: "bsonType", Reason: "why"}
 	assert.Equal(t, `ttldb: document failed validation: bsonType: why`, e.Error())
@@ -420,11 +422,11 @@ func TestCompileValidatorErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := compileValidator(tt.in)
+			v, err := CompileValidator(tt.in)
 			require.Error(t, err)
 			assert.Nil(t, v)
-			assert.ErrorIs(t, err, ErrInvalidOptions)
-			assert.NotErrorIs(t, err, ErrInvalidDocument)
+			assert.ErrorIs(t, err, errs.ErrInvalidOptions)
+			assert.NotErrorIs(t, err, errs.ErrInvalidDocument)
 			assert.Contains(t, err.Error(), tt.path)
 		})
 	}
@@ -447,24 +449,24 @@ func nestedSchema(levels int, mixItems bool) map[string]any {
 func TestValidatorDepthLimit(t *testing.T) {
 	for _, mix := range []bool{false, true} {
 		v := mustCompile(t, nestedSchema(maxSchemaDepth, mix))
-		assert.NoError(t, v.validate(Document{}))
+		assert.NoError(t, v.Validate(codec.Document{}))
 
-		_, err := compileValidator(map[string]any{"$jsonSchema": nestedSchema(maxSchemaDepth+1, mix)})
-		require.ErrorIs(t, err, ErrInvalidOptions)
+		_, err := CompileValidator(map[string]any{"$jsonSchema": nestedSchema(maxSchemaDepth+1, mix)})
+		require.ErrorIs(t, err, errs.ErrInvalidOptions)
 		assert.Contains(t, err.Error(), "nested deeper than 100 levels")
 	}
 	// A hostile schema far beyond the limit fails fast instead of
 	// exhausting the stack.
-	_, err := compileValidator(map[string]any{"$jsonSchema": nestedSchema(10_000, false)})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err := CompileValidator(map[string]any{"$jsonSchema": nestedSchema(10_000, false)})
+	require.ErrorIs(t, err, errs.ErrInvalidOptions)
 
 	// The deepest accepted schema still validates at full depth.
 	v := mustCompile(t, nestedSchema(maxSchemaDepth, false))
 	var doc any = "not an int"
 	for range maxSchemaDepth {
-		doc = Document{"a": doc}
+		doc = codec.Document{"a": doc}
 	}
-	ve := requireFailure(t, v.validate(doc.(Document)), strings.Repeat("a.", maxSchemaDepth-1)+"a", "bsonType")
+	ve := requireFailure(t, v.Validate(doc.(codec.Document)), strings.Repeat("a.", maxSchemaDepth-1)+"a", "bsonType")
 	assert.Contains(t, ve.Reason, "got string")
 }
 
@@ -472,16 +474,18 @@ func TestValidatorConcurrent(t *testing.T) {
 	v := mustCompile(t, eventlogSchema())
 	var wg sync.WaitGroup
 	for i := range 8 {
-		goWG(&wg, func() {
+		wg.Add(1) // not wg.Go: the module's go directive is 1.24
+		go func() {
+			defer wg.Done()
 			for j := range 200 {
-				doc := Document{"lastModifiedDate": time.Unix(int64(i*j), 0)}
+				doc := codec.Document{"lastModifiedDate": time.Unix(int64(i*j), 0)}
 				if j%2 == 1 {
-					doc = Document{"lastModifiedDate": j}
+					doc = codec.Document{"lastModifiedDate": j}
 				}
-				err := v.validate(doc)
+				err := v.Validate(doc)
 				assert.Equal(t, j%2 == 1, err != nil)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }
@@ -507,20 +511,20 @@ func FuzzValidator(f *testing.F) {
 		if json.Unmarshal([]byte(schemaJSON), &in) != nil || json.Unmarshal([]byte(docJSON), &doc) != nil {
 			return
 		}
-		v, err := compileValidator(in)
+		v, err := CompileValidator(in)
 		if err != nil {
-			require.ErrorIs(t, err, ErrInvalidOptions)
+			require.ErrorIs(t, err, errs.ErrInvalidOptions)
 			require.Nil(t, v)
 			return
 		}
-		err = v.validate(doc)
+		err = v.Validate(doc)
 		if err == nil {
 			return
 		}
 		var ve *ValidationError
 		require.ErrorAs(t, err, &ve)
-		require.ErrorIs(t, err, ErrValidation)
+		require.ErrorIs(t, err, errs.ErrValidation)
 		require.NotEmpty(t, ve.Rule)
-		require.Equal(t, err, v.validate(doc), "validation must be deterministic")
+		require.Equal(t, err, v.Validate(doc), "validation must be deterministic")
 	})
 }

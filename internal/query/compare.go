@@ -1,4 +1,4 @@
-package ttldb
+package query
 
 import (
 	"bytes"
@@ -7,16 +7,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
 )
 
-// typeRank orders values of different types as MongoDB's BSON comparison
+// TypeRank orders values of different types as MongoDB's BSON comparison
 // order does: null (and a missing field) < numbers < strings < documents <
 // arrays < binary data < ObjectID < booleans < dates. Values of one rank
 // compare by value; numbers compare across Go kinds (int(3) == float64(3)).
-type typeRank int
+type TypeRank int
 
 const (
-	rankMinKey typeRank = iota
+	rankMinKey TypeRank = iota
 	rankNull
 	rankNumber
 	rankString
@@ -29,19 +31,19 @@ const (
 	rankMaxKey
 )
 
-// minKey and maxKey sort before and after every value; index range scans use
+// MinKey and MaxKey sort before and after every value; index range scans use
 // them as open bounds.
 type (
-	minKeyType struct{}
-	maxKeyType struct{}
+	MinKeyType struct{}
+	MaxKeyType struct{}
 )
 
 var (
-	minKey any = minKeyType{}
-	maxKey any = maxKeyType{}
+	MinKey any = MinKeyType{}
+	MaxKey any = MaxKeyType{}
 )
 
-func rankOf(v any) typeRank {
+func RankOf(v any) TypeRank {
 	switch v.(type) {
 	case nil:
 		return rankNull
@@ -53,117 +55,117 @@ func rankOf(v any) typeRank {
 		return rankDocument
 	case []byte:
 		return rankBinary
-	case ObjectID:
+	case codec.ObjectID:
 		return rankObjectID
 	case bool:
 		return rankBool
 	case time.Time:
 		return rankDate
-	case minKeyType:
+	case MinKeyType:
 		return rankMinKey
-	case maxKeyType:
+	case MaxKeyType:
 		return rankMaxKey
 	}
-	if isArray(v) {
+	if codec.IsArray(v) {
 		return rankArray
 	}
 	return rankMaxKey
 }
 
-// number is a numeric value in the widest exact form: integers stay
+// Number is a numeric value in the widest exact form: integers stay
 // integers (int64, or uint64 above MaxInt64), floats stay floats.
-type number struct {
-	kind byte // 'i' int64, 'u' uint64 > MaxInt64, 'f' float64
-	i    int64
-	u    uint64
-	f    float64
+type Number struct {
+	Kind byte // 'i' int64, 'u' uint64 > MaxInt64, 'f' float64
+	I    int64
+	U    uint64
+	F    float64
 }
 
-// toNumber converts any Go numeric kind; ok is false for a non-number.
-func toNumber(v any) (n number, ok bool) {
+// ToNumber converts any Go numeric kind; ok is false for a non-number.
+func ToNumber(v any) (n Number, ok bool) {
 	switch x := v.(type) {
 	case int:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case int8:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case int16:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case int32:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case int64:
-		return number{kind: 'i', i: x}, true
+		return Number{Kind: 'i', I: x}, true
 	case uint:
 		return fromUint(uint64(x)), true
 	case uint8:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case uint16:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case uint32:
-		return number{kind: 'i', i: int64(x)}, true
+		return Number{Kind: 'i', I: int64(x)}, true
 	case uint64:
 		return fromUint(x), true
 	case float32:
-		return number{kind: 'f', f: float64(x)}, true
+		return Number{Kind: 'f', F: float64(x)}, true
 	case float64:
-		return number{kind: 'f', f: x}, true
+		return Number{Kind: 'f', F: x}, true
 	}
-	return number{}, false
+	return Number{}, false
 }
 
-func fromUint(u uint64) number {
+func fromUint(u uint64) Number {
 	if u <= math.MaxInt64 {
-		return number{kind: 'i', i: int64(u)}
+		return Number{Kind: 'i', I: int64(u)}
 	}
-	return number{kind: 'u', u: u}
+	return Number{Kind: 'u', U: u}
 }
 
-// float returns the value as a float64 (rounded for huge integers).
-func (n number) float() float64 {
-	switch n.kind {
+// Float returns the value as a float64 (rounded for huge integers).
+func (n Number) Float() float64 {
+	switch n.Kind {
 	case 'i':
-		return float64(n.i)
+		return float64(n.I)
 	case 'u':
-		return float64(n.u)
+		return float64(n.U)
 	}
-	return n.f
+	return n.F
 }
 
-// compareNumbers orders numbers exactly across kinds. NaN sorts before every
+// CompareNumbers orders numbers exactly across kinds. NaN sorts before every
 // other number and equals itself, as in MongoDB.
-func compareNumbers(a, b number) int {
-	if a.kind != 'f' && b.kind != 'f' {
+func CompareNumbers(a, b Number) int {
+	if a.Kind != 'f' && b.Kind != 'f' {
 		switch {
-		case a.kind == 'u' && b.kind == 'u':
-			return cmp.Compare(a.u, b.u)
-		case a.kind == 'u':
+		case a.Kind == 'u' && b.Kind == 'u':
+			return cmp.Compare(a.U, b.U)
+		case a.Kind == 'u':
 			return 1
-		case b.kind == 'u':
+		case b.Kind == 'u':
 			return -1
 		}
-		return cmp.Compare(a.i, b.i)
+		return cmp.Compare(a.I, b.I)
 	}
-	if a.kind == 'f' && b.kind == 'f' {
-		return cmp.Compare(a.f, b.f) // cmp.Compare puts NaN first
+	if a.Kind == 'f' && b.Kind == 'f' {
+		return cmp.Compare(a.F, b.F) // cmp.Compare puts NaN first
 	}
 	// One float, one integer.
-	if a.kind != 'f' {
-		return -compareNumbers(b, a)
+	if a.Kind != 'f' {
+		return -CompareNumbers(b, a)
 	}
-	f := a.f
+	f := a.F
 	if math.IsNaN(f) {
 		return -1
 	}
 	// Compare the float against the integer without losing precision: out of
 	// int64 range the float decides alone; inside it, compare the truncated
 	// integer part first, then the fraction.
-	if b.kind == 'u' {
+	if b.Kind == 'u' {
 		if f >= 18446744073709551616.0 {
 			return 1
 		}
 		if f < 9223372036854775808.0 {
 			return -1
 		}
-		return cmp.Compare(uint64(f), b.u) // exact in this range
+		return cmp.Compare(uint64(f), b.U) // exact in this range
 	}
 	if f >= 9223372036854775808.0 {
 		return 1
@@ -172,16 +174,16 @@ func compareNumbers(a, b number) int {
 		return -1
 	}
 	t := math.Trunc(f)
-	if c := cmp.Compare(int64(t), b.i); c != 0 {
+	if c := cmp.Compare(int64(t), b.I); c != 0 {
 		return c
 	}
 	return cmp.Compare(f-t, 0)
 }
 
-// compareValues orders any two stored values as MongoDB does (see typeRank).
+// Compare orders any two stored values as MongoDB does (see typeRank).
 // Documents compare field by field in sorted-key order (Go maps keep no
 // field order); arrays compare element by element.
-func compareValues(a, b any) int {
+func Compare(a, b any) int {
 	// Fast paths for the commonest index keys: both values of one type.
 	switch x := a.(type) {
 	case time.Time:
@@ -201,24 +203,24 @@ func compareValues(a, b any) int {
 			return cmp.Compare(x, y)
 		}
 	}
-	ra, rb := rankOf(a), rankOf(b)
+	ra, rb := RankOf(a), RankOf(b)
 	if ra != rb {
 		return cmp.Compare(ra, rb)
 	}
 	switch ra {
 	case rankNumber:
-		na, _ := toNumber(a)
-		nb, _ := toNumber(b)
-		return compareNumbers(na, nb)
+		na, _ := ToNumber(a)
+		nb, _ := ToNumber(b)
+		return CompareNumbers(na, nb)
 	case rankString:
 		return strings.Compare(a.(string), b.(string))
 	case rankDocument:
 		return compareDocuments(a.(map[string]any), b.(map[string]any))
 	case rankArray:
-		ea, _ := arrayElements(a)
-		eb, _ := arrayElements(b)
+		ea, _ := codec.ArrayElements(a)
+		eb, _ := codec.ArrayElements(b)
 		for i := 0; i < len(ea) && i < len(eb); i++ {
-			if c := compareValues(ea[i], eb[i]); c != 0 {
+			if c := Compare(ea[i], eb[i]); c != 0 {
 				return c
 			}
 		}
@@ -230,7 +232,7 @@ func compareValues(a, b any) int {
 		}
 		return bytes.Compare(x, y)
 	case rankObjectID:
-		x, y := a.(ObjectID), b.(ObjectID)
+		x, y := a.(codec.ObjectID), b.(codec.ObjectID)
 		return bytes.Compare(x[:], y[:])
 	case rankBool:
 		x, y := a.(bool), b.(bool)
@@ -248,9 +250,9 @@ func compareValues(a, b any) int {
 }
 
 func compareDocuments(a, b map[string]any) int {
-	ka, kb := sortedKeys(a), sortedKeys(b)
+	ka, kb := SortedKeys(a), SortedKeys(b)
 	for i := 0; i < len(ka) && i < len(kb); i++ {
-		if c := compareValues(a[ka[i]], b[kb[i]]); c != 0 {
+		if c := Compare(a[ka[i]], b[kb[i]]); c != 0 {
 			return c
 		}
 		if c := strings.Compare(ka[i], kb[i]); c != 0 {
@@ -260,7 +262,7 @@ func compareDocuments(a, b map[string]any) int {
 	return cmp.Compare(len(ka), len(kb))
 }
 
-func sortedKeys(m map[string]any) []string {
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -269,5 +271,5 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// valuesEqual reports whether a and b are equal under compareValues.
-func valuesEqual(a, b any) bool { return compareValues(a, b) == 0 }
+// Equal reports whether a and b are equal under Compare.
+func Equal(a, b any) bool { return Compare(a, b) == 0 }

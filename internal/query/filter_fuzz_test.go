@@ -1,4 +1,4 @@
-package ttldb
+package query
 
 import (
 	"encoding/json"
@@ -6,19 +6,22 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
 // filterFuzzDocuments are the documents every fuzzed filter runs against:
 // between them they hold each kind of stored value, including NaN, nested
 // arrays and typed slices.
-var filterFuzzDocuments = []Document{
+var filterFuzzDocuments = []codec.Document{
 	{},
 	{"a": nil},
 	{"a": 1, "b": "x", "n": math.NaN()},
-	{"a": []any{1, "x", nil, []any{2, 3}, Document{"b": 5}}},
-	{"a": Document{"b": []any{Document{"c": 1}, Document{"c": []int{1, 2}}}}, "tags": []string{"x", "y"}},
+	{"a": []any{1, "x", nil, []any{2, 3}, codec.Document{"b": 5}}},
+	{"a": codec.Document{"b": []any{codec.Document{"c": 1}, codec.Document{"c": []int{1, 2}}}}, "tags": []string{"x", "y"}},
 	{"a": []map[string]any{{"b": 1.5}, {"b": "s"}}, "d": filterT0, "ds": []time.Time{filterT1}},
-	{"a": ObjectID{1}, "b": []byte{1}, "c": true, "n": uint64(math.MaxUint64), "f": float32(-0.5)},
+	{"a": codec.ObjectID{1}, "b": []byte{1}, "c": true, "n": uint64(math.MaxUint64), "f": float32(-0.5)},
 }
 
 // filterFuzzSeeds are JSON filters; the same bytes also drive the structure
@@ -56,28 +59,28 @@ func FuzzCompileFilter(f *testing.F) {
 // checkFuzzedFilter compiles fd and, if it compiles, checks that matching is
 // deterministic and that $and/$or of it agree with it and $nor negates it.
 func checkFuzzedFilter(t *testing.T, fd map[string]any) {
-	fl, err := compileFilter(fd)
+	fl, err := CompileFilter(fd)
 	if err != nil {
-		if !errors.Is(err, ErrInvalidFilter) {
-			t.Fatalf("compileFilter(%#v) error %v does not wrap ErrInvalidFilter", fd, err)
+		if !errors.Is(err, errs.ErrInvalidFilter) {
+			t.Fatalf("compileFilter(%#v) error %v does not wrap errs.ErrInvalidFilter", fd, err)
 		}
 		return
 	}
-	and, errAnd := compileFilter(Document{"$and": []any{fd}})
-	or, errOr := compileFilter(Document{"$or": []any{fd}})
-	nor, errNor := compileFilter(Document{"$nor": []any{fd}})
+	and, errAnd := CompileFilter(codec.Document{"$and": []any{fd}})
+	or, errOr := CompileFilter(codec.Document{"$or": []any{fd}})
+	nor, errNor := CompileFilter(codec.Document{"$nor": []any{fd}})
 	for _, doc := range filterFuzzDocuments {
-		m := fl.matches(doc)
-		if fl.matches(doc) != m {
+		m := fl.Matches(doc)
+		if fl.Matches(doc) != m {
 			t.Fatalf("filter %#v matches %#v inconsistently", fd, doc)
 		}
-		if errAnd == nil && and.matches(doc) != m {
+		if errAnd == nil && and.Matches(doc) != m {
 			t.Fatalf("$and of %#v disagrees on %#v", fd, doc)
 		}
-		if errOr == nil && or.matches(doc) != m {
+		if errOr == nil && or.Matches(doc) != m {
 			t.Fatalf("$or of %#v disagrees on %#v", fd, doc)
 		}
-		if errNor == nil && nor.matches(doc) == m {
+		if errNor == nil && nor.Matches(doc) == m {
 			t.Fatalf("$nor of %#v does not negate it on %#v", fd, doc)
 		}
 	}
@@ -145,7 +148,7 @@ func (g *filterGenerator) value(depth int) any {
 		t := filterT1
 		return &t
 	case 8:
-		return ObjectID{g.next()}
+		return codec.ObjectID{g.next()}
 	case 9:
 		return []byte{g.next()}
 	case 10:

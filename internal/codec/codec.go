@@ -1,4 +1,4 @@
-package ttldb
+package codec
 
 import (
 	"encoding/binary"
@@ -85,8 +85,8 @@ func (e *encoder) fail(path, reason string) error {
 // document encodes m. If extraID is not nil, it is written as an _id field
 // after m's own (whose _id the caller knows to be missing).
 func (e *encoder) document(m map[string]any, path string, depth int, extraID any) error {
-	if depth > maxDocumentDepth {
-		return e.fail(path, fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth))
+	if depth > MaxDepth {
+		return e.fail(path, fmt.Sprintf("nested deeper than %d levels", MaxDepth))
 	}
 	p := reflect.ValueOf(m).Pointer()
 	if slices.Contains(e.onPath, p) {
@@ -100,7 +100,7 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 	}
 	e.buf = binary.AppendUvarint(e.buf, uint64(n))
 	for k, v := range m {
-		fp := joinPath(path, k)
+		fp := JoinPath(path, k)
 		switch {
 		case k == "":
 			return e.fail(path, "empty field name")
@@ -171,8 +171,8 @@ func (e *encoder) value(v any, path string, depth int) error {
 	case ObjectID:
 		e.buf = append(append(e.buf, tagObjectID), x[:]...)
 	case []any:
-		if depth > maxDocumentDepth {
-			return e.fail(path, fmt.Sprintf("nested deeper than %d levels", maxDocumentDepth))
+		if depth > MaxDepth {
+			return e.fail(path, fmt.Sprintf("nested deeper than %d levels", MaxDepth))
 		}
 		e.buf = append(e.buf, tagArray)
 		return e.withLength(func() error {
@@ -320,8 +320,8 @@ func (d *decoder) bytes(n int) []byte {
 
 func (d *decoder) str() string { return string(d.bytes(int(d.uvarint()))) }
 
-// decodeDocument returns a new Document from an encoding.
-func decodeDocument(b []byte) Document {
+// Decode returns a new Document from an encoding.
+func Decode(b []byte) Document {
 	d := decoder{b: b}
 	return d.document()
 }
@@ -495,9 +495,9 @@ func (d *decoder) findField(name string) bool {
 	return false
 }
 
-// encodedField returns the decoded value of a top-level field of an
+// EncodedField returns the decoded value of a top-level field of an
 // encoded document, decoding nothing else.
-func encodedField(b []byte, name string) (any, bool) {
+func EncodedField(b []byte, name string) (any, bool) {
 	d := decoder{b: b}
 	if !d.findField(name) {
 		return nil, false
@@ -505,9 +505,9 @@ func encodedField(b []byte, name string) (any, bool) {
 	return d.value(), true
 }
 
-// encodedTime returns a top-level field's value when it is a date, without
+// EncodedTime returns a top-level field's value when it is a date, without
 // allocating; ok is false for a missing field or another type.
-func encodedTime(b []byte, name string) (t time.Time, isTime, found bool) {
+func EncodedTime(b []byte, name string) (t time.Time, isTime, found bool) {
 	d := decoder{b: b}
 	if !d.findField(name) {
 		return time.Time{}, false, false
@@ -519,28 +519,28 @@ func encodedTime(b []byte, name string) (t time.Time, isTime, found bool) {
 	return d.time(), true, true
 }
 
-// encodedPathValues is pathValues over an encoded document: it decodes
+// EncodedPathValues is PathValues over an encoded document: it decodes
 // only the top-level field the path starts in.
-func encodedPathValues(b []byte, path string) ([]any, bool) {
+func EncodedPathValues(b []byte, path string) ([]any, bool) {
 	head, _, dotted := strings.Cut(path, ".")
-	v, ok := encodedField(b, head)
+	v, ok := EncodedField(b, head)
 	if !ok {
 		return nil, false
 	}
 	if !dotted {
 		return []any{v}, true
 	}
-	return pathValues(map[string]any{head: v}, path)
+	return PathValues(map[string]any{head: v}, path)
 }
 
 // encodePool holds scratch buffers: a document is encoded into one, then
 // copied into a slice of exactly its size, one allocation in all.
 var encodePool = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 512)} }}
 
-// encodeNew validates doc and returns its encoding in a slice of its own,
+// Encode validates doc and returns its encoding in a slice of its own,
 // sized exactly. If extraID is not nil it is added as the _id field (doc
 // must have none).
-func encodeNew(doc map[string]any, extraID any) ([]byte, error) {
+func Encode(doc map[string]any, extraID any) ([]byte, error) {
 	if doc == nil {
 		return nil, &DocumentError{Reason: "document is nil"}
 	}
@@ -558,9 +558,9 @@ func encodeNew(doc map[string]any, extraID any) ([]byte, error) {
 	return out, err
 }
 
-// cloneValue validates v as a document value at path and returns a deep
+// CloneValue validates v as a document value at path and returns a deep
 // copy in stored form.
-func cloneValue(v any, path string) (any, error) {
+func CloneValue(v any, path string) (any, error) {
 	var e encoder
 	if err := e.value(v, path, 0); err != nil {
 		return nil, err

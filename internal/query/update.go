@@ -1,4 +1,4 @@
-package ttldb
+package query
 
 import (
 	"errors"
@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
 // Update operators ttldb supports.
@@ -25,10 +28,10 @@ const (
 // without limit.
 const maxArrayPad = 10000
 
-// update is a compiled update document ({$set: {...}, $unset: {...},
+// Update is a compiled Update document ({$set: {...}, $unset: {...},
 // $inc: {...}, $currentDate: {...}}): one operation per field path, sorted
 // by path so that applying it (and any error it reports) is deterministic.
-type update struct {
+type Update struct {
 	ops []updateOp
 }
 
@@ -40,7 +43,7 @@ type updateOp struct {
 	value any      // $set: validated private copy; $inc: the increment
 }
 
-// compileUpdate validates an update document. Every top-level key must be
+// CompileUpdate validates an update document. Every top-level key must be
 // one of $set, $unset, $inc and $currentDate, each with a document argument
 // (an empty argument is allowed and does nothing, as in MongoDB 5.0); an
 // empty update, an unknown operator or a plain field (a replacement) is
@@ -48,28 +51,28 @@ type updateOp struct {
 // components starting with '$'. One path (or a path and its prefix, "a" and
 // "a.b") may not appear twice. $unset, $inc and $currentDate may not touch
 // _id; $set of _id is checked when applied. $set values are validated and
-// copied with cloneDocument's rules (an invalid value also wraps
-// ErrInvalidDocument). Errors wrap ErrInvalidUpdate and name the operator
+// copied with CloneDocument's rules (an invalid value also wraps
+// errs.ErrInvalidDocument). Errors wrap errs.ErrInvalidUpdate and name the operator
 // and path.
-func compileUpdate(u map[string]any) (*update, error) {
+func CompileUpdate(u map[string]any) (*Update, error) {
 	if len(u) == 0 {
-		return nil, fmt.Errorf("%w: empty update document", ErrInvalidUpdate)
+		return nil, fmt.Errorf("%w: empty update document", errs.ErrInvalidUpdate)
 	}
 	var ops []updateOp
-	for _, name := range sortedKeys(u) {
+	for _, name := range SortedKeys(u) {
 		if !strings.HasPrefix(name, "$") {
-			return nil, fmt.Errorf("%w: field %q at top level: an update may hold only update operators (use ReplaceOne to replace a document)", ErrInvalidUpdate, name)
+			return nil, fmt.Errorf("%w: field %q at top level: an update may hold only update operators (use ReplaceOne to replace a document)", errs.ErrInvalidUpdate, name)
 		}
 		switch name {
 		case opSet, opUnset, opInc, opCurrentDate:
 		default:
-			return nil, fmt.Errorf("%w: unsupported update operator %s", ErrInvalidUpdate, name)
+			return nil, fmt.Errorf("%w: unsupported update operator %s", errs.ErrInvalidUpdate, name)
 		}
-		args, ok := asDocument(u[name])
+		args, ok := codec.AsDocument(u[name])
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: argument must be a document, not %s", ErrInvalidUpdate, name, describeType(u[name]))
+			return nil, fmt.Errorf("%w: %s: argument must be a document, not %s", errs.ErrInvalidUpdate, name, describeType(u[name]))
 		}
-		for _, path := range sortedKeys(args) {
+		for _, path := range SortedKeys(args) {
 			op, err := compileOp(name, path, args[path])
 			if err != nil {
 				return nil, err
@@ -83,9 +86,9 @@ func compileUpdate(u map[string]any) (*update, error) {
 		paths[i] = op.path
 	}
 	if a, b, ok := findPathConflict(paths); ok {
-		return nil, fmt.Errorf("%w: updating the path %q would create a conflict at %q", ErrInvalidUpdate, b, a)
+		return nil, fmt.Errorf("%w: updating the path %q would create a conflict at %q", errs.ErrInvalidUpdate, b, a)
 	}
-	return &update{ops: ops}, nil
+	return &Update{ops: ops}, nil
 }
 
 // compileOp validates one field of one (known) operator.
@@ -97,16 +100,16 @@ func compileOp(name, path string, arg any) (updateOp, error) {
 	}
 	op.parts = parts
 	if name != opSet && touchesID(path) {
-		return op, fmt.Errorf("%w: %s %q: %w", ErrInvalidUpdate, name, path, ErrImmutableID)
+		return op, fmt.Errorf("%w: %s %q: %w", errs.ErrInvalidUpdate, name, path, errs.ErrImmutableID)
 	}
 	switch name {
 	case opSet:
 		op.value, err = cloneValueAt(parts, arg)
 		if err != nil {
-			return op, fmt.Errorf("%w: %s %q: %w", ErrInvalidUpdate, name, path, err)
+			return op, fmt.Errorf("%w: %s %q: %w", errs.ErrInvalidUpdate, name, path, err)
 		}
 	case opInc:
-		if _, ok := toNumber(arg); !ok {
+		if _, ok := ToNumber(arg); !ok {
 			return op, op.error(fmt.Errorf("increment must be a number, not %s", describeType(arg)))
 		}
 		op.value = arg
@@ -125,7 +128,7 @@ func checkCurrentDateSpec(arg any) error {
 	if b, ok := arg.(bool); ok && b {
 		return nil
 	}
-	spec, ok := asDocument(arg)
+	spec, ok := codec.AsDocument(arg)
 	if !ok || len(spec) != 1 {
 		return errors.New(`value must be true or {$type: "date"}`)
 	}
@@ -138,9 +141,9 @@ func checkCurrentDateSpec(arg any) error {
 	return errors.New(`value must be true or {$type: "date"}`)
 }
 
-// error wraps a reason with ErrInvalidUpdate, naming the operator and path.
+// error wraps a reason with errs.ErrInvalidUpdate, naming the operator and path.
 func (op *updateOp) error(reason error) error {
-	return fmt.Errorf("%w: %s %q: %v", ErrInvalidUpdate, op.name, op.path, reason)
+	return fmt.Errorf("%w: %s %q: %v", errs.ErrInvalidUpdate, op.name, op.path, reason)
 }
 
 // touchesID reports whether a path is _id or inside it.
@@ -148,7 +151,7 @@ func touchesID(path string) bool {
 	return path == "_id" || strings.HasPrefix(path, "_id.")
 }
 
-// apply returns the updated document as a new deep copy; doc itself is never
+// Apply returns the updated document as a new deep copy; doc itself is never
 // modified (it is stored and shared with readers), and the result shares no
 // map or slice with doc or with the update. now is the time $currentDate
 // writes (without its monotonic reading). changed reports whether anything
@@ -165,12 +168,12 @@ func touchesID(path string) bool {
 // it; of a non-number it is an error; integers stay integers (of the stored
 // Go kind if the sum fits it, else int64; beyond int64 it is an overflow
 // error) and a float on either side gives float64. A $set of _id, or inside
-// it, is allowed only if it leaves _id equal (valuesEqual) to its value in
+// it, is allowed only if it leaves _id equal (Equal) to its value in
 // doc, in which case _id is kept as stored; if doc has no _id (an upsert
-// seed) it is set. Errors wrap ErrInvalidUpdate (and ErrImmutableID for _id)
+// seed) it is set. Errors wrap errs.ErrInvalidUpdate (and errs.ErrImmutableID for _id)
 // and name the operator and path.
-func (u *update) apply(doc Document, now time.Time) (out Document, changed bool, err error) {
-	out = copyDocument(doc)
+func (u *Update) Apply(doc codec.Document, now time.Time) (out codec.Document, changed bool, err error) {
+	out = codec.CopyDocument(doc)
 	now = now.Round(0)
 	for i := range u.ops {
 		op := &u.ops[i]
@@ -193,18 +196,18 @@ func (u *update) apply(doc Document, now time.Time) (out Document, changed bool,
 // that sets _id to its own value is accepted without changing how it is
 // stored.
 func (op *updateOp) checkIDUnchanged(id any, now time.Time) error {
-	scratch := Document{"_id": copyValue(id)}
+	scratch := codec.Document{"_id": codec.CopyValue(id)}
 	if _, err := op.applyTo(scratch, now); err != nil {
 		return err
 	}
-	if !valuesEqual(scratch["_id"], id) {
-		return fmt.Errorf("%w: %s %q: would change the value of _id: %w", ErrInvalidUpdate, op.name, op.path, ErrImmutableID)
+	if !Equal(scratch["_id"], id) {
+		return fmt.Errorf("%w: %s %q: would change the value of _id: %w", errs.ErrInvalidUpdate, op.name, op.path, errs.ErrImmutableID)
 	}
 	return nil
 }
 
 // applyTo performs op on doc, a private copy, in place.
-func (op *updateOp) applyTo(doc Document, now time.Time) (bool, error) {
+func (op *updateOp) applyTo(doc codec.Document, now time.Time) (bool, error) {
 	if op.name == opUnset {
 		_, changed := unsetIn(doc, op.parts)
 		return changed, nil
@@ -229,7 +232,7 @@ func (op *updateOp) newValue(old any, exists bool, now time.Time) (any, error) {
 	case opCurrentDate:
 		return now, nil
 	}
-	return copyValue(op.value), nil
+	return codec.CopyValue(op.value), nil
 }
 
 // leafFunc computes the value to write at the end of a path from the value
@@ -241,10 +244,10 @@ type leafFunc func(old any, exists bool) (any, error)
 // is an array (arrays are rebuilt as []any). changed is false if the value
 // written is identical to the one there.
 func setIn(cur any, parts []string, leaf leafFunc) (any, bool, error) {
-	if m, ok := asDocument(cur); ok {
+	if m, ok := codec.AsDocument(cur); ok {
 		return setInDocument(m, parts, leaf)
 	}
-	if elems, ok := arrayElements(cur); ok {
+	if elems, ok := codec.ArrayElements(cur); ok {
 		return setInArray(cur, elems, parts, leaf)
 	}
 	return nil, false, fmt.Errorf("cannot create field %q in %s", parts[0], describeType(cur))
@@ -293,10 +296,10 @@ func setChild(old any, exists bool, parts []string, leaf leafFunc) (any, bool, e
 		if err != nil {
 			return nil, false, err
 		}
-		return nv, !exists || !identical(old, nv), nil
+		return nv, !exists || !Identical(old, nv), nil
 	}
 	if !exists {
-		old = Document{}
+		old = codec.Document{}
 	}
 	return setIn(old, parts[1:], leaf)
 }
@@ -305,7 +308,7 @@ func setChild(old any, exists bool, parts []string, leaf leafFunc) (any, bool, e
 // element is set to null instead, as MongoDB does. It returns cur or its
 // replacement (arrays are rebuilt as []any) and whether anything changed.
 func unsetIn(cur any, parts []string) (any, bool) {
-	if m, ok := asDocument(cur); ok {
+	if m, ok := codec.AsDocument(cur); ok {
 		old, exists := m[parts[0]]
 		switch {
 		case !exists:
@@ -320,7 +323,7 @@ func unsetIn(cur any, parts []string) (any, bool) {
 		}
 		return m, changed
 	}
-	elems, ok := arrayElements(cur)
+	elems, ok := codec.ArrayElements(cur)
 	if !ok {
 		return cur, false
 	}
@@ -354,13 +357,13 @@ func arrayIndex(s string) (int, bool) {
 
 // addNumbers is $inc: old + inc, where inc is a number.
 func addNumbers(old, inc any) (any, error) {
-	a, ok := toNumber(old)
+	a, ok := ToNumber(old)
 	if !ok {
 		return nil, fmt.Errorf("cannot increment a non-numeric value (%s)", describeType(old))
 	}
-	b, _ := toNumber(inc)
-	if a.kind == 'f' || b.kind == 'f' {
-		return a.float() + b.float(), nil
+	b, _ := ToNumber(inc)
+	if a.Kind == 'f' || b.Kind == 'f' {
+		return a.Float() + b.Float(), nil
 	}
 	sum := new(big.Int).Add(bigInt(a), bigInt(b))
 	if v, ok := intOfKind(sum, old); ok {
@@ -372,11 +375,11 @@ func addNumbers(old, inc any) (any, error) {
 	return nil, fmt.Errorf("integer overflow: %v + %v", old, inc)
 }
 
-func bigInt(n number) *big.Int {
-	if n.kind == 'u' {
-		return new(big.Int).SetUint64(n.u)
+func bigInt(n Number) *big.Int {
+	if n.Kind == 'u' {
+		return new(big.Int).SetUint64(n.U)
 	}
-	return big.NewInt(n.i)
+	return big.NewInt(n.I)
 }
 
 // intOfKind returns v converted to the Go integer kind of like, if it fits,
@@ -395,30 +398,30 @@ func intOfKind(v *big.Int, like any) (any, bool) {
 	return out.Interface(), true
 }
 
-// identical reports whether a and b are equal values of the same Go types
+// Identical reports whether a and b are equal values of the same Go types
 // throughout, so that writing b over a changes nothing a reader could see.
-func identical(a, b any) bool {
+func Identical(a, b any) bool {
 	if reflect.TypeOf(a) != reflect.TypeOf(b) {
 		return false
 	}
-	if ma, ok := asDocument(a); ok {
-		mb, _ := asDocument(b)
+	if ma, ok := codec.AsDocument(a); ok {
+		mb, _ := codec.AsDocument(b)
 		if len(ma) != len(mb) {
 			return false
 		}
 		for k, va := range ma {
 			vb, ok := mb[k]
-			if !ok || !identical(va, vb) {
+			if !ok || !Identical(va, vb) {
 				return false
 			}
 		}
 		return true
 	}
-	if ea, ok := arrayElements(a); ok {
-		eb, _ := arrayElements(b)
-		return slices.EqualFunc(ea, eb, identical)
+	if ea, ok := codec.ArrayElements(a); ok {
+		eb, _ := codec.ArrayElements(b)
+		return slices.EqualFunc(ea, eb, Identical)
 	}
-	return valuesEqual(a, b)
+	return Equal(a, b)
 }
 
 // describeType names a value's type for error messages.
@@ -471,14 +474,14 @@ func findPathConflict(paths []string) (prefix, path string, found bool) {
 
 // cloneValueAt validates and copies v as the value at the field path parts,
 // by cloning it inside documents nested along the path, so that
-// cloneDocument's rules (value types, depth) apply and errors name the full
+// CloneDocument's rules (value types, depth) apply and errors name the full
 // path.
 func cloneValueAt(parts []string, v any) (any, error) {
-	c, err := cloneDocument(nestAt(parts, v))
+	c, err := codec.CloneDocument(nestAt(parts, v))
 	if err != nil {
 		return nil, err
 	}
-	val, _ := getPath(c, strings.Join(parts, "."))
+	val, _ := codec.GetPath(c, strings.Join(parts, "."))
 	return val, nil
 }
 
@@ -490,24 +493,24 @@ func nestAt(parts []string, v any) map[string]any {
 	return map[string]any{parts[0]: v}
 }
 
-// upsertSeed builds the document an upsert starts from: the equality
+// UpsertSeed builds the document an upsert starts from: the equality
 // conditions of the filter (implicit equality {a: 1}, {a: {$eq: 1}}, and
 // those inside top-level $and, recursively), dotted paths expanded into
 // nested documents. Other operator conditions, and top-level operators other
 // than $and, are ignored. Values are validated and copied (an invalid one
-// also wraps ErrInvalidDocument). Errors wrap ErrInvalidFilter: a malformed
+// also wraps errs.ErrInvalidDocument). Errors wrap errs.ErrInvalidFilter: a malformed
 // $and or path, one path with two different values, or a path and its
 // prefix ("a" and "a.b") both set.
-func upsertSeed(filter map[string]any) (Document, error) {
+func UpsertSeed(filter map[string]any) (codec.Document, error) {
 	eqs := map[string]any{}
 	if err := collectEqualities(filter, eqs); err != nil {
 		return nil, err
 	}
-	paths := sortedKeys(eqs)
+	paths := SortedKeys(eqs)
 	if a, b, ok := findPathConflict(paths); ok {
-		return nil, fmt.Errorf("%w: cannot build the upsert document: paths %q and %q conflict", ErrInvalidFilter, a, b)
+		return nil, fmt.Errorf("%w: cannot build the upsert document: paths %q and %q conflict", errs.ErrInvalidFilter, a, b)
 	}
-	seed := Document{}
+	seed := codec.Document{}
 	for _, p := range paths {
 		insertNested(seed, strings.Split(p, "."), eqs[p])
 	}
@@ -517,7 +520,7 @@ func upsertSeed(filter map[string]any) (Document, error) {
 // collectEqualities adds the validated equality conditions of filter to eqs,
 // keyed by path.
 func collectEqualities(filter map[string]any, eqs map[string]any) error {
-	for _, k := range sortedKeys(filter) {
+	for _, k := range SortedKeys(filter) {
 		if k == "$and" {
 			if err := collectAndEqualities(filter[k], eqs); err != nil {
 				return err
@@ -529,7 +532,7 @@ func collectEqualities(filter map[string]any, eqs map[string]any) error {
 		}
 		parts, err := splitFieldPath(k)
 		if err != nil {
-			return fmt.Errorf("%w: field %q: %v", ErrInvalidFilter, k, err)
+			return fmt.Errorf("%w: field %q: %v", errs.ErrInvalidFilter, k, err)
 		}
 		v, ok := equalityValue(filter[k])
 		if !ok {
@@ -537,10 +540,10 @@ func collectEqualities(filter map[string]any, eqs map[string]any) error {
 		}
 		v, err = cloneValueAt(parts, v)
 		if err != nil {
-			return fmt.Errorf("%w: field %q: %w", ErrInvalidFilter, k, err)
+			return fmt.Errorf("%w: field %q: %w", errs.ErrInvalidFilter, k, err)
 		}
-		if prev, dup := eqs[k]; dup && !valuesEqual(prev, v) {
-			return fmt.Errorf("%w: cannot build the upsert document: field %q has two different equality conditions", ErrInvalidFilter, k)
+		if prev, dup := eqs[k]; dup && !Equal(prev, v) {
+			return fmt.Errorf("%w: cannot build the upsert document: field %q has two different equality conditions", errs.ErrInvalidFilter, k)
 		}
 		eqs[k] = v
 	}
@@ -548,14 +551,14 @@ func collectEqualities(filter map[string]any, eqs map[string]any) error {
 }
 
 func collectAndEqualities(arg any, eqs map[string]any) error {
-	elems, ok := arrayElements(arg)
+	elems, ok := codec.ArrayElements(arg)
 	if !ok || len(elems) == 0 {
-		return fmt.Errorf("%w: $and must be a non-empty array of documents", ErrInvalidFilter)
+		return fmt.Errorf("%w: $and must be a non-empty array of documents", errs.ErrInvalidFilter)
 	}
 	for i, e := range elems {
-		sub, ok := asDocument(e)
+		sub, ok := codec.AsDocument(e)
 		if !ok {
-			return fmt.Errorf("%w: $and element %d must be a document, not %s", ErrInvalidFilter, i, describeType(e))
+			return fmt.Errorf("%w: $and element %d must be a document, not %s", errs.ErrInvalidFilter, i, describeType(e))
 		}
 		if err := collectEqualities(sub, eqs); err != nil {
 			return err
@@ -568,7 +571,7 @@ func collectAndEqualities(arg any, eqs map[string]any) error {
 // equal: the condition itself, unless it is an operator document ({$gt: 1}),
 // in which case only $eq counts.
 func equalityValue(cond any) (any, bool) {
-	m, ok := asDocument(cond)
+	m, ok := codec.AsDocument(cond)
 	if !ok {
 		return cond, true
 	}
@@ -584,11 +587,11 @@ func equalityValue(cond any) (any, bool) {
 // insertNested sets v at parts in doc, creating documents on the way. The
 // paths of one seed never conflict, so the way is always documents this
 // function created.
-func insertNested(doc Document, parts []string, v any) {
+func insertNested(doc codec.Document, parts []string, v any) {
 	for _, p := range parts[:len(parts)-1] {
-		next, ok := asDocument(doc[p])
+		next, ok := codec.AsDocument(doc[p])
 		if !ok {
-			next = Document{}
+			next = codec.Document{}
 			doc[p] = next
 		}
 		doc = next
@@ -596,14 +599,14 @@ func insertNested(doc Document, parts []string, v any) {
 	doc[parts[len(parts)-1]] = v
 }
 
-// validateReplacement checks a ReplaceOne replacement: it may not hold
+// ValidateReplacement checks a ReplaceOne replacement: it may not hold
 // top-level $-operator keys (the caller probably meant an update). The
-// error wraps ErrInvalidUpdate. The rest is validated when the document is
+// error wraps errs.ErrInvalidUpdate. The rest is validated when the document is
 // stored.
-func validateReplacement(r map[string]any) error {
-	for _, k := range sortedKeys(r) {
+func ValidateReplacement(r map[string]any) error {
+	for _, k := range SortedKeys(r) {
 		if strings.HasPrefix(k, "$") {
-			return fmt.Errorf("%w: replacement document may not contain update operator %q (use UpdateOne)", ErrInvalidUpdate, k)
+			return fmt.Errorf("%w: replacement document may not contain update operator %q (use UpdateOne)", errs.ErrInvalidUpdate, k)
 		}
 	}
 	return nil

@@ -1,11 +1,11 @@
-package ttldb
+package codec
 
 import (
 	"strconv"
 	"strings"
 )
 
-// pathValues returns the values a dotted path reaches in doc, as MongoDB
+// PathValues returns the values a dotted path reaches in doc, as MongoDB
 // resolves paths for queries and index keys: a path component descends into
 // a nested document; on an array it descends into each element that is a
 // document, and a numeric component also selects the element at that
@@ -13,7 +13,7 @@ import (
 // array is not expanded: callers that want its elements, such as multikey
 // indexes and query matching, expand it). found is false when the path
 // reaches nothing at all.
-func pathValues(doc map[string]any, path string) (vals []any, found bool) {
+func PathValues(doc map[string]any, path string) (vals []any, found bool) {
 	if !strings.Contains(path, ".") {
 		v, ok := doc[path]
 		if !ok {
@@ -21,40 +21,40 @@ func pathValues(doc map[string]any, path string) (vals []any, found bool) {
 		}
 		return []any{v}, true
 	}
-	vals = appendPathValues(nil, doc, strings.Split(path, "."))
+	vals = AppendPathValues(nil, doc, strings.Split(path, "."))
 	return vals, len(vals) > 0
 }
 
-func appendPathValues(out []any, v any, parts []string) []any {
+func AppendPathValues(out []any, v any, parts []string) []any {
 	if len(parts) == 0 {
 		return append(out, v)
 	}
-	if m, ok := asDocument(v); ok {
+	if m, ok := AsDocument(v); ok {
 		next, ok := m[parts[0]]
 		if !ok {
 			return out
 		}
-		return appendPathValues(out, next, parts[1:])
+		return AppendPathValues(out, next, parts[1:])
 	}
-	elems, ok := arrayElements(v)
+	elems, ok := ArrayElements(v)
 	if !ok {
 		return out
 	}
 	if i, err := strconv.Atoi(parts[0]); err == nil && i >= 0 && i < len(elems) {
-		out = appendPathValues(out, elems[i], parts[1:])
+		out = AppendPathValues(out, elems[i], parts[1:])
 	}
 	for _, e := range elems {
-		if _, ok := asDocument(e); ok {
-			out = appendPathValues(out, e, parts)
+		if _, ok := AsDocument(e); ok {
+			out = AppendPathValues(out, e, parts)
 		}
 	}
 	return out
 }
 
-// getPath returns the single value at a dotted path that descends only
+// GetPath returns the single value at a dotted path that descends only
 // through nested documents (no arrays), as updates and projections address
 // fields. ok is false when any component is missing.
-func getPath(doc map[string]any, path string) (any, bool) {
+func GetPath(doc map[string]any, path string) (any, bool) {
 	cur := doc
 	for {
 		head, rest, more := strings.Cut(path, ".")
@@ -65,7 +65,7 @@ func getPath(doc map[string]any, path string) (any, bool) {
 		if !more {
 			return v, true
 		}
-		m, ok := asDocument(v)
+		m, ok := AsDocument(v)
 		if !ok {
 			return nil, false
 		}
