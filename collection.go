@@ -337,12 +337,14 @@ func (c *Collection) Compact() error {
 		s.natural.Ascend(func(r *record) bool { natural.ReplaceOrInsert(r); return true })
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
 		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
 			trees[i] = btree.NewG(btreeDegree, ix.less)
 			ix.tree.Ascend(func(e indexEntry) bool { trees[i].ReplaceOrInsert(e); return true })
 			if ix.ttl != nil {
 				expiries[i] = btree.NewG(btreeDegree, expiryLess)
 				ix.ttl.expiry.Ascend(func(e expiryEntry) bool { expiries[i].ReplaceOrInsert(e); return true })
+				counts[i] = ix.ttl.counts.clone()
 			}
 		}
 		s.mu.Lock()
@@ -350,7 +352,7 @@ func (c *Collection) Compact() error {
 		for i, ix := range s.indexes {
 			ix.tree = trees[i]
 			if ix.ttl != nil {
-				ix.ttl.expiry = expiries[i]
+				ix.ttl.expiry, ix.ttl.counts = expiries[i], counts[i]
 			}
 		}
 		s.mu.Unlock()

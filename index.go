@@ -493,7 +493,7 @@ func (s *collState) build(ix *index) error {
 		}
 		ix.multikey = ix.multikey || b.mk
 		if b.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.date, b.rec))
+			ix.ttl.addEntry(entryFor(b.date, b.rec))
 		}
 	}
 	s.mu.Lock()

@@ -22,7 +22,11 @@ type ttlIndex struct {
 	field       string
 	forms       TTLValueForms
 	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
-	expiry      *btree.BTreeG[expiryEntry]
+	// expiry and counts change together, through addEntry and removeEntry
+	// (backlog.go), under the collection's write lock once the index is
+	// published.
+	expiry *btree.BTreeG[expiryEntry]
+	counts *expiryCounts
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
@@ -61,6 +65,7 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 		field:  m.Keys[0].Field,
 		forms:  m.TTLValueForms,
 		expiry: btree.NewG(btreeDegree, expiryLess),
+		counts: newExpiryCounts(),
 	}
 	t.expireAfter.Store(int64(secs))
 	return t, nil
@@ -283,7 +288,7 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 			s.natural.Ascend(func(rec *record) bool {
 				if ix.partial == nil || ix.partial.Matches(rec.document()) {
 					if d, ok := ttl.dateOfStored(rec.enc); ok {
-						ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
+						ttl.addEntry(entryFor(d, rec))
 					}
 				}
 				return true

@@ -71,7 +71,7 @@ func (s *collState) addToIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.insertKeys(rec, dk[i].keys, dk[i].multikey)
 		if dk[i].ttl.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.addEntry(entryFor(dk[i].ttl.date, rec))
 		}
 	}
 }
@@ -80,7 +80,7 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.removeKeys(rec, dk[i].keys)
 		if dk[i].ttl.ok {
-			ix.ttl.expiry.Delete(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.removeEntry(entryFor(dk[i].ttl.date, rec))
 		}
 	}
 }
