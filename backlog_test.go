@@ -107,14 +107,17 @@ func TestCountKeyRounding(t *testing.T) {
 
 // modelBacklog computes what Metrics must report by visiting every entry
 // of every TTL index: the backlog to the second (its documented rule), the
-// exact number expired, and the oldest expired threshold.
-func modelBacklog(db *DB, now time.Time) (toSecond, exact int64, oldest time.Duration) {
+// exact number expired, and the oldest expired threshold. It also checks
+// that each index's counts hold as many entries as its tree.
+func modelBacklog(t testing.TB, db *DB, now time.Time) (toSecond, exact int64, oldest time.Duration) {
+	t.Helper()
 	for _, s := range db.snapshotCollections() {
 		s.mu.RLock()
 		for _, ix := range s.indexes {
 			if ix.ttl == nil {
 				continue
 			}
+			require.Equal(t, int64(ix.ttl.expiry.Len()), ix.ttl.counts.total, "index %s.%s", s.name, ix.name)
 			cut := ix.ttl.cutoff(now)
 			ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 				th := ix.ttl.threshold(e)
@@ -191,14 +194,14 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 
 		now := clk.Now()
 		m := db.Metrics().TTL
-		toSecond, exact, oldest := modelBacklog(db, now)
+		toSecond, exact, oldest := modelBacklog(t, db, now)
 		require.Equal(t, toSecond, m.Backlog, "step %d", step)
 		require.LessOrEqual(t, m.Backlog, exact, "never counted before it expired")
 		require.Equal(t, oldest, m.OldestBacklogAge, "step %d", step)
 		if now.Equal(now.Truncate(time.Second)) {
 			// Whole-second now: only fractional dates within the last
 			// second can be missing.
-			_, exactAgo, _ := modelBacklog(db, now.Add(-time.Second+time.Nanosecond))
+			_, exactAgo, _ := modelBacklog(t, db, now.Add(-time.Second+time.Nanosecond))
 			require.GreaterOrEqual(t, m.Backlog, exactAgo, "step %d", step)
 		}
 	}
@@ -231,4 +234,54 @@ func TestMetricsBacklogDoesNotWalk(t *testing.T) {
 	assert.LessOrEqual(t, small, bound)
 	assert.LessOrEqual(t, large, bound, "work with 100,000 expired: %d, with 100: %d", large, small)
 	assert.Less(t, large, int64(1000))
+}
+
+// Rule: a TTL index built while writers change its documents (the build
+// applies their writes from a side list) ends with counts that agree with
+// its tree.
+func TestMetricsBacklogAfterConcurrentBuild(t *testing.T) {
+	db, clk := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("c")
+	docs := make([]Document, 20_000)
+	for i := range docs {
+		docs[i] = Document{"_id": i, "at": t0.Add(time.Duration(i) * time.Millisecond)}
+	}
+	_, err := c.InsertMany(docs)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id := rng.IntN(len(docs))
+			var err error
+			switch rng.IntN(3) {
+			case 0:
+				_, err = c.UpdateOne(Document{"_id": id}, Document{"$set": Document{"at": t0.Add(time.Duration(rng.IntN(60_000)) * time.Millisecond)}})
+			case 1:
+				_, err = c.UpdateOne(Document{"_id": id}, Document{"$unset": Document{"at": ""}})
+			default:
+				_, err = c.DeleteOne(Document{"_id": id})
+			}
+			if !assert.NoError(t, err) {
+				return
+			}
+		}
+	}()
+	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(10)})
+	close(stop)
+	<-done
+	require.NoError(t, err)
+	clk.Advance(40 * time.Second)
+	toSecond, _, oldest := modelBacklog(t, db, clk.Now())
+	m := db.Metrics().TTL
+	assert.Equal(t, toSecond, m.Backlog)
+	assert.Equal(t, oldest, m.OldestBacklogAge)
+	assert.Positive(t, m.Backlog)
 }

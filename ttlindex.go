@@ -181,6 +181,12 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if err := c.usable(); err != nil {
 		return time.Time{}, false, err
 	}
+	// Validated (no cycle, bounded depth) and in stored form before it is
+	// keyed: an _id is looked up as the filter {_id: id} would match it.
+	id, err = codec.CloneValue(id, "_id")
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
+	}
 	k, err := idKey(id)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
