@@ -17,18 +17,19 @@ import (
 // It also tracks the ExpireAfterSeconds of the model's TTL indexes, so that
 // a window knows every value a concurrent CollMod may have put in force.
 //
-// Timers are its own and measure monotonic time: only Advance moves them, a
-// Set (a wall-clock correction) does not, as with Go's timers. The DB's only
-// sleeper is its monitor, which waits on its latest timer alone, so the
-// clock keeps only the latest: while it has not fired, no background pass
-// runs (asleep).
+// Timers are its own and measure elapsed (monotonic) time, as Clock
+// requires: only Advance moves them, a jump (a wall-clock correction) does
+// not. The DB's only sleeper is its monitor, which waits on its latest
+// timer alone (and stops those it abandons), so the clock keeps only the
+// latest: while it has neither fired nor been stopped, the monitor is
+// asleep and no background pass runs.
 type modelClock struct {
 	mu     sync.Mutex
 	fake   *ttltest.Clock
 	offset time.Duration // wall - "true" time: -24h, 0 or +24h
 	mono   time.Duration // total of Advance: what timers measure
-	timer  *modelTimer   // the latest After
-	armed  *sync.Cond    // signalled by After
+	timer  *modelTimer   // the latest NewTimer
+	armed  *sync.Cond    // signalled by NewTimer
 	wins   []*clockWindow
 
 	eas     []int64 // ExpireAfterSeconds in force, per model TTL index
@@ -36,9 +37,24 @@ type modelClock struct {
 }
 
 type modelTimer struct {
-	at    time.Duration // on the mono scale
-	ch    chan time.Time
-	fired bool
+	c           *modelClock
+	at          time.Duration // on the mono scale
+	ch          chan time.Time
+	fired, stop bool
+}
+
+// C implements Timer.
+func (t *modelTimer) C() <-chan time.Time { return t.ch }
+
+// Stop implements Timer.
+func (t *modelTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.fired || t.stop {
+		return false
+	}
+	t.stop = true
+	return true
 }
 
 // clockWindow is what was true between open and close: the clock's lowest
@@ -72,15 +88,15 @@ func (c *modelClock) Now() time.Time {
 	return v
 }
 
-// After implements Clock.
-func (c *modelClock) After(d time.Duration) <-chan time.Time {
+// NewTimer implements Clock.
+func (c *modelClock) NewTimer(d time.Duration) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &modelTimer{at: c.mono + d, ch: make(chan time.Time, 1)}
+	t := &modelTimer{c: c, at: c.mono + d, ch: make(chan time.Time, 1)}
 	c.timer = t
 	c.fireLocked()
 	c.armed.Broadcast()
-	return t.ch
+	return t
 }
 
 // peek returns the clock's state without recording a read.
@@ -116,7 +132,7 @@ func (c *modelClock) jump(off time.Duration, waitAsleep bool) bool {
 			c.mu.Unlock()
 		})
 		defer watchdog.Stop()
-		for c.timer == nil || c.timer.fired {
+		for c.timer == nil || c.timer.fired || c.timer.stop {
 			if stuck {
 				return false
 			}
@@ -130,7 +146,7 @@ func (c *modelClock) jump(off time.Duration, waitAsleep bool) bool {
 }
 
 func (c *modelClock) fireLocked() {
-	if t := c.timer; t != nil && !t.fired && t.at <= c.mono {
+	if t := c.timer; t != nil && !t.fired && !t.stop && t.at <= c.mono {
 		t.fired = true
 		t.ch <- c.fake.Now()
 	}

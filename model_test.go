@@ -352,18 +352,22 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 
 	tick := make(chan struct{}, 1)
 	stop := make(chan struct{})
-	var wg, ctl sync.WaitGroup
+	var wg sync.WaitGroup
 	for w := range writers {
 		n := cfg.ops * modelWritesPerAction / (modelWritesPerAction + 1) / writers
 		wrng := rand.New(rand.NewPCG(cfg.seed, uint64(w)+1))
-		wg.Go(func() { m.writer(wrng, n, tick) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.writer(wrng, n, tick)
+		}()
 	}
 	crng := rand.New(rand.NewPCG(cfg.seed, 100))
-	var controls int
-	ctl.Go(func() { controls = m.control(crng, tick, stop) })
+	controls := make(chan int)
+	go func() { controls <- m.control(crng, tick, stop) }()
 	wg.Wait()
 	close(stop)
-	ctl.Wait()
+	nControls := <-controls
 
 	m.finalPass(mo.Interval)
 	require.NoError(t, db.Close())
@@ -379,7 +383,7 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 		stats: fmt.Sprintf("%d writers: %d writes; controller: %d actions (%d RunTTLPass, %d advances, %d jumps, %d CollMod); "+
 			"%d background+run passes in all, %d deleted, %d offered to the hook (%d calls failed); "+
 			"clock moved a day on for failed deliveries: %d; options %+v",
-			writers, m.writes.Load(), controls, m.passes.Load(), m.advances.Load(), m.jumps.Load(), m.collMods.Load(),
+			writers, m.writes.Load(), nControls, m.passes.Load(), m.advances.Load(), m.jumps.Load(), m.collMods.Load(),
 			db.Metrics().TTL.Passes, m.deleted.Load(), m.offers.Load(), m.hookFails.Load(), m.gatedRetries.Load(), mo),
 	}
 }
