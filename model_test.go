@@ -213,7 +213,7 @@ func modelSeed(t testing.TB) uint64 {
 }
 
 // TestModel runs the model with a short seed: 100k operations in all,
-// shared by the modes that run (a few seconds with -race).
+// shared by the four modes (a few seconds with -race).
 func TestModel(t *testing.T) {
 	runModelModes(t, 100_000)
 }
