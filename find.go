@@ -144,7 +144,8 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 			}
 		}
 	}
-	k, kerr := idKey(id)
+	var buf [64]byte
+	k, kerr := appendIDKey(buf[:0], id)
 	if kerr != nil {
 		return nil, false, nil // let the filter compiler report it
 	}
@@ -157,7 +158,7 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 	case s == nil:
 	case s.opts.HideExpired:
 		s.mu.RLock()
-		rec = s.byID.load(k)
+		rec = s.byID.lookup(k)
 		if rec != nil && s.hideExpiredActive() && s.expiredAt(&docRef{rec: rec}, c.db.clock.Now()) {
 			rec = nil
 		}
@@ -165,7 +166,7 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 	default:
 		// No collection lock: the _id map has its own, and records are
 		// immutable, so a lookup by _id never waits for a writer's batch.
-		rec = s.byID.load(k)
+		rec = s.byID.lookup(k)
 	}
 	if rec == nil {
 		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)

@@ -254,9 +254,9 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		dk  docKeys
 	}
 	batch := make([]pending, len(docs))
-	var seenIDs map[any]int // duplicates within docs
+	var seenIDs map[string]int // duplicates within docs
 	if len(docs) > 1 {
-		seenIDs = make(map[any]int, len(docs))
+		seenIDs = make(map[string]int, len(docs))
 	}
 	uc := newUniqueCheck(s)
 	for i, d := range docs {

@@ -138,7 +138,7 @@ type container struct {
 }
 
 func fail(format string, args ...any) error {
-	return fmt.Errorf("%w: index key: %s", errs.ErrInvalidDocument, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: key: %s", errs.ErrInvalidDocument, fmt.Sprintf(format, args...))
 }
 
 // enter records container p on the path, refusing a cycle or too deep a
