@@ -27,6 +27,7 @@ type DB struct {
 	collections map[string]*collState
 
 	closed  atomic.Bool
+	writes  atomic.Uint64 // the last record version given (record.ver)
 	monitor *monitor
 	metrics *metricsRecorder
 }
@@ -107,6 +108,12 @@ func Open(opts ...Option) (*DB, error) {
 // between two batches, even in the middle of a long pass), and makes every
 // later call on the DB or its collections fail with ErrClosed. Close is
 // idempotent: a second call returns nil at once.
+//
+// Called from an ExpireHook or DeleteObserver, Close does not wait for the
+// pass it is called from (that would wait for itself): it returns at once,
+// no further batch is deleted, and the monitor goroutine exits as soon as
+// the callback returns. A RunTTLPass running on another goroutine is not
+// waited for either; it stops before its next batch with context.Canceled.
 func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil

@@ -23,18 +23,19 @@ type IndexRef struct {
 // DeletedDocuments are counted exactly as MongoDB's
 // serverStatus().metrics.ttl: a pass and each of its sub-passes count when
 // they end, also when they deleted nothing (an idle pass is one pass and one
-// sub-pass); only committed deletions count. Passes run by RunTTLPass count
+// sub-pass) and when Close, a cancelled context or a step-down cut them
+// short; only committed deletions count. Passes run by RunTTLPass count
 // too.
 type TTLMetrics struct {
-	Passes           int64 // passes completed
-	SubPasses        int64 // sub-passes completed
+	Passes           int64 // passes ended, completed or cut short
+	SubPasses        int64 // sub-passes ended, completed or cut short
 	DeletedDocuments int64 // documents the monitor deleted
 
 	DeletedByCollection map[string]int64   // DeletedDocuments split by collection
 	DeletedByIndex      map[IndexRef]int64 // DeletedDocuments split by TTL index
 
-	LastPassStart    time.Time     // the "now" of the last completed pass (zero before the first)
-	LastPassDuration time.Duration // clock time the last completed pass took
+	LastPassStart    time.Time     // the "now" of the last pass to end (zero before the first)
+	LastPassDuration time.Duration // clock time the last pass to end took (0 if the clock stepped back)
 
 	// Backlog is the number of documents expired at the snapshot's time but
 	// not yet deleted, over all TTL indexes (a document expired under two
@@ -44,13 +45,20 @@ type TTLMetrics struct {
 	OldestBacklogAge time.Duration
 
 	IndexErrors int64 // index visits that failed (a collection dropped mid-pass, …)
-	HookErrors  int64 // OnExpire calls that returned an error (their batches were kept)
+	HookErrors  int64 // OnExpire calls that failed, wholly or for some documents (these were kept)
 	HookPanics  int64 // OnExpire calls that panicked (also counted in HookErrors)
+
+	// FailedDeliveries lists, per TTL index, the expired documents whose
+	// expire hook failed and that wait for a retry (see ExpireHook): how
+	// many, and how long ago the oldest failure was. An index without any
+	// is absent. A document deleted or revived by a write meanwhile leaves
+	// the count at its index's next retry. A gauge: Sub keeps m's.
+	FailedDeliveries map[IndexRef]FailedDeliveries
 }
 
 // Sub returns the change from prev to m: every counter and per-collection
 // and per-index count minus prev's. Gauges (LastPass*, Backlog,
-// OldestBacklogAge) keep m's values.
+// OldestBacklogAge, FailedDeliveries) keep m's values.
 func (m Metrics) Sub(prev Metrics) Metrics {
 	d := m
 	t, p := &d.TTL, prev.TTL
@@ -130,6 +138,7 @@ func (db *DB) Metrics() Metrics {
 	t.DeletedByIndex = maps.Clone(r.byIndex)
 	t.LastPassStart, t.LastPassDuration = r.lastPassStart, r.lastPassDur
 	r.mu.Unlock()
+	t.FailedDeliveries = db.monitor.delivery.snapshot(db.clock)
 	if !db.closed.Load() {
 		now := db.clock.Now()
 		for _, s := range db.snapshotCollections() {
