@@ -19,7 +19,8 @@ import (
 type IndexModel struct {
 	// Keys are the indexed fields, in order, each ascending (1) or
 	// descending (-1). Required. A dotted path indexes a nested field; an
-	// array value is indexed by each of its elements (a multikey index).
+	// array value is indexed by each of its distinct elements (a multikey
+	// index), at most MaxIndexKeysPerDocument of them.
 	Keys []IndexKey
 
 	// Name defaults to MongoDB's name for the keys: "lastModifiedDate_1",
