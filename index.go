@@ -389,13 +389,9 @@ var testCountKeyComparisons *int
 // their keys, O(n log n) for n elements; the keys come back sorted and
 // share one string.
 func expandKeys(vals []any, desc bool) (ks []string, values []any, multikey bool, err error) {
-	appendKey := keys.Append
-	if desc {
-		appendKey = keys.AppendDesc
-	}
 	if len(vals) == 1 && !codec.IsArray(vals[0]) {
 		var scratch [64]byte
-		k, err := appendKey(scratch[:0], vals[0])
+		k, err := appendKey(scratch[:0], vals[0], desc)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -422,7 +418,7 @@ func expandKeys(vals []any, desc bool) (ks []string, values []any, multikey bool
 	var buf []byte
 	ends := make([]int, len(elems))
 	for i, e := range elems {
-		if buf, err = appendKey(buf, e); err != nil {
+		if buf, err = appendKey(buf, e, desc); err != nil {
 			return nil, nil, false, err
 		}
 		ends[i] = len(buf)
@@ -456,6 +452,14 @@ func expandKeys(vals []any, desc bool) (ks []string, values []any, multikey bool
 		ks[j], values[j] = all[start:ends[i]], elems[i]
 	}
 	return ks, values, multikey, nil
+}
+
+// appendKey appends the key of v for an ascending or descending field.
+func appendKey(dst []byte, v any, desc bool) ([]byte, error) {
+	if desc {
+		return keys.AppendDesc(dst, v)
+	}
+	return keys.Append(dst, v)
 }
 
 // insertKeys adds rec under its keys. Call with the collection write lock

@@ -63,12 +63,18 @@ const (
 // allocates nothing for a scalar beyond growing dst; a document's keys are
 // sorted in a scratch slice.
 func Append(dst []byte, v any) ([]byte, error) {
+	if out, ok := appendScalar(dst, v); ok {
+		return out, nil
+	}
+	// A document or array is walked into a buffer of its own: the walk is
+	// recursive, which makes the compiler move whatever buffer it is given
+	// to the heap, and scalars (nearly every key) should not pay for that.
 	var w walker
-	out, err := w.value(dst, v, 0)
+	out, err := w.value(nil, v, 0)
 	if err != nil {
 		return dst, err
 	}
-	return out, nil
+	return append(dst, out...), nil
 }
 
 // AppendDesc appends the key of v for a descending index field: Append's
@@ -166,44 +172,56 @@ func (w *walker) leave(p uintptr, n int) {
 }
 
 func (w *walker) value(dst []byte, v any, depth int) ([]byte, error) {
+	if out, ok := appendScalar(dst, v); ok {
+		return out, nil
+	}
+	if m, ok := v.(map[string]any); ok {
+		return w.document(dst, m, depth)
+	}
+	return w.array(dst, v, depth)
+}
+
+// appendScalar appends the key of any value but a document or an array;
+// ok is false for those (and for unsupported types), with dst unchanged.
+func appendScalar(dst []byte, v any) (out []byte, ok bool) {
 	switch x := v.(type) {
 	case nil:
-		return append(dst, typeNull), nil
+		return append(dst, typeNull), true
 	case string:
-		return appendString(append(dst, typeString), x), nil
+		return appendString(append(dst, typeString), x), true
 	case bool:
 		if x {
-			return append(dst, typeTrue), nil
+			return append(dst, typeTrue), true
 		}
-		return append(dst, typeFalse), nil
+		return append(dst, typeFalse), true
 	case int:
-		return appendInt(dst, int64(x)), nil
+		return appendInt(dst, int64(x)), true
 	case int64:
-		return appendInt(dst, x), nil
+		return appendInt(dst, x), true
 	case int32:
-		return appendInt(dst, int64(x)), nil
+		return appendInt(dst, int64(x)), true
 	case int16:
-		return appendInt(dst, int64(x)), nil
+		return appendInt(dst, int64(x)), true
 	case int8:
-		return appendInt(dst, int64(x)), nil
+		return appendInt(dst, int64(x)), true
 	case uint:
-		return appendUint(dst, uint64(x)), nil
+		return appendUint(dst, uint64(x)), true
 	case uint64:
-		return appendUint(dst, x), nil
+		return appendUint(dst, x), true
 	case uint32:
-		return appendUint(dst, uint64(x)), nil
+		return appendUint(dst, uint64(x)), true
 	case uint16:
-		return appendUint(dst, uint64(x)), nil
+		return appendUint(dst, uint64(x)), true
 	case uint8:
-		return appendUint(dst, uint64(x)), nil
+		return appendUint(dst, uint64(x)), true
 	case float64:
-		return appendFloat(dst, x), nil
+		return appendFloat(dst, x), true
 	case float32:
-		return appendFloat(dst, float64(x)), nil
+		return appendFloat(dst, float64(x)), true
 	case time.Time:
 		dst = append(dst, typeDate)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(x.Unix())^(1<<63))
-		return binary.BigEndian.AppendUint32(dst, uint32(x.Nanosecond())), nil
+		return binary.BigEndian.AppendUint32(dst, uint32(x.Nanosecond())), true
 	case []byte:
 		dst = append(dst, typeBinary)
 		n := uint64(len(x))
@@ -212,17 +230,15 @@ func (w *walker) value(dst []byte, v any, depth int) ([]byte, error) {
 		for i := nb - 1; i >= 0; i-- {
 			dst = append(dst, byte(n>>(8*i)))
 		}
-		return append(dst, x...), nil
+		return append(dst, x...), true
 	case codec.ObjectID:
-		return append(append(dst, typeObjectID), x[:]...), nil
-	case map[string]any:
-		return w.document(dst, x, depth)
+		return append(append(dst, typeObjectID), x[:]...), true
 	case query.MinKeyType:
-		return append(dst, typeMinKey), nil
+		return append(dst, typeMinKey), true
 	case query.MaxKeyType:
-		return append(dst, typeMaxKey), nil
+		return append(dst, typeMaxKey), true
 	}
-	return w.array(dst, v, depth)
+	return dst, false
 }
 
 func (w *walker) document(dst []byte, m map[string]any, depth int) ([]byte, error) {
