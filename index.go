@@ -232,8 +232,8 @@ func (ix *index) sameOptions(m IndexModel) bool {
 }
 
 func (ix *index) less(a, b indexEntry) bool {
-	if a.key != b.key {
-		return a.key < b.key
+	if c := strings.Compare(a.key, b.key); c != 0 { // one pass over the bytes
+		return c < 0
 	}
 	return a.rec.seq < b.rec.seq
 }
