@@ -242,9 +242,10 @@ func (ix *index) less(a, b indexEntry) bool {
 // index: the distinct elements of the array in a multikey field. A write
 // of a document over it fails with ErrInvalidDocument naming the field and
 // changes nothing, and CreateIndex over a stored one fails. It bounds the
-// time one write holds the collection's write lock (about 100 ms at the
-// limit, see BenchmarkInsertMultikey) and the entries one document adds to
-// an index tree.
+// time one write holds the collection's write lock (under 100 ms at the
+// limit on 2 cores: BenchmarkInsertMultikey inserts and deletes such a
+// document in 85–210 ms) and the entries one document adds to an index
+// tree.
 const MaxIndexKeysPerDocument = 1 << 16
 
 // keysOf returns the keys under which doc belongs in the index: none if the
