@@ -136,7 +136,7 @@ func compileLogical(op string, v any, depth int) (clause, error) {
 	switch op {
 	case "$and", "$or", "$nor":
 	default:
-		return nil, filterError(op, "", "unknown top-level operator")
+		return nil, filterError(op, "", "unknown top-level operator (supported: %s)", strings.Join(supportedTopLevelOperators, ", "))
 	}
 	if err := checkDepth(depth+1, op, ""); err != nil {
 		return nil, err
@@ -189,6 +189,9 @@ func compileField(path string, v any, depth int) (clause, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
 	}
+	if p, isRe, err := compilePatternValue("$regex", path, v); isRe {
+		return fieldClause{path: path, preds: []predicate{p}}, err
+	}
 	if m, ok := codec.AsDocument(v); ok && hasOperator(m) {
 		preds, err := compileOperators(path, m, depth)
 		if err != nil {
@@ -228,6 +231,10 @@ func hasOperator(m map[string]any) bool {
 // compileOperators compiles an operator document ({$gt: 1, $lt: 5}); its
 // operators are ANDed.
 func compileOperators(path string, m map[string]any, depth int) ([]predicate, error) {
+	m, err := foldRegexOptions(path, m)
+	if err != nil {
+		return nil, err
+	}
 	preds := make([]predicate, 0, len(m))
 	for _, op := range SortedKeys(m) {
 		if !strings.HasPrefix(op, "$") {
@@ -259,7 +266,7 @@ func compileOperator(op, path string, v any, depth int) (predicate, error) {
 	case "$not":
 		return compileNot(op, path, v, depth)
 	}
-	return nil, filterError(op, path, "unknown operator")
+	return compileMoreOperator(op, path, v, depth)
 }
 
 // filterValue validates a value given in a filter as a storable document
@@ -304,6 +311,9 @@ func compileEquals(op, path string, v any) (predicate, error) {
 }
 
 func compileIn(op, path string, v any) (predicate, error) {
+	if vals, patterns, _, err := splitPatterns(op, path, v); err != nil || len(patterns) > 0 {
+		return compileInPatterns(op, path, vals, patterns, err)
+	}
 	if !codec.IsArray(v) {
 		return nil, filterError(op, path, "needs an array, got %T", v)
 	}
@@ -420,6 +430,9 @@ func negate(p predicate, err error) (predicate, error) {
 func compileNot(op, path string, v any, depth int) (predicate, error) {
 	if err := checkDepth(depth+1, op, path); err != nil {
 		return nil, err
+	}
+	if p, isRe, err := compilePatternValue(op, path, v); isRe {
+		return notPred{p}, err
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok || len(m) == 0 {

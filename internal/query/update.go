@@ -571,6 +571,9 @@ func collectAndEqualities(arg any, eqs map[string]any) error {
 // equal: the condition itself, unless it is an operator document ({$gt: 1}),
 // in which case only $eq counts.
 func equalityValue(cond any) (any, bool) {
+	if IsRegex(cond) {
+		return nil, false // a pattern, not a value
+	}
 	m, ok := codec.AsDocument(cond)
 	if !ok {
 		return cond, true
