@@ -357,6 +357,9 @@ func (g diffGen) findOptions() FindOptions {
 
 func (g diffGen) update() Document {
 	field := []string{"a", "b", "c.d", "tags", "e", "z"}[g.r.IntN(6)]
+	if g.r.IntN(3) == 0 {
+		return g.operatorUpdate(field)
+	}
 	switch g.r.IntN(4) {
 	case 0:
 		return Document{"$unset": Document{field: ""}}
@@ -368,4 +371,33 @@ func (g diffGen) update() Document {
 		v = g.scalar()
 	}
 	return Document{"$set": Document{field: v}}
+}
+
+// operatorUpdate uses the array, comparison and arithmetic update
+// operators, which change indexed fields (array fields become multikey)
+// or fail on a document of the wrong shape, failing the whole UpdateMany.
+func (g diffGen) operatorUpdate(field string) Document {
+	switch g.r.IntN(9) {
+	case 0:
+		return Document{"$push": Document{field: Document{"$each": []any{g.scalar(), g.scalar()}, "$slice": -3}}}
+	case 1:
+		return Document{"$addToSet": Document{field: g.scalar()}}
+	case 2:
+		return Document{"$pull": Document{field: Document{"$gte": g.scalar()}}}
+	case 3:
+		return Document{"$pop": Document{field: 1 - 2*g.r.IntN(2)}}
+	case 4:
+		return Document{"$min": Document{field: g.scalar()}}
+	case 5:
+		return Document{"$max": Document{field: g.scalar()}}
+	case 6:
+		return Document{"$mul": Document{"z": g.r.IntN(3)}}
+	case 7:
+		to := []string{"a", "b", "e", "y"}[g.r.IntN(4)]
+		if to == field {
+			to = "y"
+		}
+		return Document{"$rename": Document{field: to}}
+	}
+	return Document{"$setOnInsert": Document{field: g.scalar()}}
 }

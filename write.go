@@ -397,7 +397,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
-			doc, _, err := u.Apply(seed, now)
+			doc, _, err := u.ApplyInsert(seed, now) // $setOnInsert applies
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
