@@ -130,6 +130,10 @@ type collState struct {
 	bytes   int64
 	dropped bool
 
+	// builds are the index builds under way (indexbuild.go); every write
+	// records its changes in their side tables. Guarded by writeMu.
+	builds []*indexBuild
+
 	// inWay is the running write's record of the expired documents it
 	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
 	inWay *expiredInWay

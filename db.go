@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // DB is an in-memory database: a set of named collections and one TTL
@@ -134,6 +135,8 @@ func validateCollectionName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty collection name", ErrInvalidOptions)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: collection name %q is not valid UTF-8", ErrInvalidOptions, name)
 	case strings.ContainsAny(name, "$\x00"):
 		return fmt.Errorf("%w: collection name %q: may not contain '$' or NUL", ErrInvalidOptions, name)
 	case strings.HasPrefix(name, "system."):

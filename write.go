@@ -100,6 +100,7 @@ func (s *collState) storedKeys(rec *record) docKeys {
 func (s *collState) removeRecord(rec *record) {
 	s.byID.delete(rec.key)
 	s.natural.Delete(rec)
+	s.noteWrite(rec, nil)
 	s.removeFromIndexes(rec, s.storedKeys(rec))
 	s.bytes -= int64(len(rec.enc))
 }
@@ -303,6 +304,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		p.rec.ver = s.db.writes.Add(1)
 		s.byID.store(p.rec.key, p.rec)
 		s.natural.ReplaceOrInsert(p.rec)
+		s.noteWrite(nil, p.rec)
 		s.addToIndexes(p.rec, p.dk)
 		s.bytes += int64(len(p.rec.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
@@ -391,9 +393,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	}
 	o := mergeUpdateOptions(opts)
 	var res UpdateResult
-	err = c.writeMatching(filterDoc, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatching(f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
-			seed, err := query.UpsertSeed(filterDoc)
+			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
@@ -425,7 +427,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 // records matching the filter (up to limit; 0: all) and the clock's now;
 // res.MatchedCount is set. With no match, fn runs only for an upsert: an
 // update without upsert of a missing collection must not create it.
-func (c *Collection) writeMatching(filterDoc Document, f *query.Filter, limit int, upsert bool, res *UpdateResult,
+func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
@@ -434,7 +436,7 @@ func (c *Collection) writeMatching(filterDoc Document, f *query.Filter, limit in
 	}
 	return c.write(func(s *collState) error {
 		now := c.db.clock.Now()
-		refs := s.matchingRecords(filterDoc, f, limit, now)
+		refs := s.matchingRecords(f, limit, now)
 		res.MatchedCount = len(refs)
 		if len(refs) == 0 && !upsert {
 			return nil
@@ -517,6 +519,7 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		s.natural.ReplaceOrInsert(nr)
 		s.byID.store(nr.key, nr)
+		s.noteWrite(ch.rec, nr)
 		s.addToIndexes(nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
@@ -544,11 +547,11 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 	}
 	o := mergeUpdateOptions(opts)
 	var res UpdateResult
-	err = c.writeMatching(filterDoc, f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatching(f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			doc := codec.CopyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
-				if seed, err := query.UpsertSeed(filterDoc); err == nil {
+				if seed, err := query.UpsertSeed(f.Doc()); err == nil {
 					if id, ok := seed["_id"]; ok {
 						doc["_id"] = id
 					}
@@ -596,7 +599,7 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 	}
 	n := 0
 	err = c.write(func(s *collState) error {
-		refs := s.matchingRecords(filterDoc, f, limit, c.db.clock.Now())
+		refs := s.matchingRecords(f, limit, c.db.clock.Now())
 		s.mu.Lock()
 		for _, ref := range refs {
 			s.removeRecord(ref.rec)

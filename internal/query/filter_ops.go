@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -27,23 +28,34 @@ var supportedFieldOperators = []string{
 var supportedTopLevelOperators = []string{"$and", "$or", "$nor"}
 
 // compileMoreOperator compiles the operators of this file; any other
-// operator is unknown, and the error lists the supported ones.
-func compileMoreOperator(op, path string, v any, depth int) (predicate, error) {
+// operator is unknown, and the error lists the supported ones. norm is the
+// argument in stored form, as compileOperator's (a pattern stays a
+// *regexp.Regexp or a string).
+func compileMoreOperator(op, path string, v any, depth int) (p predicate, norm any, err error) {
 	switch op {
 	case "$regex":
 		return compileRegexOperator(op, path, v)
 	case "$elemMatch":
 		return compileElemMatch(op, path, v, depth)
-	case "$size":
-		return compileSize(op, path, v)
 	case "$all":
 		return compileAll(op, path, v, depth)
-	case "$type":
-		return compileType(op, path, v)
-	case "$mod":
-		return compileMod(op, path, v)
 	}
-	return nil, filterError(op, path, "unknown operator (supported: %s)", strings.Join(supportedFieldOperators, ", "))
+	var compile func(op, path string, v any) (predicate, error)
+	switch op {
+	case "$size":
+		compile = compileSize
+	case "$type":
+		compile = compileType
+	case "$mod":
+		compile = compileMod
+	default:
+		return nil, nil, filterError(op, path, "unknown operator (supported: %s)", strings.Join(supportedFieldOperators, ", "))
+	}
+	if norm, err = filterValue(op, path, v); err != nil {
+		return nil, nil, err
+	}
+	p, err = compile(op, path, norm)
+	return p, norm, err
 }
 
 // singleMatcher is a predicate that can test one value as it is, without
@@ -155,13 +167,13 @@ func (p elemMatchPred) matchesSingle(v any) bool {
 // compileElemMatch compiles {$elemMatch: {…}}: the query form when the
 // document holds field names (and $and/$or/$nor), the operator form when it
 // holds other operators; both at once is an error.
-func compileElemMatch(op, path string, v any, depth int) (predicate, error) {
+func compileElemMatch(op, path string, v any, depth int) (predicate, any, error) {
 	if err := checkDepth(depth+1, op, path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok {
-		return nil, filterError(op, path, "needs a document, got %s", describeType(v))
+		return nil, nil, filterError(op, path, "needs a document, got %s", describeType(v))
 	}
 	fields, ops := 0, 0
 	for k := range m {
@@ -174,19 +186,19 @@ func compileElemMatch(op, path string, v any, depth int) (predicate, error) {
 	}
 	switch {
 	case fields > 0 && ops > 0:
-		return nil, filterError(op, path, "mixes field conditions and operators; use one form")
+		return nil, nil, filterError(op, path, "mixes field conditions and operators; use one form")
 	case ops > 0:
-		preds, err := compileOperators(path, m, depth+1)
+		preds, norm, err := compileOperators(path, m, depth+1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return elemMatchPred{preds: preds}, nil
+		return elemMatchPred{preds: preds}, norm, nil
 	}
 	sub, err := compileDocument(m, depth+1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return elemMatchPred{sub: sub}, nil
+	return elemMatchPred{sub: sub}, sub.doc, nil
 }
 
 // sizePred holds when a value at the path is an array of n elements. The
@@ -216,11 +228,7 @@ func (p sizePred) matchesSingle(v any) bool {
 // compileSize accepts a number: a negative one is an error; one with a
 // fraction matches nothing, as in MongoDB.
 func compileSize(op, path string, v any) (predicate, error) {
-	fv, err := filterValue(op, path, v)
-	if err != nil {
-		return nil, err
-	}
-	n, ok := ToNumber(fv)
+	n, ok := ToNumber(v)
 	if !ok {
 		return nil, filterError(op, path, "needs a number, got %s", describeType(v))
 	}
@@ -247,43 +255,44 @@ func compileSize(op, path string, v any) (predicate, error) {
 // compileAll compiles {$all: [v1, v2, …]}: every value must be matched
 // (as by equality, or by pattern for a *regexp.Regexp), or every element is
 // {$elemMatch: …} and each must hold. An empty array matches nothing.
-func compileAll(op, path string, v any, depth int) (predicate, error) {
+func compileAll(op, path string, v any, depth int) (predicate, any, error) {
 	elems, ok := codec.ArrayElements(v)
 	if !ok {
-		return nil, filterError(op, path, "needs an array, got %s", describeType(v))
+		return nil, nil, filterError(op, path, "needs an array, got %s", describeType(v))
 	}
 	out := make(allOf, 0, len(elems))
+	norm := make([]any, 0, len(elems))
 	elemMatches := 0
 	for _, e := range elems {
 		if m, isDoc := codec.AsDocument(e); isDoc && hasOperator(m) {
 			em, isEM := m["$elemMatch"]
 			if !isEM || len(m) != 1 {
-				return nil, filterError(op, path, "elements may be values or {$elemMatch: …} documents, not other operators")
+				return nil, nil, filterError(op, path, "elements may be values or {$elemMatch: …} documents, not other operators")
 			}
-			p, err := compileElemMatch("$elemMatch", path, em, depth)
+			p, n, err := compileElemMatch("$elemMatch", path, em, depth)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			out = append(out, p)
+			out, norm = append(out, p), append(norm, map[string]any{"$elemMatch": n})
 			elemMatches++
 			continue
 		}
 		p, isRe, err := compilePatternValue(op, path, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		n := e
 		if !isRe {
-			p, err = compileEquals(op, path, e)
-			if err != nil {
-				return nil, err
+			if p, n, err = compileEquals(op, path, e); err != nil {
+				return nil, nil, err
 			}
 		}
-		out = append(out, p)
+		out, norm = append(out, p), append(norm, n)
 	}
 	if elemMatches > 0 && elemMatches != len(elems) {
-		return nil, filterError(op, path, "mixes {$elemMatch: …} elements and values; MongoDB requires one kind")
+		return nil, nil, filterError(op, path, "mixes {$elemMatch: …} elements and values; MongoDB requires one kind")
 	}
-	return out, nil
+	return out, norm, nil
 }
 
 // BSON type codes and the names $type accepts for them, as MongoDB's. The
@@ -442,11 +451,7 @@ func bigMod(x *big.Int, d int64) int64 {
 // fit in 64-bit integers (fractions are truncated); the divisor may not be
 // zero.
 func compileMod(op, path string, v any) (predicate, error) {
-	fv, err := filterValue(op, path, v)
-	if err != nil {
-		return nil, err
-	}
-	elems, ok := codec.ArrayElements(fv)
+	elems, ok := codec.ArrayElements(v)
 	switch {
 	case !ok:
 		return nil, filterError(op, path, "needs an array [divisor, remainder], got %s", describeType(v))
@@ -483,14 +488,20 @@ func compileMod(op, path string, v any) (predicate, error) {
 func (p rangePred) matchesSingle(v any) bool { return p.holds(v) }
 
 // compileInPatterns compiles an $in (or $nin) whose array holds
-// *regexp.Regexp elements: a value matches by equality or by pattern.
-func compileInPatterns(op, path string, vals []any, patterns []predicate, err error) (predicate, error) {
+// *regexp.Regexp elements: a value matches by equality or by pattern. norm
+// is the values in stored form followed by the patterns.
+func compileInPatterns(op, path string, vals []any, patterns []predicate, err error) (predicate, any, error) {
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	eq, err := compileIn(op, path, vals)
+	eq, fv, err := compileIn(op, path, vals)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(anyOf{eq}, patterns...), nil
+	norm, _ := codec.ArrayElements(fv)
+	norm = slices.Clone(norm)
+	for _, p := range patterns {
+		norm = append(norm, p.(regexPred).source)
+	}
+	return append(anyOf{eq}, patterns...), norm, nil
 }

@@ -192,7 +192,8 @@ func stripExtended(src string) string {
 // pattern ($regex, or a *regexp.Regexp given as a value). Non-strings never
 // match.
 type regexPred struct {
-	re *regexp.Regexp
+	re     *regexp.Regexp
+	source *regexp.Regexp // the caller's, for Filter.Doc; nil for a $regex
 }
 
 func (p regexPred) test(vals []any, _ bool) bool { return anyCandidate(vals, p.matchesSingle) }
@@ -204,16 +205,16 @@ func (p regexPred) matchesSingle(v any) bool {
 
 // compileRegexOperator compiles {$regex: pattern} (with $options folded in
 // as a regexSpec).
-func compileRegexOperator(op, path string, v any) (predicate, error) {
+func compileRegexOperator(op, path string, v any) (predicate, any, error) {
 	spec, ok := v.(regexSpec)
 	if !ok {
 		spec = regexSpec{pattern: v}
 	}
 	re, err := compileRegex(op, path, spec.pattern, spec.options)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return regexPred{re: re}, nil
+	return regexPred{re: re}, spec.pattern, nil
 }
 
 // compilePatternValue compiles a *regexp.Regexp given where a value is
@@ -227,7 +228,7 @@ func compilePatternValue(op, path string, v any) (predicate, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	return regexPred{re: re}, true, nil
+	return regexPred{re: re, source: v.(*regexp.Regexp)}, true, nil
 }
 
 // foldRegexOptions returns m with $options folded into $regex (as a

@@ -365,7 +365,7 @@ func compilePull(path string, arg any) (moreOp, error) {
 		return pullOp{cond: func(e any) bool { return p.test([]any{e}, true) }}, nil
 	}
 	if m, ok := codec.AsDocument(arg); ok {
-		em, err := compileElemMatch("$pull", path, m, 0)
+		em, _, err := compileElemMatch("$pull", path, m, 0)
 		if err != nil {
 			return nil, wrap(err)
 		}
