@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"regexp"
@@ -329,4 +330,39 @@ func TestFilterArrayAndTypeOperatorErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFilterOperatorsDocIsInStoredForm checks the planner's view (Doc) of
+// the new operators: arguments in stored form (named types as their kind,
+// json.Number as its number), patterns kept as patterns, $options beside
+// its $regex; and that matching sees the same normalized values.
+func TestFilterOperatorsDocIsInStoredForm(t *testing.T) {
+	re := regexp.MustCompile("^x")
+	f, err := CompileFilter(D{
+		"s":   D{"$size": json.Number("2")},
+		"m":   D{"$mod": []any{json.Number("3"), json.Number("1")}},
+		"t":   D{"$type": []tier{"string"}},
+		"r":   re,
+		"o":   D{"$regex": "^a", "$options": "i"},
+		"in":  D{"$in": []any{re, tier("k")}},
+		"all": D{"$all": []any{tier("a"), re}},
+		"em":  D{"$elemMatch": D{"k": tier("v")}},
+		"eo":  D{"$elemMatch": D{"$gte": json.Number("1")}},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{
+		"s":   map[string]any{"$size": int64(2)},
+		"m":   map[string]any{"$mod": []any{int64(3), int64(1)}},
+		"t":   map[string]any{"$type": []string{"string"}},
+		"r":   re,
+		"o":   map[string]any{"$regex": "^a", "$options": "i"},
+		"in":  map[string]any{"$in": []any{"k", re}},
+		"all": map[string]any{"$all": []any{"a", re}},
+		"em":  map[string]any{"$elemMatch": map[string]any{"k": "v"}},
+		"eo":  map[string]any{"$elemMatch": map[string]any{"$gte": int64(1)}},
+	}, f.Doc())
+	assert.True(t, f.Matches(D{
+		"s": []any{1, 2}, "m": 4, "t": "x", "r": "xy", "o": "AB", "in": "k",
+		"all": []any{"a", "xa"}, "em": []any{D{"k": "v"}}, "eo": []any{0, 1},
+	}))
 }
