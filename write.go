@@ -358,7 +358,9 @@ type UpdateResult struct {
 	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
 }
 
-// UpdateOne applies update ($set, $unset, $inc, $currentDate) to the first
+// UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
+// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
+// semantics; $setOnInsert only when an upsert inserts) to the first
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
 // document alive under a TTL index. Errors (ErrInvalidFilter,
