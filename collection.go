@@ -199,8 +199,8 @@ var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
 // writeState runs fn on the collection's state, creating the collection if
 // needed and retrying once if it was dropped between lookup and lock.
 func (c *Collection) write(fn func(s *collState) error) error {
-	if c.nameErr != nil {
-		return c.nameErr
+	if err := c.usable(); err != nil {
+		return err
 	}
 	var approved map[*record]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
@@ -244,10 +244,21 @@ func (c *Collection) write(fn func(s *collState) error) error {
 // read returns the collection's state for a reader, or nil if the
 // collection does not exist.
 func (c *Collection) read() (*collState, error) {
-	if c.nameErr != nil {
-		return nil, c.nameErr
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	return c.db.state(c.name, false)
+}
+
+// usable returns why no call can go through c: ErrClosed once the DB is
+// closed, else the handle's invalid name. Every public method checks it
+// before its arguments, so that a closed DB answers ErrClosed whatever else
+// is wrong with the call.
+func (c *Collection) usable() error {
+	if err := c.db.checkOpen(); err != nil {
+		return err
+	}
+	return c.nameErr
 }
 
 // idKey maps an _id value to a comparable map key such that two _id values
@@ -330,12 +341,14 @@ func (c *Collection) Compact() error {
 		s.natural.Ascend(func(r *record) bool { natural.ReplaceOrInsert(r); return true })
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
 		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
 			trees[i] = btree.NewG(btreeDegree, ix.less)
 			ix.tree.Ascend(func(e indexEntry) bool { trees[i].ReplaceOrInsert(e); return true })
 			if ix.ttl != nil {
 				expiries[i] = btree.NewG(btreeDegree, expiryLess)
 				ix.ttl.expiry.Ascend(func(e expiryEntry) bool { expiries[i].ReplaceOrInsert(e); return true })
+				counts[i] = ix.ttl.counts.clone()
 			}
 		}
 		s.mu.Lock()
@@ -343,7 +356,7 @@ func (c *Collection) Compact() error {
 		for i, ix := range s.indexes {
 			ix.tree = trees[i]
 			if ix.ttl != nil {
-				ix.ttl.expiry = expiries[i]
+				ix.ttl.expiry, ix.ttl.counts = expiries[i], counts[i]
 			}
 		}
 		s.mu.Unlock()

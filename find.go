@@ -91,6 +91,9 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*find
 // while the caller works through the results. Errors: ErrInvalidFilter,
 // ErrInvalidOptions, ErrClosed.
 func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, err
@@ -106,6 +109,9 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 // FindOne returns a copy of the first document Find would return, or
 // ErrNotFound.
 func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	if len(opts) == 0 {
 		if doc, ok, err := c.findByID(filter); ok {
 			return doc, err
@@ -181,6 +187,9 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 
 // CountDocuments returns how many documents match filter.
 func (c *Collection) CountDocuments(filter Document) (int, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
 		return 0, err
@@ -704,6 +713,9 @@ type Explanation struct {
 
 // Explain runs the query as Find would and reports the plan and its counts.
 func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
+	if err := c.usable(); err != nil {
+		return Explanation{}, err
+	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return Explanation{}, err

@@ -423,6 +423,9 @@ func (ix *index) conflict(key any, self *record) *record {
 // index is being built, CreateIndex of the same keys or name waits for it,
 // and DropIndex and CollMod do not see it yet (ErrNotFound).
 func (c *Collection) CreateIndex(m IndexModel) (string, error) {
+	if err := c.usable(); err != nil {
+		return "", err
+	}
 	if m.Name == "" && len(m.Keys) > 0 {
 		m.Name = defaultIndexName(m.Keys)
 	}

@@ -307,7 +307,7 @@ func (b *indexBuild) add(rec *record) error {
 	ix.multikey = ix.multikey || mk
 	if ix.ttl != nil && len(keys) > 0 {
 		if d, ok := ix.ttl.dateOfStored(rec.enc); ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
+			ix.ttl.addEntry(entryFor(d, rec))
 		}
 	}
 	return nil
@@ -325,7 +325,7 @@ func (b *indexBuild) remove(rec *record) {
 	ix.removeKeys(rec, keys)
 	if ix.ttl != nil && len(keys) > 0 {
 		if d, ok := ix.ttl.dateOfStored(rec.enc); ok {
-			ix.ttl.expiry.Delete(entryFor(d, rec))
+			ix.ttl.removeEntry(entryFor(d, rec))
 		}
 	}
 }

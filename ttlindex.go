@@ -22,7 +22,11 @@ type ttlIndex struct {
 	field       string
 	forms       TTLValueForms
 	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
-	expiry      *btree.BTreeG[expiryEntry]
+	// expiry and counts change together, through addEntry and removeEntry
+	// (backlog.go), under the collection's write lock once the index is
+	// published.
+	expiry *btree.BTreeG[expiryEntry]
+	counts *expiryCounts
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
@@ -61,6 +65,7 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 		field:  m.Keys[0].Field,
 		forms:  m.TTLValueForms,
 		expiry: btree.NewG(btreeDegree, expiryLess),
+		counts: newExpiryCounts(),
 	}
 	t.expireAfter.Store(int64(secs))
 	return t, nil
@@ -173,6 +178,9 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 // and the monitor deletes the document at its first pass at or after the
 // threshold.
 func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+	if err := c.usable(); err != nil {
+		return time.Time{}, false, err
+	}
 	// Validated (no cycle, bounded depth) and in stored form before it is
 	// keyed: an _id is looked up as the filter {_id: id} would match it.
 	id, err = codec.CloneValue(id, "_id")
@@ -235,6 +243,9 @@ func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) 
 // CollMod is DB.CollMod for this collection.
 func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
+	if err := c.usable(); err != nil {
+		return res, err
+	}
 	where := fmt.Sprintf("collMod %q", c.name)
 	if m.ExpireAfterSeconds == nil {
 		return res, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)
@@ -283,7 +294,7 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 			s.natural.Ascend(func(rec *record) bool {
 				if ix.partial == nil || ix.partial.Matches(rec.document()) {
 					if d, ok := ttl.dateOfStored(rec.enc); ok {
-						ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
+						ttl.addEntry(entryFor(d, rec))
 					}
 				}
 				return true

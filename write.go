@@ -71,7 +71,7 @@ func (s *collState) addToIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.insertKeys(rec, dk[i].keys, dk[i].multikey)
 		if dk[i].ttl.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.addEntry(entryFor(dk[i].ttl.date, rec))
 		}
 	}
 }
@@ -80,7 +80,7 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.removeKeys(rec, dk[i].keys)
 		if dk[i].ttl.ok {
-			ix.ttl.expiry.Delete(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.removeEntry(entryFor(dk[i].ttl.date, rec))
 		}
 	}
 }
@@ -227,6 +227,9 @@ func (c *Collection) InsertOne(doc Document) (id any, err error) {
 // duplicate a key (in the collection or within docs), nothing is stored and
 // the error names the document's position.
 func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d)
@@ -385,6 +388,9 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 }
 
 func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+	if err := c.usable(); err != nil {
+		return UpdateResult{}, err
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -536,6 +542,9 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 // with ErrImmutableID). With Upsert and no match, it inserts the
 // replacement.
 func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateOptions) (UpdateResult, error) {
+	if err := c.usable(); err != nil {
+		return UpdateResult{}, err
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -591,6 +600,9 @@ func (c *Collection) DeleteMany(filter Document) (int, error) {
 }
 
 func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)

@@ -504,13 +504,15 @@ func TestFilterConcurrentMatches(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]bool, 8)
 	for i := range results {
-		wg.Go(func() {
+		wg.Add(1) // not wg.Go: the module's go directive is 1.24
+		go func() {
+			defer wg.Done()
 			ok := true
 			for range 200 {
 				ok = ok && f.Matches(doc)
 			}
 			results[i] = ok
-		})
+		}()
 	}
 	wg.Wait()
 	for _, ok := range results {
