@@ -3,13 +3,11 @@ package ttldb
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
-	"time"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/schema"
 )
 
@@ -66,7 +64,7 @@ type CollectionOptions struct {
 // records.
 type record struct {
 	seq uint64 // insertion order; ties in every index tree break on it
-	key any    // idKey of the document's _id: its key in collState.byID
+	key string // idKey of the document's _id: its key in collState.byID
 	enc []byte // the document
 	// ver is the document's version: a number from the DB's write
 	// counter, given to every record a write stores (an insert, or an
@@ -261,68 +259,31 @@ func (c *Collection) usable() error {
 	return c.nameErr
 }
 
-// idKey maps an _id value to a comparable map key such that two _id values
-// are the same key exactly when they compare equal: numbers of any kind
-// with the same value share a key, times share a key by instant.
-func idKey(v any) (any, error) {
-	switch x := v.(type) {
-	case nil, string, bool, ObjectID:
-		return v, nil
-	case time.Time:
-		return timeKey{x.Unix(), x.Nanosecond()}, nil
-	case []byte:
-		return binaryKey(x), nil
-	case map[string]any:
-		return documentKey(fmt.Sprintf("%v", canonicalForKey(x))), nil
+// idKey returns the key of an _id value in collState.byID: its
+// order-preserving key (internal/keys), so that two _id values share a key
+// exactly when they compare equal (numbers of any kind with the same value,
+// dates by instant, typed and untyped arrays with equal elements, embedded
+// documents field by field). An array is not a valid _id.
+func idKey(v any) (string, error) {
+	var buf [64]byte
+	k, err := appendIDKey(buf[:0], v)
+	if err != nil {
+		return "", err
 	}
-	if n, ok := query.ToNumber(v); ok {
-		switch n.Kind {
-		case 'i':
-			return n.I, nil
-		case 'u':
-			return n.U, nil
-		}
-		if n.F == math.Trunc(n.F) && n.F >= -9.2e18 && n.F <= 9.2e18 {
-			return int64(n.F), nil
-		}
-		if math.IsNaN(n.F) {
-			return nanKey{}, nil
-		}
-		return n.F, nil
-	}
-	if codec.IsArray(v) {
-		return nil, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
-	}
-	return nil, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
+	return string(k), nil
 }
 
-type (
-	timeKey struct {
-		sec  int64
-		nsec int
+// appendIDKey is idKey into a caller's buffer, for lookups that need no
+// copy of the key.
+func appendIDKey(dst []byte, v any) ([]byte, error) {
+	if codec.IsArray(v) {
+		return dst, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
 	}
-	binaryKey   string
-	documentKey string
-	nanKey      struct{}
-)
-
-// canonicalForKey renders a document _id with sorted keys and canonical
-// numbers, so equal documents give equal strings.
-func canonicalForKey(m map[string]any) []any {
-	out := []any{}
-	for _, k := range query.SortedKeys(m) {
-		v := m[k]
-		if sub, ok := codec.AsDocument(v); ok {
-			out = append(out, k, canonicalForKey(sub))
-			continue
-		}
-		if kv, err := idKey(v); err == nil {
-			out = append(out, k, fmt.Sprintf("%T:%v", kv, kv))
-			continue
-		}
-		out = append(out, k, fmt.Sprintf("%T:%v", v, v))
+	k, err := keys.Append(dst, v)
+	if err != nil {
+		return dst, fmt.Errorf("_id: %w", err)
 	}
-	return out
+	return k, nil
 }
 
 // Compact rebuilds the collection's storage and indexes from the documents

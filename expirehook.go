@@ -60,8 +60,8 @@ type deliveries struct {
 // at least one is parked.
 type indexDeliveries struct {
 	ref    IndexRef
-	parked map[any]*parkedDoc // by _id key
-	oldest time.Time          // the earliest since among parked
+	parked map[string]*parkedDoc // by _id key (idKey)
+	oldest time.Time             // the earliest since among parked
 
 	// The backoff: parked documents are retried from retryAt, in the first
 	// pass at or after it (round). Every pass in which a delivery of the
@@ -69,9 +69,9 @@ type indexDeliveries struct {
 	// monitor's Interval, and sets retryAt = now + delay.
 	delay   time.Duration
 	retryAt time.Time
-	bumped  uint64 // the pass that last set delay
-	round   uint64 // the pass retrying the parked documents
-	queue   []any  // keys of parked documents the round has still to try
+	bumped  uint64   // the pass that last set delay
+	round   uint64   // the pass retrying the parked documents
+	queue   []string // keys of parked documents the round has still to try
 }
 
 // parkedDoc is one failed delivery.
@@ -128,7 +128,7 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 		for k := range e.parked {
 			e.queue = append(e.queue, k)
 		}
-		slices.SortFunc(e.queue, func(a, b any) int {
+		slices.SortFunc(e.queue, func(a, b string) int {
 			pa, pb := e.parked[a], e.parked[b]
 			return cmp.Or(pa.since.Compare(pb.since), cmp.Compare(pa.rec.seq, pb.rec.seq))
 		})
@@ -181,7 +181,7 @@ func (d *deliveries) park(t ttlTarget, failed []chosenDoc, now time.Time, o *Mon
 	defer d.mu.Unlock()
 	e := d.byIndex[t.ix]
 	if e == nil {
-		e = &indexDeliveries{ref: IndexRef{t.coll.name, t.ix.name}, parked: map[any]*parkedDoc{}}
+		e = &indexDeliveries{ref: IndexRef{t.coll.name, t.ix.name}, parked: map[string]*parkedDoc{}}
 		d.byIndex[t.ix] = e
 	}
 	for _, c := range failed {
@@ -216,7 +216,7 @@ func (d *deliveries) unpark(ix *index, done []chosenDoc) {
 	d.mu.Unlock()
 }
 
-func (d *deliveries) unparkLocked(ix *index, e *indexDeliveries, k any) {
+func (d *deliveries) unparkLocked(ix *index, e *indexDeliveries, k string) {
 	p := e.parked[k]
 	if p == nil {
 		return
@@ -391,7 +391,7 @@ func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chose
 		named := map[int]bool{}
 		var he *ExpireHookError
 		if errors.As(err, &he) {
-			pos := make(map[any]int, len(live))
+			pos := make(map[string]int, len(live))
 			for _, i := range live {
 				pos[docs[i].rec.key] = i
 			}

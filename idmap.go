@@ -5,7 +5,8 @@ import (
 	"sync"
 )
 
-// idMap maps _id keys (idKey values) to records. It is split into shards,
+// idMap maps _id keys (idKey values: order-preserving keys, as strings) to
+// records. Its interface is load/lookup, store, delete and compact. It is split into shards,
 // each behind its own lock held only for one map operation, so that a
 // lookup by _id never waits for a collection-wide lock: a reader by _id
 // keeps its latency while the TTL monitor deletes batch after batch. It is
@@ -20,23 +21,24 @@ const idMapShards = 64
 
 type idShard struct {
 	mu sync.RWMutex
-	m  map[any]*record
+	m  map[string]*record
 	_  [24]byte // keep neighbouring shards' locks off one cache line
 }
 
 func newIDMap(sizeHint int) *idMap {
 	im := &idMap{seed: maphash.MakeSeed()}
 	for i := range im.shards {
-		im.shards[i].m = make(map[any]*record, sizeHint/idMapShards)
+		im.shards[i].m = make(map[string]*record, sizeHint/idMapShards)
 	}
 	return im
 }
 
-func (im *idMap) shard(k any) *idShard {
-	return &im.shards[maphash.Comparable(im.seed, k)%idMapShards]
+func (im *idMap) shard(k string) *idShard {
+	return &im.shards[maphash.String(im.seed, k)%idMapShards]
 }
 
-func (im *idMap) load(k any) *record {
+// load returns the record stored under key k, or nil.
+func (im *idMap) load(k string) *record {
 	sh := im.shard(k)
 	sh.mu.RLock()
 	r := sh.m[k]
@@ -44,14 +46,23 @@ func (im *idMap) load(k any) *record {
 	return r
 }
 
-func (im *idMap) store(k any, r *record) {
+// lookup is load for a key in a caller's buffer; it allocates nothing.
+func (im *idMap) lookup(k []byte) *record {
+	sh := &im.shards[maphash.Bytes(im.seed, k)%idMapShards]
+	sh.mu.RLock()
+	r := sh.m[string(k)]
+	sh.mu.RUnlock()
+	return r
+}
+
+func (im *idMap) store(k string, r *record) {
 	sh := im.shard(k)
 	sh.mu.Lock()
 	sh.m[k] = r
 	sh.mu.Unlock()
 }
 
-func (im *idMap) delete(k any) {
+func (im *idMap) delete(k string) {
 	sh := im.shard(k)
 	sh.mu.Lock()
 	delete(sh.m, k)
@@ -64,7 +75,7 @@ func (im *idMap) compact() {
 	for i := range im.shards {
 		sh := &im.shards[i]
 		sh.mu.Lock()
-		m := make(map[any]*record, len(sh.m))
+		m := make(map[string]*record, len(sh.m))
 		for k, r := range sh.m {
 			m[k] = r
 		}

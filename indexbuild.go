@@ -69,7 +69,7 @@ type indexBuild struct {
 
 	// Keys found held by two records at some point; a unique build fails
 	// if one still is when the index is published.
-	dupCandidates []any
+	dupCandidates []dupCandidate
 
 	figures buildFigures
 }
@@ -294,18 +294,18 @@ func (b *indexBuild) drain() (int, error) {
 // unique index now holds twice.
 func (b *indexBuild) add(rec *record) error {
 	ix := b.ix
-	keys, mk, err := ix.keysOfStored(&docRef{rec: rec})
+	ik, err := ix.keysOfStored(&docRef{rec: rec})
 	if err != nil {
 		return fmt.Errorf("collection %q: building index %q: document %v: %w", b.s.name, ix.name, rec.id(), err)
 	}
-	for _, k := range keys {
+	for i, k := range ik.keys {
 		if ix.unique && ix.conflict(k, rec) != nil {
-			b.dupCandidates = append(b.dupCandidates, k)
+			b.dupCandidates = append(b.dupCandidates, dupCandidate{key: k, value: ik.value(i)})
 		}
 		ix.tree.ReplaceOrInsert(indexEntry{key: k, rec: rec})
 	}
-	ix.multikey = ix.multikey || mk
-	if ix.ttl != nil && len(keys) > 0 {
+	ix.multikey = ix.multikey || ik.multikey
+	if ix.ttl != nil && len(ik.keys) > 0 {
 		if d, ok := ix.ttl.dateOfStored(rec.enc); ok {
 			ix.ttl.addEntry(entryFor(d, rec))
 		}
@@ -318,23 +318,30 @@ func (b *indexBuild) add(rec *record) error {
 // are computed from the same bytes by the same code and match.
 func (b *indexBuild) remove(rec *record) {
 	ix := b.ix
-	keys, _, err := ix.keysOfStored(&docRef{rec: rec})
+	ik, err := ix.keysOfStored(&docRef{rec: rec})
 	if err != nil {
 		return // never added: add refused it and the build has failed
 	}
-	ix.removeKeys(rec, keys)
-	if ix.ttl != nil && len(keys) > 0 {
+	ix.removeKeys(rec, ik)
+	if ix.ttl != nil && len(ik.keys) > 0 {
 		if d, ok := ix.ttl.dateOfStored(rec.enc); ok {
 			ix.ttl.removeEntry(entryFor(d, rec))
 		}
 	}
 }
 
+// dupCandidate is a key a unique build found held twice, with the value
+// it was made from, for the error.
+type dupCandidate struct {
+	key   string
+	value any
+}
+
 // holders counts the records the private tree holds under key, up to 2.
-func (ix *index) holders(key any) int {
+func (ix *index) holders(key string) int {
 	n := 0
 	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: pivotLow}, func(e indexEntry) bool {
-		if ix.compareKeys(e.key, key) != 0 {
+		if e.key != key {
 			return false
 		}
 		n++
@@ -346,19 +353,15 @@ func (ix *index) holders(key any) int {
 // pruneCandidates forgets the duplicated keys that writes have since
 // resolved, so that the check under the lock looks only at live ones.
 func (b *indexBuild) pruneCandidates() {
-	b.dupCandidates = slices.DeleteFunc(b.dupCandidates, func(k any) bool { return b.ix.holders(k) < 2 })
+	b.dupCandidates = slices.DeleteFunc(b.dupCandidates, func(c dupCandidate) bool { return b.ix.holders(c.key) < 2 })
 }
 
 // checkUnique fails a unique build if a key is still held by two records.
 func (b *indexBuild) checkUnique() error {
-	for _, k := range b.dupCandidates {
-		if b.ix.holders(k) >= 2 {
-			key := k
-			if ck, ok := k.(compoundKey); ok {
-				key = []any(ck)
-			}
+	for _, c := range b.dupCandidates {
+		if b.ix.holders(c.key) >= 2 {
 			return fmt.Errorf("collection %q: building index %q: %w", b.s.name, b.ix.name,
-				&DuplicateKeyError{Collection: b.s.name, Index: b.ix.name, Key: key})
+				&DuplicateKeyError{Collection: b.s.name, Index: b.ix.name, Key: c.value})
 		}
 	}
 	return nil

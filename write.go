@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
 )
@@ -33,9 +32,31 @@ type docKeys []indexKeys
 
 // indexKeys are a document's entries in one index.
 type indexKeys struct {
-	keys     []any
+	keys     []string // distinct entry keys (see indexEntry)
 	multikey bool
 	ttl      ttlKey // its entry in the TTL tree, if the index has one
+
+	// The values the keys were made from, for error messages (value):
+	// for a single-field index vals[i] is keys[i]'s value; for a compound
+	// one fields holds each field's values and keys[i] is the i-th of
+	// their combinations, the last field varying fastest.
+	vals   []any
+	fields [][]any
+}
+
+// value returns the value keys[i] was made from: the field's value, or an
+// []any of the fields' values for a compound index.
+func (ik *indexKeys) value(i int) any {
+	if ik.fields == nil {
+		return ik.vals[i]
+	}
+	out := make([]any, len(ik.fields))
+	for f := len(ik.fields) - 1; f >= 0; f-- {
+		n := len(ik.fields[f])
+		out[f] = ik.fields[f][i%n]
+		i /= n
+	}
+	return out
 }
 
 type ttlKey struct {
@@ -52,12 +73,12 @@ type ttlKey struct {
 func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 	dk := make(docKeys, len(s.indexes))
 	for i, ix := range s.indexes {
-		keys, mk, err := ix.keysOfStored(ref)
+		ik, err := ix.keysOfStored(ref)
 		if err != nil {
 			return nil, fmt.Errorf("collection %q: %w", s.name, err)
 		}
-		dk[i] = indexKeys{keys: keys, multikey: mk}
-		if ix.ttl != nil && len(keys) > 0 {
+		dk[i] = ik
+		if ix.ttl != nil && len(ik.keys) > 0 {
 			d, ok := ix.ttl.dateOfStored(ref.rec.enc)
 			dk[i].ttl = ttlKey{d, ok}
 		}
@@ -69,7 +90,7 @@ func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 // held for writing.
 func (s *collState) addToIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
-		ix.insertKeys(rec, dk[i].keys, dk[i].multikey)
+		ix.insertKeys(rec, dk[i])
 		if dk[i].ttl.ok {
 			ix.ttl.addEntry(entryFor(dk[i].ttl.date, rec))
 		}
@@ -78,7 +99,7 @@ func (s *collState) addToIndexes(rec *record, dk docKeys) {
 
 func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
-		ix.removeKeys(rec, dk[i].keys)
+		ix.removeKeys(rec, dk[i])
 		if dk[i].ttl.ok {
 			ix.ttl.removeEntry(entryFor(dk[i].ttl.date, rec))
 		}
@@ -111,7 +132,7 @@ func (s *collState) removeRecord(rec *record) {
 type uniqueCheck struct {
 	s       *collState
 	batch   map[*record]bool // records the batch rewrites or removes
-	pending []*btree.BTreeG[indexEntry]
+	pending []map[string]*record
 }
 
 // newUniqueCheck returns nil, a check that passes everything, for a
@@ -120,11 +141,10 @@ func newUniqueCheck(s *collState) *uniqueCheck {
 	if !slices.ContainsFunc(s.indexes, func(ix *index) bool { return ix.unique }) {
 		return nil
 	}
-	u := &uniqueCheck{s: s, batch: map[*record]bool{}, pending: make([]*btree.BTreeG[indexEntry], len(s.indexes))}
+	u := &uniqueCheck{s: s, batch: map[*record]bool{}, pending: make([]map[string]*record, len(s.indexes))}
 	for i, ix := range s.indexes {
 		if ix.unique {
-			ix := ix
-			u.pending[i] = btree.NewG(8, func(a, b indexEntry) bool { return ix.compareKeys(a.key, b.key) < 0 })
+			u.pending[i] = map[string]*record{}
 		}
 	}
 	return u
@@ -140,23 +160,23 @@ func (u *uniqueCheck) add(rec *record, dk docKeys) error {
 		if !ix.unique {
 			continue
 		}
-		for _, key := range dk[i].keys {
-			if other, ok := u.pending[i].Get(indexEntry{key: key}); ok && other.rec != rec {
-				return u.dup(ix, key)
+		for j, key := range dk[i].keys {
+			if other, ok := u.pending[i][key]; ok && other != rec {
+				return u.dup(ix, dk[i].value(j))
 			}
 			if u.conflictsStored(ix, key, rec) {
-				return u.dup(ix, key)
+				return u.dup(ix, dk[i].value(j))
 			}
-			u.pending[i].ReplaceOrInsert(indexEntry{key: key, rec: rec})
+			u.pending[i][key] = rec
 		}
 	}
 	return nil
 }
 
-func (u *uniqueCheck) conflictsStored(ix *index, key any, self *record) bool {
+func (u *uniqueCheck) conflictsStored(ix *index, key string, self *record) bool {
 	found := false
-	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: &record{}}, func(e indexEntry) bool {
-		if ix.compareKeys(e.key, key) != 0 {
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: pivotLow}, func(e indexEntry) bool {
+		if e.key != key {
 			return false
 		}
 		if e.rec != self && !u.batch[e.rec] && !u.s.expiredInWay(e.rec) {
@@ -169,9 +189,6 @@ func (u *uniqueCheck) conflictsStored(ix *index, key any, self *record) bool {
 }
 
 func (u *uniqueCheck) dup(ix *index, key any) error {
-	if ck, ok := key.(compoundKey); ok {
-		key = []any(ck)
-	}
 	return &DuplicateKeyError{Collection: u.s.name, Index: ix.name, Key: key}
 }
 
@@ -258,9 +275,9 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		dk  docKeys
 	}
 	batch := make([]pending, len(docs))
-	var seenIDs map[any]int // duplicates within docs
+	var seenIDs map[string]int // duplicates within docs
 	if len(docs) > 1 {
-		seenIDs = make(map[any]int, len(docs))
+		seenIDs = make(map[string]int, len(docs))
 	}
 	uc := newUniqueCheck(s)
 	for i, d := range docs {
@@ -361,7 +378,9 @@ type UpdateResult struct {
 	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
 }
 
-// UpdateOne applies update ($set, $unset, $inc, $currentDate) to the first
+// UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
+// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
+// semantics; $setOnInsert only when an upsert inserts) to the first
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
 // document alive under a TTL index. Errors (ErrInvalidFilter,
@@ -405,7 +424,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
-			doc, _, err := u.Apply(seed, now)
+			doc, _, err := u.ApplyInsert(seed, now) // $setOnInsert applies
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
