@@ -158,7 +158,6 @@ type model struct {
 	msgs   []string
 
 	writes, deleted, offers, hookFails, passes, jumps, collMods, advances atomic.Int64
-	gatedRetries                                                          atomic.Int64 // see retryAfterStepBackFixed
 }
 
 // modelReport is what a run found.
@@ -381,10 +380,9 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 		counts: m.counts,
 		msgs:   m.msgs,
 		stats: fmt.Sprintf("%d writers: %d writes; controller: %d actions (%d RunTTLPass, %d advances, %d jumps, %d CollMod); "+
-			"%d background+run passes in all, %d deleted, %d offered to the hook (%d calls failed); "+
-			"clock moved a day on for failed deliveries: %d; options %+v",
+			"%d background+run passes in all, %d deleted, %d offered to the hook (%d calls failed); options %+v",
 			writers, m.writes.Load(), nControls, m.passes.Load(), m.advances.Load(), m.jumps.Load(), m.collMods.Load(),
-			db.Metrics().TTL.Passes, m.deleted.Load(), m.offers.Load(), m.hookFails.Load(), m.gatedRetries.Load(), mo),
+			db.Metrics().TTL.Passes, m.deleted.Load(), m.offers.Load(), m.hookFails.Load(), mo),
 	}
 }
 
@@ -824,13 +822,6 @@ func (m *model) settle(interval time.Duration) bool {
 	return false
 }
 
-// retryAfterStepBackFixed is false while a delivery the hook failed is
-// retried only when the wall clock reaches the failure time + backoff,
-// so that a clock stepped back a day delays it a day
-// (TestFailedDeliveryRetriedAfterClockStepsBack). Until then the model's
-// final phase moves the clock a day on when the retries do not come.
-const retryAfterStepBackFixed = false
-
 // finalPass ends the run: no more jumps nor hook failures, passes until
 // failed deliveries are retried, edge documents
 // under each index (thresholds T-1ns, T, T+1ns, and a backlog within two
@@ -847,19 +838,7 @@ func (m *model) finalPass(interval time.Duration) {
 	// after the failure (ExpireHook): passes an Interval apart must soon
 	// leave none.
 	if !m.settle(interval) {
-		if retryAfterStepBackFixed {
-			m.violation("missed", "64 passes an Interval (%v) apart, none complete; failed deliveries: %+v", interval, m.db.Metrics().TTL.FailedDeliveries)
-		} else {
-			// Gated, see TestFailedDeliveryRetriedAfterClockStepsBack: a
-			// delivery that failed with the clock a day fast waits for
-			// that clock's retry time. Move the clock past every such.
-			m.gatedRetries.Add(1)
-			m.clk.jump(24*time.Hour, false)
-			m.clk.Advance(interval)
-			if !m.settle(interval) {
-				m.violation("missed", "64 passes an Interval (%v) apart, none complete; failed deliveries: %+v", interval, m.db.Metrics().TTL.FailedDeliveries)
-			}
-		}
+		m.violation("missed", "64 passes an Interval (%v) apart, none complete; failed deliveries: %+v", interval, m.db.Metrics().TTL.FailedDeliveries)
 	}
 	T := m.clk.peek()
 	// Every batch from here on runs at T: its window needs nothing older.
@@ -1044,9 +1023,6 @@ func TestModelCheckerFlagsStaleNow(t *testing.T) {
 // the retry waits until the clock reaches the failure time + backoff
 // again, a day after a one-day correction, and Metrics' OldestAge reads 0.
 func TestFailedDeliveryRetriedAfterClockStepsBack(t *testing.T) {
-	if !retryAfterStepBackFixed {
-		t.Skip("known defect: failed deliveries back off on the wall clock, so a clock stepped back a day delays their retry a day")
-	}
 	var fail atomic.Bool
 	fail.Store(true)
 	db, clk := openMon(t, quiet(MonitorOptions{Interval: time.Minute}), WithOnExpire(func(ctx context.Context, b ExpiredBatch) error {
