@@ -84,6 +84,9 @@ type encoder struct {
 	newID   func() any
 	genID   any
 	wroteID bool
+	// structRules lets any value follow the rules of structs (set for a
+	// document given as a struct): a Document's values keep their own.
+	structRules bool
 }
 
 func (e *encoder) fail(path, reason string) error {
@@ -232,8 +235,11 @@ func (e *encoder) value(v any, path string, depth int) error {
 		}
 		switch rv := reflect.ValueOf(v); rv.Kind() {
 		case reflect.Struct, reflect.Pointer, reflect.Map, reflect.Slice, reflect.Array:
-			// Structs, pointers, and maps and slices of any storable
-			// element, by the rules of structs (structenc.go).
+			if !e.structRules {
+				break
+			}
+			// Inside a struct: structs, pointers, and maps and slices of
+			// any storable element (structenc.go).
 			if err := e.rvalue(rv, depth); err != nil {
 				return prefixPath(err, path)
 			}
@@ -582,7 +588,7 @@ func Encode(doc map[string]any, extraID any) ([]byte, error) {
 		return nil, &DocumentError{Reason: "document is nil"}
 	}
 	e := encodePool.Get().(*encoder)
-	e.buf, e.onPath = e.buf[:0], e.onPath[:0]
+	e.buf, e.onPath, e.structRules = e.buf[:0], e.onPath[:0], false
 	err := e.document(doc, "", 0, extraID)
 	var out []byte
 	if err == nil {

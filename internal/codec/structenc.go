@@ -61,7 +61,7 @@ func EncodeValue(doc any, newID func() any) (enc []byte, genID any, err error) {
 	}
 	e := encodePool.Get().(*encoder)
 	e.buf, e.onPath = e.buf[:0], e.onPath[:0]
-	e.newID, e.genID, e.wroteID = newID, nil, false
+	e.newID, e.genID, e.wroteID, e.structRules = newID, nil, false, true
 	switch rv.Kind() {
 	case reflect.Struct:
 		sp := planOf(rv.Type())
@@ -88,7 +88,7 @@ func EncodeValue(doc any, newID func() any) (enc []byte, genID any, err error) {
 		enc = make([]byte, len(e.buf))
 		copy(enc, e.buf)
 	}
-	e.newID, e.genID = nil, nil
+	e.newID, e.genID, e.structRules = nil, nil, false
 	if cap(e.buf) <= 64<<10 {
 		encodePool.Put(e)
 	}
