@@ -572,7 +572,8 @@ func boundsFor(filterDoc Document, path string, ix *index) ([]interval, int) {
 // conditionBounds turns one field condition into intervals.
 func conditionBounds(v any, ix *index) ([]interval, int) {
 	point := func(x any) (interval, bool) {
-		if codec.IsArray(x) || x == nil && (ix.sparse || ix.multikey) {
+		// A *regexp.Regexp matches by pattern, not equality: no bounds.
+		if codec.IsArray(x) || x == nil && (ix.sparse || ix.multikey) || query.IsRegex(x) {
 			return interval{}, false
 		}
 		k, err := keys.Encode(x)

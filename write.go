@@ -407,7 +407,9 @@ type UpdateResult struct {
 	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
 }
 
-// UpdateOne applies update ($set, $unset, $inc, $currentDate) to the first
+// UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
+// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
+// semantics; $setOnInsert only when an upsert inserts) to the first
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
 // document alive under a TTL index. Errors (ErrInvalidFilter,
@@ -451,7 +453,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
-			doc, _, err := u.Apply(seed, now)
+			doc, _, err := u.ApplyInsert(seed, now) // $setOnInsert applies
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
