@@ -31,7 +31,7 @@ type (
 		Work     *address          `bson:"work"`
 		Past     []address         `bson:"past"`
 		Counts   map[string]int    `bson:"counts"`
-		Level    userLevel             `bson:"userLevel"`
+		Level    userLevel         `bson:"userLevel"`
 		Note     string            `bson:"note,omitempty"`
 		Password string            `bson:"-"`
 		Extra    map[string]string `ttldb:"extra,omitempty"`
