@@ -13,6 +13,12 @@ import (
 // plain value: keep it, compare it, subtract another from it (Sub).
 type Metrics struct {
 	TTL TTLMetrics
+
+	// Documents is how many documents each collection stores, expired ones
+	// not yet deleted (or hidden by HideExpired) included; every
+	// collection has an entry. Read from counts the collections keep on
+	// every write, in O(1) per collection. A gauge: Sub keeps m's.
+	Documents map[string]int64
 }
 
 // IndexRef names an index of a collection. As a map key it makes Metrics
@@ -244,8 +250,9 @@ func (r *metricsRecorder) passDone(start time.Time, dur time.Duration) {
 // backlog: the backlog is read from counts each TTL index keeps up to date
 // as entries come and go (a few hundred map reads per TTL index at most,
 // under the collection's read lock), never by visiting expired documents.
-// It is O(collections + indexes): a map entry per TTL index, and the
-// histogram's 15 buckets.
+// It is O(collections + indexes): a map entry per collection and per TTL
+// index, and the histogram's 15 buckets. After Close it reports no
+// backlog.
 func (db *DB) Metrics() Metrics {
 	r := db.metrics
 	var m Metrics
@@ -264,18 +271,21 @@ func (db *DB) Metrics() Metrics {
 	r.mu.Unlock()
 	t.FailedDeliveries = db.monitor.delivery.snapshot(db.clock)
 	t.BacklogByIndex = map[IndexRef]IndexBacklog{}
-	if !db.closed.Load() {
-		now := db.clock.Now()
-		work := 0
-		for _, s := range db.snapshotCollections() {
-			work += s.backlog(now, t.BacklogByIndex)
-		}
-		for _, b := range t.BacklogByIndex {
-			t.Backlog += b.Documents
-			t.OldestBacklogAge = max(t.OldestBacklogAge, b.OldestAge)
-		}
-		r.backlogWork.Add(int64(work))
+	m.Documents = map[string]int64{}
+	open := !db.closed.Load()
+	var now time.Time
+	if open {
+		now = db.clock.Now()
 	}
+	work := 0
+	for _, s := range db.snapshotCollections() {
+		work += s.readMetrics(now, open, &m)
+	}
+	for _, b := range t.BacklogByIndex {
+		t.Backlog += b.Documents
+		t.OldestBacklogAge = max(t.OldestBacklogAge, b.OldestAge)
+	}
+	r.backlogWork.Add(int64(work))
 	return m
 }
 
@@ -291,12 +301,17 @@ func (r *metricsRecorder) passDurations() DurationHistogram {
 	return h
 }
 
-// backlog adds the backlog of each of the collection's TTL indexes at now
-// to into, and returns how many counts and entries it read.
-func (s *collState) backlog(now time.Time, into map[IndexRef]IndexBacklog) (work int) {
+// readMetrics adds the collection's document count to m and, if ttl, the
+// backlog of each of its TTL indexes at now; it returns how many counts and
+// entries it read for the backlog.
+func (s *collState) readMetrics(now time.Time, ttl bool, m *Metrics) (work int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.dropped {
+		return 0
+	}
+	m.Documents[s.name] = int64(s.natural.Len())
+	if !ttl {
 		return 0
 	}
 	for _, ix := range s.indexes {
@@ -309,7 +324,7 @@ func (s *collState) backlog(now time.Time, into map[IndexRef]IndexBacklog) (work
 		if exp {
 			b.OldestAge = now.Sub(th)
 		}
-		into[IndexRef{s.name, ix.name}] = b
+		m.TTL.BacklogByIndex[IndexRef{s.name, ix.name}] = b
 	}
 	return work
 }

@@ -306,7 +306,7 @@ func TestMetricsSub(t *testing.T) {
 	}
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
 		LastPassStart: after.TTL.LastPassStart, PassDurations: zeroHist, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
-		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed}}, after.Sub(after))
+		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed}, Documents: after.Documents}, after.Sub(after))
 }
 
 // Rule 11: reading metrics while writers and passes run is race-free, and
@@ -362,4 +362,41 @@ func TestMetricsConcurrentWithWrites(t *testing.T) {
 	final := db.Metrics().TTL
 	assert.Positive(t, final.Passes)
 	assert.Equal(t, final.DeletedDocuments, final.DeletedByCollection["c"])
+}
+
+// Rule: Metrics.Documents has every collection's stored documents (expired
+// ones not yet deleted included), kept by the writes themselves: inserts,
+// upserts, deletes, TTL deletions, capped evictions and drops move it; an
+// update does not. It is still read after Close.
+func TestMetricsDocuments(t *testing.T) {
+	db, clk := openMon(t, quiet(MonitorOptions{}))
+	assert.Empty(t, db.Metrics().Documents)
+	a := ttlColl(t, db, "a", 0)
+	assert.Equal(t, map[string]int64{"a": 0}, db.Metrics().Documents, "an empty collection")
+	insertDated(t, a, "x", 5, t0)
+	_, err := a.UpdateOne(Document{"_id": "x-00000"}, Document{"$set": Document{"n": 9}})
+	require.NoError(t, err)
+	_, err = a.UpdateOne(Document{"_id": "new"}, Document{"$set": Document{"n": 1}}, UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	_, err = a.DeleteOne(Document{"_id": "x-00001"})
+	require.NoError(t, err)
+	capped, err := db.CreateCollection("capped", CollectionOptions{Capped: true, MaxDocuments: 3})
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := capped.InsertOne(Document{"_id": i})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, map[string]int64{"a": 5, "capped": 3}, db.Metrics().Documents)
+
+	clk.Advance(time.Second)
+	_, err = db.RunTTLPass(context.Background()) // deletes x-00000, 2, 3, 4 (not "new": no date)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"a": 1, "capped": 3}, db.Metrics().Documents)
+	require.NoError(t, db.DropCollection("capped"))
+	assert.Equal(t, map[string]int64{"a": 1}, db.Metrics().Documents)
+
+	d := db.Metrics().Sub(db.Metrics())
+	assert.Equal(t, map[string]int64{"a": 1}, d.Documents, "a gauge: Sub keeps it")
+	require.NoError(t, db.Close())
+	assert.Equal(t, map[string]int64{"a": 1}, db.Metrics().Documents, "after Close")
 }
