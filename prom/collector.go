@@ -37,6 +37,7 @@ import (
 //	ttl_index_errors_total                             failed index visits
 //	ttl_hook_errors_total                              failed expire-hook calls
 //	ttl_hook_panics_total                              expire-hook calls that panicked (also in hook_errors)
+//	collection_documents{collection}                   documents stored (expired ones not yet deleted included)
 //
 // Every TTL index has its series from the start (0 until it deletes or
 // falls behind); an index that is dropped keeps its deleted-documents
@@ -52,6 +53,7 @@ type descs struct {
 	failedDocs, failedAge          *prometheus.Desc
 	passDuration, lastPass         *prometheus.Desc
 	indexErrors, hookErr, hookPans *prometheus.Desc
+	documents                      *prometheus.Desc
 }
 
 // NewCollector returns a Collector for db. constLabels are added to every
@@ -78,6 +80,7 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		indexErrors:  d("ttl_index_errors_total", "TTL index visits that failed.", nil),
 		hookErr:      d("ttl_hook_errors_total", "Expire-hook calls that failed, wholly or for some documents.", nil),
 		hookPans:     d("ttl_hook_panics_total", "Expire-hook calls that panicked (also counted in ttldb_ttl_hook_errors_total).", nil),
+		documents:    d("collection_documents", "Documents stored in the collection, expired ones not yet deleted included.", []string{"collection"}),
 	}}
 }
 
@@ -86,7 +89,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.descs
 	for _, x := range []*prometheus.Desc{
 		d.passes, d.subPasses, d.deleted, d.backlog, d.oldestAge, d.failedDocs, d.failedAge,
-		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans,
+		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans, d.documents,
 	} {
 		ch <- x
 	}
@@ -94,8 +97,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the DB's metrics once and sends them.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	m := c.db.Metrics().TTL
-	d := &c.descs
+	all := c.db.Metrics()
+	m, d := all.TTL, &c.descs
 	counter := func(desc *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -138,6 +141,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstHistogram(d.passDuration, uint64(h.Count), seconds(h.Sum), buckets)
 	if !m.LastPassStart.IsZero() {
 		gauge(d.lastPass, float64(m.LastPassStart.UnixNano())/1e9)
+	}
+	for coll, n := range all.Documents {
+		gauge(d.documents, float64(n), coll)
 	}
 }
 

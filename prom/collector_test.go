@@ -63,8 +63,12 @@ func openScenario(t testing.TB) (*ttldb.DB, *ttltest.Clock) {
 }
 
 // expected is the exposition of openScenario's DB with the const label
-// db="sessions".
+// db="main".
 const expected = `
+# HELP ttldb_collection_documents Documents stored in the collection, expired ones not yet deleted included.
+# TYPE ttldb_collection_documents gauge
+ttldb_collection_documents{collection="carts",db="main"} 2
+ttldb_collection_documents{collection="sessions",db="main"} 1
 # HELP ttldb_ttl_backlog_documents Documents expired but not yet deleted, by TTL index (counted to the second).
 # TYPE ttldb_ttl_backlog_documents gauge
 ttldb_ttl_backlog_documents{collection="carts",db="main",index="at_1"} 2
@@ -250,6 +254,7 @@ func TestCollectorAfterClose(t *testing.T) {
 	require.NoError(t, db.Close())
 	n := testutil.CollectAndCount(c, "ttldb_ttl_deleted_documents_total")
 	assert.Equal(t, 1, n, "the counter survives; the gauges of indexes are gone")
+	assert.Equal(t, 2, testutil.CollectAndCount(c, "ttldb_collection_documents"))
 	assert.Zero(t, testutil.CollectAndCount(c, "ttldb_ttl_backlog_documents"))
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
 # HELP ttldb_ttl_passes_total TTL monitor passes ended, completed or cut short (MongoDB's metrics.ttl.passes).
