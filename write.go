@@ -247,6 +247,9 @@ func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		return ts.insert(docs) // time-series: tsbucket.go
+	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d)
@@ -408,6 +411,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -562,6 +568,9 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
+	if c.timeSeries() != nil {
+		return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -619,6 +628,9 @@ func (c *Collection) DeleteMany(filter Document) (int, error) {
 func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsDelete(ts, filterDoc, limit) // time-series: tsread.go
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
