@@ -396,7 +396,7 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 	if next, ok := m.db.earliestThreshold(); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
-	if next, ok := m.delivery.nextRetry(); ok {
+	if next, ok := m.delivery.nextRetry(now); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
 	m.deadline.Store(now.Add(d).UnixNano()) // d <= Interval: no overflow

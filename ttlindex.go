@@ -94,8 +94,12 @@ func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
 // cutoff returns the latest date that is expired at now: date <= cutoff
 // exactly when date + expireAfter <= now.
 func (t *ttlIndex) cutoff(now time.Time) time.Time {
-	return now.Add(-time.Duration(t.expireAfter.Load()) * time.Second)
+	return now.Add(-time.Duration(t.expireAfter.Load())*time.Second + ttlCutoffSkew)
 }
+
+// ttlCutoffSkew is a test hook, always 0 outside tests: the model test sets
+// it to 1ns to see its checker catch a cutoff one nanosecond late.
+var ttlCutoffSkew time.Duration
 
 func entryFor(d time.Time, rec *record) expiryEntry {
 	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), rec: rec}
