@@ -207,9 +207,9 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		for i := range keep {
 			keep[i] = !c.removes(i)
 			if !keep[i] && observe {
-				id, _ := codec.EncodedField(b.enc(i), "_id")
-				ids = append(ids, id)
-				docs = append(docs, ts.measurement(b, i))
+				d := ts.measurement(b, i)
+				ids = append(ids, d["_id"])
+				docs = append(docs, d)
 			}
 		}
 		removed += ts.keep(b, keep)
