@@ -65,9 +65,9 @@ func closedCalls() []closedCall {
 		}},
 		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(badFilter); return err }},
 		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(nil, badOpts); return err }},
-		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter); return err }},
+		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter).Document(); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.FindOne(ttldb.Document{"_id": "missing"})
+			_, err := c.FindOne(ttldb.Document{"_id": "missing"}).Document()
 			return err
 		}},
 		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(badFilter); return err }},

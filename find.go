@@ -111,39 +111,43 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 	return docs, nil
 }
 
-// FindOne returns a copy of the first document Find would return, or
-// ErrNotFound.
-func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, error) {
+// FindOne finds the first document Find would return. Its result holds
+// the document, read with Decode (into a struct, a map or a Document) or
+// Document, or the error (ErrNotFound when nothing matches), read with Err
+// or by either of those: c.FindOne(f).Decode(&v).
+func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult {
 	if err := c.usable(); err != nil {
-		return nil, err
+		return SingleResult{err: err}
 	}
 	if ts := c.timeSeries(); ts != nil {
 		return c.tsFindOne(ts, filter, opts) // time-series: tsread.go
 	}
 	if len(opts) == 0 {
-		if doc, ok, err := c.findByID(filter); ok {
-			return doc, err
+		if enc, ok, err := c.findByID(filter); ok {
+			return SingleResult{enc: enc, err: err}
 		}
 	}
 	o, err := mergeFindOptions(opts)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
 	o.Limit = 1
 	docs, err := c.Find(filter, o)
 	if err != nil {
-		return nil, err
+		return SingleResult{err: err}
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
+		return SingleResult{err: fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)}
 	}
-	return docs[0], nil
+	return SingleResult{doc: docs[0]}
 }
 
 // findByID answers FindOne({_id: v}) (v a plain value) straight from the
-// _id map, without compiling a filter or planning. ok is false when filter
-// is not of that form; the caller then takes the general path.
-func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error) {
+// _id map, without compiling a filter or planning, with the document's
+// encoding (which no one changes: the caller may decode it at leisure).
+// ok is false when filter is not of that form; the caller then takes the
+// general path.
+func (c *Collection) findByID(filter Document) (enc []byte, ok bool, err error) {
 	if len(filter) != 1 {
 		return nil, false, nil
 	}
@@ -191,7 +195,7 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 	if rec == nil {
 		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
 	}
-	return rec.document(), true, nil
+	return rec.enc, true, nil
 }
 
 // CountDocuments returns how many documents match filter.
