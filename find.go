@@ -120,7 +120,8 @@ func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult 
 		return SingleResult{err: err}
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsFindOne(ts, filter, opts) // time-series: tsread.go
+		doc, err := c.tsFindOne(ts, filter, opts) // time-series: tsread.go
+		return SingleResult{doc: doc, err: err}
 	}
 	if len(opts) == 0 {
 		if enc, ok, err := c.findByID(filter); ok {

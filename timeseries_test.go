@@ -192,7 +192,7 @@ func TestTimeSeriesReads(t *testing.T) {
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
 
-	one, err := c.FindOne(Document{"_id": 4})
+	one, err := c.FindOne(Document{"_id": 4}).Document()
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": 4, "timestamp": t0.Add(40 * time.Minute), "sensor": "s1", "temp": 4.0}, one)
 
@@ -213,7 +213,7 @@ func TestTimeSeriesReads(t *testing.T) {
 	require.Equal(t, 2, got[0]["_id"])
 	require.Equal(t, 3, got[1]["_id"])
 
-	_, err = c.FindOne(Document{"sensor": "nope"})
+	err = c.FindOne(Document{"sensor": "nope"}).Err()
 	require.ErrorIs(t, err, ErrNotFound)
 
 	// Buckets are pruned by meta and by min/max time before unpacking.
@@ -407,4 +407,22 @@ func TestTimeSeriesDropAndErrors(t *testing.T) {
 	require.True(t, errors.Is(db.Close(), nil))
 	_, err = c.Find(nil)
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestTimeSeriesInsertStructs(t *testing.T) {
+	type reading struct {
+		At     time.Time `bson:"timestamp"`
+		Sensor string    `bson:"sensor"`
+		Temp   float64   `bson:"temp"`
+	}
+	_, _, c := openTS(t, t0, weatherOpts(0, nil))
+	_, err := c.InsertMany([]reading{{t0, "a", 1.5}, {t0.Add(time.Minute), "a", 2.5}})
+	require.NoError(t, err)
+	var got reading
+	require.NoError(t, c.FindOne(Document{"temp": 2.5}).Decode(&got))
+	require.Equal(t, reading{t0.Add(time.Minute), "a", 2.5}, got)
+	_, err = c.InsertOne(struct {
+		Sensor string `bson:"sensor"`
+	}{"no time"})
+	require.ErrorIs(t, err, ErrTimeSeries)
 }

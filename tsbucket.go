@@ -164,10 +164,14 @@ func (ts *tsColl) prepare(doc Document, now time.Time) (tsMeasurement, error) {
 
 // insert stores measurements atomically: every one is checked before any
 // is stored.
-func (ts *tsColl) insert(docs []Document) ([]any, error) {
+func (ts *tsColl) insert(docs []any) ([]any, error) {
 	now := ts.db.clock.Now()
 	prepared := make([]tsMeasurement, len(docs))
-	for i, d := range docs {
+	for i, v := range docs {
+		d, err := asDocument(v) // a struct or another map type: in stored form
+		if err != nil {
+			return nil, fmt.Errorf("document %d: collection %q: %w", i, ts.name, err)
+		}
 		m, err := ts.prepare(d, now)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)

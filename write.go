@@ -277,7 +277,11 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		return nil, err
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return ts.insert(docs) // time-series: tsbucket.go
+		list := make([]any, len(docs))
+		for i, d := range docs {
+			list[i] = d
+		}
+		return ts.insert(list) // time-series: tsbucket.go
 	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
