@@ -95,6 +95,10 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		docs, _, err := c.tsFind(ts, filter, opts) // time-series: tsread.go
+		return docs, err
+	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, err
@@ -114,6 +118,10 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult {
 	if err := c.usable(); err != nil {
 		return SingleResult{err: err}
+	}
+	if ts := c.timeSeries(); ts != nil {
+		doc, err := c.tsFindOne(ts, filter, opts) // time-series: tsread.go
+		return SingleResult{doc: doc, err: err}
 	}
 	if len(opts) == 0 {
 		if enc, ok, err := c.findByID(filter); ok {
@@ -195,6 +203,9 @@ func (c *Collection) findByID(filter Document) (enc []byte, ok bool, err error) 
 func (c *Collection) CountDocuments(filter Document) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsCount(ts, filter) // time-series: tsread.go
 	}
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
@@ -714,12 +725,25 @@ type Explanation struct {
 	BatchSize       int
 	Batches         int
 	ExpireAfterSecs *int32
+
+	// Time-series collections: BucketsExamined is the buckets the scan
+	// visited (for a BATCHED_DELETE, the buckets it would delete or trim),
+	// BucketsUnpacked those whose meta value and min/max time could not
+	// rule them out, whose measurements were read (DocsExamined counts
+	// measurements). Measurements is the measurements a BATCHED_DELETE
+	// would remove.
+	BucketsExamined int
+	BucketsUnpacked int
+	Measurements    int
 }
 
 // Explain runs the query as Find would and reports the plan and its counts.
 func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
 	if err := c.usable(); err != nil {
 		return Explanation{}, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsExplain(ts, filter, opts) // time-series: tsread.go
 	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {

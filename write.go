@@ -276,6 +276,13 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		list := make([]any, len(docs))
+		for i, d := range docs {
+			list[i] = d
+		}
+		return ts.insert(list) // time-series: tsbucket.go
+	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d)
@@ -437,6 +444,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -592,6 +602,9 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
+	if c.timeSeries() != nil {
+		return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -653,6 +666,9 @@ func (c *Collection) DeleteMany(filter Document) (int, error) {
 func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsDelete(ts, filterDoc, limit) // time-series: tsread.go
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
