@@ -15,8 +15,10 @@ type Metrics struct {
 	TTL TTLMetrics
 
 	// Documents is how many documents each collection stores, expired ones
-	// not yet deleted (or hidden by HideExpired) included; every
-	// collection has an entry. Read from counts the collections keep on
+	// not yet deleted (or hidden by HideExpired) included, as
+	// CountDocuments(nil) would count them without HideExpired (for a
+	// time-series collection: its measurements); every collection has an
+	// entry. Read from counts the collections keep on
 	// every write, in O(1) per collection. A gauge: Sub keeps m's.
 	Documents map[string]int64
 }
@@ -317,7 +319,13 @@ func (s *collState) readMetrics(now time.Time, ttl bool, m *Metrics) (work int) 
 	if s.dropped {
 		return 0
 	}
-	m.Documents[s.name] = int64(s.natural.Len())
+	if ts := s.ts; ts != nil {
+		ts.mu.RLock()
+		m.Documents[s.name] = int64(ts.count)
+		ts.mu.RUnlock()
+	} else {
+		m.Documents[s.name] = int64(s.natural.Len())
+	}
 	if !ttl {
 		return 0
 	}

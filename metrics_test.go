@@ -395,8 +395,20 @@ func TestMetricsDocuments(t *testing.T) {
 	require.NoError(t, db.DropCollection("capped"))
 	assert.Equal(t, map[string]int64{"a": 1}, db.Metrics().Documents)
 
+	// A time-series collection counts its measurements, not its buckets.
+	ts, err := db.CreateCollection("weather", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "sensor"}})
+	require.NoError(t, err)
+	for i := range 7 {
+		_, err := ts.InsertOne(Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": i % 2, "temp": 20})
+		require.NoError(t, err)
+	}
+	info, _, err := ts.TimeSeriesInfo()
+	require.NoError(t, err)
+	require.Equal(t, 2, info.Buckets)
+	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, db.Metrics().Documents)
+
 	d := db.Metrics().Sub(db.Metrics())
-	assert.Equal(t, map[string]int64{"a": 1}, d.Documents, "a gauge: Sub keeps it")
+	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, d.Documents, "a gauge: Sub keeps it")
 	require.NoError(t, db.Close())
-	assert.Equal(t, map[string]int64{"a": 1}, db.Metrics().Documents, "after Close")
+	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, db.Metrics().Documents, "after Close")
 }

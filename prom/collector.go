@@ -27,7 +27,9 @@ import (
 //
 //	ttl_passes_total                                   TTL monitor passes ended (MongoDB's metrics.ttl.passes)
 //	ttl_subpasses_total                                sub-passes ended (metrics.ttl.subPasses)
-//	ttl_deleted_documents_total{collection,index}      documents the monitor deleted (metrics.ttl.deletedDocuments, split)
+//	ttl_deleted_documents_total{collection,index}      documents the monitor deleted (metrics.ttl.deletedDocuments, split;
+//	                                                   buckets, for a time-series collection)
+//	ttl_deleted_measurements_total                     measurements removed from time-series collections
 //	ttl_backlog_documents{collection,index}            expired documents not yet deleted
 //	ttl_oldest_expired_age_seconds{collection,index}   how long ago the earliest of them expired (0 if none)
 //	ttl_failed_delivery_documents{collection,index}    expired documents whose expire hook failed, waiting for a retry
@@ -49,6 +51,7 @@ type Collector struct {
 
 type descs struct {
 	passes, subPasses, deleted     *prometheus.Desc
+	deletedMeasurements            *prometheus.Desc
 	backlog, oldestAge             *prometheus.Desc
 	failedDocs, failedAge          *prometheus.Desc
 	passDuration, lastPass         *prometheus.Desc
@@ -68,19 +71,20 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		return prometheus.NewDesc("ttldb_"+name, help, labels, constLabels)
 	}
 	return &Collector{db: db, descs: descs{
-		passes:       d("ttl_passes_total", "TTL monitor passes ended, completed or cut short (MongoDB's metrics.ttl.passes).", nil),
-		subPasses:    d("ttl_subpasses_total", "TTL monitor sub-passes ended, completed or cut short (MongoDB's metrics.ttl.subPasses).", nil),
-		deleted:      d("ttl_deleted_documents_total", "Documents the TTL monitor deleted, by collection and TTL index.", byIndex),
-		backlog:      d("ttl_backlog_documents", "Documents expired but not yet deleted, by TTL index (counted to the second).", byIndex),
-		oldestAge:    d("ttl_oldest_expired_age_seconds", "How long ago the earliest expired, undeleted document of the TTL index expired; 0 if none.", byIndex),
-		failedDocs:   d("ttl_failed_delivery_documents", "Expired documents whose expire hook failed and that wait for a retry, by TTL index.", byIndex),
-		failedAge:    d("ttl_failed_delivery_oldest_age_seconds", "How long ago the oldest waiting failed expire-hook delivery of the TTL index failed; 0 if none.", byIndex),
-		passDuration: d("ttl_pass_duration_seconds", "Duration of TTL monitor passes (DB clock).", nil),
-		lastPass:     d("ttl_last_pass_timestamp_seconds", "Start of the last TTL monitor pass to end, in Unix seconds (DB clock).", nil),
-		indexErrors:  d("ttl_index_errors_total", "TTL index visits that failed.", nil),
-		hookErr:      d("ttl_hook_errors_total", "Expire-hook calls that failed, wholly or for some documents.", nil),
-		hookPans:     d("ttl_hook_panics_total", "Expire-hook calls that panicked (also counted in ttldb_ttl_hook_errors_total).", nil),
-		documents:    d("collection_documents", "Documents stored in the collection, expired ones not yet deleted included.", []string{"collection"}),
+		passes:              d("ttl_passes_total", "TTL monitor passes ended, completed or cut short (MongoDB's metrics.ttl.passes).", nil),
+		subPasses:           d("ttl_subpasses_total", "TTL monitor sub-passes ended, completed or cut short (MongoDB's metrics.ttl.subPasses).", nil),
+		deleted:             d("ttl_deleted_documents_total", "Documents the TTL monitor deleted, by collection and TTL index.", byIndex),
+		deletedMeasurements: d("ttl_deleted_measurements_total", "Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.", nil),
+		backlog:             d("ttl_backlog_documents", "Documents expired but not yet deleted, by TTL index (counted to the second).", byIndex),
+		oldestAge:           d("ttl_oldest_expired_age_seconds", "How long ago the earliest expired, undeleted document of the TTL index expired; 0 if none.", byIndex),
+		failedDocs:          d("ttl_failed_delivery_documents", "Expired documents whose expire hook failed and that wait for a retry, by TTL index.", byIndex),
+		failedAge:           d("ttl_failed_delivery_oldest_age_seconds", "How long ago the oldest waiting failed expire-hook delivery of the TTL index failed; 0 if none.", byIndex),
+		passDuration:        d("ttl_pass_duration_seconds", "Duration of TTL monitor passes (DB clock).", nil),
+		lastPass:            d("ttl_last_pass_timestamp_seconds", "Start of the last TTL monitor pass to end, in Unix seconds (DB clock).", nil),
+		indexErrors:         d("ttl_index_errors_total", "TTL index visits that failed.", nil),
+		hookErr:             d("ttl_hook_errors_total", "Expire-hook calls that failed, wholly or for some documents.", nil),
+		hookPans:            d("ttl_hook_panics_total", "Expire-hook calls that panicked (also counted in ttldb_ttl_hook_errors_total).", nil),
+		documents:           d("collection_documents", "Documents stored in the collection, expired ones not yet deleted included.", []string{"collection"}),
 	}}
 }
 
@@ -88,7 +92,7 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.descs
 	for _, x := range []*prometheus.Desc{
-		d.passes, d.subPasses, d.deleted, d.backlog, d.oldestAge, d.failedDocs, d.failedAge,
+		d.passes, d.subPasses, d.deleted, d.deletedMeasurements, d.backlog, d.oldestAge, d.failedDocs, d.failedAge,
 		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans, d.documents,
 	} {
 		ch <- x
@@ -107,6 +111,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(d.passes, m.Passes)
 	counter(d.subPasses, m.SubPasses)
+	counter(d.deletedMeasurements, m.DeletedMeasurements)
 	counter(d.indexErrors, m.IndexErrors)
 	counter(d.hookErr, m.HookErrors)
 	counter(d.hookPans, m.HookPanics)

@@ -77,6 +77,9 @@ ttldb_ttl_backlog_documents{collection="sessions",db="main",index="at_1"} 1
 # TYPE ttldb_ttl_deleted_documents_total counter
 ttldb_ttl_deleted_documents_total{collection="carts",db="main",index="at_1"} 0
 ttldb_ttl_deleted_documents_total{collection="sessions",db="main",index="at_1"} 3
+# HELP ttldb_ttl_deleted_measurements_total Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.
+# TYPE ttldb_ttl_deleted_measurements_total counter
+ttldb_ttl_deleted_measurements_total{db="main"} 0
 # HELP ttldb_ttl_failed_delivery_documents Expired documents whose expire hook failed and that wait for a retry, by TTL index.
 # TYPE ttldb_ttl_failed_delivery_documents gauge
 ttldb_ttl_failed_delivery_documents{collection="carts",db="main",index="at_1"} 0
@@ -261,4 +264,41 @@ func TestCollectorAfterClose(t *testing.T) {
 # TYPE ttldb_ttl_passes_total counter
 ttldb_ttl_passes_total 1
 `), "ttldb_ttl_passes_total"))
+}
+
+// Rule: a time-series collection's expiry shows as measurements removed,
+// buckets deleted under the collection-level rule's name, and its
+// measurements stored.
+func TestCollectorTimeSeries(t *testing.T) {
+	clk := ttltest.NewClock(t0)
+	db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	ts, err := db.CreateCollection("weather", ttldb.CollectionOptions{
+		TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor"},
+		ExpireAfterSeconds: ttldb.Seconds(60),
+	})
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := ts.InsertOne(ttldb.Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": "roof", "temp": 20 + i})
+		require.NoError(t, err)
+	}
+	_, err = ts.InsertOne(ttldb.Document{"t": t0.Add(3 * time.Hour), "sensor": "roof", "temp": 30})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Hour)
+	_, err = db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	want := `
+# HELP ttldb_collection_documents Documents stored in the collection, expired ones not yet deleted included.
+# TYPE ttldb_collection_documents gauge
+ttldb_collection_documents{collection="weather"} 1
+# HELP ttldb_ttl_deleted_documents_total Documents the TTL monitor deleted, by collection and TTL index.
+# TYPE ttldb_ttl_deleted_documents_total counter
+ttldb_ttl_deleted_documents_total{collection="weather",index="$expireAfterSeconds"} 1
+# HELP ttldb_ttl_deleted_measurements_total Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.
+# TYPE ttldb_ttl_deleted_measurements_total counter
+ttldb_ttl_deleted_measurements_total 5
+`
+	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, nil), strings.NewReader(want),
+		"ttldb_collection_documents", "ttldb_ttl_deleted_documents_total", "ttldb_ttl_deleted_measurements_total"))
 }
