@@ -15,11 +15,11 @@ type Metrics struct {
 	TTL TTLMetrics
 
 	// Documents is how many documents each collection stores, expired ones
-	// not yet deleted (or hidden by HideExpired) included, as
-	// CountDocuments(nil) would count them without HideExpired (for a
-	// time-series collection: its measurements); every collection has an
-	// entry. Read from counts the collections keep on
-	// every write, in O(1) per collection. A gauge: Sub keeps m's.
+	// not yet deleted (or hidden by HideExpired) included: what
+	// CountDocuments(nil) counts without HideExpired (for a time-series
+	// collection, its measurements). Every collection has an entry. Read
+	// from counts the writes keep, in O(1) per collection. A gauge: Sub
+	// keeps m's.
 	Documents map[string]int64
 }
 
@@ -164,8 +164,9 @@ var passDurationBounds = [...]time.Duration{
 }
 
 // Sub returns the change from prev to m: every counter and per-collection
-// and per-index count minus prev's. Gauges (LastPass*, Backlog,
-// OldestBacklogAge, FailedDeliveries) keep m's values.
+// and per-index count minus prev's, and the PassDurations histogram
+// bucket by bucket. Gauges (LastPass*, Backlog, OldestBacklogAge,
+// BacklogByIndex, FailedDeliveries, Documents) keep m's values.
 func (m Metrics) Sub(prev Metrics) Metrics {
 	d := m
 	t, p := &d.TTL, prev.TTL
@@ -314,18 +315,22 @@ func (r *metricsRecorder) passDurations() DurationHistogram {
 // backlog of each of its TTL indexes at now; it returns how many counts and
 // entries it read for the backlog.
 func (s *collState) readMetrics(now time.Time, ttl bool, m *Metrics) (work int) {
+	if ts := s.ts; ts != nil {
+		// Its measurements live in ts, under ts.mu alone; it has no TTL
+		// index of its own in s.indexes.
+		ts.mu.RLock()
+		defer ts.mu.RUnlock()
+		if !ts.dropped {
+			m.Documents[s.name] = int64(ts.count)
+		}
+		return 0
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.dropped {
 		return 0
 	}
-	if ts := s.ts; ts != nil {
-		ts.mu.RLock()
-		m.Documents[s.name] = int64(ts.count)
-		ts.mu.RUnlock()
-	} else {
-		m.Documents[s.name] = int64(s.natural.Len())
-	}
+	m.Documents[s.name] = int64(s.natural.Len())
 	if !ttl {
 		return 0
 	}
