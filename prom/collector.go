@@ -43,7 +43,9 @@ import (
 //
 // Every TTL index has its series from the start (0 until it deletes or
 // falls behind); an index that is dropped keeps its deleted-documents
-// counter and loses its gauges.
+// counter and loses its gauges. The expiry rules of time-series
+// collections have the deleted-documents counter only, from their first
+// deletion: Metrics counts no backlog for them.
 type Collector struct {
 	db    *ttldb.DB
 	descs descs
