@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -44,8 +45,14 @@ type CollectionOptions struct {
 
 	// HideExpired, if set, hides documents that are expired under any of the
 	// collection's TTL indexes from every read (FindOne, Find,
-	// CountDocuments, Explain's counts) before the monitor deletes them.
-	// By default, as in MongoDB and ArangoDB, an expired document stays
+	// CountDocuments, Explain's counts) and every write's filter before the
+	// monitor deletes them. A write that would fail because of one (an
+	// insert or upsert of its _id, or a key of a unique index only it
+	// holds) deletes it first as the monitor would: the expire hooks see it
+	// first, with no lock held; the deletion commits with the write, counts
+	// in Metrics and is told to the DeleteObservers. If a hook fails for
+	// it, the write fails with ErrExpireHook and changes nothing. By
+	// default, as in MongoDB and ArangoDB, an expired document stays
 	// visible until it is deleted. WithHideExpired sets it for every
 	// collection of a DB.
 	HideExpired bool
@@ -61,6 +68,12 @@ type record struct {
 	seq uint64 // insertion order; ties in every index tree break on it
 	key any    // idKey of the document's _id: its key in collState.byID
 	enc []byte // the document
+	// ver is the document's version: a number from the DB's write
+	// counter, given to every record a write stores (an insert, or an
+	// update or replacement that changes the document) and never reused
+	// within the DB, not even for a document deleted and inserted again.
+	// It is the version in an expire hook's delivery identity (_id, ver).
+	ver uint64
 }
 
 // document decodes a new copy of the stored document.
@@ -116,6 +129,10 @@ type collState struct {
 	nextSeq uint64
 	bytes   int64
 	dropped bool
+
+	// inWay is the running write's record of the expired documents it
+	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
+	inWay *expiredInWay
 }
 
 func recordLess(a, b *record) bool { return a.seq < b.seq }
@@ -181,7 +198,8 @@ func (c *Collection) write(fn func(s *collState) error) error {
 	if c.nameErr != nil {
 		return c.nameErr
 	}
-	for attempt := 0; ; attempt++ {
+	var approved map[*record]bool // expired versions the hooks handled
+	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
 		if err != nil {
 			return err
@@ -192,8 +210,29 @@ func (c *Collection) write(fn func(s *collState) error) error {
 			}
 			return err
 		}
+		w := s.beginInWay(approved)
 		err = fn(s)
+		s.inWay = nil
 		s.writeMu.Unlock()
+		if w == nil {
+			return err
+		}
+		if errors.Is(err, errHooksFirst) {
+			// Expired documents stand in the write's way: the hooks see
+			// them with no lock held, then the write runs again and
+			// re-checks them.
+			if rounds++; rounds > maxInWayRounds {
+				return fmt.Errorf("collection %q: %w: the expired documents in the write's way kept changing while their hooks ran", c.name, ErrExpireHook)
+			}
+			if approved, err = c.db.monitor.deliverInWay(s, w.pending, approved); err != nil {
+				return err
+			}
+			attempt = -1
+			continue
+		}
+		if err == nil {
+			w.report(s)
+		}
 		return err
 	}
 }

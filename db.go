@@ -27,6 +27,7 @@ type DB struct {
 	collections map[string]*collState
 
 	closed  atomic.Bool
+	writes  atomic.Uint64 // the last record version given (record.ver)
 	monitor *monitor
 	metrics *metricsRecorder
 }

@@ -69,6 +69,14 @@ var (
 	// projection, negative skip or limit, bad collection options, a bad
 	// Open option.
 	ErrInvalidOptions = errs.ErrInvalidOptions
+
+	// ErrExpireHook is returned by a write that met an expired document
+	// hidden by HideExpired (the same _id, or the same key of a unique
+	// index) and could not delete it first because an expire hook failed
+	// for it. The write changed nothing and the expired document stays
+	// stored; the error also wraps the hook's own (an *ExpireHookError if
+	// the hook returned one). Retry the write once the hook succeeds.
+	ErrExpireHook = errors.New("ttldb: expire hook failed")
 )
 
 // ValidationError reports why a document failed the collection's validator:

@@ -44,13 +44,20 @@ type TTLMetrics struct {
 	OldestBacklogAge time.Duration
 
 	IndexErrors int64 // index visits that failed (a collection dropped mid-pass, …)
-	HookErrors  int64 // OnExpire calls that returned an error (their batches were kept)
+	HookErrors  int64 // OnExpire calls that failed, wholly or for some documents (these were kept)
 	HookPanics  int64 // OnExpire calls that panicked (also counted in HookErrors)
+
+	// FailedDeliveries lists, per TTL index, the expired documents whose
+	// expire hook failed and that wait for a retry (see ExpireHook): how
+	// many, and how long ago the oldest failure was. An index without any
+	// is absent. A document deleted or revived by a write meanwhile leaves
+	// the count at its index's next retry. A gauge: Sub keeps m's.
+	FailedDeliveries map[IndexRef]FailedDeliveries
 }
 
 // Sub returns the change from prev to m: every counter and per-collection
 // and per-index count minus prev's. Gauges (LastPass*, Backlog,
-// OldestBacklogAge) keep m's values.
+// OldestBacklogAge, FailedDeliveries) keep m's values.
 func (m Metrics) Sub(prev Metrics) Metrics {
 	d := m
 	t, p := &d.TTL, prev.TTL
@@ -130,6 +137,7 @@ func (db *DB) Metrics() Metrics {
 	t.DeletedByIndex = maps.Clone(r.byIndex)
 	t.LastPassStart, t.LastPassDuration = r.lastPassStart, r.lastPassDur
 	r.mu.Unlock()
+	t.FailedDeliveries = db.monitor.delivery.snapshot(db.clock)
 	if !db.closed.Load() {
 		now := db.clock.Now()
 		for _, s := range db.snapshotCollections() {

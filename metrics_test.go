@@ -220,12 +220,15 @@ func TestMetricsSub(t *testing.T) {
 	assert.Equal(t, map[IndexRef]int64{{"a", "lastModifiedDate_1"}: 1, {"b", "lastModifiedDate_1"}: 5}, d.TTL.DeletedByIndex)
 	assert.Equal(t, int64(1), d.TTL.HookPanics)
 	assert.Equal(t, int64(1), d.TTL.HookErrors)
-	assert.Equal(t, int64(1), d.TTL.IndexErrors)
+	assert.Equal(t, int64(0), d.TTL.IndexErrors, "a failing hook fails no index visit")
 	assert.Equal(t, after.TTL.LastPassStart, d.TTL.LastPassStart)
 	assert.Equal(t, int64(1), d.TTL.Backlog) // a3, kept by the panicking hook
 	assert.Equal(t, after.TTL.OldestBacklogAge, d.TTL.OldestBacklogAge)
+	failed := map[IndexRef]FailedDeliveries{{"a", "lastModifiedDate_1"}: {Count: 1}}
+	assert.Equal(t, failed, d.TTL.FailedDeliveries, "a gauge")
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
-		LastPassStart: after.TTL.LastPassStart, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge}}, after.Sub(after))
+		LastPassStart: after.TTL.LastPassStart, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
+		FailedDeliveries: failed}}, after.Sub(after))
 }
 
 // Rule 11: reading metrics while writers and passes run is race-free, and

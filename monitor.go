@@ -54,7 +54,11 @@ type MonitorOptions struct {
 	// milliseconds of expiring. Off by default.
 	DeadlineWake bool
 	// DeadlineWakeFloor is the shortest sleep between passes with
-	// DeadlineWake. Default 1 ms.
+	// DeadlineWake. Default 1 ms. It is also the first wait before a failed
+	// expire-hook delivery is retried; each pass with a failure on the
+	// index doubles that wait, up to Interval (see ExpireHook). With
+	// DeadlineWake, a document whose delivery failed wakes the monitor only
+	// for its retry, not at every floor.
 	DeadlineWakeFloor time.Duration
 }
 
@@ -133,20 +137,55 @@ func WithPrimary(isPrimary func() bool) Option {
 
 // ExpireHook receives a batch of expired documents (copies) chosen for
 // deletion, before they are deleted and outside every collection lock: the
-// place to archive them. If it returns an error (or panics) the batch is
-// not deleted and is offered again at the next pass. ctx is cancelled when
-// the DB closes. It runs on the monitor goroutine, one call at a time.
+// place to archive them. ctx is cancelled when the DB closes.
+//
+// Delivery is at least once, in every mode (the monitor's passes with a
+// fixed Interval or DeadlineWake, RunTTLPass, and a write that meets an
+// expired document under HideExpired): a document is deleted only after
+// every hook handled it, and it may be offered again after a hook handled
+// it (it changed while the hook ran, a later hook failed, or Close came
+// between the hook and the deletion). So a hook must be idempotent: a
+// delivery's identity is the document's _id with its version
+// (ExpiredBatch.Versions), and two deliveries with the same pair carry the
+// same stored document. (A DB lives in memory: there is no restart to
+// survive yet; a durable store will keep the guarantee across restarts.)
+//
+// Return nil when every document was handled. Return an *ExpireHookError
+// naming the _id values that were not: the others are deleted. Any other
+// error (or a panic) means none was. A document not handled stays stored
+// and is set aside: it never blocks the other expired documents of its
+// index, which go on being offered and deleted, and it is retried alone
+// (one document per call). An index's retries back off while deliveries
+// keep failing: the first retry comes MonitorOptions.DeadlineWakeFloor
+// after the failure, and each pass with a failure doubles the wait, up to
+// Interval; with DeadlineWake the monitor wakes for the retry. Errors
+// count in PassResult.Errors and Metrics().TTL.HookErrors (a pass with a
+// failure is not Complete); Metrics().TTL.FailedDeliveries shows, per
+// index, the documents waiting and the age of the oldest failure.
+//
+// The monitor calls hooks one at a time, on its goroutine (or that of
+// RunTTLPass). A write that meets an expired, hidden document (HideExpired)
+// calls them on its own goroutine, possibly while the monitor does: with
+// HideExpired, a hook must be safe for concurrent use.
 type ExpireHook func(ctx context.Context, batch ExpiredBatch) error
 
 // ExpiredBatch is what an ExpireHook receives.
 type ExpiredBatch struct {
 	Collection string
-	Index      string
+	Index      string     // the TTL index under which the documents expired
 	Docs       []Document // copies; the hook may keep or change them
+	// Versions[i] is the version of Docs[i]: with its _id, the identity of
+	// the delivery. A version is a number the DB gives every document
+	// version it stores (an insert, or an update or replacement that
+	// changes the document), never reused within the DB: it changes
+	// exactly when the stored document changes, also across a delete and
+	// an insert of the same _id.
+	Versions []uint64
 }
 
-// WithOnExpire adds an ExpireHook; several run in the order given, and the
-// first error stops the batch.
+// WithOnExpire adds an ExpireHook. Several run in the order given: each
+// receives the documents every earlier hook handled, and a document is
+// deleted once the last hook handled it.
 func WithOnExpire(h ExpireHook) Option {
 	return func(cfg *config) error {
 		if h == nil {
@@ -168,9 +207,12 @@ type DeleteEvent struct {
 	PassNow    time.Time // the "now" of the pass that deleted them
 }
 
-// DeleteObserver is told of every committed TTL deletion, on the monitor
-// goroutine, outside every lock: an application can replicate deletions to
-// a secondary or a cache. It must not block for long.
+// DeleteObserver is told of every committed TTL deletion, outside every
+// lock: an application can replicate deletions to a secondary or a cache.
+// It must not block for long. It runs on the monitor goroutine (or that of
+// RunTTLPass), and, for an expired document a write deletes under
+// HideExpired, on the writer's goroutine after the write committed (then
+// PassNow is the write's clock reading).
 type DeleteObserver func(DeleteEvent)
 
 // WithDeleteObserver adds a DeleteObserver.
@@ -205,9 +247,13 @@ type PassResult struct {
 	Deleted   int
 	// Complete is false when a per-pass cap (MaxTotalRemoves or
 	// MaxCollectionRemoves) or Close ended the pass with expired documents
-	// (possibly) left.
+	// (possibly) left, when Errors is not 0, and when documents whose
+	// expire hook failed wait for a retry (see ExpireHook).
 	Complete bool
-	Errors   int // index visits that failed; see the log
+	// Errors counts the index visits and the expire-hook calls that failed
+	// in the pass (a hook call that failed for some documents counts
+	// once); see the log.
+	Errors int
 }
 
 // CurrentOp describes a TTL deletion in progress, as db.currentOp() shows
@@ -235,14 +281,15 @@ type monitor struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	passMu  sync.Mutex
-	current atomic.Pointer[CurrentOp]
+	passMu   sync.Mutex
+	current  atomic.Pointer[CurrentOp]
+	delivery *deliveries // failed expire-hook deliveries, retried with backoff
 
 	started bool
 }
 
 func newMonitor(db *DB, o MonitorOptions) *monitor {
-	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), delivery: newDeliveries()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	o = o.withDefaults()
 	m.opts.Store(&o)
@@ -292,6 +339,9 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 	if next, ok := m.db.earliestThreshold(); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
+	if next, ok := m.delivery.nextRetry(); ok {
+		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
+	}
 	m.deadline.Store(now.Add(d).UnixNano()) // d <= Interval: no overflow
 	return d
 }
@@ -331,7 +381,9 @@ func (m *monitor) notifyThreshold(th time.Time) {
 	}
 }
 
-// earliestThreshold returns the earliest expiry threshold in any TTL index.
+// earliestThreshold returns the earliest expiry threshold in any TTL index,
+// leaving out documents whose expire-hook delivery failed (their retry has
+// its own time).
 func (db *DB) earliestThreshold() (time.Time, bool) {
 	var best time.Time
 	found := false
@@ -341,7 +393,7 @@ func (db *DB) earliestThreshold() (time.Time, bool) {
 			if ix.ttl == nil {
 				continue
 			}
-			if e, ok := ix.ttl.earliest(); ok {
+			if e, ok := db.monitor.delivery.earliestUnparked(ix); ok {
 				if th := ix.ttl.threshold(e); !found || th.Before(best) {
 					best, found = th, true
 				}
@@ -451,6 +503,7 @@ func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
 	db, o := m.db, m.opts.Load()
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
 	res := PassResult{Now: ps.now}
+	m.delivery.beginPass()
 	for {
 		more, err := m.subPass(ctx, o, ps, &res)
 		res.SubPasses++
@@ -468,6 +521,7 @@ func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
 		}
 	}
 	res.Deleted = ps.deleted
+	m.delivery.endPass(db, &res)
 	res.Duration = db.clock.Now().Sub(ps.now)
 	db.metrics.passDone(ps.now, res.Duration)
 	return res, nil
@@ -569,25 +623,14 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, err error) {
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
+	more := false
 	if len(m.db.cfg.hooks) > 0 {
 		// Choose under the read lock, run the hooks with no lock held, then
-		// delete what still matches.
-		s.mu.RLock()
-		if s.dropped {
-			s.mu.RUnlock()
-			return 0, nil, false, errCollectionDropped
-		}
-		if !s.hasIndex(ix) {
-			s.mu.RUnlock()
-			return 0, nil, false, errIndexDropped
-		}
-		chosen = s.chooseExpired(ix, passNow, limit)
-		s.mu.RUnlock()
-		if len(chosen) == 0 {
-			return 0, nil, true, nil
-		}
-		if err := m.runHooks(ctx, s.name, ix.name, chosen); err != nil {
-			return 0, nil, false, err
+		// delete what still matches. Documents a hook failed are set
+		// aside (expirehook.go), not in chosen.
+		chosen, more, err = m.offer(ctx, t, passNow, limit)
+		if err != nil || len(chosen) == 0 {
+			return 0, nil, !more && err == nil, err
 		}
 	}
 	if err := s.lockWrite(); err != nil {
@@ -606,6 +649,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	recheck := chosen != nil
 	if !recheck {
 		chosen = s.chooseExpired(ix, passNow, limit)
+		more = len(chosen) >= limit
 	}
 	cutoff := ix.ttl.cutoff(passNow)
 	retry := false
@@ -631,7 +675,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	s.mu.Unlock()
 	s.writeMu.Unlock()
-	return n, ids, len(chosen) < limit && !retry, nil
+	return n, ids, !more && !retry, nil
 }
 
 // errIndexDropped ends a TTL visit to an index dropped mid-pass.
@@ -691,34 +735,6 @@ func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []cho
 		return len(out) < limit
 	})
 	return out
-}
-
-// runHooks calls the expire hooks with copies of the chosen documents,
-// turning a panic into an error.
-func (m *monitor) runHooks(ctx context.Context, coll, index string, chosen []chosenDoc) error {
-	docs := make([]Document, len(chosen))
-	for i, c := range chosen {
-		docs[i] = c.rec.document()
-	}
-	batch := ExpiredBatch{Collection: coll, Index: index, Docs: docs}
-	for _, h := range m.db.cfg.hooks {
-		if err := m.callHook(ctx, h.fn, batch); err != nil {
-			m.db.metrics.hookErrors.Add(1)
-			return fmt.Errorf("expire hook: %w", err)
-		}
-	}
-	return nil
-}
-
-func (m *monitor) callHook(ctx context.Context, h ExpireHook, batch ExpiredBatch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.db.metrics.hookPan.Add(1)
-			m.db.logger.Error("ttl expire hook panicked", "collection", batch.Collection, "index", batch.Index, "panic", r)
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return h(ctx, batch)
 }
 
 func (m *monitor) observe(ev DeleteEvent) {

@@ -664,8 +664,9 @@ func TestBackgroundMonitorSchedule(t *testing.T) {
 	assert.Equal(t, 5*time.Minute, db.monitor.opts.Load().Interval)
 }
 
-// Rule 14: an expire hook's error keeps its batch, which is offered again
-// at the next pass: nothing is lost; the error is counted.
+// Rule 14: an expire hook's error keeps its batch, whose documents are set
+// aside and retried after the backoff: nothing is lost, the batches after
+// it go in the same pass, and the error is counted.
 func TestHookErrorRetriedNextPass(t *testing.T) {
 	var (
 		mu       sync.Mutex
@@ -694,26 +695,34 @@ func TestHookErrorRetriedNextPass(t *testing.T) {
 
 	res, err := db.RunTTLPass(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 10, res.Deleted, "the first batch went, the second failed")
+	assert.Equal(t, 20, res.Deleted, "the first and third batches went, the second failed")
 	assert.Equal(t, 1, res.Errors)
-	assert.Equal(t, 20, count(t, c))
+	assert.False(t, res.Complete)
+	assert.Equal(t, 10, count(t, c))
 	m := db.Metrics().TTL
 	assert.Equal(t, int64(1), m.HookErrors)
 	assert.Equal(t, int64(0), m.HookPanics)
-	assert.Equal(t, int64(1), m.IndexErrors)
+	assert.Equal(t, int64(0), m.IndexErrors)
+	assert.Equal(t, int64(10), m.FailedDeliveries[IndexRef{"c", "lastModifiedDate_1"}].Count)
 	assert.Contains(t, logs.String(), "archive unavailable")
 
 	res, err = db.RunTTLPass(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 20, res.Deleted)
+	assert.Equal(t, 0, res.Deleted, "the retry waits for its backoff")
+	clk.Advance(time.Second)
+	res, err = db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 10, res.Deleted)
+	assert.True(t, res.Complete)
 	assert.Equal(t, 0, count(t, c))
 	assert.ElementsMatch(t, ids, archived, "every deleted document was archived once")
 	assert.ElementsMatch(t, ids, log.ids())
+	assert.Empty(t, db.Metrics().TTL.FailedDeliveries)
 }
 
 // Rule 14: a panicking hook is recovered, logged through slog, counted,
 // treated as an error; the pass goes on with the other indexes, and the
-// batch is retried at the next pass.
+// batch is retried after its backoff.
 func TestHookPanicRecovered(t *testing.T) {
 	var panicked atomic.Bool
 	hook := func(ctx context.Context, b ExpiredBatch) error {
@@ -741,6 +750,7 @@ func TestHookPanicRecovered(t *testing.T) {
 	assert.Contains(t, logs.String(), "ttl expire hook panicked")
 	assert.Contains(t, logs.String(), "archive exploded")
 
+	clk.Advance(time.Second)
 	res, err = db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 5, res.Deleted)

@@ -158,7 +158,7 @@ func (u *uniqueCheck) conflictsStored(ix *index, key any, self *record) bool {
 		if ix.compareKeys(e.key, key) != 0 {
 			return false
 		}
-		if e.rec != self && !u.batch[e.rec] {
+		if e.rec != self && !u.batch[e.rec] && !u.s.expiredInWay(e.rec) {
 			found = true
 			return false
 		}
@@ -272,7 +272,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 		}
-		if s.byID.load(k) != nil {
+		if cur := s.byID.load(k); cur != nil && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
 		if _, dup := seenIDs[k]; dup {
@@ -291,11 +291,16 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		}
 		batch[i] = pending{rec, dk}
 	}
+	if err := s.inWay.ready(); err != nil {
+		return err
+	}
 	var earliest time.Time
 	s.mu.Lock()
+	s.inWay.remove(s)
 	for _, p := range batch {
 		p.rec.seq = s.nextSeq
 		s.nextSeq++
+		p.rec.ver = s.db.writes.Add(1)
 		s.byID.store(p.rec.key, p.rec)
 		s.natural.ReplaceOrInsert(p.rec)
 		s.addToIndexes(p.rec, p.dk)
@@ -498,13 +503,17 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		}
 		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(ref.rec), newKey: nk})
 	}
+	if err := s.inWay.ready(); err != nil {
+		return 0, err
+	}
 	var earliest time.Time
 	s.mu.Lock()
+	s.inWay.remove(s)
 	for _, ch := range changes {
 		// Records are immutable: the new version is a new record in the
 		// old one's place (same seq, same _id key).
 		s.removeFromIndexes(ch.rec, ch.oldKey)
-		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc}
+		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		s.natural.ReplaceOrInsert(nr)
 		s.byID.store(nr.key, nr)
