@@ -18,7 +18,7 @@ type Slot = uint32
 type Record struct {
 	Slot  Slot
 	Seq   uint64 // the insertion sequence the caller gave
-	Ver   uint64 // the version: new at every Insert and Update, never 0
+	Ver   uint64 // the version the caller gave at the last Insert or Update
 	Key   []byte // the _id key bytes
 	Doc   []byte // the encoded document
 	Extra []byte // the caller's extra bytes (index keys, dates)
@@ -67,7 +67,6 @@ type Store struct {
 	freeSlots  []Slot
 	nslots     uint32 // slots handed out so far (the table's high-water mark)
 	nrec       int
-	nextVer    uint64
 	reclaiming bool
 
 	chunkBytes int64 // the active chunk's written bytes + the others' capacity
@@ -103,11 +102,9 @@ func New(opts Options) *Store {
 }
 
 // Fork returns an empty Store with s's options, ready to receive about
-// sizeHint records and continuing s's version numbering: the target of a
-// compaction (CopyFrom).
+// sizeHint records: the target of a compaction (CopyFrom).
 func (s *Store) Fork(sizeHint int) *Store {
 	n := New(s.opts)
-	n.nextVer = s.nextVer
 	for i := range n.shards {
 		n.shards[i].m = make(map[uint64]Slot, sizeHint/numShards)
 	}
@@ -172,12 +169,15 @@ func CheckSize(key, doc, extra int) error {
 	return nil
 }
 
-// Insert stores a new record and returns its slot and version. The key
-// must not be stored already (the caller checks with Lookup), and the
-// record must pass CheckSize. Writer only.
-func (s *Store) Insert(key, doc, extra []byte, seq uint64) (Slot, uint64) {
-	s.nextVer++
-	return s.insert(key, doc, extra, seq, s.nextVer)
+// Insert stores a new record with the caller's insertion sequence and
+// version (a non-zero number that identifies this version of the record)
+// and returns its slot. The key must not be stored already (the caller
+// checks with Lookup), and the record must pass CheckSize. Writer only.
+func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	return s.insert(key, doc, extra, seq, ver)
 }
 
 // CopyFrom inserts the record of another Store (the one s was forked
@@ -185,12 +185,10 @@ func (s *Store) Insert(key, doc, extra []byte, seq uint64) (Slot, uint64) {
 // Writer of s only; from must not change meanwhile.
 func (s *Store) CopyFrom(from *Store, slot Slot) Slot {
 	r := from.record(slot)
-	s.nextVer = max(s.nextVer, r.Ver)
-	ns, _ := s.insert(r.Key, r.Doc, r.Extra, r.Seq, r.Ver)
-	return ns
+	return s.insert(r.Key, r.Doc, r.Extra, r.Seq, r.Ver)
 }
 
-func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) (Slot, uint64) {
+func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
 	h := s.hash(key)
 	slot := s.allocSlot()
 	ci, off := s.write(slot, key, doc, extra)
@@ -204,26 +202,24 @@ func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) (Slot, uint64) {
 	sh.mu.Unlock()
 	s.nrec++
 	s.account()
-	return slot, ver
+	return slot
 }
 
 // Update replaces the document and extra bytes of the record in slot (its
-// key and sequence stay) and returns the new version. Readers that read
-// the old version keep it unchanged. Writer only.
-func (s *Store) Update(slot Slot, doc, extra []byte) uint64 {
+// key and sequence stay), giving it version ver. Readers that read the old
+// version keep it unchanged. Writer only.
+func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	e := s.ent(slot)
 	old := s.record(slot)
 	oldSize := recordSize(len(old.Key), len(old.Doc), len(old.Extra))
 	ci, off := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
-	s.nextVer++
 	sh := s.shard(e.hash)
 	sh.mu.Lock()
-	e.chunk, e.off, e.ver = ci, off, s.nextVer
+	e.chunk, e.off, e.ver = ci, off, ver
 	sh.mu.Unlock()
 	s.release(oldChunk, oldSize)
 	s.account()
-	return e.ver
 }
 
 // Delete removes the record in slot and frees the slot. Writer only.
