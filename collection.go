@@ -1,16 +1,19 @@
 package ttldb
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
 	"github.com/ttldb/ttldb/internal/schema"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // Collection is a handle on a named collection of a DB. It is cheap to make
@@ -58,22 +61,27 @@ type CollectionOptions struct {
 	HideExpired bool
 }
 
-// record is one stored document, encoded (codec.go). A record never
-// changes: an update makes a new record (same seq, same key) and puts it in
-// the old one's place under the write lock. So a reader that found a record
-// may decode it after releasing the lock (or without taking it: see
-// idMap), and a TTL batch can tell that a document changed by comparing
-// records.
+// record is one stored document version, as read from the collection's
+// store (internal/store): where it lives (slot), its insertion order, its
+// version, its _id key and its encoding. The bytes are never written again
+// once stored, so a record read under a lock may be decoded after the lock
+// is released (or, for a lookup by _id, without the collection lock), and
+// a TTL batch can tell that a document changed by comparing versions.
 type record struct {
-	seq uint64 // insertion order; ties in every index tree break on it
-	key any    // idKey of the document's _id: its key in collState.byID
-	enc []byte // the document
+	slot store.Slot
+	seq  uint64 // insertion order; ties in every index tree break on it
 	// ver is the document's version: a number from the DB's write
 	// counter, given to every record a write stores (an insert, or an
 	// update or replacement that changes the document) and never reused
 	// within the DB, not even for a document deleted and inserted again.
 	// It is the version in an expire hook's delivery identity (_id, ver).
 	ver uint64
+	key []byte // the _id key (idKey): the document's key in the store
+	enc []byte // the document
+}
+
+func recordOf(r store.Record) record {
+	return record{slot: r.Slot, seq: r.Seq, ver: r.Ver, key: r.Key, enc: r.Doc}
 }
 
 // document decodes a new copy of the stored document.
@@ -88,7 +96,7 @@ func (r *record) id() any {
 // docRef is a record met by a scan, with its document decoded at most once
 // and only if someone needs it.
 type docRef struct {
-	rec *record
+	rec record
 	doc Document
 }
 
@@ -98,6 +106,15 @@ func (d *docRef) get() Document {
 	}
 	return d.doc
 }
+
+// natItem is a document's place in the natural (insertion) order: a plain
+// value, so that the tree holds no pointer per document.
+type natItem struct {
+	seq  uint64
+	slot store.Slot
+}
+
+func natLess(a, b natItem) bool { return a.seq < b.seq }
 
 // collState is a collection's data.
 //
@@ -123,19 +140,26 @@ type collState struct {
 	writeMu sync.Mutex
 	mu      sync.RWMutex
 
-	byID    *idMap                 // canonical _id key -> record; never replaced
-	natural *btree.BTreeG[*record] // by seq: insertion order
+	// st holds the documents and the _id map. Lookups by _id load it
+	// without the collection lock; Compact replaces it (under both locks)
+	// by a compacted copy, and a reader still in the old one reads a
+	// consistent, unchanging past.
+	st      atomic.Pointer[store.Store]
+	natural *btree.BTreeG[natItem] // by seq: insertion order
 	indexes []*index               // secondary indexes, in creation order
 	nextSeq uint64
 	bytes   int64
 	dropped bool
 
+	// memAcct is the memory the DB's budget counts for the collection
+	// (memory.go). Guarded by writeMu; memPub publishes it for Metrics.
+	memAcct int64
+	memPub  atomic.Int64
+
 	// inWay is the running write's record of the expired documents it
 	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
 	inWay *expiredInWay
 }
-
-func recordLess(a, b *record) bool { return a.seq < b.seq }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
 	if opts.Capped && opts.MaxDocuments <= 0 && opts.MaxBytes <= 0 {
@@ -157,15 +181,28 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 	if db.cfg.hideExpired {
 		opts.HideExpired = true
 	}
-	return &collState{
+	s := &collState{
 		db:        db,
 		name:      name,
 		opts:      opts,
 		validator: v,
-		byID:      newIDMap(0),
-		natural:   btree.NewG(btreeDegree, recordLess),
+		natural:   btree.NewG(btreeDegree, natLess),
 		nextSeq:   1,
-	}, nil
+	}
+	s.st.Store(store.New(store.Options{Seed: db.seed}))
+	return s, nil
+}
+
+// store returns the collection's store.
+func (s *collState) store() *store.Store { return s.st.Load() }
+
+// rec reads the record in slot. Call holding mu or writeMu.
+func (s *collState) rec(slot store.Slot) record { return recordOf(s.store().Record(slot)) }
+
+// lookup returns the record with _id key k. Call holding mu or writeMu.
+func (s *collState) lookup(k []byte) (record, bool) {
+	r, ok := s.store().Get(k)
+	return recordOf(r), ok
 }
 
 func (s *collState) markDropped() {
@@ -173,6 +210,9 @@ func (s *collState) markDropped() {
 	s.mu.Lock()
 	s.dropped = true
 	s.mu.Unlock()
+	s.db.mem.Add(-s.memAcct) // its memory goes with it
+	s.memAcct = 0
+	s.memPub.Store(0)
 	s.writeMu.Unlock()
 }
 
@@ -198,7 +238,7 @@ func (c *Collection) write(fn func(s *collState) error) error {
 	if c.nameErr != nil {
 		return c.nameErr
 	}
-	var approved map[*record]bool // expired versions the hooks handled
+	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
 		if err != nil {
@@ -246,50 +286,84 @@ func (c *Collection) read() (*collState, error) {
 	return c.db.state(c.name, false)
 }
 
-// idKey maps an _id value to a comparable map key such that two _id values
-// are the same key exactly when they compare equal: numbers of any kind
-// with the same value share a key, times share a key by instant.
-func idKey(v any) (any, error) {
+// idKey returns the key of an _id value in the collection's store: a byte
+// string such that two _id values share a key exactly when they compare
+// equal (numbers of any kind with the same value, dates by instant,
+// embedded documents whatever their field order). An array is not a valid
+// _id.
+func idKey(v any) (string, error) {
+	var buf [64]byte
+	k, err := appendIDKey(buf[:0], v)
+	if err != nil {
+		return "", err
+	}
+	return string(k), nil
+}
+
+// Tags of appendIDKey's encoding, one per canonical kind.
+const (
+	idNull byte = iota + 1
+	idFalse
+	idTrue
+	idString
+	idObjectID
+	idInt
+	idUint
+	idFloat
+	idNaN
+	idTime
+	idBinary
+	idDocument
+)
+
+// appendIDKey is idKey into a caller's buffer, for lookups that need no
+// copy of the key. Numbers of every kind with an integral value share the
+// int64 form (uint64 above MaxInt64 its own); other floats their bits.
+func appendIDKey(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
-	case nil, string, bool, ObjectID:
-		return v, nil
+	case nil:
+		return append(dst, idNull), nil
+	case bool:
+		if x {
+			return append(dst, idTrue), nil
+		}
+		return append(dst, idFalse), nil
+	case string:
+		return append(append(dst, idString), x...), nil
+	case ObjectID:
+		return append(append(dst, idObjectID), x[:]...), nil
+	case int:
+		return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(x)), nil
+	case int64:
+		return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(x)), nil
 	case time.Time:
-		return timeKey{x.Unix(), x.Nanosecond()}, nil
+		dst = binary.BigEndian.AppendUint64(append(dst, idTime), uint64(x.Unix()))
+		return binary.BigEndian.AppendUint32(dst, uint32(x.Nanosecond())), nil
 	case []byte:
-		return binaryKey(x), nil
+		return append(append(dst, idBinary), x...), nil
 	case map[string]any:
-		return documentKey(fmt.Sprintf("%v", canonicalForKey(x))), nil
+		return append(append(dst, idDocument), fmt.Sprintf("%v", canonicalForKey(x))...), nil
 	}
 	if n, ok := query.ToNumber(v); ok {
 		switch n.Kind {
 		case 'i':
-			return n.I, nil
+			return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(n.I)), nil
 		case 'u':
-			return n.U, nil
+			return binary.BigEndian.AppendUint64(append(dst, idUint), n.U), nil
 		}
 		if n.F == math.Trunc(n.F) && n.F >= -9.2e18 && n.F <= 9.2e18 {
-			return int64(n.F), nil
+			return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(int64(n.F))), nil
 		}
 		if math.IsNaN(n.F) {
-			return nanKey{}, nil
+			return append(dst, idNaN), nil
 		}
-		return n.F, nil
+		return binary.BigEndian.AppendUint64(append(dst, idFloat), math.Float64bits(n.F)), nil
 	}
 	if codec.IsArray(v) {
-		return nil, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
+		return dst, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
 	}
-	return nil, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
+	return dst, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
 }
-
-type (
-	timeKey struct {
-		sec  int64
-		nsec int
-	}
-	binaryKey   string
-	documentKey string
-	nanKey      struct{}
-)
 
 // canonicalForKey renders a document _id with sorted keys and canonical
 // numbers, so equal documents give equal strings.
@@ -302,7 +376,7 @@ func canonicalForKey(m map[string]any) []any {
 			continue
 		}
 		if kv, err := idKey(v); err == nil {
-			out = append(out, k, fmt.Sprintf("%T:%v", kv, kv))
+			out = append(out, k, fmt.Sprintf("%q", kv))
 			continue
 		}
 		out = append(out, k, fmt.Sprintf("%T:%v", v, v))
@@ -311,30 +385,52 @@ func canonicalForKey(m map[string]any) []any {
 }
 
 // Compact rebuilds the collection's storage and indexes from the documents
-// it holds. Go maps keep their memory after deletes, and B-trees keep
-// half-empty nodes: after a mass deletion (a TTL mass expiry) Compact lets
-// that memory go back to the garbage collector, as MongoDB's compact
-// returns disk space. Writers wait during the rebuild; readers do not.
+// it holds. The store reclaims mostly-dead memory as new documents come, but
+// a deletion alone (a TTL mass expiry) leaves chunks partly dead, Go maps
+// keep their memory after deletes and B-trees keep half-empty nodes:
+// Compact copies the live documents into fresh memory, densely, and lets
+// the rest go back to the garbage collector, as MongoDB's compact returns
+// disk space. It needs memory for a second copy while it runs. Writers
+// wait during the rebuild; readers do not (they see the old copy until the
+// new one is published).
 func (c *Collection) Compact() error {
 	s, err := c.read()
 	if err != nil || s == nil {
 		return err
 	}
 	return c.write(func(s *collState) error {
-		s.byID.compact()
-		natural := btree.NewG(btreeDegree, recordLess)
-		s.natural.Ascend(func(r *record) bool { natural.ReplaceOrInsert(r); return true })
+		old := s.store()
+		ns := old.Fork(old.Len())
+		remap := make([]store.Slot, old.Stats().Slots)
+		natural := btree.NewG(btreeDegree, natLess)
+		s.natural.Ascend(func(it natItem) bool {
+			n := ns.CopyFrom(old, it.slot)
+			remap[it.slot] = n
+			natural.ReplaceOrInsert(natItem{seq: it.seq, slot: n})
+			return true
+		})
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
 		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
 		for i, ix := range s.indexes {
-			trees[i] = btree.NewG(btreeDegree, ix.less)
-			ix.tree.Ascend(func(e indexEntry) bool { trees[i].ReplaceOrInsert(e); return true })
+			if ix.tree != nil {
+				trees[i] = btree.NewG(btreeDegree, ix.less)
+				ix.tree.Ascend(func(e indexEntry) bool {
+					e.slot = remap[e.slot]
+					trees[i].ReplaceOrInsert(e)
+					return true
+				})
+			}
 			if ix.ttl != nil {
 				expiries[i] = btree.NewG(btreeDegree, expiryLess)
-				ix.ttl.expiry.Ascend(func(e expiryEntry) bool { expiries[i].ReplaceOrInsert(e); return true })
+				ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+					e.slot = remap[e.slot]
+					expiries[i].ReplaceOrInsert(e)
+					return true
+				})
 			}
 		}
 		s.mu.Lock()
+		s.st.Store(ns)
 		s.natural = natural
 		for i, ix := range s.indexes {
 			ix.tree = trees[i]
@@ -343,6 +439,7 @@ func (c *Collection) Compact() error {
 			}
 		}
 		s.mu.Unlock()
+		s.settleMemory(0)
 		return nil
 	})
 }

@@ -60,7 +60,7 @@ type deliveries struct {
 // at least one is parked.
 type indexDeliveries struct {
 	ref    IndexRef
-	parked map[any]*parkedDoc // by _id key
+	parked map[string]*parkedDoc // by _id key
 	oldest time.Time          // the earliest since among parked
 
 	// The backoff: parked documents are retried from retryAt, in the first
@@ -71,12 +71,12 @@ type indexDeliveries struct {
 	retryAt time.Time
 	bumped  uint64 // the pass that last set delay
 	round   uint64 // the pass retrying the parked documents
-	queue   []any  // keys of parked documents the round has still to try
+	queue   []string // keys of parked documents the round has still to try
 }
 
 // parkedDoc is one failed delivery.
 type parkedDoc struct {
-	rec   *record   // the version last offered
+	rec   record    // the version last offered
 	since time.Time // when its delivery first failed
 }
 
@@ -128,7 +128,7 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 		for k := range e.parked {
 			e.queue = append(e.queue, k)
 		}
-		slices.SortFunc(e.queue, func(a, b any) int {
+		slices.SortFunc(e.queue, func(a, b string) int {
 			pa, pb := e.parked[a], e.parked[b]
 			return cmp.Or(pa.since.Compare(pb.since), cmp.Compare(pa.rec.seq, pb.rec.seq))
 		})
@@ -143,8 +143,8 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 			if p == nil {
 				continue
 			}
-			cur := s.byID.load(k)
-			if cur == nil {
+			cur, found := s.lookup([]byte(k))
+			if !found {
 				d.unparkLocked(ix, e, k) // deleted meanwhile: nothing to deliver
 				continue
 			}
@@ -165,10 +165,11 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 		if !entryNotAfter(en, cutoff) {
 			return false
 		}
-		if e != nil && e.parked[en.rec.key] != nil {
+		rec := s.rec(en.slot)
+		if e != nil && e.parked[string(rec.key)] != nil {
 			return true // its retry is scheduled
 		}
-		chosen = append(chosen, chosenDoc{en.rec})
+		chosen = append(chosen, chosenDoc{rec})
 		return len(chosen) < limit
 	})
 	return chosen, false
@@ -181,14 +182,14 @@ func (d *deliveries) park(t ttlTarget, failed []chosenDoc, now time.Time, o *Mon
 	defer d.mu.Unlock()
 	e := d.byIndex[t.ix]
 	if e == nil {
-		e = &indexDeliveries{ref: IndexRef{t.coll.name, t.ix.name}, parked: map[any]*parkedDoc{}}
+		e = &indexDeliveries{ref: IndexRef{t.coll.name, t.ix.name}, parked: map[string]*parkedDoc{}}
 		d.byIndex[t.ix] = e
 	}
 	for _, c := range failed {
-		p := e.parked[c.rec.key]
+		p := e.parked[string(c.rec.key)]
 		if p == nil {
 			p = &parkedDoc{since: now}
-			e.parked[c.rec.key] = p
+			e.parked[string(c.rec.key)] = p
 			if e.oldest.IsZero() || now.Before(e.oldest) {
 				e.oldest = now
 			}
@@ -211,12 +212,12 @@ func (d *deliveries) unpark(ix *index, done []chosenDoc) {
 	}
 	d.mu.Lock()
 	for _, c := range done {
-		d.unparkLocked(ix, e, c.rec.key)
+		d.unparkLocked(ix, e, string(c.rec.key))
 	}
 	d.mu.Unlock()
 }
 
-func (d *deliveries) unparkLocked(ix *index, e *indexDeliveries, k any) {
+func (d *deliveries) unparkLocked(ix *index, e *indexDeliveries, k string) {
 	p := e.parked[k]
 	if p == nil {
 		return
@@ -239,7 +240,7 @@ func (d *deliveries) unparkLocked(ix *index, e *indexDeliveries, k any) {
 // earliestUnparked returns the first entry of ix's expiry tree whose
 // delivery has not failed: what a deadline-mode monitor wakes for. Call
 // holding the collection's mu.
-func (d *deliveries) earliestUnparked(ix *index) (expiryEntry, bool) {
+func (d *deliveries) earliestUnparked(s *collState, ix *index) (expiryEntry, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e := d.byIndex[ix]
@@ -249,7 +250,7 @@ func (d *deliveries) earliestUnparked(ix *index) (expiryEntry, bool) {
 	var first expiryEntry
 	found := false
 	ix.ttl.expiry.Ascend(func(en expiryEntry) bool {
-		if e.parked[en.rec.key] != nil {
+		if e.parked[string(s.rec(en.slot).key)] != nil {
 			return true
 		}
 		first, found = en, true
@@ -391,9 +392,9 @@ func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chose
 		named := map[int]bool{}
 		var he *ExpireHookError
 		if errors.As(err, &he) {
-			pos := make(map[any]int, len(live))
+			pos := make(map[string]int, len(live))
 			for _, i := range live {
-				pos[docs[i].rec.key] = i
+				pos[string(docs[i].rec.key)] = i
 			}
 			for _, id := range he.Failed {
 				if k, kerr := idKey(id); kerr == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // FindOptions adjusts Find, FindOne and Explain. The zero value returns
@@ -144,7 +145,8 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 			}
 		}
 	}
-	k, kerr := idKey(id)
+	var buf [64]byte
+	k, kerr := appendIDKey(buf[:0], id)
 	if kerr != nil {
 		return nil, false, nil // let the filter compiler report it
 	}
@@ -152,25 +154,43 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 	if err != nil {
 		return nil, true, err
 	}
-	var rec *record
-	switch {
-	case s == nil:
-	case s.opts.HideExpired:
-		s.mu.RLock()
-		rec = s.byID.load(k)
-		if rec != nil && s.hideExpiredActive() && s.expiredAt(&docRef{rec: rec}, c.db.clock.Now()) {
-			rec = nil
-		}
-		s.mu.RUnlock()
-	default:
-		// No collection lock: the _id map has its own, and records are
-		// immutable, so a lookup by _id never waits for a writer's batch.
-		rec = s.byID.load(k)
-	}
-	if rec == nil {
+	doc, found := s.findIDInto(k, nil)
+	if !found {
 		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
 	}
-	return rec.document(), true, nil
+	return doc, true, nil
+}
+
+// findIDInto decodes the document with _id key k into dst, a map the
+// caller owns (cleared first; nil: a new map), and returns it: the read
+// allocates only for the document's strings and boxed values
+// (codec.DecodeInto), and never aliases the store's memory. found is false
+// if there is no such document (or it is hidden as expired), and for a
+// nil s (a missing collection).
+//
+// It takes no collection lock (unless the collection hides expired
+// documents): the store's shard lock covers the lookup, and the record's
+// bytes never change, so a lookup by _id never waits for a writer's
+// batch.
+func (s *collState) findIDInto(k []byte, dst Document) (doc Document, found bool) {
+	if s == nil {
+		return nil, false
+	}
+	var r store.Record
+	if s.opts.HideExpired {
+		s.mu.RLock()
+		r, found = s.store().Get(k)
+		if found && s.hideExpiredActive() && s.expiredAt(&docRef{rec: recordOf(r)}, s.db.clock.Now()) {
+			found = false
+		}
+		s.mu.RUnlock()
+	} else {
+		r, found = s.store().Get(k)
+	}
+	if !found {
+		return nil, false
+	}
+	return codec.DecodeInto(dst, r.Doc), true
 }
 
 // CountDocuments returns how many documents match filter.
@@ -364,9 +384,9 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	ex := &Explanation{Collection: s.name, Stage: "COLLSCAN", Filter: q.filterDoc}
 	hide := s.hideExpiredActive()
 	matchAll := len(q.filterDoc) == 0
-	consider := func(r *record) bool {
+	consider := func(slot store.Slot) bool {
 		ex.DocsExamined++
-		ref := &docRef{rec: r}
+		ref := &docRef{rec: s.rec(slot)}
 		if hide && s.expiredAt(ref, now) {
 			return true
 		}
@@ -379,13 +399,13 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}
 		for i, id := range p.ids {
 			ex.IndexBounds = append(ex.IndexBounds, p.intervals[i].String())
-			k, err := idKey(id)
+			k, err := appendIDKey(nil, id)
 			if err != nil {
 				continue
 			}
-			if r := s.byID.load(k); r != nil {
+			if slot, ok := s.store().Lookup(k); ok {
 				ex.KeysExamined++
-				if !consider(r) {
+				if !consider(slot) {
 					break
 				}
 			}
@@ -393,7 +413,7 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		return ex
 	}
 	if p.ix == nil {
-		s.natural.Ascend(consider)
+		s.natural.Ascend(func(it natItem) bool { return consider(it.slot) })
 		return ex
 	}
 	ex.Stage, ex.IndexName = "IXSCAN", p.ix.name
@@ -401,9 +421,9 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	for _, iv := range p.intervals {
 		ex.IndexBounds = append(ex.IndexBounds, iv.String())
 	}
-	var seen map[*record]bool
+	var seen map[store.Slot]bool
 	if p.ix.multikey || len(p.intervals) > 1 {
-		seen = map[*record]bool{}
+		seen = map[store.Slot]bool{}
 	}
 	ivs := p.intervals
 	if p.ix.keys[0].Order < 0 != p.reverse {
@@ -414,12 +434,12 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		if !s.scanInterval(p, iv, func(e indexEntry) bool {
 			ex.KeysExamined++
 			if seen != nil {
-				if seen[e.rec] {
+				if seen[e.slot] {
 					return true
 				}
-				seen[e.rec] = true
+				seen[e.slot] = true
 			}
-			return consider(e.rec)
+			return consider(e.slot)
 		}) {
 			break
 		}
@@ -449,7 +469,7 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 	} else {
 		startVal, startInc = iv.hi, iv.hiInc
 	}
-	pivot := indexEntry{key: ix.pivotKey(startVal, forward), rec: pivotRecord(forward)}
+	pivot := indexEntry{key: ix.pivotKey(startVal, forward), seq: pivotSeq(forward)}
 	stopped := false
 	walk := func(e indexEntry) bool {
 		v := lead(e)
@@ -473,16 +493,13 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 	return !stopped
 }
 
-var (
-	pivotLow  = &record{seq: 0}
-	pivotHigh = &record{seq: ^uint64(0)}
-)
-
-func pivotRecord(forward bool) *record {
+// pivotSeq is the tie-break of a walk's first entry: before (forward) or
+// after (backward) every document with the same key.
+func pivotSeq(forward bool) uint64 {
 	if forward {
-		return pivotLow
+		return 0
 	}
-	return pivotHigh
+	return ^uint64(0)
 }
 
 // pivotKey builds the key at which a walk starting at leading value v

@@ -10,6 +10,7 @@ import (
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // IndexModel specifies an index for CreateIndex.
@@ -97,12 +98,14 @@ func validateFieldPath(p string) error {
 	return nil
 }
 
-// indexEntry is one key of one document in an index's B-tree. key is the
+// indexEntry is one key of one document in an index's B-tree: key is the
 // field's value for a single-field index and a compoundKey for a compound
-// one.
+// one; seq and slot are the document's insertion order (the tie-break) and
+// its place in the store.
 type indexEntry struct {
-	key any
-	rec *record
+	key  any
+	seq  uint64
+	slot store.Slot
 }
 
 // compoundKey is the key of a compound index, one value per field.
@@ -123,9 +126,12 @@ type index struct {
 	ttl      *ttlIndex // nil unless the index has ExpireAfterSeconds
 	tree     *btree.BTreeG[indexEntry]
 	multikey bool
+	keyBytes int64 // the heap the tree's keys hold, estimated (memory.go)
 }
 
-const btreeDegree = 32
+// btreeDegree is the degree of every B-tree: nodes of 63 to 127 items.
+// Items are plain values, so a node is one object whatever its size.
+const btreeDegree = 64
 
 // newIndex validates m (already given its default name) and returns an
 // empty index for it.
@@ -256,7 +262,7 @@ func (ix *index) less(a, b indexEntry) bool {
 	if c := ix.compareKeys(a.key, b.key); c != 0 {
 		return c < 0
 	}
-	return a.rec.seq < b.rec.seq
+	return a.seq < b.seq
 }
 
 // keysOf returns the keys under which doc belongs in the index: none if the
@@ -367,7 +373,8 @@ func appendDistinct(keys []any, v any) []any {
 // insertKeys adds rec under keys. Call with the collection write lock held.
 func (ix *index) insertKeys(rec *record, keys []any, multikey bool) {
 	for _, k := range keys {
-		ix.tree.ReplaceOrInsert(indexEntry{key: k, rec: rec})
+		ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: rec.seq, slot: rec.slot})
+		ix.keyBytes += keyHeapBytes(k)
 	}
 	if multikey {
 		ix.multikey = true
@@ -377,20 +384,22 @@ func (ix *index) insertKeys(rec *record, keys []any, multikey bool) {
 // removeKeys removes rec's entries. Call with the collection write lock held.
 func (ix *index) removeKeys(rec *record, keys []any) {
 	for _, k := range keys {
-		ix.tree.Delete(indexEntry{key: k, rec: rec})
+		if _, ok := ix.tree.Delete(indexEntry{key: k, seq: rec.seq}); ok {
+			ix.keyBytes -= keyHeapBytes(k)
+		}
 	}
 }
 
-// conflict returns the record other than self that holds key in a unique
-// index, or nil.
-func (ix *index) conflict(key any, self *record) *record {
-	var found *record
-	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: &record{seq: 0}}, func(e indexEntry) bool {
+// conflict reports whether a document other than the one in slot self
+// holds key in a unique index.
+func (ix *index) conflict(key any, self store.Slot) bool {
+	found := false
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
 		if ix.compareKeys(e.key, key) != 0 {
 			return false
 		}
-		if e.rec != self {
-			found = e.rec
+		if e.slot != self {
+			found = true
 			return false
 		}
 		return true
@@ -452,7 +461,7 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 // is published.
 func (s *collState) build(ix *index) error {
 	type built struct {
-		rec  *record
+		rec  record
 		keys []any
 		mk   bool
 		date time.Time
@@ -460,7 +469,8 @@ func (s *collState) build(ix *index) error {
 	}
 	var entries []built
 	var buildErr error
-	s.natural.Ascend(func(rec *record) bool {
+	s.natural.Ascend(func(it natItem) bool {
+		rec := s.rec(it.slot)
 		ref := &docRef{rec: rec}
 		keys, mk, err := ix.keysOfStored(ref)
 		if err != nil {
@@ -481,21 +491,30 @@ func (s *collState) build(ix *index) error {
 	for _, b := range entries {
 		for _, k := range b.keys {
 			if ix.unique {
-				if other := ix.conflict(k, b.rec); other != nil {
+				if ix.conflict(k, b.rec.slot) {
 					return fmt.Errorf("collection %q: building index %q: %w", s.name, ix.name,
 						&DuplicateKeyError{Collection: s.name, Index: ix.name, Key: k})
 				}
 			}
-			tree.ReplaceOrInsert(indexEntry{key: k, rec: b.rec})
+			tree.ReplaceOrInsert(indexEntry{key: k, seq: b.rec.seq, slot: b.rec.slot})
+			ix.keyBytes += keyHeapBytes(k)
 		}
 		ix.multikey = ix.multikey || b.mk
 		if b.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.date, b.rec))
+			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.date, &b.rec))
 		}
+	}
+	cost := treeBytes(tree.Len(), indexEntrySize, treeFactorRandom) + ix.keyBytes
+	if ix.ttl != nil {
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
+	}
+	if err := s.reserve(cost); err != nil {
+		return fmt.Errorf("building index %q: %w", ix.name, err)
 	}
 	s.mu.Lock()
 	s.indexes = append(s.indexes, ix)
 	s.mu.Unlock()
+	s.settleMemory(cost)
 	if ix.ttl != nil {
 		if e, ok := ix.ttl.earliest(); ok {
 			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
@@ -525,6 +544,7 @@ func (c *Collection) DropIndex(name string) error {
 		s.mu.Lock()
 		s.indexes = slices.Delete(slices.Clone(s.indexes), i, i+1)
 		s.mu.Unlock()
+		s.settleMemory(0)
 		return nil
 	})
 }

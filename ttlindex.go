@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // ttlIndex is the expiry side of a TTL index: a B-tree of the documents'
@@ -26,11 +27,14 @@ type ttlIndex struct {
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
-// seconds and nanoseconds (wide enough for any time.Time) and its record.
+// seconds and nanoseconds (wide enough for any time.Time), then its
+// insertion order (the tie-break) and its slot in the store. A plain
+// value: the tree holds no pointer per document.
 type expiryEntry struct {
 	sec  int64
 	nsec int32
-	rec  *record
+	slot store.Slot
+	seq  uint64
 }
 
 func expiryLess(a, b expiryEntry) bool {
@@ -40,7 +44,7 @@ func expiryLess(a, b expiryEntry) bool {
 	if a.nsec != b.nsec {
 		return a.nsec < b.nsec
 	}
-	return a.rec.seq < b.rec.seq
+	return a.seq < b.seq
 }
 
 func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
@@ -93,7 +97,7 @@ func (t *ttlIndex) cutoff(now time.Time) time.Time {
 }
 
 func entryFor(d time.Time, rec *record) expiryEntry {
-	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), rec: rec}
+	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), slot: rec.slot, seq: rec.seq}
 }
 
 // entryNotAfter reports whether e's date is at or before d.
@@ -173,7 +177,7 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 // and the monitor deletes the document at its first pass at or after the
 // threshold.
 func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
-	k, err := idKey(id)
+	k, err := appendIDKey(nil, id)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -184,7 +188,7 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if s != nil {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		if rec := s.byID.load(k); rec != nil {
+		if rec, ok := s.lookup(k); ok {
 			at, expires = s.earliestThresholdOf(&docRef{rec: rec})
 			return at, expires, nil
 		}
@@ -274,17 +278,23 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 			if err != nil {
 				return err
 			}
-			s.natural.Ascend(func(rec *record) bool {
+			s.natural.Ascend(func(it natItem) bool {
+				rec := s.rec(it.slot)
 				if ix.partial == nil || ix.partial.Matches(rec.document()) {
 					if d, ok := ttl.dateOfStored(rec.enc); ok {
-						ttl.expiry.ReplaceOrInsert(entryFor(d, rec))
+						ttl.expiry.ReplaceOrInsert(entryFor(d, &rec))
 					}
 				}
 				return true
 			})
+			cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
+			if err := s.reserve(cost); err != nil {
+				return err
+			}
 			s.mu.Lock()
 			ix.ttl = ttl
 			s.mu.Unlock()
+			s.settleMemory(cost)
 		}
 		if e, ok := ix.ttl.earliest(); ok {
 			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))

@@ -9,6 +9,7 @@ import (
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // DuplicateKeyError reports a write refused because of a unique index. It
@@ -88,7 +89,7 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 // storedKeys recomputes the keys of a stored document. They were computed
 // without error when it was stored, so this cannot fail.
 func (s *collState) storedKeys(rec *record) docKeys {
-	dk, err := s.computeKeys(&docRef{rec: rec})
+	dk, err := s.computeKeys(&docRef{rec: *rec})
 	if err != nil {
 		panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
 	}
@@ -98,10 +99,10 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // removeRecord deletes rec from every structure. Call with mu held for
 // writing.
 func (s *collState) removeRecord(rec *record) {
-	s.byID.delete(rec.key)
-	s.natural.Delete(rec)
+	s.natural.Delete(natItem{seq: rec.seq})
 	s.removeFromIndexes(rec, s.storedKeys(rec))
 	s.bytes -= int64(len(rec.enc))
+	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
 }
 
 // uniqueCheck finds unique-index conflicts for a batch of writes: against
@@ -109,8 +110,15 @@ func (s *collState) removeRecord(rec *record) {
 // own new keys. Call it holding writeMu.
 type uniqueCheck struct {
 	s       *collState
-	batch   map[*record]bool // records the batch rewrites or removes
-	pending []*btree.BTreeG[indexEntry]
+	batch   map[store.Slot]bool // documents the batch rewrites or removes
+	pending []*btree.BTreeG[pendingKey]
+}
+
+// pendingKey is a key a batch writes, and who writes it: a stored
+// document's slot, or -1-i for the batch's i-th new document.
+type pendingKey struct {
+	key   any
+	owner int64
 }
 
 // newUniqueCheck returns nil, a check that passes everything, for a
@@ -119,19 +127,19 @@ func newUniqueCheck(s *collState) *uniqueCheck {
 	if !slices.ContainsFunc(s.indexes, func(ix *index) bool { return ix.unique }) {
 		return nil
 	}
-	u := &uniqueCheck{s: s, batch: map[*record]bool{}, pending: make([]*btree.BTreeG[indexEntry], len(s.indexes))}
+	u := &uniqueCheck{s: s, batch: map[store.Slot]bool{}, pending: make([]*btree.BTreeG[pendingKey], len(s.indexes))}
 	for i, ix := range s.indexes {
 		if ix.unique {
 			ix := ix
-			u.pending[i] = btree.NewG(8, func(a, b indexEntry) bool { return ix.compareKeys(a.key, b.key) < 0 })
+			u.pending[i] = btree.NewG(8, func(a, b pendingKey) bool { return ix.compareKeys(a.key, b.key) < 0 })
 		}
 	}
 	return u
 }
 
-// add checks rec's new keys dk and records them. rec is the record being
-// rewritten, or a placeholder for a new document.
-func (u *uniqueCheck) add(rec *record, dk docKeys) error {
+// add checks the new keys dk of owner (a stored document's slot, or -1-i
+// for a batch's i-th new document) and records them.
+func (u *uniqueCheck) add(owner int64, dk docKeys) error {
 	if u == nil {
 		return nil
 	}
@@ -140,25 +148,25 @@ func (u *uniqueCheck) add(rec *record, dk docKeys) error {
 			continue
 		}
 		for _, key := range dk[i].keys {
-			if other, ok := u.pending[i].Get(indexEntry{key: key}); ok && other.rec != rec {
+			if other, ok := u.pending[i].Get(pendingKey{key: key}); ok && other.owner != owner {
 				return u.dup(ix, key)
 			}
-			if u.conflictsStored(ix, key, rec) {
+			if u.conflictsStored(ix, key, owner) {
 				return u.dup(ix, key)
 			}
-			u.pending[i].ReplaceOrInsert(indexEntry{key: key, rec: rec})
+			u.pending[i].ReplaceOrInsert(pendingKey{key: key, owner: owner})
 		}
 	}
 	return nil
 }
 
-func (u *uniqueCheck) conflictsStored(ix *index, key any, self *record) bool {
+func (u *uniqueCheck) conflictsStored(ix *index, key any, self int64) bool {
 	found := false
-	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: &record{}}, func(e indexEntry) bool {
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
 		if ix.compareKeys(e.key, key) != 0 {
 			return false
 		}
-		if e.rec != self && !u.batch[e.rec] && !u.s.expiredInWay(e.rec) {
+		if int64(e.slot) != self && !u.batch[e.slot] && !u.s.expiredInWay(u.s.rec(e.slot)) {
 			found = true
 			return false
 		}
@@ -250,65 +258,73 @@ func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
 // insertPrepared stores encoded documents. Call holding writeMu.
 func (s *collState) insertPrepared(docs []newDoc) error {
 	type pending struct {
-		rec *record
+		key []byte
+		enc []byte
 		dk  docKeys
 	}
 	batch := make([]pending, len(docs))
-	var seenIDs map[any]int // duplicates within docs
+	var seenIDs map[string]int // duplicates within docs
 	if len(docs) > 1 {
-		seenIDs = make(map[any]int, len(docs))
+		seenIDs = make(map[string]int, len(docs))
 	}
 	uc := newUniqueCheck(s)
+	var cost int64
 	for i, d := range docs {
-		rec := &record{enc: d.enc}
-		ref := &docRef{rec: rec, doc: d.doc}
+		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
 		if s.validator != nil {
 			if err := s.validator.Validate(ref.get()); err != nil {
 				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 			}
 		}
 		id := d.id
-		k, err := idKey(id)
+		k, err := appendIDKey(nil, id)
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 		}
-		if cur := s.byID.load(k); cur != nil && !s.expiredInWay(cur) {
+		if err := store.CheckSize(len(k), len(d.enc), 0); err != nil {
+			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
+		}
+		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		if _, dup := seenIDs[k]; dup {
+		if _, dup := seenIDs[string(k)]; dup {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
 		if seenIDs != nil {
-			seenIDs[k] = i
+			seenIDs[string(k)] = i
 		}
-		rec.key = k
 		dk, err := s.computeKeys(ref)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		if err := uc.add(rec, dk); err != nil {
+		if err := uc.add(-1-int64(i), dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		batch[i] = pending{rec, dk}
+		batch[i] = pending{k, d.enc, dk}
+		cost += s.insertCost(k, d.enc, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return err
 	}
+	if err := s.reserve(cost); err != nil {
+		return err
+	}
 	var earliest time.Time
+	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	for _, p := range batch {
-		p.rec.seq = s.nextSeq
+		rec := record{key: p.key, enc: p.enc, seq: s.nextSeq, ver: s.db.writes.Add(1)}
 		s.nextSeq++
-		p.rec.ver = s.db.writes.Add(1)
-		s.byID.store(p.rec.key, p.rec)
-		s.natural.ReplaceOrInsert(p.rec)
-		s.addToIndexes(p.rec, p.dk)
-		s.bytes += int64(len(p.rec.enc))
+		rec.slot = st.Insert(p.key, p.enc, nil, rec.seq, rec.ver)
+		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.addToIndexes(&rec, p.dk)
+		s.bytes += int64(len(p.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
 	s.evictCapped()
 	s.mu.Unlock()
+	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return nil
 }
@@ -337,7 +353,8 @@ func (s *collState) evictCapped() {
 		(s.opts.MaxDocuments > 0 && s.natural.Len() > s.opts.MaxDocuments ||
 			s.opts.MaxBytes > 0 && s.bytes > s.opts.MaxBytes) {
 		oldest, _ := s.natural.Min()
-		s.removeRecord(oldest)
+		rec := s.rec(oldest.slot)
+		s.removeRecord(&rec)
 	}
 }
 
@@ -466,7 +483,7 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 // writeMu.
 func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, error) {
 	type change struct {
-		rec    *record
+		rec    record
 		enc    []byte
 		oldKey docKeys
 		newKey docKeys
@@ -474,10 +491,11 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 	uc := newUniqueCheck(s)
 	for i, ref := range refs {
 		if newDocs[i] != nil && uc != nil {
-			uc.batch[ref.rec] = true
+			uc.batch[ref.rec.slot] = true
 		}
 	}
 	var changes []change
+	var cost int64
 	for i, ref := range refs {
 		nd := newDocs[i]
 		if nd == nil {
@@ -494,34 +512,42 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		if err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
-		nk, err := s.computeKeys(&docRef{rec: &record{enc: enc}, doc: nd})
+		if err := store.CheckSize(len(ref.rec.key), len(enc), 0); err != nil {
+			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidDocument, err)
+		}
+		nk, err := s.computeKeys(&docRef{rec: record{enc: enc}, doc: nd})
 		if err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		if err := uc.add(ref.rec, nk); err != nil {
+		if err := uc.add(int64(ref.rec.slot), nk); err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(ref.rec), newKey: nk})
+		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(&ref.rec), newKey: nk})
+		cost += store.UpdateCost(len(ref.rec.key), len(enc), 0) + s.keysCost(nk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return 0, err
 	}
+	if err := s.reserve(cost); err != nil {
+		return 0, err
+	}
 	var earliest time.Time
+	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	for _, ch := range changes {
-		// Records are immutable: the new version is a new record in the
-		// old one's place (same seq, same _id key).
-		s.removeFromIndexes(ch.rec, ch.oldKey)
-		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
+		// The new version takes the old one's slot (same seq, same _id
+		// key); readers holding the old version keep it unchanged.
+		s.removeFromIndexes(&ch.rec, ch.oldKey)
+		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
-		s.natural.ReplaceOrInsert(nr)
-		s.byID.store(nr.key, nr)
-		s.addToIndexes(nr, ch.newKey)
+		st.Update(nr.slot, nr.enc, nil, nr.ver)
+		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
 	s.evictCapped()
 	s.mu.Unlock()
+	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return len(changes), nil
 }
@@ -599,9 +625,10 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 		refs := s.matchingRecords(filterDoc, f, limit, c.db.clock.Now())
 		s.mu.Lock()
 		for _, ref := range refs {
-			s.removeRecord(ref.rec)
+			s.removeRecord(&ref.rec)
 		}
 		s.mu.Unlock()
+		s.settleMemory(0)
 		n = len(refs)
 		return nil
 	})

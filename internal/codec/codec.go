@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -320,20 +321,62 @@ func (d *decoder) bytes(n int) []byte {
 
 func (d *decoder) str() string { return string(d.bytes(int(d.uvarint()))) }
 
-// Decode returns a new Document from an encoding.
+// Decode returns a new Document from an encoding. It shares no memory with
+// b: the result may outlive it.
 func Decode(b []byte) Document {
 	d := decoder{b: b}
-	return d.document()
+	return d.document(nil)
 }
 
-func (d *decoder) document() Document {
+// DecodeInto decodes an encoding into dst, which it clears first, and
+// returns it; with a nil dst it makes a map of the right size. It
+// allocates only for what the document holds: one allocation per string or
+// boxed value (and per nested document or array), none for dst itself nor
+// for field names seen before (they are interned). Like Decode, it shares
+// no memory with b.
+func DecodeInto(dst Document, b []byte) Document {
+	d := decoder{b: b}
+	return d.document(dst)
+}
+
+func (d *decoder) document(m Document) Document {
 	n := int(d.uvarint())
-	m := make(Document, n)
+	if m == nil {
+		m = make(Document, n)
+	} else {
+		clear(m)
+	}
 	for range n {
-		k := d.str()
+		k := internName(d.bytes(int(d.uvarint())))
 		m[k] = d.value()
 	}
 	return m
+}
+
+// names interns field names: documents of a collection share a few, and a
+// decoded document then costs no allocation per field name. It is a
+// fixed-size table of recently seen names, read and written without locks
+// (a slot holds a pointer to an immutable string; a lost race only costs
+// an allocation).
+var names [4096]atomic.Pointer[string]
+
+// internName returns b as a string, shared with earlier calls for the same
+// bytes when the table remembers them.
+func internName(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	p := &names[h&(uint32(len(names))-1)]
+	if s := p.Load(); s != nil && *s == string(b) {
+		return *s
+	}
+	s := string(b)
+	p.Store(&s)
+	return s
 }
 
 func (d *decoder) value() any {
@@ -358,7 +401,7 @@ func (d *decoder) value() any {
 		return id
 	case tagDoc:
 		d.uvarint() // length
-		return d.document()
+		return d.document(nil)
 	case tagArray:
 		d.uvarint()
 		out := make([]any, d.uvarint())

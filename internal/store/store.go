@@ -29,8 +29,9 @@ type Options struct {
 	// Seed seeds the key hash. Give every Store of a DB the same seed (so
 	// a Compact's new Store hashes alike); the zero Seed makes a new one.
 	Seed maphash.Seed
-	// Hash replaces the seeded key hash. For tests, to force collisions.
-	Hash func(key []byte) uint64
+	// HashBits, if not 0, keeps only the low HashBits bits of the key
+	// hash: for tests, to force collisions (1 bit: two hash values).
+	HashBits uint
 	// MaxChunk is the size of the largest chunk, in bytes. Default 1 MiB.
 	// Chunks start at MinChunk and grow with the store; a record larger
 	// than a quarter of the current chunk size gets a chunk of its own.
@@ -54,7 +55,7 @@ var ErrTooLarge = errors.New("store: record too large")
 // its concurrency rules.
 type Store struct {
 	opts Options
-	hash func([]byte) uint64
+	mask uint64 // of the hash: all ones but with Options.HashBits
 
 	shards [numShards]shard
 
@@ -87,12 +88,9 @@ func New(opts Options) *Store {
 		opts.MaxChunk = DefaultMaxChunk
 	}
 	opts.MaxChunk = max(opts.MaxChunk, MinChunk)
-	s := &Store{opts: opts, active: -1}
-	if opts.Hash != nil {
-		s.hash = opts.Hash
-	} else {
-		seed := opts.Seed
-		s.hash = func(b []byte) uint64 { return maphash.Bytes(seed, b) }
+	s := &Store{opts: opts, active: -1, mask: ^uint64(0)}
+	if opts.HashBits > 0 && opts.HashBits < 64 {
+		s.mask = 1<<opts.HashBits - 1
 	}
 	for i := range s.shards {
 		s.shards[i].m = map[uint64]Slot{}
@@ -110,6 +108,10 @@ func (s *Store) Fork(sizeHint int) *Store {
 	}
 	return n
 }
+
+// hash is the key's 64-bit hash. A direct call (not through a func value),
+// so that a caller's key buffer can stay on its stack.
+func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.opts.Seed, key) & s.mask }
 
 // Len returns the number of records.
 func (s *Store) Len() int { return s.nrec }
