@@ -1,8 +1,8 @@
 package ttldb
 
 import (
-	"hash/maphash"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"slices"

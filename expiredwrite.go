@@ -21,12 +21,12 @@ import (
 // filter would match, say) stays for the monitor: a write never fails
 // because of an unrelated document's hook.
 type expiredInWay struct {
-	now      time.Time          // the clock's reading at the first meeting
+	now      time.Time         // the clock's reading at the first meeting
 	approved map[uint64]bool   // versions (record.ver) the hooks handled, in earlier rounds
 	met      map[uint64]*index // versions met in this round: the index they expired under
-	doomed   []metDoc           // deleted with the write's commit
-	pending  []metDoc           // the hooks must see them first
-	removed  []metDoc           // deleted: to count and report
+	doomed   []metDoc          // deleted with the write's commit
+	pending  []metDoc          // the hooks must see them first
+	removed  []metDoc          // deleted: to count and report
 }
 
 type metDoc struct {

@@ -61,7 +61,7 @@ type deliveries struct {
 type indexDeliveries struct {
 	ref    IndexRef
 	parked map[string]*parkedDoc // by _id key
-	oldest time.Time          // the earliest since among parked
+	oldest time.Time             // the earliest since among parked
 
 	// The backoff: parked documents are retried from retryAt, in the first
 	// pass at or after it (round). Every pass in which a delivery of the
@@ -69,8 +69,8 @@ type indexDeliveries struct {
 	// monitor's Interval, and sets retryAt = now + delay.
 	delay   time.Duration
 	retryAt time.Time
-	bumped  uint64 // the pass that last set delay
-	round   uint64 // the pass retrying the parked documents
+	bumped  uint64   // the pass that last set delay
+	round   uint64   // the pass retrying the parked documents
 	queue   []string // keys of parked documents the round has still to try
 }
 
