@@ -76,12 +76,13 @@ type record struct {
 	// within the DB, not even for a document deleted and inserted again.
 	// It is the version in an expire hook's delivery identity (_id, ver).
 	ver uint64
-	key []byte // the _id key (idKey): the document's key in the store
-	enc []byte // the document
+	key   []byte // the _id key (idKey): the document's key in the store
+	enc   []byte // the document
+	extra []byte // its TTL entries (ttlindex.go)
 }
 
 func recordOf(r store.Record) record {
-	return record{slot: r.Slot, seq: r.Seq, ver: r.Ver, key: r.Key, enc: r.Doc}
+	return record{slot: r.Slot, seq: r.Seq, ver: r.Ver, key: r.Key, enc: r.Doc, extra: r.Extra}
 }
 
 // document decodes a new copy of the stored document.
@@ -148,6 +149,7 @@ type collState struct {
 	natural *btree.BTreeG[natItem] // by seq: insertion order
 	indexes []*index               // secondary indexes, in creation order
 	nextSeq uint64
+	nextIx  uint32 // the id of the next index created (index.id)
 	bytes   int64
 	dropped bool
 

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -331,6 +332,9 @@ func (s *collState) plan(q *findQuery) *plan {
 			continue // it may not hold every matching document
 		}
 		ivs, score := boundsFor(q.filterDoc, ix.keys[0].Field, ix)
+		if ix.tree == nil && !ix.dateTreeServes(ivs) {
+			continue // a TTL index's date tree, which cannot answer this
+		}
 		if score > bestScore {
 			best, bestScore = &plan{ix: ix, intervals: ivs}, score
 		}
@@ -345,6 +349,9 @@ func (s *collState) plan(q *findQuery) *plan {
 		for _, ix := range s.indexes {
 			if ix.partial != nil || ix.sparse {
 				continue
+			}
+			if ix.tree == nil && ix.ttl.exact != s.natural.Len() {
+				continue // the date tree lacks documents without one date
 			}
 			if ok, rev := sortFromIndex(ix, q.opts.Sort); ok {
 				return &plan{ix: ix, intervals: []interval{fullInterval}, sorted: true, reverse: rev}
@@ -421,6 +428,13 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	for _, iv := range p.intervals {
 		ex.IndexBounds = append(ex.IndexBounds, iv.String())
 	}
+	if p.ix.tree == nil {
+		s.scanDates(p, func(slot store.Slot) bool {
+			ex.KeysExamined++
+			return consider(slot)
+		})
+		return ex
+	}
 	var seen map[store.Slot]bool
 	if p.ix.multikey || len(p.intervals) > 1 {
 		seen = map[store.Slot]bool{}
@@ -491,6 +505,100 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 		ix.tree.DescendLessOrEqual(pivot, walk)
 	}
 	return !stopped
+}
+
+// dateTreeServes reports whether the date tree of ix, a TTL index without
+// a key tree, holds every document a filter bounded by ivs (its intervals
+// on the indexed field) can match, so that scanning the tree over ivs
+// gives the same answer as a collection scan. The tree holds each
+// document's earliest date under the index's value forms. Comparisons are
+// type-bracketed, so intervals bounded by dates match only dates; a
+// document whose field holds one date is in the tree under that date; one
+// with several values (an array) under the earliest, which is no later
+// than the element that matches, so such documents only allow intervals
+// open below ($lt, $lte). Numbers and strings read as dates (ArangoDB's
+// forms) are in the tree but match no date bound: the filter, applied to
+// every document examined, drops them.
+func (ix *index) dateTreeServes(ivs []interval) bool {
+	if len(ivs) == 0 {
+		return false
+	}
+	for _, iv := range ivs {
+		_, loDate := iv.lo.(time.Time)
+		_, hiDate := iv.hi.(time.Time)
+		_, loMin := iv.lo.(query.MinKeyType)
+		_, hiMax := iv.hi.(query.MaxKeyType)
+		switch {
+		case !loDate && !loMin, !hiDate && !hiMax, !loDate && !hiDate:
+			return false
+		case ix.multikey && !loMin:
+			return false
+		}
+	}
+	return true
+}
+
+// scanDates visits the entries of p.ix's date tree whose dates lie in
+// p.intervals, in the walk's direction, until visit returns false.
+func (s *collState) scanDates(p *plan, visit func(store.Slot) bool) {
+	tree := p.ix.ttl.expiry
+	desc := p.ix.keys[0].Order < 0 != p.reverse
+	ivs := p.intervals
+	if desc {
+		ivs = slices.Clone(ivs)
+		slices.Reverse(ivs)
+	}
+	for _, iv := range ivs {
+		lo, loDate := iv.lo.(time.Time)
+		hi, hiDate := iv.hi.(time.Time)
+		stopped := false
+		walk := func(e expiryEntry) bool {
+			if loDate {
+				c := compareEntry(e, lo)
+				if c < 0 || c == 0 && !iv.loInc {
+					if desc {
+						return false // below the interval: done
+					}
+					return true
+				}
+			}
+			if hiDate {
+				c := compareEntry(e, hi)
+				if c > 0 || c == 0 && !iv.hiInc {
+					if desc {
+						return true
+					}
+					return false // above the interval: done
+				}
+			}
+			if !visit(e.slot) {
+				stopped = true
+				return false
+			}
+			return true
+		}
+		switch {
+		case !desc && loDate:
+			tree.AscendGreaterOrEqual(expiryEntry{sec: lo.Unix(), nsec: int32(lo.Nanosecond())}, walk)
+		case !desc:
+			tree.Ascend(walk)
+		case hiDate:
+			tree.DescendLessOrEqual(expiryEntry{sec: hi.Unix(), nsec: int32(hi.Nanosecond()), seq: ^uint64(0)}, walk)
+		default:
+			tree.Descend(walk)
+		}
+		if stopped {
+			return
+		}
+	}
+}
+
+// compareEntry orders an entry's date against t.
+func compareEntry(e expiryEntry, t time.Time) int {
+	if c := cmp.Compare(e.sec, t.Unix()); c != 0 {
+		return c
+	}
+	return cmp.Compare(e.nsec, int32(t.Nanosecond()))
 }
 
 // pivotSeq is the tie-break of a walk's first entry: before (forward) or

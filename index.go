@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
@@ -117,6 +116,7 @@ type compoundKey []any
 // Its tree is changed only under the collection's write lock (see
 // collState); readers iterate it under the read lock.
 type index struct {
+	id       uint32 // unique in the collection, never reused: its TTL entries' tag in records
 	name     string
 	keys     []IndexKey
 	unique   bool
@@ -124,6 +124,10 @@ type index struct {
 	partial  *query.Filter
 	partDoc  Document
 	ttl      *ttlIndex // nil unless the index has ExpireAfterSeconds
+	// tree holds the index's keys. A TTL index has none unless it is
+	// unique (or was made TTL by CollMod): its date tree (ttl.expiry)
+	// serves both the monitor and the queries it can answer
+	// (planDateTree), so an expiring document is in one tree, not two.
 	tree     *btree.BTreeG[indexEntry]
 	multikey bool
 	keyBytes int64 // the heap the tree's keys hold, estimated (memory.go)
@@ -179,7 +183,9 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 	if m.Name == idIndexName {
 		return nil, fmt.Errorf("%w: %s: the name is reserved for the _id index", ErrInvalidIndex, where)
 	}
-	ix.tree = btree.NewG(btreeDegree, ix.less)
+	if ix.ttl == nil || ix.unique {
+		ix.tree = btree.NewG(btreeDegree, ix.less)
+	}
 	return ix, nil
 }
 
@@ -372,17 +378,23 @@ func appendDistinct(keys []any, v any) []any {
 
 // insertKeys adds rec under keys. Call with the collection write lock held.
 func (ix *index) insertKeys(rec *record, keys []any, multikey bool) {
+	if multikey {
+		ix.multikey = true
+	}
+	if ix.tree == nil {
+		return
+	}
 	for _, k := range keys {
 		ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: rec.seq, slot: rec.slot})
 		ix.keyBytes += keyHeapBytes(k)
-	}
-	if multikey {
-		ix.multikey = true
 	}
 }
 
 // removeKeys removes rec's entries. Call with the collection write lock held.
 func (ix *index) removeKeys(rec *record, keys []any) {
+	if ix.tree == nil {
+		return
+	}
 	for _, k := range keys {
 		if _, ok := ix.tree.Delete(indexEntry{key: k, seq: rec.seq}); ok {
 			ix.keyBytes -= keyHeapBytes(k)
@@ -446,6 +458,8 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 		if err != nil {
 			return err
 		}
+		s.nextIx++
+		ix.id = s.nextIx
 		if err := s.build(ix); err != nil {
 			return err
 		}
@@ -464,22 +478,26 @@ func (s *collState) build(ix *index) error {
 		rec  record
 		keys []any
 		mk   bool
-		date time.Time
-		ok   bool
+		ttl  ttlKey
 	}
 	var entries []built
 	var buildErr error
 	s.natural.Ascend(func(it natItem) bool {
 		rec := s.rec(it.slot)
 		ref := &docRef{rec: rec}
-		keys, mk, err := ix.keysOfStored(ref)
-		if err != nil {
-			buildErr = fmt.Errorf("collection %q: document %v: %w", s.name, rec.id(), err)
-			return false
+		var b built
+		b.rec = rec
+		if ix.tree != nil {
+			keys, mk, err := ix.keysOfStored(ref)
+			if err != nil {
+				buildErr = fmt.Errorf("collection %q: document %v: %w", s.name, rec.id(), err)
+				return false
+			}
+			b.keys, b.mk = keys, mk
 		}
-		b := built{rec: rec, keys: keys, mk: mk}
-		if ix.ttl != nil && len(keys) > 0 {
-			b.date, b.ok = ix.ttl.dateOfStored(rec.enc)
+		if ix.ttl != nil {
+			b.ttl = ix.ttlKeyOf(ref)
+			b.mk = b.mk || b.ttl.kind == ttlMulti
 		}
 		entries = append(entries, b)
 		return true
@@ -487,7 +505,6 @@ func (s *collState) build(ix *index) error {
 	if buildErr != nil {
 		return buildErr
 	}
-	tree := ix.tree
 	for _, b := range entries {
 		for _, k := range b.keys {
 			if ix.unique {
@@ -496,15 +513,19 @@ func (s *collState) build(ix *index) error {
 						&DuplicateKeyError{Collection: s.name, Index: ix.name, Key: k})
 				}
 			}
-			tree.ReplaceOrInsert(indexEntry{key: k, seq: b.rec.seq, slot: b.rec.slot})
+			ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: b.rec.seq, slot: b.rec.slot})
 			ix.keyBytes += keyHeapBytes(k)
 		}
 		ix.multikey = ix.multikey || b.mk
-		if b.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.date, &b.rec))
+		if b.ttl.ok {
+			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.ttl.date, &b.rec))
+			ix.ttl.count(b.ttl, 1)
 		}
 	}
-	cost := treeBytes(tree.Len(), indexEntrySize, treeFactorRandom) + ix.keyBytes
+	cost := ix.keyBytes
+	if ix.tree != nil {
+		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
+	}
 	if ix.ttl != nil {
 		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
 	}

@@ -125,8 +125,8 @@ func (s *collState) settleMemory(reserved int64) {
 // insertCost bounds what storing a new document adds to the accounted
 // memory: its record, its natural-order entry, and its index and TTL
 // entries.
-func (s *collState) insertCost(key, enc []byte, dk docKeys) int64 {
-	c := store.InsertCost(len(key), len(enc), 0) + treeBytes(1, natItemSize, treeFactorOrdered)
+func (s *collState) insertCost(key, enc, extra []byte, dk docKeys) int64 {
+	c := store.InsertCost(len(key), len(enc), len(extra)) + treeBytes(1, natItemSize, treeFactorOrdered)
 	return c + s.keysCost(dk)
 }
 

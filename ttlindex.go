@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -24,6 +25,8 @@ type ttlIndex struct {
 	forms       TTLValueForms
 	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
 	expiry      *btree.BTreeG[expiryEntry]
+	exact       int // entries whose field holds one date
+	multi       int // entries that are the earliest of several values
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
@@ -70,24 +73,120 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 	return t, nil
 }
 
-// dateOfStored returns the date an encoded document is keyed by in this
-// TTL index, and false if it never expires under it (no date in the
-// field). A top-level date is read without allocating.
-func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
+// ttlKind says how a document's TTL date came from its indexed field.
+type ttlKind byte
+
+const (
+	ttlNone   ttlKind = iota // no date: the document never expires under the index
+	ttlExact                 // the field holds one date (time.Time)
+	ttlSingle                // one value read as a date (an ArangoDB number or string)
+	ttlMulti                 // the earliest date of several values (an array, a path through arrays)
+)
+
+// ttlKey is a document's entry in a TTL index: its date and how the date
+// came from the field.
+type ttlKey struct {
+	date time.Time
+	kind ttlKind
+	ok   bool // kind != ttlNone
+}
+
+// keyOfStored returns the entry of an encoded document in this TTL index.
+// A top-level date is read without allocating.
+func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
 	if !strings.Contains(t.field, ".") {
 		d, isTime, found := codec.EncodedTime(enc, t.field)
 		if isTime {
-			return d, true
+			return ttlKey{date: d, kind: ttlExact, ok: true}
 		}
 		if !found {
-			return time.Time{}, false
+			return ttlKey{}
 		}
 	}
 	vals, found := codec.EncodedPathValues(enc, t.field)
 	if !found {
-		return time.Time{}, false
+		return ttlKey{}
 	}
-	return ttlDate(vals, t.forms)
+	d, ok := ttlDate(vals, t.forms)
+	if !ok {
+		return ttlKey{}
+	}
+	kind := ttlMulti
+	if len(vals) == 1 && !codec.IsArray(vals[0]) {
+		kind = ttlSingle
+		if _, isTime := vals[0].(time.Time); isTime {
+			kind = ttlExact
+		}
+	}
+	return ttlKey{date: d, kind: kind, ok: true}
+}
+
+// dateOfStored returns the date an encoded document is keyed by in this
+// TTL index, and false if it never expires under it (no date in the
+// field).
+func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
+	k := t.keyOfStored(enc)
+	return k.date, k.ok
+}
+
+// count keeps the tree's counts of exact and multi-valued entries, by
+// which the planner knows what queries the tree can serve (planDateTree).
+func (t *ttlIndex) count(k ttlKey, delta int) {
+	switch k.kind {
+	case ttlExact:
+		t.exact += delta
+	case ttlMulti:
+		t.multi += delta
+	}
+}
+
+// A record's extra bytes keep its TTL entries, so that removing it (a TTL
+// deletion above all) does not read its dates out of the encoding again,
+// nor evaluate a partial filter: per TTL index, the index's id (uvarint),
+// the kind, and for a date its Unix seconds (varint) and nanoseconds
+// (uvarint). A document stored before its TTL index existed has no entry
+// for it; its entry is then computed from the encoding, by the same code.
+
+// appendTTLExtra appends the entries of dk's TTL indexes.
+func (s *collState) appendTTLExtra(dst []byte, dk docKeys) []byte {
+	for i, ix := range s.indexes {
+		if ix.ttl == nil {
+			continue
+		}
+		k := dk[i].ttl
+		dst = binary.AppendUvarint(dst, uint64(ix.id))
+		dst = append(dst, byte(k.kind))
+		if k.ok {
+			dst = binary.AppendVarint(dst, k.date.Unix())
+			dst = binary.AppendUvarint(dst, uint64(k.date.Nanosecond()))
+		}
+	}
+	return dst
+}
+
+// extraTTL finds index id's entry in a record's extra bytes.
+func extraTTL(extra []byte, id uint32) (k ttlKey, found bool) {
+	for i := 0; i < len(extra); {
+		x, n := binary.Uvarint(extra[i:])
+		i += n
+		kind := ttlKind(extra[i])
+		i++
+		var sec int64
+		var nsec uint64
+		if kind != ttlNone {
+			sec, n = binary.Varint(extra[i:])
+			i += n
+			nsec, n = binary.Uvarint(extra[i:])
+			i += n
+		}
+		if uint32(x) == id {
+			if kind == ttlNone {
+				return ttlKey{}, true
+			}
+			return ttlKey{date: time.Unix(sec, int64(nsec)).UTC(), kind: kind, ok: true}, true
+		}
+	}
+	return ttlKey{}, false
 }
 
 // cutoff returns the latest date that is expired at now: date <= cutoff
@@ -126,10 +225,29 @@ func (t *ttlIndex) earliest() (expiryEntry, bool) {
 // index), and false if it never expires under it: no date in the field, or
 // left out by the partial filter.
 func (ix *index) storedDate(ref *docRef) (time.Time, bool) {
-	if ix.ttl == nil || ix.partial != nil && !ix.partial.Matches(ref.get()) {
-		return time.Time{}, false
+	k := ix.storedTTL(ref)
+	return k.date, k.ok
+}
+
+// storedTTL returns a document's entry in ix (a TTL index): from the
+// record's extra bytes if they hold it, else computed as for a new
+// document.
+func (ix *index) storedTTL(ref *docRef) ttlKey {
+	if ix.ttl == nil {
+		return ttlKey{}
 	}
-	return ix.ttl.dateOfStored(ref.rec.enc)
+	if k, found := extraTTL(ref.rec.extra, ix.id); found {
+		return k
+	}
+	return ix.ttlKeyOf(ref)
+}
+
+// ttlKeyOf computes a document's entry in ix (a TTL index).
+func (ix *index) ttlKeyOf(ref *docRef) ttlKey {
+	if ix.ttl == nil || ix.partial != nil && !ix.partial.Matches(ref.get()) {
+		return ttlKey{}
+	}
+	return ix.ttl.keyOfStored(ref.rec.enc)
 }
 
 // earliestThresholdOf returns the earliest threshold of a stored document
@@ -281,8 +399,9 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 			s.natural.Ascend(func(it natItem) bool {
 				rec := s.rec(it.slot)
 				if ix.partial == nil || ix.partial.Matches(rec.document()) {
-					if d, ok := ttl.dateOfStored(rec.enc); ok {
-						ttl.expiry.ReplaceOrInsert(entryFor(d, &rec))
+					if k := ttl.keyOfStored(rec.enc); k.ok {
+						ttl.expiry.ReplaceOrInsert(entryFor(k.date, &rec))
+						ttl.count(k, 1)
 					}
 				}
 				return true

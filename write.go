@@ -39,11 +39,6 @@ type indexKeys struct {
 	ttl      ttlKey // its entry in the TTL tree, if the index has one
 }
 
-type ttlKey struct {
-	date time.Time
-	ok   bool
-}
-
 // computeKeys works out a document's entries in every index from its
 // encoding (ref.rec.enc), decoding no more of it than the indexes read:
 // keys for a new document and for removing a stored one come from the same
@@ -53,14 +48,18 @@ type ttlKey struct {
 func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 	dk := make(docKeys, len(s.indexes))
 	for i, ix := range s.indexes {
-		keys, mk, err := ix.keysOfStored(ref)
-		if err != nil {
-			return nil, fmt.Errorf("collection %q: %w", s.name, err)
+		if ix.tree != nil {
+			keys, mk, err := ix.keysOfStored(ref)
+			if err != nil {
+				return nil, fmt.Errorf("collection %q: %w", s.name, err)
+			}
+			dk[i] = indexKeys{keys: keys, multikey: mk}
 		}
-		dk[i] = indexKeys{keys: keys, multikey: mk}
-		if ix.ttl != nil && len(keys) > 0 {
-			d, ok := ix.ttl.dateOfStored(ref.rec.enc)
-			dk[i].ttl = ttlKey{d, ok}
+		if ix.ttl != nil {
+			// A stored document's entry comes from its record's extra
+			// bytes, a new one's from its encoding.
+			dk[i].ttl = ix.storedTTL(ref)
+			dk[i].multikey = dk[i].multikey || dk[i].ttl.kind == ttlMulti
 		}
 	}
 	return dk, nil
@@ -73,6 +72,7 @@ func (s *collState) addToIndexes(rec *record, dk docKeys) {
 		ix.insertKeys(rec, dk[i].keys, dk[i].multikey)
 		if dk[i].ttl.ok {
 			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.count(dk[i].ttl, 1)
 		}
 	}
 }
@@ -81,7 +81,9 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.removeKeys(rec, dk[i].keys)
 		if dk[i].ttl.ok {
-			ix.ttl.expiry.Delete(entryFor(dk[i].ttl.date, rec))
+			if _, ok := ix.ttl.expiry.Delete(entryFor(dk[i].ttl.date, rec)); ok {
+				ix.ttl.count(dk[i].ttl, -1)
+			}
 		}
 	}
 }
@@ -258,9 +260,8 @@ func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
 // insertPrepared stores encoded documents. Call holding writeMu.
 func (s *collState) insertPrepared(docs []newDoc) error {
 	type pending struct {
-		key []byte
-		enc []byte
-		dk  docKeys
+		key, enc, extra []byte
+		dk              docKeys
 	}
 	batch := make([]pending, len(docs))
 	var seenIDs map[string]int // duplicates within docs
@@ -281,9 +282,6 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 		}
-		if err := store.CheckSize(len(k), len(d.enc), 0); err != nil {
-			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
-		}
 		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
@@ -300,8 +298,12 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		if err := uc.add(-1-int64(i), dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		batch[i] = pending{k, d.enc, dk}
-		cost += s.insertCost(k, d.enc, dk)
+		extra := s.appendTTLExtra(nil, dk)
+		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
+			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
+		}
+		batch[i] = pending{k, d.enc, extra, dk}
+		cost += s.insertCost(k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return err
@@ -314,9 +316,9 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	s.mu.Lock()
 	s.inWay.remove(s)
 	for _, p := range batch {
-		rec := record{key: p.key, enc: p.enc, seq: s.nextSeq, ver: s.db.writes.Add(1)}
+		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
 		s.nextSeq++
-		rec.slot = st.Insert(p.key, p.enc, nil, rec.seq, rec.ver)
+		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
 		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
 		s.addToIndexes(&rec, p.dk)
 		s.bytes += int64(len(p.enc))
@@ -485,6 +487,7 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 	type change struct {
 		rec    record
 		enc    []byte
+		extra  []byte
 		oldKey docKeys
 		newKey docKeys
 	}
@@ -512,18 +515,19 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		if err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
-		if err := store.CheckSize(len(ref.rec.key), len(enc), 0); err != nil {
-			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidDocument, err)
-		}
 		nk, err := s.computeKeys(&docRef{rec: record{enc: enc}, doc: nd})
 		if err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
+		extra := s.appendTTLExtra(nil, nk)
+		if err := store.CheckSize(len(ref.rec.key), len(enc), len(extra)); err != nil {
+			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidDocument, err)
+		}
 		if err := uc.add(int64(ref.rec.slot), nk); err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(&ref.rec), newKey: nk})
-		cost += store.UpdateCost(len(ref.rec.key), len(enc), 0) + s.keysCost(nk)
+		changes = append(changes, change{rec: ref.rec, enc: enc, extra: extra, oldKey: s.storedKeys(&ref.rec), newKey: nk})
+		cost += store.UpdateCost(len(ref.rec.key), len(enc), len(extra)) + s.keysCost(nk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return 0, err
@@ -539,9 +543,9 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		// The new version takes the old one's slot (same seq, same _id
 		// key); readers holding the old version keep it unchanged.
 		s.removeFromIndexes(&ch.rec, ch.oldKey)
-		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
+		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
-		st.Update(nr.slot, nr.enc, nil, nr.ver)
+		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
 		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
