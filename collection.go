@@ -75,7 +75,7 @@ type record struct {
 	// update or replacement that changes the document) and never reused
 	// within the DB, not even for a document deleted and inserted again.
 	// It is the version in an expire hook's delivery identity (_id, ver).
-	ver uint64
+	ver   uint64
 	key   []byte // the _id key (idKey): the document's key in the store
 	enc   []byte // the document
 	extra []byte // its TTL entries (ttlindex.go)
@@ -158,6 +158,10 @@ type collState struct {
 	memAcct int64
 	memPub  atomic.Int64
 
+	// builds are the index builds under way (indexbuild.go); every write
+	// records its changes in their side tables. Guarded by writeMu.
+	builds []*indexBuild
+
 	// inWay is the running write's record of the expired documents it
 	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
 	inWay *expiredInWay
@@ -200,6 +204,20 @@ func (s *collState) store() *store.Store { return s.st.Load() }
 
 // rec reads the record in slot. Call holding mu or writeMu.
 func (s *collState) rec(slot store.Slot) record { return recordOf(s.store().Record(slot)) }
+
+// recAt reads the record in slot if it still holds the document with
+// insertion sequence seq. Call holding mu or writeMu.
+func (s *collState) recAt(slot store.Slot, seq uint64) (record, bool) {
+	st := s.store()
+	if !st.Live(slot) {
+		return record{}, false
+	}
+	r := st.Record(slot)
+	if r.Seq != seq {
+		return record{}, false
+	}
+	return recordOf(r), true
+}
 
 // lookup returns the record with _id key k. Call holding mu or writeMu.
 func (s *collState) lookup(k []byte) (record, bool) {
@@ -400,7 +418,29 @@ func (c *Collection) Compact() error {
 	if err != nil || s == nil {
 		return err
 	}
-	return c.write(func(s *collState) error {
+	for {
+		var wait chan struct{}
+		err := c.write(func(s *collState) error {
+			if len(s.builds) > 0 {
+				// A build's private trees hold slots, which compacting
+				// renumbers: let it end first.
+				wait = s.builds[0].done
+				return nil
+			}
+			s.compact()
+			return nil
+		})
+		if err != nil || wait == nil {
+			return err
+		}
+		<-wait
+	}
+}
+
+// compact replaces the store and the trees by compacted copies. Call
+// holding writeMu, with no index build running.
+func (s *collState) compact() {
+	{
 		old := s.store()
 		ns := old.Fork(old.Len())
 		remap := make([]store.Slot, old.Stats().Slots)
@@ -442,6 +482,5 @@ func (c *Collection) Compact() error {
 		}
 		s.mu.Unlock()
 		s.settleMemory(0)
-		return nil
-	})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // DB is an in-memory database: a set of named collections and one TTL
@@ -113,6 +114,12 @@ func Open(opts ...Option) (*DB, error) {
 // between two batches, even in the middle of a long pass), and makes every
 // later call on the DB or its collections fail with ErrClosed. Close is
 // idempotent: a second call returns nil at once.
+//
+// Called from an ExpireHook or DeleteObserver, Close does not wait for the
+// pass it is called from (that would wait for itself): it returns at once,
+// no further batch is deleted, and the monitor goroutine exits as soon as
+// the callback returns. A RunTTLPass running on another goroutine is not
+// waited for either; it stops before its next batch with context.Canceled.
 func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
@@ -133,6 +140,8 @@ func validateCollectionName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty collection name", ErrInvalidOptions)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: collection name %q is not valid UTF-8", ErrInvalidOptions, name)
 	case strings.ContainsAny(name, "$\x00"):
 		return fmt.Errorf("%w: collection name %q: may not contain '$' or NUL", ErrInvalidOptions, name)
 	case strings.HasPrefix(name, "system."):

@@ -12,9 +12,23 @@ import "github.com/ttldb/ttldb/internal/codec"
 //     time.Time (and *time.Time, stored as the time.Time it points to, or
 //     nil), []byte and ObjectID.
 //
+// A value of a named type whose kind is one of these is stored as that
+// kind: a time.Duration as an int64, a `type Level string` as a string, a
+// []Level as a []string, a named map[string]any as a document; it comes
+// back as that kind. json.Number is the exception: it is stored as the
+// number it holds, an int64 where it fits, else a float64 (so
+// {n: json.Number("5")} matches 5), and one that is not a JSON number, or
+// is beyond float64's range, is rejected. Strings and field names must be
+// valid UTF-8, so that whatever is stored can be written as JSON, logged
+// or used as a metric label (MongoDB's drivers refuse invalid UTF-8 too).
+// A document nests at most 100 levels (MongoDB's limit): the top-level
+// document is level 0 and each nested document or array adds one.
+//
 // Anything else (channels, funcs, structs, other pointers, maps with other
-// key types, cyclic maps) is rejected with ErrInvalidDocument naming the
-// path. A collection copies a document on the way in and on the way out, so
+// key types, cyclic maps, deeper nesting, invalid UTF-8) is rejected with
+// ErrInvalidDocument naming the path. Filters and updates take values by
+// the same rules (and normalize them the same way before they match or
+// plan), refusing others with ErrInvalidFilter or ErrInvalidUpdate. A collection copies a document on the way in and on the way out, so
 // a caller may change a map after handing it over, or one that was handed
 // back, without changing what is stored.
 type Document = map[string]any

@@ -137,7 +137,7 @@ func (w *expiredInWay) report(s *collState) {
 		ids := byIndex[ix]
 		s.db.metrics.addDeleted(IndexRef{s.name, ix.name}, len(ids))
 		if len(s.db.cfg.observe) > 0 {
-			m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: w.now})
+			m.observe(DeleteEvent{Collection: s.name, Index: ix.name, IDs: ids, PassNow: w.now, BatchNow: w.now})
 		}
 	}
 }

@@ -46,7 +46,7 @@ type FailedDeliveries struct {
 
 // deliveries are the expire-hook deliveries that failed and wait for a
 // retry, per TTL index, with each index's backoff. A pass (holding
-// monitor.passMu) is the only writer and writes holding mu too, so a pass
+// monitor.passSem) is the only writer and writes holding mu too, so a pass
 // reads without mu; every other goroutine reads holding mu. Lock order: a
 // collection's locks, then mu.
 type deliveries struct {

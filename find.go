@@ -55,7 +55,7 @@ func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
 
 // findQuery is a compiled Find.
 type findQuery struct {
-	filterDoc Document
+	filterDoc Document // filter.Doc(): the filter in stored form, for the planner
 	filter    *query.Filter
 	opts      FindOptions
 	sort      []query.Key // opts.Sort
@@ -84,7 +84,7 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*find
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	return &findQuery{filterDoc: filterDoc, filter: f, opts: o, sort: sortKeys(o.Sort), proj: p}, nil
+	return &findQuery{filterDoc: f.Doc(), filter: f, opts: o, sort: sortKeys(o.Sort), proj: p}, nil
 }
 
 // Find returns copies of the documents matching filter (nil or empty:
@@ -145,6 +145,12 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 				return nil, false, nil // an operator: {_id: {$in: …}}
 			}
 		}
+	}
+	// Validated (no cycle, bounded depth) and in stored form before it is
+	// keyed, as the filter compiler would have it.
+	id, verr := codec.CloneValue(id, "_id")
+	if verr != nil {
+		return nil, false, nil // let the filter compiler report it
 	}
 	var buf [64]byte
 	k, kerr := appendIDKey(buf[:0], id)
@@ -246,10 +252,11 @@ func (s *collState) run(q *findQuery, now time.Time) ([]Document, *Explanation) 
 	return docs, ex
 }
 
-// matchingRecords returns up to limit (0: all) records matching a filter, in
-// the order Find would give without sort. Call holding writeMu or mu.
-func (s *collState) matchingRecords(filterDoc Document, f *query.Filter, limit int, now time.Time) []*docRef {
-	q := &findQuery{filterDoc: filterDoc, filter: f}
+// matchingRecords returns up to limit (0: all) records matching a compiled
+// filter, in the order Find would give without sort. Call holding writeMu
+// or mu.
+func (s *collState) matchingRecords(f *query.Filter, limit int, now time.Time) []*docRef {
+	q := &findQuery{filterDoc: f.Doc(), filter: f}
 	var refs []*docRef
 	s.execute(s.plan(q), q, now, func(r *docRef) bool {
 		refs = append(refs, r)

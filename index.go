@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
@@ -86,6 +87,9 @@ func validateFieldPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("empty field path")
 	}
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("field path %q is not valid UTF-8", p)
+	}
 	for _, part := range strings.Split(p, ".") {
 		if part == "" {
 			return fmt.Errorf("field path %q has an empty component", p)
@@ -116,14 +120,14 @@ type compoundKey []any
 // Its tree is changed only under the collection's write lock (see
 // collState); readers iterate it under the read lock.
 type index struct {
-	id       uint32 // unique in the collection, never reused: its TTL entries' tag in records
-	name     string
-	keys     []IndexKey
-	unique   bool
-	sparse   bool
-	partial  *query.Filter
-	partDoc  Document
-	ttl      *ttlIndex // nil unless the index has ExpireAfterSeconds
+	id      uint32 // unique in the collection, never reused: its TTL entries' tag in records
+	name    string
+	keys    []IndexKey
+	unique  bool
+	sparse  bool
+	partial *query.Filter
+	partDoc Document
+	ttl     *ttlIndex // nil unless the index has ExpireAfterSeconds
 	// tree holds the index's keys. A TTL index has none unless it is
 	// unique (or was made TTL by CollMod): its date tree (ttl.expiry)
 	// serves both the monitor and the queries it can answer
@@ -143,6 +147,9 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 	where := fmt.Sprintf("collection %q index %q", coll, m.Name)
 	if len(m.Keys) == 0 {
 		return nil, fmt.Errorf("%w: %s: no keys", ErrInvalidIndex, where)
+	}
+	if !utf8.ValidString(m.Name) {
+		return nil, fmt.Errorf("%w: %s: the name is not valid UTF-8", ErrInvalidIndex, where)
 	}
 	seen := map[string]bool{}
 	for _, k := range m.Keys {
@@ -402,15 +409,15 @@ func (ix *index) removeKeys(rec *record, keys []any) {
 	}
 }
 
-// conflict reports whether a document other than the one in slot self
-// holds key in a unique index.
-func (ix *index) conflict(key any, self store.Slot) bool {
+// conflict reports whether a document other than the one with insertion
+// sequence self holds key in a unique index.
+func (ix *index) conflict(key any, self uint64) bool {
 	found := false
 	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
 		if ix.compareKeys(e.key, key) != 0 {
 			return false
 		}
-		if e.slot != self {
+		if e.seq != self {
 			found = true
 			return false
 		}
@@ -427,14 +434,30 @@ func (ix *index) conflict(key any, self store.Slot) bool {
 // ErrInvalidTTL. If the documents already stored violate a unique index, or
 // one cannot be indexed, nothing is created.
 //
-// The build reads every stored document while holding off other writers
-// (they wait, then go on), but not readers: queries keep running during the
-// build of a large index and see the index once it is complete.
+// The build runs in the background of the call, as MongoDB's hybrid index
+// build does (indexbuild.go): it scans the documents holding no lock, while
+// readers and writers go on, then applies the writes made meanwhile, and
+// holds off writers only for a short final catch-up (at most
+// finalCatchUpMax changes) before it publishes the index. Queries see the
+// index once it is complete. A unique index fails with ErrDuplicateKey if
+// two documents share a key when the build ends, including through writes
+// made during the build; a failed build leaves nothing behind. While an
+// index is being built, CreateIndex of the same keys or name waits for it,
+// and DropIndex and CollMod do not see it yet (ErrNotFound).
 func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 	if m.Name == "" && len(m.Keys) > 0 {
 		m.Name = defaultIndexName(m.Keys)
 	}
 	m.Keys = slices.Clone(m.Keys)
+	if len(m.PartialFilterExpression) > 0 {
+		// Validated and in stored form before it is compared with an
+		// existing index's (a cyclic filter must not reach Compare).
+		f, err := query.CompileFilter(m.PartialFilterExpression)
+		if err != nil {
+			return "", fmt.Errorf("%w: collection %q index %q: partialFilterExpression: %w", ErrInvalidIndex, c.name, m.Name, err)
+		}
+		m.PartialFilterExpression = f.Doc()
+	}
 	if len(m.Keys) == 1 && m.Keys[0] == (IndexKey{Field: "_id", Order: 1}) && m.ExpireAfterSeconds == nil &&
 		!m.Unique && !m.Sparse && m.PartialFilterExpression == nil && (m.Name == "_id_1" || m.Name == idIndexName) {
 		if _, err := c.read(); err != nil {
@@ -442,106 +465,7 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 		}
 		return idIndexName, nil // the implicit _id index
 	}
-	var name string
-	err := c.write(func(s *collState) error {
-		for _, ix := range s.indexes {
-			if !sameKeys(ix.keys, m.Keys) && ix.name != m.Name {
-				continue
-			}
-			if ix.sameOptions(m) {
-				name = ix.name
-				return nil
-			}
-			return fmt.Errorf("%w: collection %q: index %q exists with keys %v and other options", ErrIndexOptionsConflict, s.name, ix.name, ix.keys)
-		}
-		ix, err := newIndex(s.name, m, s.opts.Capped)
-		if err != nil {
-			return err
-		}
-		s.nextIx++
-		ix.id = s.nextIx
-		if err := s.build(ix); err != nil {
-			return err
-		}
-		name = ix.name
-		return nil
-	})
-	return name, err
-}
-
-// build fills ix from the stored documents and publishes it. Call holding
-// writeMu: no document changes meanwhile, so nothing written during the
-// build is missed, and readers are held off only while the finished index
-// is published.
-func (s *collState) build(ix *index) error {
-	type built struct {
-		rec  record
-		keys []any
-		mk   bool
-		ttl  ttlKey
-	}
-	var entries []built
-	var buildErr error
-	s.natural.Ascend(func(it natItem) bool {
-		rec := s.rec(it.slot)
-		ref := &docRef{rec: rec}
-		var b built
-		b.rec = rec
-		if ix.tree != nil {
-			keys, mk, err := ix.keysOfStored(ref)
-			if err != nil {
-				buildErr = fmt.Errorf("collection %q: document %v: %w", s.name, rec.id(), err)
-				return false
-			}
-			b.keys, b.mk = keys, mk
-		}
-		if ix.ttl != nil {
-			b.ttl = ix.ttlKeyOf(ref)
-			b.mk = b.mk || b.ttl.kind == ttlMulti
-		}
-		entries = append(entries, b)
-		return true
-	})
-	if buildErr != nil {
-		return buildErr
-	}
-	for _, b := range entries {
-		for _, k := range b.keys {
-			if ix.unique {
-				if ix.conflict(k, b.rec.slot) {
-					return fmt.Errorf("collection %q: building index %q: %w", s.name, ix.name,
-						&DuplicateKeyError{Collection: s.name, Index: ix.name, Key: k})
-				}
-			}
-			ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: b.rec.seq, slot: b.rec.slot})
-			ix.keyBytes += keyHeapBytes(k)
-		}
-		ix.multikey = ix.multikey || b.mk
-		if b.ttl.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(b.ttl.date, &b.rec))
-			ix.ttl.count(b.ttl, 1)
-		}
-	}
-	cost := ix.keyBytes
-	if ix.tree != nil {
-		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
-	}
-	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
-	}
-	if err := s.reserve(cost); err != nil {
-		return fmt.Errorf("building index %q: %w", ix.name, err)
-	}
-	s.mu.Lock()
-	s.indexes = append(s.indexes, ix)
-	s.mu.Unlock()
-	s.settleMemory(cost)
-	if ix.ttl != nil {
-		if e, ok := ix.ttl.earliest(); ok {
-			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
-		}
-	}
-	return nil
+	return c.createIndex(m)
 }
 
 // DropIndex removes the named index. The _id index cannot be dropped

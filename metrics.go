@@ -24,18 +24,19 @@ type IndexRef struct {
 // DeletedDocuments are counted exactly as MongoDB's
 // serverStatus().metrics.ttl: a pass and each of its sub-passes count when
 // they end, also when they deleted nothing (an idle pass is one pass and one
-// sub-pass); only committed deletions count. Passes run by RunTTLPass count
+// sub-pass) and when Close, a cancelled context or a step-down cut them
+// short; only committed deletions count. Passes run by RunTTLPass count
 // too.
 type TTLMetrics struct {
-	Passes           int64 // passes completed
-	SubPasses        int64 // sub-passes completed
+	Passes           int64 // passes ended, completed or cut short
+	SubPasses        int64 // sub-passes ended, completed or cut short
 	DeletedDocuments int64 // documents the monitor deleted
 
 	DeletedByCollection map[string]int64   // DeletedDocuments split by collection
 	DeletedByIndex      map[IndexRef]int64 // DeletedDocuments split by TTL index
 
-	LastPassStart    time.Time     // the "now" of the last completed pass (zero before the first)
-	LastPassDuration time.Duration // clock time the last completed pass took
+	LastPassStart    time.Time     // the "now" of the last pass to end (zero before the first)
+	LastPassDuration time.Duration // clock time the last pass to end took (0 if the clock stepped back)
 
 	// Backlog is the number of documents expired at the snapshot's time but
 	// not yet deleted, over all TTL indexes (a document expired under two

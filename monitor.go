@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -26,13 +25,18 @@ type MonitorOptions struct {
 	Interval time.Duration
 
 	// PerIndexMaxDeletes ends a visit to one index after this many
-	// deletions in a sub-pass. Default 50000.
+	// deletions (MongoDB's ttlIndexDeleteTargetDocs). Default 50000.
 	PerIndexMaxDeletes int
 	// PerIndexMaxTime ends a visit to one index after this much clock time
-	// in a sub-pass. Default 1 s.
+	// (MongoDB's ttlIndexDeleteTargetTimeMS). Default 1 s. Both budgets are
+	// checked after a batch: a visit deletes at least one batch.
 	PerIndexMaxTime time.Duration
-	// SubPassMaxTime ends a sub-pass (and starts the next) after this much
-	// clock time. Default 60 s.
+	// SubPassMaxTime is the sub-pass target time (MongoDB's
+	// ttlMonitorSubPassTargetSecs). A sub-pass repeats rounds over the
+	// indexes a budget cut short until none is left or this much clock time
+	// has passed since the sub-pass began; it is checked between rounds, so
+	// a sub-pass always completes its first round. Default 60 s;
+	// SubPassEveryRound makes every round end its sub-pass (a target of 0).
 	SubPassMaxTime time.Duration
 
 	// MaxTotalRemoves caps the deletions of one pass over all collections
@@ -61,6 +65,12 @@ type MonitorOptions struct {
 	// for its retry, not at every floor.
 	DeadlineWakeFloor time.Duration
 }
+
+// SubPassEveryRound, as MonitorOptions.SubPassMaxTime, is a sub-pass target
+// of 0: every round ends its sub-pass, and the next sub-pass re-reads the
+// list of TTL indexes. (A zero SubPassMaxTime takes the default.) It is the
+// only negative duration MonitorOptions accepts.
+const SubPassEveryRound time.Duration = -1
 
 // Defaults of MonitorOptions.
 const (
@@ -102,7 +112,7 @@ func (o MonitorOptions) withDefaults() MonitorOptions {
 
 func (o MonitorOptions) validate() error {
 	switch {
-	case o.Interval < 0, o.PerIndexMaxTime < 0, o.SubPassMaxTime < 0, o.DeadlineWakeFloor < 0:
+	case o.Interval < 0, o.PerIndexMaxTime < 0, o.SubPassMaxTime < 0 && o.SubPassMaxTime != SubPassEveryRound, o.DeadlineWakeFloor < 0:
 		return fmt.Errorf("%w: MonitorOptions: negative duration", ErrInvalidOptions)
 	case o.PerIndexMaxDeletes < 0, o.MaxTotalRemoves < 0, o.MaxCollectionRemoves < 0, o.BatchSize < 0:
 		return fmt.Errorf("%w: MonitorOptions: negative count", ErrInvalidOptions)
@@ -121,10 +131,15 @@ func WithMonitor(o MonitorOptions) Option {
 	}
 }
 
-// WithPrimary makes the DB ask isPrimary before every pass whether it is
-// the primary of a replicated set; on a secondary the monitor is idle and
-// counts nothing, as MongoDB's is. Default: always primary. See also
-// DB.SetPrimary.
+// WithPrimary makes the DB ask isPrimary whether it is the primary of a
+// replicated set: before every pass, before every index visit and before
+// every batch (after the batch's expire hooks, just before its delete), as
+// MongoDB checks before each index visit. On a secondary the monitor is
+// idle and counts nothing, as MongoDB's is; a pass that finds itself on a
+// secondary stops with ErrNotPrimary and deletes no further batch.
+// isPrimary is called on the pass's goroutine with no lock held, about
+// twice per batch: it must be cheap and safe for concurrent use. Default:
+// always primary. See also DB.SetPrimary.
 func WithPrimary(isPrimary func() bool) Option {
 	return func(cfg *config) error {
 		if isPrimary == nil {
@@ -166,7 +181,9 @@ func WithPrimary(isPrimary func() bool) Option {
 // The monitor calls hooks one at a time, on its goroutine (or that of
 // RunTTLPass). A write that meets an expired, hidden document (HideExpired)
 // calls them on its own goroutine, possibly while the monitor does: with
-// HideExpired, a hook must be safe for concurrent use.
+// HideExpired, a hook must be safe for concurrent use. A hook may call
+// DB.Close: Close returns at once, the documents are not deleted and the
+// pass stops.
 type ExpireHook func(ctx context.Context, batch ExpiredBatch) error
 
 // ExpiredBatch is what an ExpireHook receives.
@@ -205,6 +222,15 @@ type DeleteEvent struct {
 	Index      string
 	IDs        []any     // the deleted documents' _id values
 	PassNow    time.Time // the "now" of the pass that deleted them
+	// BatchNow is the instant this batch deleted against: every deleted
+	// document's threshold is at or before it. It is the earlier of
+	// PassNow and the clock read when the batch took the collection's write
+	// lock, so a clock stepped back during a pass never deletes a document
+	// before its threshold by the clock at the delete. A replica or a replay
+	// applies the batch with this instant, without reading its own clock.
+	// For a deletion by a write under HideExpired, it is that write's clock
+	// reading, as PassNow is.
+	BatchNow time.Time
 }
 
 // DeleteObserver is told of every committed TTL deletion, outside every
@@ -212,7 +238,8 @@ type DeleteEvent struct {
 // It must not block for long. It runs on the monitor goroutine (or that of
 // RunTTLPass), and, for an expired document a write deletes under
 // HideExpired, on the writer's goroutine after the write committed (then
-// PassNow is the write's clock reading).
+// PassNow is the write's clock reading). It may call DB.Close: Close
+// returns at once and the pass stops before its next batch.
 type DeleteObserver func(DeleteEvent)
 
 // WithDeleteObserver adds a DeleteObserver.
@@ -236,19 +263,26 @@ func WithHideExpired() Option {
 	}
 }
 
-// ErrNotPrimary is returned by RunTTLPass on a DB that is not the primary.
+// ErrNotPrimary is returned by RunTTLPass on a DB that is not the primary,
+// or that stepped down during the pass.
 var ErrNotPrimary = errors.New("ttldb: not primary")
+
+// errSteppedDown ends a pass whose DB stopped being the primary.
+var errSteppedDown = fmt.Errorf("%w: stepped down during the TTL pass", ErrNotPrimary)
 
 // PassResult reports what one TTL pass did.
 type PassResult struct {
-	Now       time.Time     // the pass's "now": what expired means in this pass
-	Duration  time.Duration // clock time from start to end
+	// Now is the pass's "now": no document whose threshold is after it is
+	// deleted in this pass. Each batch deletes against the earlier of Now
+	// and the clock at the batch (DeleteEvent.BatchNow).
+	Now       time.Time
+	Duration  time.Duration // clock time from start to end; 0 if the clock stepped back
 	SubPasses int
 	Deleted   int
 	// Complete is false when a per-pass cap (MaxTotalRemoves or
-	// MaxCollectionRemoves) or Close ended the pass with expired documents
-	// (possibly) left, when Errors is not 0, and when documents whose
-	// expire hook failed wait for a retry (see ExpireHook).
+	// MaxCollectionRemoves), Close or the context ended the pass with
+	// expired documents (possibly) left, when Errors is not 0, and when
+	// documents whose expire hook failed wait for a retry (see ExpireHook).
 	Complete bool
 	// Errors counts the index visits and the expire-hook calls that failed
 	// in the pass (a hook call that failed for some documents counts
@@ -266,7 +300,7 @@ type CurrentOp struct {
 }
 
 // monitor is the TTL monitor: an owned goroutine with stop and done
-// channels. Passes (its own and RunTTLPass's) are serialized by passMu.
+// channels. Passes (its own and RunTTLPass's) are serialized by passSem.
 type monitor struct {
 	db   *DB
 	opts atomic.Pointer[MonitorOptions]
@@ -281,15 +315,19 @@ type monitor struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	passMu   sync.Mutex
+	// passSem holds one token while a pass runs: a semaphore rather than a
+	// mutex so that waiting for a pass can be cancelled (by Close, or by
+	// RunTTLPass's context).
+	passSem  chan struct{}
 	current  atomic.Pointer[CurrentOp]
 	delivery *deliveries // failed expire-hook deliveries, retried with backoff
 
-	started bool
+	started  bool
+	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
 }
 
 func newMonitor(db *DB, o MonitorOptions) *monitor {
-	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), delivery: newDeliveries()}
+	m := &monitor{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), passSem: make(chan struct{}, 1), delivery: newDeliveries()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	o = o.withDefaults()
 	m.opts.Store(&o)
@@ -304,15 +342,25 @@ func (m *monitor) start() {
 	go m.loop()
 }
 
-// stop cancels the monitor and waits for its goroutine to exit.
+// stop cancels the monitor and waits for its goroutine to exit, unless it
+// runs on that goroutine (Close from a hook or observer of the monitor's
+// pass): waiting there would wait for itself. The monitor then exits when
+// the callback returns, stopping its pass before the next batch.
 func (m *monitor) stop() {
 	m.cancel()
-	if m.started {
+	if m.started && !m.onLoopGoroutine() {
 		<-m.done
 	}
-	// A RunTTLPass running on another goroutine stops at its next batch
-	// (visitIndex checks m.ctx). Close does not wait for it: Close may be
-	// called from a hook or observer, on that pass's own goroutine.
+	// A RunTTLPass running on another goroutine stops before its next
+	// batch (visitIndex and deleteBatch check m.ctx). Close does not wait
+	// for it: Close may be called from a hook or observer, on that pass's
+	// own goroutine.
+}
+
+// onLoopGoroutine reports whether the caller runs on the monitor goroutine.
+func (m *monitor) onLoopGoroutine() bool {
+	id := goid()
+	return id != 0 && id == m.loopGoid.Load()
 }
 
 func (m *monitor) poke() {
@@ -348,6 +396,7 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 
 func (m *monitor) loop() {
 	defer close(m.done)
+	m.loopGoid.Store(goid())
 	for {
 		now := m.db.clock.Now()
 		timer := m.db.clock.After(m.sleepFor(now))
@@ -362,8 +411,15 @@ func (m *monitor) loop() {
 		if !m.enabled.Load() || !m.isPrimary() {
 			continue
 		}
-		if _, err := m.runPass(m.ctx); err != nil && !errors.Is(err, context.Canceled) {
+		switch _, err := m.runPass(m.ctx); {
+		case err == nil, errors.Is(err, context.Canceled):
+		case errors.Is(err, ErrNotPrimary):
+			m.db.logger.Info("ttl pass stopped", "err", err)
+		default:
 			m.db.logger.Error("ttl pass failed", "err", err)
+		}
+		if m.ctx.Err() != nil {
+			return // closed during the pass, maybe from one of its callbacks
 		}
 	}
 }
@@ -427,7 +483,9 @@ func (db *DB) SetTTLMonitorInterval(d time.Duration) {
 }
 
 // SetPrimary tells the DB whether it is the primary of a replicated set. On
-// a secondary (false) the monitor is idle and counts nothing. Default true.
+// a secondary (false) the monitor is idle and counts nothing. A pass running
+// when it turns false deletes no further batch (the batch whose delete is
+// under way completes) and ends with ErrNotPrimary. Default true.
 func (db *DB) SetPrimary(primary bool) {
 	db.monitor.primary.Store(primary)
 	db.monitor.poke()
@@ -444,9 +502,10 @@ func (db *DB) CurrentOp() []CurrentOp {
 
 // RunTTLPass runs one full TTL pass now, synchronously, and reports what it
 // did: for applications that want expiry on demand, and for their tests. It
-// waits for a pass already running to end first. It runs even when the
-// monitor is disabled, but not on a secondary (ErrNotPrimary). ctx (and
-// Close) stop it between two batches, with ctx's error.
+// waits for a pass already running to end first (or for ctx). It runs even
+// when the monitor is disabled, but not on a secondary (ErrNotPrimary, also
+// when the DB steps down during the pass, with what was done so far). ctx
+// (and Close) stop it between two batches, with ctx's error.
 func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
 	if err := db.checkOpen(); err != nil {
 		return PassResult{}, err
@@ -496,76 +555,128 @@ type passState struct {
 	capped       bool            // MaxCollectionRemoves held a collection back
 }
 
+// lockPass waits until no other pass runs, or until ctx is done or the
+// monitor stopped. Waiting must be cancellable: a RunTTLPass whose hook
+// calls Close holds the pass while Close waits for the monitor goroutine,
+// which may be waiting here for that very pass.
+func (m *monitor) lockPass(ctx context.Context) error {
+	if err := m.stopped(ctx); err != nil {
+		return err
+	}
+	select {
+	case m.passSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-m.ctx.Done():
+		return m.ctx.Err()
+	}
+	if err := m.stopped(ctx); err != nil {
+		<-m.passSem
+		return err
+	}
+	return nil
+}
+
 // runPass deletes, in sub-passes, everything expired at the pass's now.
-func (m *monitor) runPass(ctx context.Context) (PassResult, error) {
-	m.passMu.Lock()
-	defer m.passMu.Unlock()
+// The pass and each sub-pass count when they end, however they end (as
+// MongoDB counts them on scope exit): a pass stopped by Close, its context
+// or a step-down is still a pass.
+func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
+	if err := m.lockPass(ctx); err != nil {
+		return PassResult{}, err
+	}
+	defer func() { <-m.passSem }()
 	db, o := m.db, m.opts.Load()
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
-	res := PassResult{Now: ps.now}
+	res.Now = ps.now
 	m.delivery.beginPass()
+	defer func() {
+		res.Deleted = ps.deleted
+		m.delivery.endPass(db, &res)
+		// A clock stepped back during the pass gives 0, not a negative.
+		res.Duration = max(db.clock.Now().Sub(ps.now), 0)
+		db.metrics.passDone(ps.now, res.Duration)
+	}()
 	for {
+		if err := m.stopped(ctx); err != nil {
+			return res, err
+		}
 		more, err := m.subPass(ctx, o, ps, &res)
 		res.SubPasses++
 		db.metrics.subPasses.Add(1)
 		if err != nil {
-			res.Deleted = ps.deleted
 			return res, err
 		}
 		if !more {
 			res.Complete = !ps.capped
-			break
+			return res, nil
 		}
 		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
-			break
+			return res, nil
 		}
 	}
-	res.Deleted = ps.deleted
-	m.delivery.endPass(db, &res)
-	res.Duration = db.clock.Now().Sub(ps.now)
-	db.metrics.passDone(ps.now, res.Duration)
-	return res, nil
 }
 
-// subPass visits every TTL index once. more reports whether some index was
-// cut short by a budget and has expired documents left.
+// subPass is one sub-pass, as MongoDB's TTL monitor runs it: it re-reads
+// the list of TTL indexes, then repeats rounds (each index still in the
+// list visited once) over the indexes a budget cut short, until none is
+// left or the sub-pass target time has passed. The target is checked only
+// between rounds, so every sub-pass visits each index at least once and
+// deletes at least one batch from each that has expired documents: no
+// budget, however short, makes a pass spin without progress. more reports
+// whether indexes cut short are left for the next sub-pass.
 func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState, res *PassResult) (more bool, err error) {
 	db := m.db
 	start := db.clock.Now()
-	for _, t := range db.ttlTargets() {
-		if ps.failed[t.ix] {
-			continue
-		}
-		if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
-			return true, nil
-		}
-		if o.MaxCollectionRemoves > 0 && ps.byCollection[t.coll] >= o.MaxCollectionRemoves {
-			ps.capped = true // this collection may have expired documents left
-			continue
-		}
-		if db.clock.Now().Sub(start) >= o.SubPassMaxTime {
-			return true, nil
-		}
-		cut, err := m.visitIndex(ctx, o, ps, t, start)
-		if err != nil {
+	work := db.ttlTargets()
+	for {
+		var cutShort []ttlTarget
+		for _, t := range work {
 			if err := m.stopped(ctx); err != nil {
 				return false, err
 			}
-			ps.failed[t.ix] = true
-			res.Errors++
-			db.metrics.indexErrors.Add(1)
-			db.logger.Warn("ttl index visit failed", "collection", t.coll.name, "index", t.ix.name, "err", err)
-			continue
+			if ps.failed[t.ix] {
+				continue
+			}
+			if o.MaxTotalRemoves > 0 && ps.deleted >= o.MaxTotalRemoves {
+				return true, nil
+			}
+			if o.MaxCollectionRemoves > 0 && ps.byCollection[t.coll] >= o.MaxCollectionRemoves {
+				ps.capped = true // this collection may have expired documents left
+				continue
+			}
+			cut, err := m.visitIndex(ctx, o, ps, t)
+			if err != nil {
+				if err := m.stopped(ctx); err != nil {
+					return false, err
+				}
+				if errors.Is(err, ErrNotPrimary) {
+					return false, err
+				}
+				ps.failed[t.ix] = true
+				res.Errors++
+				db.metrics.indexErrors.Add(1)
+				db.logger.Warn("ttl index visit failed", "collection", t.coll.name, "index", t.ix.name, "err", err)
+				continue
+			}
+			if cut {
+				cutShort = append(cutShort, t)
+			}
 		}
-		more = more || cut
+		work = cutShort
+		if len(work) == 0 {
+			return false, nil
+		}
+		if o.SubPassMaxTime <= 0 || db.clock.Now().Sub(start) >= o.SubPassMaxTime {
+			return true, nil
+		}
 	}
-	return more, nil
 }
 
 // visitIndex deletes expired documents from one index, batch by batch,
 // until nothing expired is left (cut=false) or a budget ends the visit
-// (cut=true).
-func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passState, t ttlTarget, subStart time.Time) (cut bool, err error) {
+// (cut=true). The per-index budgets are checked after each batch.
+func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passState, t ttlTarget) (cut bool, err error) {
 	db := m.db
 	visitStart := db.clock.Now()
 	op := &CurrentOp{Collection: t.coll.name, Index: t.ix.name, RunningSince: visitStart}
@@ -577,6 +688,9 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if err := m.stopped(ctx); err != nil {
 			return false, err
 		}
+		if !m.isPrimary() {
+			return false, errSteppedDown
+		}
 		limit := min(o.BatchSize, o.PerIndexMaxDeletes-deleted)
 		if o.MaxTotalRemoves > 0 {
 			limit = min(limit, o.MaxTotalRemoves-ps.deleted)
@@ -587,7 +701,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
-		n, ids, exhausted, err := m.deleteBatch(ctx, t, ps.now, limit)
+		n, ids, exhausted, batchNow, err := m.deleteBatch(ctx, t, ps.now, limit)
 		if err != nil {
 			return false, err
 		}
@@ -597,7 +711,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		db.metrics.addDeleted(ref, n)
 		if len(ids) > 0 {
 			// Counted first: an observer sees metrics that include its event.
-			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now})
+			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow})
 		}
 		next := *op
 		next.Deleted = deleted
@@ -608,19 +722,20 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if deleted >= o.PerIndexMaxDeletes {
 			return true, nil
 		}
-		now := db.clock.Now()
-		if now.Sub(visitStart) >= o.PerIndexMaxTime || now.Sub(subStart) >= o.SubPassMaxTime {
+		if db.clock.Now().Sub(visitStart) >= o.PerIndexMaxTime {
 			return true, nil
 		}
 	}
 }
 
-// deleteBatch deletes up to limit documents expired at passNow from one TTL
-// index in one hold of the collection's write lock (with expire hooks, it
-// chooses them first under the read lock and re-checks each under the write
-// lock). It returns how many it deleted, their _id values when there are
-// observers to tell, and exhausted when the index had nothing more expired.
-func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, err error) {
+// deleteBatch deletes up to limit expired documents from one TTL index in
+// one hold of the collection's write lock (with expire hooks, it chooses
+// them first under the read lock and re-checks each under the write lock).
+// Expired means at batchNow, the earlier of passNow and the clock read
+// under the write lock. It returns how many it deleted, their _id values
+// when there are observers to tell, exhausted when the index had nothing
+// more expired, and batchNow.
+func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
 	more := false
@@ -628,30 +743,42 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		// Choose under the read lock, run the hooks with no lock held, then
 		// delete what still matches. Documents a hook failed are set
 		// aside (expirehook.go), not in chosen.
-		chosen, more, err = m.offer(ctx, t, passNow, limit)
+		chosen, more, err = m.offer(ctx, t, earlier(passNow, m.db.clock.Now()), limit)
 		if err != nil || len(chosen) == 0 {
-			return 0, nil, !more && err == nil, err
+			return 0, nil, !more && err == nil, batchNow, err
+		}
+		// A step-down while the hooks ran keeps the batch.
+		if !m.isPrimary() {
+			return 0, nil, false, batchNow, errSteppedDown
 		}
 	}
+	// A hook may have closed the DB: nothing is deleted after Close returns.
+	if err := m.stopped(ctx); err != nil {
+		return 0, nil, false, batchNow, err
+	}
 	if err := s.lockWrite(); err != nil {
-		return 0, nil, false, err
+		return 0, nil, false, batchNow, err
 	}
 	if !s.hasIndex(ix) {
 		// Dropped since the sub-pass listed it: its expiry tree is no
 		// longer kept up to date, and deleting through it would spin on
 		// stale entries.
 		s.writeMu.Unlock()
-		return 0, nil, false, errIndexDropped
+		return 0, nil, false, batchNow, errIndexDropped
 	}
+	// The clock is read under the lock, as late as can be: with the clock
+	// stepped back since the pass began, nothing is deleted before its
+	// threshold by the clock at the moment of the delete.
+	batchNow = earlier(passNow, m.db.clock.Now())
 	// Chosen under this same hold of writeMu, the batch needs no re-check:
 	// the TTL tree changes only under writeMu and always holds each
 	// document's current date, so what it lists as expired now is.
 	recheck := chosen != nil
 	if !recheck {
-		chosen = s.chooseExpired(ix, passNow, limit)
+		chosen = s.chooseExpired(ix, batchNow, limit)
 		more = len(chosen) >= limit
 	}
-	cutoff := ix.ttl.cutoff(passNow)
+	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
 	s.mu.Lock()
 	for _, c := range chosen {
@@ -680,7 +807,15 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	s.mu.Unlock()
 	s.settleMemory(0)
 	s.writeMu.Unlock()
-	return n, ids, !more && !retry, nil
+	return n, ids, !more && !retry, batchNow, nil
+}
+
+// earlier returns the earlier of a and b.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // errIndexDropped ends a TTL visit to an index dropped mid-pass.
@@ -728,9 +863,9 @@ type chosenDoc struct {
 }
 
 // chooseExpired returns up to limit records at the head of ix's expiry
-// tree that are expired at passNow. Call holding mu or writeMu.
-func (s *collState) chooseExpired(ix *index, passNow time.Time, limit int) []chosenDoc {
-	cutoff := ix.ttl.cutoff(passNow)
+// tree that are expired at now. Call holding mu or writeMu.
+func (s *collState) chooseExpired(ix *index, now time.Time, limit int) []chosenDoc {
+	cutoff := ix.ttl.cutoff(now)
 	out := make([]chosenDoc, 0, min(limit, 1024))
 	ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 		if !entryNotAfter(e, cutoff) {

@@ -295,6 +295,12 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 // and the monitor deletes the document at its first pass at or after the
 // threshold.
 func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+	// Validated (no cycle, bounded depth) and in stored form before it is
+	// keyed: an _id is looked up as the filter {_id: id} would match it.
+	id, err = codec.CloneValue(id, "_id")
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
+	}
 	k, err := appendIDKey(nil, id)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)

@@ -487,15 +487,17 @@ func testBuildDoesNotBlockReaders(t *testing.T, n int) {
 	}
 	s, _ := c.read()
 
-	// writeMu is held by the build and nobody else here: a failed TryLock
-	// means the build is running.
-	buildRunning := func() bool {
-		if s.writeMu.TryLock() {
-			s.writeMu.Unlock()
-			return false
+	// The build's hook says when it is scanning (no lock held) and when
+	// it has ended.
+	var scanning atomic.Bool
+	hook := func(stage buildStage, b *indexBuild) {
+		if b.s == s {
+			scanning.Store(stage == buildScanning)
 		}
-		return true
 	}
+	indexBuildHook.Store(&hook)
+	defer indexBuildHook.Store(nil)
+	buildRunning := scanning.Load
 	buildDone := make(chan struct{})
 	readsDuringBuild := make(chan int, 1)
 	readErr := make(chan error, 1)
@@ -521,7 +523,7 @@ func testBuildDoesNotBlockReaders(t *testing.T, n int) {
 				readErr <- fmt.Errorf("FindOne(%d) returned %v", id, doc["_id"])
 				return
 			}
-			// The read began and ended while the build held writeMu.
+			// The read began and ended while the build was scanning.
 			if buildRunning() {
 				reads++
 			}

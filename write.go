@@ -102,6 +102,7 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // writing.
 func (s *collState) removeRecord(rec *record) {
 	s.natural.Delete(natItem{seq: rec.seq})
+	s.noteWrite(rec, nil)
 	s.removeFromIndexes(rec, s.storedKeys(rec))
 	s.bytes -= int64(len(rec.enc))
 	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
@@ -320,6 +321,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		s.nextSeq++
 		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
 		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.noteWrite(nil, &rec)
 		s.addToIndexes(&rec, p.dk)
 		s.bytes += int64(len(p.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
@@ -410,9 +412,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	}
 	o := mergeUpdateOptions(opts)
 	var res UpdateResult
-	err = c.writeMatching(filterDoc, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatching(f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
-			seed, err := query.UpsertSeed(filterDoc)
+			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
@@ -444,7 +446,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 // records matching the filter (up to limit; 0: all) and the clock's now;
 // res.MatchedCount is set. With no match, fn runs only for an upsert: an
 // update without upsert of a missing collection must not create it.
-func (c *Collection) writeMatching(filterDoc Document, f *query.Filter, limit int, upsert bool, res *UpdateResult,
+func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
@@ -453,7 +455,7 @@ func (c *Collection) writeMatching(filterDoc Document, f *query.Filter, limit in
 	}
 	return c.write(func(s *collState) error {
 		now := c.db.clock.Now()
-		refs := s.matchingRecords(filterDoc, f, limit, now)
+		refs := s.matchingRecords(f, limit, now)
 		res.MatchedCount = len(refs)
 		if len(refs) == 0 && !upsert {
 			return nil
@@ -546,6 +548,7 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
+		s.noteWrite(&ch.rec, &nr)
 		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
@@ -574,11 +577,11 @@ func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateO
 	}
 	o := mergeUpdateOptions(opts)
 	var res UpdateResult
-	err = c.writeMatching(filterDoc, f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatching(f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			doc := codec.CopyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
-				if seed, err := query.UpsertSeed(filterDoc); err == nil {
+				if seed, err := query.UpsertSeed(f.Doc()); err == nil {
 					if id, ok := seed["_id"]; ok {
 						doc["_id"] = id
 					}
@@ -626,7 +629,7 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 	}
 	n := 0
 	err = c.write(func(s *collState) error {
-		refs := s.matchingRecords(filterDoc, f, limit, c.db.clock.Now())
+		refs := s.matchingRecords(f, limit, c.db.clock.Now())
 		s.mu.Lock()
 		for _, ref := range refs {
 			s.removeRecord(&ref.rec)

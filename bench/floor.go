@@ -1,6 +1,7 @@
 package main
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,10 @@ import (
 // floorBatch is the floor remover's batch: the same as ttldb's default
 // monitor batch (ttldb.DefaultMonitorBatchSize).
 const floorBatch = 256
+
+// floorShards is the number of shards of the floor's key map: as many as
+// ttldb's _id map has.
+const floorShards = 64
 
 // floorEntry is one stored document in the floor store.
 type floorEntry struct {
@@ -25,15 +30,29 @@ func floorLess(a, b *floorEntry) bool {
 	return a.doc.ID < b.doc.ID
 }
 
-// floor is the lower bound: a map by key plus a B-tree ordered by
-// (expiry, id). Its remover wakes at the earliest threshold, deletes the
-// minimum in batches and releases the lock between batches. Nothing that
-// keeps an ordered expiry index can do less work per document.
+// floorShard is one shard of the key map, behind its own lock held for one
+// map operation only.
+type floorShard struct {
+	mu sync.RWMutex
+	m  map[string]*floorEntry
+	_  [32]byte // keep neighbouring shards' locks off one cache line
+}
+
+// floor is the lower bound: a sharded map by key plus a B-tree ordered by
+// (expiry, id). Writers (inserts and the remover) hold mu, which guards the
+// tree, and take a shard's lock for each map change; readers take only the
+// shard's read lock, so a read waits at most for one map operation, never
+// for a remover's batch (the best known read path, as ttldb's _id map).
+// The remover wakes at the earliest threshold, deletes the minimum in
+// batches and releases mu between batches, with no pause: its removal rate
+// is the yardstick, so it stays as it is. Nothing that keeps an ordered
+// expiry index can do less work per document.
 type floor struct {
-	mu    sync.RWMutex
-	m     map[string]*floorEntry
-	t     *btree.BTreeG[*floorEntry]
-	count atomic.Int64
+	mu     sync.Mutex // writers: the tree, and the order of map changes
+	t      *btree.BTreeG[*floorEntry]
+	seed   maphash.Seed
+	shards [floorShards]floorShard
+	count  atomic.Int64
 
 	batch     int
 	armed     atomic.Int64 // the threshold the remover sleeps until
@@ -45,17 +64,24 @@ type floor struct {
 
 func newFloor(batch int, onRemoved func([]string, time.Time)) *floor {
 	f := &floor{
-		m:         map[string]*floorEntry{},
 		t:         btree.NewG(32, floorLess),
+		seed:      maphash.MakeSeed(),
 		batch:     batch,
 		wake:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 		onRemoved: onRemoved,
 	}
+	for i := range f.shards {
+		f.shards[i].m = map[string]*floorEntry{}
+	}
 	f.armed.Store(1<<63 - 1)
 	go f.remover()
 	return f
+}
+
+func (f *floor) shard(key string) *floorShard {
+	return &f.shards[maphash.String(f.seed, key)%floorShards]
 }
 
 func (f *floor) prepare(docs []Doc) any {
@@ -71,11 +97,15 @@ func (f *floor) insert(b any) error {
 	earliest := int64(1<<63 - 1)
 	f.mu.Lock()
 	for _, e := range es {
-		if old, ok := f.m[e.doc.ID]; ok {
+		sh := f.shard(e.doc.ID)
+		sh.mu.Lock()
+		old, ok := sh.m[e.doc.ID]
+		sh.m[e.doc.ID] = e
+		sh.mu.Unlock()
+		if ok {
 			f.t.Delete(old)
 			f.count.Add(-1)
 		}
-		f.m[e.doc.ID] = e
 		f.t.ReplaceOrInsert(e)
 		earliest = min(earliest, e.exp)
 	}
@@ -91,10 +121,10 @@ func (f *floor) insert(b any) error {
 }
 
 func (f *floor) get(key string) bool {
-	f.mu.RLock()
-	e, ok := f.m[key]
-	f.mu.RUnlock()
-	_ = e
+	sh := f.shard(key)
+	sh.mu.RLock()
+	_, ok := sh.m[key]
+	sh.mu.RUnlock()
 	return ok
 }
 
@@ -121,7 +151,10 @@ func (f *floor) remover() {
 				break
 			}
 			f.t.DeleteMin()
-			delete(f.m, e.doc.ID)
+			sh := f.shard(e.doc.ID)
+			sh.mu.Lock()
+			delete(sh.m, e.doc.ID)
+			sh.mu.Unlock()
 			if f.onRemoved != nil {
 				ids = append(ids, e.doc.ID)
 			}
@@ -142,7 +175,7 @@ func (f *floor) remover() {
 			f.onRemoved(ids, time.Now())
 		}
 		if n == f.batch {
-			continue // more may be expired: next batch, readers ran in between
+			continue // more may be expired: next batch, no pause
 		}
 		if !timer.Stop() {
 			select {

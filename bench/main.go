@@ -1,10 +1,10 @@
 // Command bench runs ttldb side by side with the Go libraries people would
 // use instead (buntdb, ttlcache, go-cache, golang-lru/expirable) and a
-// floor store, on the workloads of issue 5, each trial in a fresh process,
-// and prints the medians, the ratios ttldb/peer and the targets.
+// floor store, on the workloads of issues 5 and 8, each trial in a fresh
+// process, and prints the medians, the ratios ttldb/peer and the targets.
 //
 //	cd bench && go run .          # full: N = 100k, 1M, 10M where it fits
-//	cd bench && go run . -quick   # N = 100k, latency at 1M; under 3 minutes
+//	cd bench && go run . -quick   # N = 100k, latency at 1M, host at 100k; about 4 minutes
 package main
 
 import (
@@ -35,14 +35,22 @@ type config struct {
 	readEvery time.Duration
 	idle      time.Duration
 	outDir    string
-	big       int // sizes >= big run only if the memory estimate fits
+	hostN     []int
+	hostEvery time.Duration
+	hostIdle  time.Duration
+	workloads []string
+	maxMem    float64 // bytes the big trials may use; 0: what the machine has available
+	big       int     // sizes >= big run only if the memory estimate fits
 }
 
 func main() {
 	var (
 		trial     = flag.String("trial", "", "internal: run one trial workload/store/n and print JSON")
-		quick     = flag.Bool("quick", false, "N = 100k, latency workload at 1M, lag 10k docs over 1 s, idle phase 0.3 s; workload 2 with all N expired only (k/N in the full run); buntdb only in workloads 1, 2 and 4 (about 3 minutes)")
-		sizes     = flag.String("sizes", "", "comma-separated N for workloads 1, 2, 4, 5 (default: 100000 quick; 100000,1000000,10000000 full)")
+		quick     = flag.Bool("quick", false, "N = 100k, latency workload at 1M, host workload at 100k, lag 10k docs over 1 s, idle phases 0.3 s (host 0.5 s); workload 2 with all N expired only (k/N in the full run); buntdb only in workloads 1, 2 and 4 (about 4 minutes)")
+		sizes     = flag.String("sizes", "", "comma-separated N for workloads 1, 2, 4, 5 (default: 100000 quick; 100000,1000000,10000000 full; sizes from 5M on: all-expired trials only, where the memory estimate fits)")
+		hostN     = flag.String("host-n", "", "comma-separated N for the host workload (default: 100000 quick; 1000000,10000000 full; 10M where the memory estimate fits)")
+		hostEvery = flag.Duration("host-every", 50*time.Microsecond, "host workload: the service's open-loop request interval (one 10 KB response each)")
+		hostIdle  = flag.Duration("host-idle", 2*time.Second, "host workload: shortest idle phase (longer where the store's heap makes GC cycles rarer; 0.5 s with -quick)")
 		latencyN  = flag.Int("latency-n", 1000000, "documents expiring at once in the latency workload")
 		live      = flag.Int("live", 10000, "live documents read during the latency workload")
 		lagN      = flag.Int("lag-n", 100000, "documents in the expiry-lag workload")
@@ -54,7 +62,8 @@ func main() {
 		idle      = flag.Duration("idle", time.Second, "latency workload: idle read phase before the threshold")
 		outDir    = flag.String("out", ".", "directory for results.json and the SVGs")
 		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the expiry phase (mass, latency) to this file")
-		workloads = flag.String("workloads", "mass,latency,compact,lag", "which trial kinds to run")
+		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
+		workloads = flag.String("workloads", "mass,latency,compact,lag,host", "which trial kinds to run (host: workload 7)")
 	)
 	flag.Parse()
 	if *trial != "" {
@@ -72,35 +81,41 @@ func main() {
 			sp = 10 * time.Second
 		}
 		if err := runTrial(trialParams{workload: parts[0], store: parts[1], n: n, live: *live, spread: sp,
-			ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle}); err != nil {
+			ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, hostEvery: *hostEvery, hostIdle: *hostIdle}); err != nil {
 			fatalf("trial %s: %v", *trial, err)
 		}
 		return
 	}
 	cfg := config{quick: *quick, latencyN: *latencyN, live: *live, lagN: *lagN, spread: *spread, reps: max(*reps, 3),
-		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir, big: 5_000_000}
+		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir,
+		hostEvery: *hostEvery, hostIdle: *hostIdle, maxMem: *maxMem * (1 << 30), big: 5_000_000}
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
 		fatalf("-out: %v", err)
 	}
 	if cfg.quick && !flagSet("idle") {
 		cfg.idle = 300 * time.Millisecond
 	}
+	if cfg.quick && !flagSet("host-idle") {
+		cfg.hostIdle = 500 * time.Millisecond
+	}
 	if *reps < 3 {
 		fmt.Fprintln(os.Stderr, "-reps below 3 raised to 3")
 	}
 	switch {
 	case *sizes != "":
-		for _, s := range strings.Split(*sizes, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n <= 0 {
-				fatalf("-sizes: bad %q", s)
-			}
-			cfg.sizes = append(cfg.sizes, n)
-		}
+		cfg.sizes = parseSizes("-sizes", *sizes)
 	case cfg.quick:
 		cfg.sizes = []int{100_000}
 	default:
 		cfg.sizes = []int{100_000, 1_000_000, 10_000_000}
+	}
+	switch {
+	case *hostN != "":
+		cfg.hostN = parseSizes("-host-n", *hostN)
+	case cfg.quick:
+		cfg.hostN = []int{100_000}
+	default:
+		cfg.hostN = []int{1_000_000, 10_000_000}
 	}
 	if cfg.spread == 0 {
 		cfg.spread = 10 * time.Second
@@ -111,7 +126,20 @@ func main() {
 	if cfg.quick && !flagSet("lag-n") {
 		cfg.lagN = cfg.lagN / 10 // 10k over 1 s: the issue's arrival rate (100k over 10 s)
 	}
-	run(cfg, strings.Split(*workloads, ","))
+	cfg.workloads = strings.Split(*workloads, ",")
+	run(cfg, cfg.workloads)
+}
+
+func parseSizes(flagName, list string) []int {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatalf("%s: bad %q", flagName, s)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func flagSet(name string) bool {
@@ -160,8 +188,8 @@ func run(cfg config, kinds []string) {
 				}
 			}
 			add("mass100")
-			if cfg.quick {
-				continue // quick: the k/N trials (10%, 1%) are in the full run only
+			if cfg.quick || n >= cfg.big {
+				continue // the k/N trials (10%, 1%): full run only, and only up to 1M
 			}
 			if st != "golang-lru" {
 				add("mass10")
@@ -177,6 +205,24 @@ func run(cfg config, kinds []string) {
 			}
 			if hasStore(st) {
 				small = append(small, spec{"latency", st, cfg.latencyN})
+			}
+		}
+	}
+	if has("host") {
+		small = append(small, spec{"host", hostNone, 0})
+		for _, n := range cfg.hostN {
+			for _, st := range storeNames {
+				if !hasStore(st) {
+					continue
+				}
+				if cfg.quick && st == "buntdb" {
+					continue // as in the latency workload
+				}
+				if n >= cfg.big {
+					big = append(big, spec{"host", st, n})
+				} else {
+					small = append(small, spec{"host", st, n})
+				}
 			}
 		}
 	}
@@ -200,7 +246,7 @@ func run(cfg config, kinds []string) {
 	if len(big) > 0 {
 		var fit []spec
 		for _, sp := range big {
-			if ok, why := fits(res, sp); ok {
+			if ok, why := fits(res, sp, cfg.maxMem); ok {
 				fit = append(fit, sp)
 			} else {
 				fmt.Fprintf(os.Stderr, "skipping %s: %s\n", sp, why)
@@ -213,10 +259,11 @@ func run(cfg config, kinds []string) {
 	report(cfg, res)
 }
 
-// fits estimates whether a big trial fits in memory from the heap per
-// document measured at the largest smaller size (times 3: GC headroom, the
-// trial's own buffers).
-func fits(res *runResult, sp spec) (bool, string) {
+// fits estimates, before the trial starts, whether a big trial fits in
+// memory: the heap per document measured (workload 4) at the largest
+// smaller size, times N, times 3 (the GC's headroom at GOGC=100, and the
+// trial's own buffers), against the memory available now.
+func fits(res *runResult, sp spec, maxMem float64) (bool, string) {
 	best, bestN := 0.0, 0
 	for k, outs := range res.outs {
 		if k.store != sp.store || k.workload != "mass100" || k.n >= sp.n || k.n < bestN {
@@ -227,28 +274,50 @@ func fits(res *runResult, sp spec) (bool, string) {
 		}
 	}
 	if bestN == 0 {
-		return false, "no smaller run to estimate its memory from"
+		return false, "no smaller all-expired (mass) run to estimate its memory from"
 	}
 	need := best * float64(sp.n) * 3
-	avail := memAvailable()
+	avail, total := memAvailable()
+	if maxMem > 0 {
+		avail, total = min(avail, maxMem), min(total, maxMem)
+	}
 	if need > avail {
-		return false, fmt.Sprintf("needs about %.1f GiB (%.0f B/doc x %d x 3), %.1f GiB available", need/(1<<30), best, sp.n, avail/(1<<30))
+		return false, fmt.Sprintf("does not fit this machine's memory: needs about %.1f GiB (%.0f B/doc at %s x %s x 3), %.1f GiB available of %.1f GiB",
+			need/(1<<30), best, fmtN(bestN), fmtN(sp.n), avail/(1<<30), total/(1<<30))
 	}
 	return true, ""
 }
 
-func memAvailable() float64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 8 << 30
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+// memAvailable returns the memory available to a new process and the
+// machine's (or the cgroup's) total, in bytes.
+func memAvailable() (avail, total float64) {
+	avail, total = 8<<30, 8<<30
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
 			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb * 1024
+			switch f[0] {
+			case "MemAvailable:":
+				avail = kb * 1024
+			case "MemTotal:":
+				total = kb * 1024
+			}
 		}
 	}
-	return 8 << 30
+	// A cgroup v2 limit, where one is set, bounds both.
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if lim, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
+			used := 0.0
+			if c, err := os.ReadFile("/sys/fs/cgroup/memory.current"); err == nil {
+				used, _ = strconv.ParseFloat(strings.TrimSpace(string(c)), 64)
+			}
+			avail, total = min(avail, lim-used), min(total, lim)
+		}
+	}
+	return avail, total
 }
 
 // runPhase runs every spec reps times, repetition-major, so that slow drift
@@ -277,7 +346,8 @@ func headline(sp spec, out trialOut) string {
 	var parts []string
 	for _, m := range out.Metrics {
 		switch m.Metric {
-		case "insert", "expire_all_rate", "expire_10pct_rate", "expire_1pct_rate", "read_p99_expiry", "read_max_expiry", "after_compact_vs_fresh10", "lag_p99":
+		case "insert", "expire_all_rate", "expire_10pct_rate", "expire_1pct_rate", "heap_objects_per_doc", "read_p99_expiry", "read_max_expiry",
+			"after_compact_vs_fresh10", "lag_p99", "request_p99_idle", "request_p99_expiry":
 			parts = append(parts, fmt.Sprintf("%s=%s%s", m.Metric, fmtNum(m.Value), m.Unit))
 		}
 	}
@@ -287,7 +357,8 @@ func headline(sp spec, out trialOut) string {
 // runOne re-executes this binary for one trial in a fresh process.
 func runOne(cfg config, sp spec) (trialOut, error) {
 	args := []string{"-trial", sp.String(), "-live", strconv.Itoa(cfg.live), "-spread", cfg.spread.String(),
-		"-ttldb-read", cfg.ttldbRead, "-read-every", cfg.readEvery.String(), "-idle", cfg.idle.String()}
+		"-ttldb-read", cfg.ttldbRead, "-read-every", cfg.readEvery.String(), "-idle", cfg.idle.String(),
+		"-host-every", cfg.hostEvery.String(), "-host-idle", cfg.hostIdle.String()}
 	cmd := exec.Command(os.Args[0], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -348,10 +419,12 @@ func workloadOf(trialWorkload, metric string) string {
 		return "2-mass-expiry"
 	case trialWorkload == "latency":
 		return "3-read-latency"
-	case strings.HasPrefix(metric, "heap"), trialWorkload == "compact":
+	case strings.HasPrefix(metric, "heap"), strings.HasPrefix(metric, "gc_"), trialWorkload == "compact":
 		return "4-memory"
 	case trialWorkload == "lag":
 		return "6-expiry-lag"
+	case trialWorkload == "host":
+		return "7-host-impact"
 	}
 	return trialWorkload
 }

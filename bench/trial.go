@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -48,6 +49,8 @@ type trialParams struct {
 	ttldbRead       string        // auto, findone, expiresat
 	readEvery       time.Duration // latency: open-loop read interval
 	idle            time.Duration // latency: idle read phase
+	hostEvery       time.Duration // host: the service's request interval
+	hostIdle        time.Duration // host: shortest idle phase
 }
 
 func runTrial(p trialParams) (err error) {
@@ -62,6 +65,8 @@ func runTrial(p trialParams) (err error) {
 		err = trialCompact(p, &out)
 	case p.workload == "lag":
 		err = trialLag(p, &out)
+	case p.workload == "host":
+		err = trialHost(p, &out)
 	default:
 		err = fmt.Errorf("unknown workload %q", p.workload)
 	}
@@ -100,15 +105,32 @@ func fill(s store, from, to int, expOf func(i int) time.Time, order []int) (time
 
 // heap returns the live heap after a full GC.
 func heap() uint64 {
+	h, _ := heapAndObjects()
+	return h
+}
+
+// heapAndObjects returns the live heap (bytes) and the number of live heap
+// objects after a full GC. runtime.GC returns after sweeping, so
+// /gc/heap/objects:objects ("live or unswept") counts live objects only.
+func heapAndObjects() (bytes, objects uint64) {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	s := []metrics.Sample{{Name: "/gc/heap/objects:objects"}}
+	metrics.Read(s)
+	return ms.HeapAlloc, s[0].Value.Uint64()
+}
+
+// gcCycles returns the number of GC cycles completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // calibrate estimates the store's insert time for n documents by filling a
-// scratch instance with up to 20k, so that a trial can set its thresholds
+// scratch instance with up to 5000, so that a trial can set its thresholds
 // after its inserts end.
 func calibrate(name string, n int) (time.Duration, error) {
 	m := min(n, 5000)
@@ -125,6 +147,26 @@ func calibrate(name string, n int) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(float64(d) * float64(n) / float64(m)), nil
+}
+
+// heapPerDocEstimate fills a scratch instance with 20000 documents and
+// returns its live heap per document (bytes), for a trial that must size
+// a phase by the heap before it fills the store.
+func heapPerDocEstimate(name string) (float64, error) {
+	const m = 20000
+	base := heap()
+	s, err := newStore(name, storeOpts{})
+	if err != nil {
+		return 0, err
+	}
+	far := time.Now().Add(24 * time.Hour)
+	if _, err := fill(s, 0, m, func(int) time.Time { return far }, nil); err != nil {
+		s.close()
+		return 0, err
+	}
+	h := heap()
+	s.close()
+	return max(0, float64(int64(h)-int64(base))/m), nil
 }
 
 // sampler polls remaining() every period and keeps (start, end, count) of
@@ -201,13 +243,14 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 	every := 100 / pct
 	k := (p.n + every - 1) / every
 	for factor := 2.0; factor < 20; factor *= 2 {
-		base := heap()
+		base, baseObj := heapAndObjects()
 		s, err := newStore(p.store, storeOpts{})
 		if err != nil {
 			return err
 		}
 		tExp := time.Now().Add(time.Duration(factor*float64(est)) + 300*time.Millisecond + time.Duration(p.n)*2*time.Microsecond)
 		far := tExp.Add(24 * time.Hour)
+		gc0 := gcCycles()
 		ins, err := fill(s, 0, p.n, func(i int) time.Time {
 			if i%every == 0 {
 				return tExp
@@ -217,7 +260,8 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 		if err != nil {
 			return err
 		}
-		h := heap()
+		gcInsert := gcCycles() - gc0
+		h, hObj := heapAndObjects()
 		if time.Until(tExp) < 50*time.Millisecond {
 			s.close()
 			fmt.Fprintf(os.Stderr, "  (inserts ran past the threshold: estimated %s, took %s, heap measure ended %s late; retrying with more margin)\n",
@@ -228,10 +272,14 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 			out.add("insert", "docs/s", float64(p.n)/ins.Seconds())
 			out.add("insert_cost", "ns/doc", float64(ins.Nanoseconds())/float64(p.n))
 			out.add("heap_per_doc", "bytes", float64(int64(h)-int64(base))/float64(p.n))
+			out.add("heap_objects_per_doc", "objects", float64(int64(hObj)-int64(baseObj))/float64(p.n))
+			out.add("gc_cycles_insert", "cycles", float64(gcInsert))
 		}
 		time.Sleep(time.Until(tExp) - 20*time.Millisecond)
 		stopProf := startProfile()
+		gc0 = gcCycles()
 		ss, ok := sampleUntil(s, 50*time.Microsecond, p.n-k, 20*time.Minute)
+		gcExpiry := gcCycles() - gc0
 		stopProf()
 		if !ok {
 			return fmt.Errorf("removal did not finish: %d left", ss[len(ss)-1].n)
@@ -252,6 +300,9 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 		out.add(pre+"_cost", "ns/doc", float64(w.Nanoseconds())/float64(k))
 		out.add(pre+"_window", "ms", float64(w)/1e6)
 		out.add(pre+"_clear_after_threshold", "ms", float64(to.Sub(tExp))/1e6)
+		if pct == 100 {
+			out.add("gc_cycles_expiry", "cycles", float64(gcExpiry))
+		}
 		out.Series = seriesOf(ss, tExp)
 		s.close()
 		return nil
@@ -261,27 +312,29 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 
 // trialLRUInsert: golang-lru in the insert and memory workloads only.
 func trialLRUInsert(p trialParams, out *trialOut) error {
-	base := heap()
+	base, baseObj := heapAndObjects()
 	s, err := newStore(p.store, storeOpts{lruTTL: time.Hour})
 	if err != nil {
 		return err
 	}
 	far := time.Now().Add(time.Hour)
+	gc0 := gcCycles()
 	ins, err := fill(s, 0, p.n, func(int) time.Time { return far }, nil)
 	if err != nil {
 		return err
 	}
-	h := heap()
+	gcInsert := gcCycles() - gc0
+	h, hObj := heapAndObjects()
 	out.add("insert", "docs/s", float64(p.n)/ins.Seconds())
 	out.add("insert_cost", "ns/doc", float64(ins.Nanoseconds())/float64(p.n))
 	out.add("heap_per_doc", "bytes", float64(int64(h)-int64(base))/float64(p.n))
+	out.add("heap_objects_per_doc", "objects", float64(int64(hObj)-int64(baseObj))/float64(p.n))
+	out.add("gc_cycles_insert", "cycles", float64(gcInsert))
 	runtime.KeepAlive(s)
 	return nil
 }
 
-// reader reads keys on an open-loop schedule: read i is due at start +
-// i*every, and its latency runs from when it was due, so a stall counts
-// against every read that should have started during it.
+// reader reads keys on an open-loop schedule (see openLoop).
 type reader struct {
 	s     store
 	keys  []string
@@ -289,22 +342,33 @@ type reader struct {
 }
 
 func (r *reader) run(start time.Time, stop *atomic.Int64) []time.Duration {
+	n := len(r.keys)
+	return openLoop(start, r.every, stop, func(i int) { r.s.get(r.keys[(i*7919)%n]) })
+}
+
+// openLoop calls op(i) on an open-loop schedule until stop (Unix ns): call
+// i is due at start + i*every, waits (spinning, yielding the processor)
+// until due, and its latency runs from when it was due, so a stall counts
+// against every call that should have started during it (no coordinated
+// omission).
+func openLoop(start time.Time, every time.Duration, stop *atomic.Int64, op func(i int)) []time.Duration {
 	lats := make([]time.Duration, 0, 1<<16)
-	mask := len(r.keys)
 	for i := 0; ; i++ {
-		due := start.Add(time.Duration(i) * r.every)
+		due := start.Add(time.Duration(i) * every)
 		if due.UnixNano() >= stop.Load() {
 			return lats
 		}
 		for time.Now().Before(due) {
 			runtime.Gosched()
 		}
-		r.s.get(r.keys[(i*7919)%mask])
+		op(i)
 		lats = append(lats, time.Since(due))
 	}
 }
 
-func latStats(out *trialOut, phase string, lats []time.Duration) {
+// latStats adds p50, p99, p99.9, max (µs), the count over 1 ms and the
+// count of calls, as prefix_p50_phase and so on.
+func latStats(out *trialOut, prefix, phase string, lats []time.Duration) {
 	if len(lats) == 0 {
 		return
 	}
@@ -317,12 +381,12 @@ func latStats(out *trialOut, phase string, lats []time.Duration) {
 			over++
 		}
 	}
-	out.add("read_p50_"+phase, "µs", q(0.50))
-	out.add("read_p99_"+phase, "µs", q(0.99))
-	out.add("read_p999_"+phase, "µs", q(0.999))
-	out.add("read_max_"+phase, "µs", float64(s[len(s)-1])/1e3)
-	out.add("reads_over_1ms_"+phase, "reads", float64(over))
-	out.add("reads_"+phase, "reads", float64(len(s)))
+	out.add(prefix+"_p50_"+phase, "µs", q(0.50))
+	out.add(prefix+"_p99_"+phase, "µs", q(0.99))
+	out.add(prefix+"_p999_"+phase, "µs", q(0.999))
+	out.add(prefix+"_max_"+phase, "µs", float64(s[len(s)-1])/1e3)
+	out.add(prefix+"s_over_1ms_"+phase, prefix+"s", float64(over))
+	out.add(prefix+"s_"+phase, prefix+"s", float64(len(s)))
 }
 
 // trialLatency: n documents reach their threshold at once while one
@@ -378,7 +442,7 @@ func trialLatency(p trialParams, out *trialOut) error {
 		var stop atomic.Int64
 		stop.Store(tExp.Add(-10 * time.Millisecond).UnixNano())
 		idle := r.run(idleStart, &stop)
-		latStats(out, "idle", idle)
+		latStats(out, "read", "idle", idle)
 		out.add("idle_phase", "ms", float64(time.Since(idleStart))/1e6)
 
 		// Expiry phase: from the threshold until the expiring documents are
@@ -401,7 +465,7 @@ func trialLatency(p trialParams, out *trialOut) error {
 		if !ok {
 			return fmt.Errorf("removal did not finish: %d left", ss[len(ss)-1].n)
 		}
-		latStats(out, "expiry", lats)
+		latStats(out, "read", "expiry", lats)
 		out.add("expiry_phase", "ms", float64(to.Sub(tExp))/1e6)
 		out.Series = seriesOf(ss, tExp)
 		s.close()

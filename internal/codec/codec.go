@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Stored documents are kept encoded, in one pointer-free byte slice each,
@@ -109,6 +111,8 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 			return e.fail(fp, "field names may not start with '$'")
 		case strings.Contains(k, "."):
 			return e.fail(fp, "field names may not contain '.'")
+		case !utf8.ValidString(k):
+			return e.fail(fp, "field name is not valid UTF-8")
 		}
 		e.buf = binary.AppendUvarint(e.buf, uint64(len(k)))
 		e.buf = append(e.buf, k...)
@@ -151,9 +155,18 @@ func (e *encoder) value(v any, path string, depth int) error {
 			e.buf = append(e.buf, tagFalse)
 		}
 	case string:
+		if !utf8.ValidString(x) {
+			return e.fail(path, "string is not valid UTF-8")
+		}
 		e.buf = append(e.buf, tagString)
 		e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
 		e.buf = append(e.buf, x...)
+	case json.Number:
+		n, err := numberOf(x)
+		if err != nil {
+			return e.fail(path, err.Error())
+		}
+		return e.value(n, path, depth)
 	case time.Time:
 		e.buf = appendTime(append(e.buf, tagTime), x)
 	case *time.Time:
@@ -206,7 +219,13 @@ func (e *encoder) value(v any, path string, depth int) error {
 			e.buf = append(append(e.buf, tag), payload...)
 			return nil
 		}
-		return e.typedSlice(v, path)
+		if _, ok := typedSliceTags[reflect.TypeOf(v)]; ok {
+			return e.typedSlice(v, path)
+		}
+		if u, ok := underlying(v); ok {
+			return e.value(u, path, depth)
+		}
+		return e.fail(path, fmt.Sprintf("unsupported value type %T", v))
 	}
 	return nil
 }
@@ -279,6 +298,9 @@ func (e *encoder) typedSlice(v any, path string) error {
 				}
 				e.buf = append(e.buf, b)
 			case string:
+				if !utf8.ValidString(x) {
+					return e.fail(path+"."+strconv.Itoa(i), "string is not valid UTF-8")
+				}
 				e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
 				e.buf = append(e.buf, x...)
 			case time.Time:
@@ -602,10 +624,17 @@ func Encode(doc map[string]any, extraID any) ([]byte, error) {
 }
 
 // CloneValue validates v as a document value at path and returns a deep
-// copy in stored form.
+// copy in stored form. The path's components count towards MaxDepth, as
+// they would in a document: a value at "a.b" may nest two levels less than
+// a whole document, so that a filter or update value is held to the limit
+// of the documents it is compared with or written into.
 func CloneValue(v any, path string) (any, error) {
+	depth := 0
+	if path != "" {
+		depth = strings.Count(path, ".") + 1
+	}
 	var e encoder
-	if err := e.value(v, path, 0); err != nil {
+	if err := e.value(v, path, depth); err != nil {
 		return nil, err
 	}
 	d := decoder{b: e.buf}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
@@ -17,7 +18,21 @@ const maxFilterDepth = 100
 // It is immutable once compiled (it holds copies of the Filter's values), so
 // it is safe for concurrent use.
 type Filter struct {
-	clauses []clause // all must match
+	clauses []clause       // all must match
+	doc     map[string]any // the filter with its values in stored form
+}
+
+// Doc returns the filter document as compiled: the same operators, with
+// every value in stored form (as codec.CloneValue returns it: *time.Time
+// as time.Time or nil, named types as their kind, json.Number as its
+// number, dates in UTC). The planner derives index bounds from it, so
+// that planning and matching see the same values. It is shared: callers
+// must not modify it. Nil for a nil or empty filter.
+func (f *Filter) Doc() map[string]any {
+	if f == nil || len(f.doc) == 0 {
+		return nil
+	}
+	return f.doc
 }
 
 // clause is one top-level condition of a filter document: a field condition
@@ -39,8 +54,12 @@ type predicate interface {
 var missingValues = []any{nil}
 
 // CompileFilter validates and compiles a filter document. A nil or empty
-// filter matches every document. Errors wrap errs.ErrInvalidFilter and name the
-// operator and path at fault.
+// filter matches every document. Values are validated as document values
+// (codec.CloneValue: types, UTF-8, at most codec.MaxDepth levels of
+// nesting, no cycles) and normalized to stored form once, here (see Doc);
+// field paths must be valid UTF-8; logical operators ($and, $or, $nor,
+// $not) nest at most maxFilterDepth deep. Errors wrap errs.ErrInvalidFilter
+// and name the operator and path at fault.
 func CompileFilter(f map[string]any) (*Filter, error) {
 	return compileDocument(f, 0)
 }
@@ -81,21 +100,23 @@ func checkDepth(depth int, op, path string) error {
 // operators it is nested in. Keys are visited in sorted order so that the
 // error reported for a filter with several faults is deterministic.
 func compileDocument(f map[string]any, depth int) (*Filter, error) {
-	out := &Filter{clauses: make([]clause, 0, len(f))}
+	out := &Filter{clauses: make([]clause, 0, len(f)), doc: make(map[string]any, len(f))}
 	for _, key := range SortedKeys(f) {
 		var (
-			c   clause
-			err error
+			c    clause
+			norm any
+			err  error
 		)
 		if strings.HasPrefix(key, "$") {
-			c, err = compileLogical(key, f[key], depth)
+			c, norm, err = compileLogical(key, f[key], depth)
 		} else {
-			c, err = compileField(key, f[key], depth)
+			c, norm, err = compileField(key, f[key], depth)
 		}
 		if err != nil {
 			return nil, err
 		}
 		out.clauses = append(out.clauses, c)
+		out.doc[key] = norm
 	}
 	return out, nil
 }
@@ -131,33 +152,35 @@ func (c logicalClause) anyMatches(doc map[string]any) bool {
 }
 
 // compileLogical compiles a top-level $-key, which must be $and, $or or $nor
-// with a non-empty array of filter documents.
-func compileLogical(op string, v any, depth int) (clause, error) {
+// with a non-empty array of filter documents. norm is the array of the
+// compiled documents' Doc.
+func compileLogical(op string, v any, depth int) (c clause, norm any, err error) {
 	switch op {
 	case "$and", "$or", "$nor":
 	default:
-		return nil, filterError(op, "", "unknown top-level operator")
+		return nil, nil, filterError(op, "", "unknown top-level operator")
 	}
 	if err := checkDepth(depth+1, op, ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	elems, ok := codec.ArrayElements(v)
 	if !ok || len(elems) == 0 {
-		return nil, filterError(op, "", "needs a non-empty array of documents, got %T", v)
+		return nil, nil, filterError(op, "", "needs a non-empty array of documents, got %T", v)
 	}
-	c := logicalClause{op: op, subs: make([]*Filter, len(elems))}
+	lc := logicalClause{op: op, subs: make([]*Filter, len(elems))}
+	docs := make([]any, len(elems))
 	for i, e := range elems {
 		m, ok := codec.AsDocument(e)
 		if !ok {
-			return nil, filterError(op, "", "element %d is %T, not a document", i, e)
+			return nil, nil, filterError(op, "", "element %d is %T, not a document", i, e)
 		}
 		sub, err := compileDocument(m, depth+1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		c.subs[i] = sub
+		lc.subs[i], docs[i] = sub, sub.doc
 	}
-	return c, nil
+	return lc, docs, nil
 }
 
 // fieldClause applies predicates (all must hold) to the values at a path.
@@ -184,28 +207,32 @@ func allHold(preds []predicate, vals []any, found bool) bool {
 }
 
 // compileField compiles {path: v}: an operator document, or else an implicit
-// equality match.
-func compileField(path string, v any, depth int) (clause, error) {
+// equality match. norm is v in stored form.
+func compileField(path string, v any, depth int) (c clause, norm any, err error) {
 	if err := checkPath(path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m, ok := codec.AsDocument(v); ok && hasOperator(m) {
-		preds, err := compileOperators(path, m, depth)
+		preds, ops, err := compileOperators(path, m, depth)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return fieldClause{path: path, preds: preds}, nil
+		return fieldClause{path: path, preds: preds}, ops, nil
 	}
-	eq, err := compileEquals("$eq", path, v)
+	eq, fv, err := compileEquals("$eq", path, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return fieldClause{path: path, preds: []predicate{eq}}, nil
+	return fieldClause{path: path, preds: []predicate{eq}}, fv, nil
 }
 
-// checkPath refuses empty field names and dotted paths with an empty
-// component ("a..b", ".a", "a."), which can never name a stored field.
+// checkPath refuses empty field names, dotted paths with an empty
+// component ("a..b", ".a", "a."), which can never name a stored field, and
+// paths that are not valid UTF-8, which no stored field has.
 func checkPath(path string) error {
+	if !utf8.ValidString(path) {
+		return filterError("field", path, "field path is not valid UTF-8")
+	}
 	for _, part := range strings.Split(path, ".") {
 		if part == "" {
 			return filterError("field", path, "empty field name in path")
@@ -226,23 +253,28 @@ func hasOperator(m map[string]any) bool {
 }
 
 // compileOperators compiles an operator document ({$gt: 1, $lt: 5}); its
-// operators are ANDed.
-func compileOperators(path string, m map[string]any, depth int) ([]predicate, error) {
-	preds := make([]predicate, 0, len(m))
+// operators are ANDed. ops is the operator document with its arguments in
+// stored form.
+func compileOperators(path string, m map[string]any, depth int) (preds []predicate, ops map[string]any, err error) {
+	preds = make([]predicate, 0, len(m))
+	ops = make(map[string]any, len(m))
 	for _, op := range SortedKeys(m) {
 		if !strings.HasPrefix(op, "$") {
-			return nil, filterError(op, path, "operator document mixes operators and field names")
+			return nil, nil, filterError(op, path, "operator document mixes operators and field names")
 		}
-		p, err := compileOperator(op, path, m[op], depth)
+		p, arg, err := compileOperator(op, path, m[op], depth)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		preds = append(preds, p)
+		ops[op] = arg
 	}
-	return preds, nil
+	return preds, ops, nil
 }
 
-func compileOperator(op, path string, v any, depth int) (predicate, error) {
+// compileOperator compiles one operator; norm is its argument in stored
+// form.
+func compileOperator(op, path string, v any, depth int) (p predicate, norm any, err error) {
 	switch op {
 	case "$eq":
 		return compileEquals(op, path, v)
@@ -259,7 +291,7 @@ func compileOperator(op, path string, v any, depth int) (predicate, error) {
 	case "$not":
 		return compileNot(op, path, v, depth)
 	}
-	return nil, filterError(op, path, "unknown operator")
+	return nil, nil, filterError(op, path, "unknown operator")
 }
 
 // filterValue validates a value given in a filter as a storable document
@@ -295,24 +327,24 @@ func (p equalsAny) test(vals []any, _ bool) bool {
 	})
 }
 
-func compileEquals(op, path string, v any) (predicate, error) {
+func compileEquals(op, path string, v any) (predicate, any, error) {
 	fv, err := filterValue(op, path, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return equalsAny{values: []any{fv}}, nil
+	return equalsAny{values: []any{fv}}, fv, nil
 }
 
-func compileIn(op, path string, v any) (predicate, error) {
-	if !codec.IsArray(v) {
-		return nil, filterError(op, path, "needs an array, got %T", v)
-	}
+func compileIn(op, path string, v any) (predicate, any, error) {
 	fv, err := filterValue(op, path, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	elems, _ := codec.ArrayElements(fv)
-	return equalsAny{values: elems}, nil
+	elems, ok := codec.ArrayElements(fv)
+	if !ok {
+		return nil, nil, filterError(op, path, "needs an array, got %T", v)
+	}
+	return equalsAny{values: elems}, fv, nil
 }
 
 // anyCandidate reports whether ok holds for one of vals or, for an array
@@ -362,10 +394,10 @@ func (p rangePred) holds(c any) bool {
 	return p.gt
 }
 
-func compileRange(op, path string, v any) (predicate, error) {
+func compileRange(op, path string, v any) (predicate, any, error) {
 	fv, err := filterValue(op, path, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := rangePred{value: fv}
 	switch op {
@@ -378,7 +410,7 @@ func compileRange(op, path string, v any) (predicate, error) {
 	case "$lte":
 		p.lt, p.eq = true, true
 	}
-	return p, nil
+	return p, fv, nil
 }
 
 // existsPred implements $exists.
@@ -389,15 +421,19 @@ type existsPred struct {
 func (p existsPred) test(_ []any, found bool) bool { return found == p.want }
 
 // compileExists accepts a bool or, as MongoDB does, a number (non-zero means
-// true).
-func compileExists(op, path string, v any) (predicate, error) {
-	if b, ok := v.(bool); ok {
-		return existsPred{want: b}, nil
+// true), of any type of those kinds.
+func compileExists(op, path string, v any) (predicate, any, error) {
+	fv, err := filterValue(op, path, v)
+	if err != nil {
+		return nil, nil, err
 	}
-	if n, ok := ToNumber(v); ok {
-		return existsPred{want: n.Float() != 0}, nil
+	if b, ok := fv.(bool); ok {
+		return existsPred{want: b}, fv, nil
 	}
-	return nil, filterError(op, path, "needs a bool or a number, got %T", v)
+	if n, ok := ToNumber(fv); ok {
+		return existsPred{want: n.Float() != 0}, fv, nil
+	}
+	return nil, nil, filterError(op, path, "needs a bool or a number, got %T", v)
 }
 
 // notPred negates the conjunction of its predicates. It implements $not,
@@ -408,29 +444,29 @@ type notPred []predicate
 func (p notPred) test(vals []any, found bool) bool { return !allHold(p, vals, found) }
 
 // negate turns $eq into $ne and $in into $nin, passing errors through.
-func negate(p predicate, err error) (predicate, error) {
+func negate(p predicate, norm any, err error) (predicate, any, error) {
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return notPred{p}, nil
+	return notPred{p}, norm, nil
 }
 
 // compileNot compiles {$not: {operators}}; a plain value, an empty document
 // or a document of field names is an error.
-func compileNot(op, path string, v any, depth int) (predicate, error) {
+func compileNot(op, path string, v any, depth int) (predicate, any, error) {
 	if err := checkDepth(depth+1, op, path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok || len(m) == 0 {
-		return nil, filterError(op, path, "needs a non-empty operator document, got %T", v)
+		return nil, nil, filterError(op, path, "needs a non-empty operator document, got %T", v)
 	}
 	if !hasOperator(m) {
-		return nil, filterError(op, path, "needs an operator document, not a document of fields")
+		return nil, nil, filterError(op, path, "needs an operator document, not a document of fields")
 	}
-	preds, err := compileOperators(path, m, depth+1)
+	preds, ops, err := compileOperators(path, m, depth+1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return notPred(preds), nil
+	return notPred(preds), ops, nil
 }

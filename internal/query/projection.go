@@ -80,6 +80,10 @@ func CompileProjection(p map[string]any) (*Projection, error) {
 // projectionFlag reads a projection value: true to include, false to
 // exclude.
 func projectionFlag(v any) (bool, error) {
+	v, err := codec.CloneValue(v, "")
+	if err != nil {
+		return false, fmt.Errorf("value must be 1, 0, true or false: %w", err)
+	}
 	if b, ok := v.(bool); ok {
 		return b, nil
 	}

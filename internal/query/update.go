@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
@@ -109,11 +110,19 @@ func compileOp(name, path string, arg any) (updateOp, error) {
 			return op, fmt.Errorf("%w: %s %q: %w", errs.ErrInvalidUpdate, name, path, err)
 		}
 	case opInc:
-		if _, ok := ToNumber(arg); !ok {
+		// Normalized as a $set value is: a time.Duration or json.Number
+		// increment is the number it holds.
+		n, err := codec.CloneValue(arg, path)
+		if _, ok := ToNumber(n); err != nil || !ok {
 			return op, op.error(fmt.Errorf("increment must be a number, not %s", describeType(arg)))
 		}
-		op.value = arg
+		op.value = n
 	case opCurrentDate:
+		if _, isDoc := codec.AsDocument(arg); !isDoc {
+			if b, err := codec.CloneValue(arg, path); err == nil {
+				arg = b // a named bool is the bool it holds
+			}
+		}
 		err = checkCurrentDateSpec(arg)
 		if err != nil {
 			return op, op.error(err)
@@ -439,6 +448,9 @@ func describeType(v any) string {
 func splitFieldPath(path string) ([]string, error) {
 	if path == "" {
 		return nil, errors.New("empty field path")
+	}
+	if !utf8.ValidString(path) {
+		return nil, errors.New("field path is not valid UTF-8")
 	}
 	parts := strings.Split(path, ".")
 	for _, p := range parts {
