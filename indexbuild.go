@@ -51,10 +51,6 @@ const finalCatchUpMax = 256
 // always outpace the drain.
 const maxDrainRounds = 100
 
-// closedCheckEvery is how many snapshot records the scan reads between two
-// checks that the DB is still open.
-const closedCheckEvery = 4096
-
 // sideWrite is one change made to the collection during a build: a record
 // inserted (old nil), removed (new nil) or replaced. The records are
 // copies; their bytes never change.

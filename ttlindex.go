@@ -121,14 +121,6 @@ func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
 	return ttlKey{date: d, kind: kind, ok: true}
 }
 
-// dateOfStored returns the date an encoded document is keyed by in this
-// TTL index, and false if it never expires under it (no date in the
-// field).
-func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
-	k := t.keyOfStored(enc)
-	return k.date, k.ok
-}
-
 // count keeps the tree's counts of exact and multi-valued entries, by
 // which the planner knows what queries the tree can serve (planDateTree).
 func (t *ttlIndex) count(k ttlKey, delta int) {
