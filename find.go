@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
@@ -147,10 +148,19 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 		}
 	}
 	// Validated (no cycle, bounded depth) and in stored form before it is
-	// keyed, as the filter compiler would have it.
-	id, verr := codec.CloneValue(id, "_id")
-	if verr != nil {
-		return nil, false, nil // let the filter compiler report it
+	// keyed, as the filter compiler would have it. The common scalar kinds
+	// are in stored form already: no copy (and no allocation) for them.
+	switch x := id.(type) {
+	case int, int64, ObjectID:
+	case string:
+		if !utf8.ValidString(x) {
+			return nil, false, nil // let the filter compiler report it
+		}
+	default:
+		var verr error
+		if id, verr = codec.CloneValue(id, "_id"); verr != nil {
+			return nil, false, nil // let the filter compiler report it
+		}
 	}
 	var buf [64]byte
 	k, kerr := appendIDKey(buf[:0], id)
