@@ -129,9 +129,15 @@ func natLess(a, b natItem) bool { return a.seq < b.seq }
 //     while it applies a change already prepared, and readers hold mu for
 //     reading. Readers never wait for a writer's preparation nor for an
 //     index build, and never for each other.
+//   - The store (internal/store) changes only under both: every change to
+//     the store happens while the writer holds mu for writing, so readers
+//     holding mu may read any slot. Its _id map has a lock per shard, which
+//     a writer takes for each change of a document's slot and a reader by
+//     _id takes instead of mu (FindOne by _id): the record's bytes never
+//     change, so it decodes them after releasing the shard lock.
 //   - Lock order: DB.mu (briefly, to find the collection), then writeMu,
-//     then mu. No callback (expiry hooks, observers, logging) runs with
-//     either lock held.
+//     then mu, then a store shard lock. No callback (expiry hooks,
+//     observers, logging) runs with either lock held.
 type collState struct {
 	db        *DB
 	name      string
