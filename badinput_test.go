@@ -297,7 +297,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		{"$and not an array", ttldb.Document{"$and": ttldb.Document{"a": 1}}},
 		{"$or empty", ttldb.Document{"$or": []any{}}},
 		{"$nor element not a document", ttldb.Document{"$nor": []any{1}}},
-		{"unknown operator", ttldb.Document{"a": ttldb.Document{"$regex": "x"}}},
+		{"unknown operator", ttldb.Document{"a": ttldb.Document{"$near": "x"}}},
 		{"operators mixed with fields", ttldb.Document{"a": ttldb.Document{"$gt": 1, "b": 2}}},
 		{"$in not an array", ttldb.Document{"a": ttldb.Document{"$in": 1}}},
 		{"$nin not an array", ttldb.Document{"a": ttldb.Document{"$nin": "x"}}},
@@ -350,7 +350,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	}{
 		{"nil update", ttldb.Document{"_id": 1}, nil, []error{upd}},
 		{"empty update", ttldb.Document{"_id": 1}, ttldb.Document{}, []error{upd}},
-		{"unknown operator", ttldb.Document{"_id": 1}, ttldb.Document{"$push": ttldb.Document{"arr": 1}}, []error{upd}},
+		{"unknown operator", ttldb.Document{"_id": 1}, ttldb.Document{"$bit": ttldb.Document{"arr": 1}}, []error{upd}},
 		{"a replacement", ttldb.Document{"_id": 1}, ttldb.Document{"a": 1}, []error{upd}},
 		{"argument not a document", ttldb.Document{"_id": 1}, ttldb.Document{"$set": 1}, []error{upd}},
 		{"empty path", ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"": 1}}, []error{upd}},

@@ -117,3 +117,37 @@ func BenchmarkUpdateOne(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkInsertMultikey inserts, then deletes, a document whose indexed
+// field is an array of n distinct elements (n index keys): the time one
+// write holds the collection's write lock for it.
+func BenchmarkInsertMultikey(b *testing.B) {
+	for _, n := range []int{1 << 10, 1 << 16} {
+		b.Run(fmt.Sprintf("elems=%d", n), func(b *testing.B) {
+			db, err := ttldb.Open(ttldb.WithClock(ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))),
+				ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			c := db.Collection("mk")
+			if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}}); err != nil {
+				b.Fatal(err)
+			}
+			tags := make([]any, n)
+			for i := range tags {
+				tags[i] = (i * 7919) % n
+			}
+			doc := ttldb.Document{"_id": 1, "tags": tags}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.InsertOne(doc); err != nil {
+					b.Fatal(err)
+				}
+				if n, err := c.DeleteOne(ttldb.Document{"_id": 1}); err != nil || n != 1 {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}

@@ -1,17 +1,14 @@
 package ttldb
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/schema"
 	"github.com/ttldb/ttldb/internal/store"
 )
@@ -261,8 +258,8 @@ var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
 // writeState runs fn on the collection's state, creating the collection if
 // needed and retrying once if it was dropped between lookup and lock.
 func (c *Collection) write(fn func(s *collState) error) error {
-	if c.nameErr != nil {
-		return c.nameErr
+	if err := c.usable(); err != nil {
+		return err
 	}
 	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
@@ -306,17 +303,28 @@ func (c *Collection) write(fn func(s *collState) error) error {
 // read returns the collection's state for a reader, or nil if the
 // collection does not exist.
 func (c *Collection) read() (*collState, error) {
-	if c.nameErr != nil {
-		return nil, c.nameErr
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	return c.db.state(c.name, false)
 }
 
-// idKey returns the key of an _id value in the collection's store: a byte
-// string such that two _id values share a key exactly when they compare
-// equal (numbers of any kind with the same value, dates by instant,
-// embedded documents whatever their field order). An array is not a valid
-// _id.
+// usable returns why no call can go through c: ErrClosed once the DB is
+// closed, else the handle's invalid name. Every public method checks it
+// before its arguments, so that a closed DB answers ErrClosed whatever else
+// is wrong with the call.
+func (c *Collection) usable() error {
+	if err := c.db.checkOpen(); err != nil {
+		return err
+	}
+	return c.nameErr
+}
+
+// idKey returns the key of an _id value in the collection's store: its
+// order-preserving key (internal/keys), so that two _id values share a key
+// exactly when they compare equal (numbers of any kind with the same value,
+// dates by instant, typed and untyped arrays with equal elements, embedded
+// documents field by field). An array is not a valid _id.
 func idKey(v any) (string, error) {
 	var buf [64]byte
 	k, err := appendIDKey(buf[:0], v)
@@ -326,88 +334,17 @@ func idKey(v any) (string, error) {
 	return string(k), nil
 }
 
-// Tags of appendIDKey's encoding, one per canonical kind.
-const (
-	idNull byte = iota + 1
-	idFalse
-	idTrue
-	idString
-	idObjectID
-	idInt
-	idUint
-	idFloat
-	idNaN
-	idTime
-	idBinary
-	idDocument
-)
-
 // appendIDKey is idKey into a caller's buffer, for lookups that need no
-// copy of the key. Numbers of every kind with an integral value share the
-// int64 form (uint64 above MaxInt64 its own); other floats their bits.
+// copy of the key.
 func appendIDKey(dst []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, idNull), nil
-	case bool:
-		if x {
-			return append(dst, idTrue), nil
-		}
-		return append(dst, idFalse), nil
-	case string:
-		return append(append(dst, idString), x...), nil
-	case ObjectID:
-		return append(append(dst, idObjectID), x[:]...), nil
-	case int:
-		return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(x)), nil
-	case int64:
-		return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(x)), nil
-	case time.Time:
-		dst = binary.BigEndian.AppendUint64(append(dst, idTime), uint64(x.Unix()))
-		return binary.BigEndian.AppendUint32(dst, uint32(x.Nanosecond())), nil
-	case []byte:
-		return append(append(dst, idBinary), x...), nil
-	case map[string]any:
-		return append(append(dst, idDocument), fmt.Sprintf("%v", canonicalForKey(x))...), nil
-	}
-	if n, ok := query.ToNumber(v); ok {
-		switch n.Kind {
-		case 'i':
-			return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(n.I)), nil
-		case 'u':
-			return binary.BigEndian.AppendUint64(append(dst, idUint), n.U), nil
-		}
-		if n.F == math.Trunc(n.F) && n.F >= -9.2e18 && n.F <= 9.2e18 {
-			return binary.BigEndian.AppendUint64(append(dst, idInt), uint64(int64(n.F))), nil
-		}
-		if math.IsNaN(n.F) {
-			return append(dst, idNaN), nil
-		}
-		return binary.BigEndian.AppendUint64(append(dst, idFloat), math.Float64bits(n.F)), nil
-	}
 	if codec.IsArray(v) {
 		return dst, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
 	}
-	return dst, fmt.Errorf("%w: unsupported _id type %T", ErrInvalidDocument, v)
-}
-
-// canonicalForKey renders a document _id with sorted keys and canonical
-// numbers, so equal documents give equal strings.
-func canonicalForKey(m map[string]any) []any {
-	out := []any{}
-	for _, k := range query.SortedKeys(m) {
-		v := m[k]
-		if sub, ok := codec.AsDocument(v); ok {
-			out = append(out, k, canonicalForKey(sub))
-			continue
-		}
-		if kv, err := idKey(v); err == nil {
-			out = append(out, k, fmt.Sprintf("%q", kv))
-			continue
-		}
-		out = append(out, k, fmt.Sprintf("%T:%v", v, v))
+	k, err := keys.Append(dst, v)
+	if err != nil {
+		return dst, fmt.Errorf("_id: %w", err)
 	}
-	return out
+	return k, nil
 }
 
 // Compact rebuilds the collection's storage and indexes from the documents
@@ -459,6 +396,7 @@ func (s *collState) compact() {
 		})
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
 		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
 			if ix.tree != nil {
 				trees[i] = btree.NewG(btreeDegree, ix.less)
@@ -475,6 +413,7 @@ func (s *collState) compact() {
 					expiries[i].ReplaceOrInsert(e)
 					return true
 				})
+				counts[i] = ix.ttl.counts.clone()
 			}
 		}
 		s.mu.Lock()
@@ -483,7 +422,7 @@ func (s *collState) compact() {
 		for i, ix := range s.indexes {
 			ix.tree = trees[i]
 			if ix.ttl != nil {
-				ix.ttl.expiry = expiries[i]
+				ix.ttl.expiry, ix.ttl.counts = expiries[i], counts[i]
 			}
 		}
 		s.mu.Unlock()

@@ -21,10 +21,14 @@ type TTLValueForms int
 
 const (
 	// TTLValuesDatesAndArango (the default, zero value) reads time.Time
-	// values and, as ArangoDB does, non-negative numbers as Unix seconds
-	// (fractions kept) and ISO 8601 strings of the forms
+	// values (of any year) and, as ArangoDB does, non-negative numbers as
+	// Unix seconds (fractions kept) and ISO 8601 strings of the forms
 	// "YYYY-MM-DD" and "YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM]"
-	// (UTC when no offset is given).
+	// (UTC when no offset is given) for instants from 1970-01-01T00:00:00Z
+	// on. ArangoDB turns a string into Unix seconds and never indexes a
+	// negative timestamp, so a string before 1970 never expires, like a
+	// negative number; a time.Time before 1970 keeps MongoDB's rule and
+	// does expire.
 	TTLValuesDatesAndArango TTLValueForms = iota
 	// TTLValuesDatesOnly is MongoDB's strict mode: only time.Time values
 	// (and arrays of them) are dates; numbers and strings are not.
@@ -49,13 +53,14 @@ func (f TTLValueForms) String() string {
 // an array nested in an array does not). The EARLIEST date among all
 // date-like values wins (MongoDB: "uses lowest (earliest) date value in the
 // array"). Values that are not dates under forms (nil, bool, nested
-// documents, binary, ObjectIDs, non-date strings, negative/NaN/Inf numbers,
-// or anything but time.Time in DatesOnly mode) are skipped; ok=false if no
+// documents, binary, ObjectIDs, non-date strings, strings before 1970,
+// negative/NaN/Inf numbers, or anything but time.Time in DatesOnly mode) are skipped; ok=false if no
 // date remains. Any forms value other than TTLValuesDatesAndArango reads
 // only time.Time values, so a bad setting never makes more documents expire.
 //
 // date is in UTC, without a monotonic clock reading. Every time.Time is a
-// date, including ones before 1970 and the zero time.Time (year 1).
+// date, including ones before 1970 and the zero time.Time (year 1); an ISO
+// string is one only from 1970 on (see TTLValuesDatesAndArango).
 //
 // ttlDate is on every write's path: it does not allocate unless vals holds a
 // typed slice other than []time.Time and []any.
@@ -109,9 +114,21 @@ func scalarDate(v any, forms TTLValueForms) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	if s, ok := v.(string); ok {
-		return parseISODate(s)
+		return arangoStringDate(s)
 	}
 	return unixSecondsDate(v)
+}
+
+// arangoStringDate reads an ISO 8601 string as ArangoDB's TTL index does:
+// parsed (parseISODate), then turned into Unix seconds, which must not be
+// negative. A string before 1970-01-01T00:00:00Z, even by a nanosecond, is
+// no date, as a negative number is not.
+func arangoStringDate(s string) (time.Time, bool) {
+	d, ok := parseISODate(s)
+	if !ok || d.Unix() < 0 { // Unix floors: 1969-12-31T23:59:59.9Z is -1
+		return time.Time{}, false
+	}
+	return d, true
 }
 
 // maxUnixSeconds caps the numbers unixSecondsDate reads: 2^62 s, about 146

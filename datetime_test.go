@@ -80,6 +80,9 @@ var isoDateCases = []struct {
 	{"2019-04-30", true, utc(2019, 4, 30, 0, 0, 0, 0), "last day of a 30-day month"},
 	{"2019-12-31T23:59:59Z", true, utc(2019, 12, 31, 23, 59, 59, 0), "last second of a year"},
 	{"1969-12-31T23:59:59Z", true, utc(1969, 12, 31, 23, 59, 59, 0), "before 1970"},
+	{"1969-12-31T23:59:59.999999999Z", true, utc(1969, 12, 31, 23, 59, 59, 999999999), "a nanosecond before 1970"},
+	{"1970-01-01T00:00:00Z", true, utc(1970, 1, 1, 0, 0, 0, 0), "the epoch"},
+	{"1970-01-01T00:30:00+01:00", true, utc(1969, 12, 31, 23, 30, 0, 0), "before 1970 by its offset"},
 	{"0000-01-01", true, utc(0, 1, 1, 0, 0, 0, 0), "earliest instant"},
 	{"0000-02-29", true, utc(0, 2, 29, 0, 0, 0, 0), "year 0 is a leap year"},
 	{"9999-12-31T23:59:59.999999999Z", true, utc(9999, 12, 31, 23, 59, 59, 999999999), "latest instant"},
@@ -155,6 +158,35 @@ func TestParseISODate(t *testing.T) {
 			assert.Equal(t, time.UTC, got.Location())
 		})
 	}
+}
+
+// TestISODateTTLEpoch runs the parser table through a TTL index's reading
+// in ArangoDB's forms: a string the parser accepts is a date exactly when
+// its instant is at or after 1970-01-01T00:00:00Z (ArangoDB turns it into
+// Unix seconds and never indexes a negative timestamp); a time.Time of the
+// same instant is a date whatever its year, as in MongoDB.
+func TestISODateTTLEpoch(t *testing.T) {
+	epoch := time.Unix(0, 0)
+	before := 0
+	for _, c := range isoDateCases {
+		t.Run(c.why, func(t *testing.T) {
+			got, ok := ttlDate([]any{c.in}, TTLValuesDatesAndArango)
+			wantOK := c.ok && !c.want.Before(epoch)
+			require.Equal(t, wantOK, ok, "ttlDate(%q)", c.in)
+			if ok {
+				assert.True(t, c.want.Equal(got))
+			}
+			if c.ok {
+				asTime, ok := ttlDate([]any{c.want}, TTLValuesDatesAndArango)
+				require.True(t, ok, "a time.Time is always a date")
+				assert.True(t, c.want.Equal(asTime))
+			}
+		})
+		if c.ok && c.want.Before(epoch) {
+			before++
+		}
+	}
+	require.GreaterOrEqual(t, before, 5, "the table holds strings before 1970")
 }
 
 func TestFormatISODate(t *testing.T) {
@@ -368,6 +400,11 @@ func TestTTLDate(t *testing.T) {
 		{"typed number array", []any{[]int64{1577836800, 1550165973}}, arango, true, t2019},
 		{"typed string array", []any{[]string{"junk", "2020-01-01", "2018-01-01T00:00:00Z"}}, arango, true, t2018},
 		{"millisecond number loses to year 9000", []any{[]any{int64(1550165973000), t9000}}, arango, true, t9000},
+		{"ISO string before 1970 is not a date", []any{"1950-06-01"}, arango, false, time.Time{}},
+		{"ISO string a nanosecond before 1970", []any{"1969-12-31T23:59:59.999999999Z"}, arango, false, time.Time{}},
+		{"ISO string at the epoch", []any{"1970-01-01T00:00:00Z"}, arango, true, time.Unix(0, 0)},
+		{"ISO string before 1970 loses to a later one", []any{[]any{"1950-06-01", "2018-01-01"}}, arango, true, t2018},
+		{"time.Time before 1970 is a date, a string is not", []any{[]any{"1949-01-01", t1950, t2020}}, arango, true, t1950},
 
 		{"strict: number ignored", []any{1550165973}, strict, false, time.Time{}},
 		{"strict: string ignored", []any{"2019-02-14T17:39:33Z"}, strict, false, time.Time{}},

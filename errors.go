@@ -12,7 +12,8 @@ import (
 // collection, index, field or path at fault.
 var (
 	// ErrClosed is returned by every method of a DB (and its collections)
-	// after Close.
+	// that can fail, once Close has been called: first, before any check
+	// of the arguments or of the collection's name.
 	ErrClosed = errors.New("ttldb: database is closed")
 
 	// ErrNotFound is returned by FindOne when no document matches, by

@@ -60,15 +60,19 @@ type deliveries struct {
 // at least one is parked.
 type indexDeliveries struct {
 	ref    IndexRef
-	parked map[string]*parkedDoc // by _id key
+	parked map[string]*parkedDoc // by _id key (idKey)
 	oldest time.Time             // the earliest since among parked
 
 	// The backoff: parked documents are retried from retryAt, in the first
 	// pass at or after it (round). Every pass in which a delivery of the
 	// index fails doubles delay (bumped), from the wake floor up to the
-	// monitor's Interval, and sets retryAt = now + delay.
-	delay   time.Duration
-	retryAt time.Time
+	// monitor's Interval, and sets retryAt = now + delay. The backoff is
+	// read on the wall clock, so backedOffAt (that now) tells when the
+	// clock has since stepped back: the retry is then due at once, never a
+	// step's length late (see due).
+	delay       time.Duration
+	retryAt     time.Time
+	backedOffAt time.Time
 	bumped  uint64   // the pass that last set delay
 	round   uint64   // the pass retrying the parked documents
 	queue   []string // keys of parked documents the round has still to try
@@ -120,7 +124,7 @@ func (d *deliveries) endPass(db *DB, res *PassResult) {
 func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit int) (chosen []chosenDoc, retry bool) {
 	cutoff := ix.ttl.cutoff(passNow)
 	e := d.byIndex[ix]
-	if e != nil && e.round != d.pass && !passNow.Before(e.retryAt) {
+	if e != nil && e.round != d.pass && e.due(passNow) {
 		// The retry is due: this pass offers every parked document once.
 		d.mu.Lock()
 		e.round = d.pass
@@ -200,7 +204,16 @@ func (d *deliveries) park(t ttlTarget, failed []chosenDoc, now time.Time, o *Mon
 		e.bumped = d.pass
 		e.delay = max(min(cmp.Or(2*e.delay, o.DeadlineWakeFloor), o.Interval), time.Nanosecond)
 		e.retryAt = now.Add(e.delay)
+		e.backedOffAt = now
 	}
+}
+
+// due reports whether the index's retry is due at now: retryAt has come,
+// or the clock has stepped back behind the moment the backoff was set (a
+// wall-clock deadline set by a clock that was fast would otherwise wait for
+// as long as the clock was wrong).
+func (e *indexDeliveries) due(now time.Time) bool {
+	return !now.Before(e.retryAt) || now.Before(e.backedOffAt)
 }
 
 // unpark forgets the failed deliveries of documents now delivered. Call in
@@ -259,14 +272,19 @@ func (d *deliveries) earliestUnparked(s *collState, ix *index) (expiryEntry, boo
 	return first, found
 }
 
-// nextRetry returns the earliest time a retry of failed deliveries is due.
-func (d *deliveries) nextRetry() (time.Time, bool) {
+// nextRetry returns the earliest time a retry of failed deliveries is due,
+// now where the clock stepped back since an index backed off.
+func (d *deliveries) nextRetry(now time.Time) (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var at time.Time
 	for _, e := range d.byIndex {
-		if at.IsZero() || e.retryAt.Before(at) {
-			at = e.retryAt
+		next := e.retryAt
+		if now.Before(e.backedOffAt) {
+			next = now
+		}
+		if at.IsZero() || next.Before(at) {
+			at = next
 		}
 	}
 	return at, !at.IsZero()

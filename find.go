@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/query"
 	"github.com/ttldb/ttldb/internal/store"
 )
@@ -94,6 +95,9 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*find
 // while the caller works through the results. Errors: ErrInvalidFilter,
 // ErrInvalidOptions, ErrClosed.
 func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, err
@@ -109,6 +113,9 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 // FindOne returns a copy of the first document Find would return, or
 // ErrNotFound.
 func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	if len(opts) == 0 {
 		if doc, ok, err := c.findByID(filter); ok {
 			return doc, err
@@ -212,6 +219,9 @@ func (s *collState) findIDInto(k []byte, dst Document) (doc Document, found bool
 
 // CountDocuments returns how many documents match filter.
 func (c *Collection) CountDocuments(filter Document) (int, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
 		return 0, err
@@ -280,9 +290,12 @@ func (s *collState) matchingRecords(f *query.Filter, limit int, now time.Time) [
 var idIndex = &index{name: idIndexName, keys: []IndexKey{Asc("_id")}, unique: true}
 
 // interval is a range of values of an index's leading field, in value
-// order (Compare), whatever the index's direction.
+// order (Compare), whatever the index's direction. Its bounds are held as
+// keys (internal/keys, ascending), which the walk compares as bytes, and as
+// values, for Explain.
 type interval struct {
 	lo, hi       any
+	loKey, hiKey string
 	loInc, hiInc bool
 }
 
@@ -309,21 +322,22 @@ func boundString(v any) string {
 	return fmt.Sprintf("%v", v)
 }
 
-func (iv interval) contains(v any) bool {
-	c := query.Compare(v, iv.lo)
+// contains reports whether the value whose key is k lies in iv.
+func (iv interval) contains(k string) bool {
+	c := strings.Compare(k, iv.loKey)
 	if c < 0 || c == 0 && !iv.loInc {
 		return false
 	}
-	c = query.Compare(v, iv.hi)
+	c = strings.Compare(k, iv.hiKey)
 	return c < 0 || c == 0 && iv.hiInc
 }
 
-var fullInterval = interval{lo: query.MinKey, hi: query.MaxKey, loInc: true, hiInc: true}
+var fullInterval = interval{lo: query.MinKey, hi: query.MaxKey, loKey: keys.MinKey, hiKey: keys.MaxKey, loInc: true, hiInc: true}
 
 // plan is how a query reads the collection.
 type plan struct {
-	ids       []any      // _id values to look up (the _id index), if set
-	ix        *index     // nil: COLLSCAN in natural order (unless ids)
+	byID      bool       // look up the points of intervals in the _id index
+	ix        *index     // nil: COLLSCAN in natural order (unless byID)
 	intervals []interval // on ix's leading field, ascending by value
 	reverse   bool       // walk the index backwards (for a sort)
 	sorted    bool       // the walk yields the requested sort order
@@ -336,11 +350,7 @@ func (p *plan) needsSort(q *findQuery) bool { return len(q.opts.Sort) > 0 && !p.
 // else a collection scan.
 func (s *collState) plan(q *findQuery) *plan {
 	if ivs, score := boundsFor(q.filterDoc, "_id", idIndex); score >= 2 {
-		ids := make([]any, len(ivs))
-		for i, iv := range ivs {
-			ids[i] = iv.lo
-		}
-		return &plan{ids: ids, intervals: ivs}
+		return &plan{byID: true, intervals: ivs} // points: lo is hi
 	}
 	var best *plan
 	bestScore := 0
@@ -419,15 +429,11 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		}
 		return visit(ref)
 	}
-	if p.ids != nil {
+	if p.byID {
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}
-		for i, id := range p.ids {
-			ex.IndexBounds = append(ex.IndexBounds, p.intervals[i].String())
-			k, err := appendIDKey(nil, id)
-			if err != nil {
-				continue
-			}
-			if slot, ok := s.store().Lookup(k); ok {
+		for _, iv := range p.intervals {
+			ex.IndexBounds = append(ex.IndexBounds, iv.String())
+			if slot, ok := s.store().Lookup([]byte(iv.loKey)); ok {
 				ex.KeysExamined++
 				if !consider(slot) {
 					break
@@ -482,32 +488,46 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 // in the walk's direction. It returns false if visit stopped the walk.
 func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bool) bool {
 	ix := p.ix
-	lead := func(e indexEntry) any {
-		if ck, ok := e.key.(compoundKey); ok {
-			return ck[0]
+	// The tree holds a descending leading field's keys inverted: compare
+	// entries with the bounds' keys in that form, and turn the result back
+	// into value order.
+	desc := ix.keys[0].Order < 0
+	treeKey := func(k string) string {
+		if desc {
+			return keys.Inverted(k)
 		}
-		return e.key
+		return k
+	}
+	lo, hi := treeKey(iv.loKey), treeKey(iv.hiKey)
+	valueCmp := func(e indexEntry, bound string) int {
+		c := keys.CompareFirst(e.key, bound)
+		if desc {
+			c = -c
+		}
+		return c
+	}
+	contains := func(e indexEntry) bool {
+		c := valueCmp(e, lo)
+		if c < 0 || c == 0 && !iv.loInc {
+			return false
+		}
+		c = valueCmp(e, hi)
+		return c < 0 || c == 0 && iv.hiInc
 	}
 	// In tree order, an ascending leading field runs lo..hi; a descending
 	// one hi..lo. forward says whether the walk runs in tree order.
-	ascField := ix.keys[0].Order > 0
 	forward := !p.reverse
-	// startVal is where the walk begins, in value terms.
-	var startVal any
-	var startInc bool
-	if ascField == forward {
-		startVal, startInc = iv.lo, iv.loInc
-	} else {
-		startVal, startInc = iv.hi, iv.hiInc
+	// start is where the walk begins, in value terms.
+	start, startInc := lo, iv.loInc
+	if desc == forward {
+		start, startInc = hi, iv.hiInc
 	}
-	pivot := indexEntry{key: ix.pivotKey(startVal, forward), seq: pivotSeq(forward)}
 	stopped := false
 	walk := func(e indexEntry) bool {
-		v := lead(e)
-		if query.Compare(v, startVal) == 0 && !startInc {
+		if !startInc && valueCmp(e, start) == 0 {
 			return true
 		}
-		if !iv.contains(v) {
+		if !contains(e) {
 			return false
 		}
 		if !visit(e) {
@@ -516,10 +536,13 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 		}
 		return true
 	}
+	// Every key whose leading field is start begins with start's key: the
+	// first such entry is at or after (start, lowest seq), the last at or
+	// before (start then 0xFF, highest seq).
 	if forward {
-		ix.tree.AscendGreaterOrEqual(pivot, walk)
+		ix.tree.AscendGreaterOrEqual(indexEntry{key: start, seq: pivotSeq(true)}, walk)
 	} else {
-		ix.tree.DescendLessOrEqual(pivot, walk)
+		ix.tree.DescendLessOrEqual(indexEntry{key: keys.After(start), seq: pivotSeq(false)}, walk)
 	}
 	return !stopped
 }
@@ -627,26 +650,6 @@ func pivotSeq(forward bool) uint64 {
 	return ^uint64(0)
 }
 
-// pivotKey builds the key at which a walk starting at leading value v
-// begins: the first (forward) or last (backward) possible key with that
-// leading value.
-func (ix *index) pivotKey(v any, forward bool) any {
-	if len(ix.keys) == 1 {
-		return v
-	}
-	k := compoundKey{v}
-	for _, f := range ix.keys[1:] {
-		// The tree-order minimum of an ascending field is MinKey, of a
-		// descending one MaxKey; a backward walk starts at the maximum.
-		low := (f.Order > 0) == forward
-		if low {
-			k = append(k, query.MinKey)
-		} else {
-			k = append(k, query.MaxKey)
-		}
-	}
-	return k
-}
 
 // boundsFor derives, from the filter's top-level conditions (and those of a
 // top-level $and), the intervals of values that path must take in a
@@ -705,10 +708,15 @@ func boundsFor(filterDoc Document, path string, ix *index) ([]interval, int) {
 // conditionBounds turns one field condition into intervals.
 func conditionBounds(v any, ix *index) ([]interval, int) {
 	point := func(x any) (interval, bool) {
-		if codec.IsArray(x) || x == nil && (ix.sparse || ix.multikey) {
+		// A *regexp.Regexp matches by pattern, not equality: no bounds.
+		if codec.IsArray(x) || x == nil && (ix.sparse || ix.multikey) || query.IsRegex(x) {
 			return interval{}, false
 		}
-		return interval{lo: x, hi: x, loInc: true, hiInc: true}, true
+		k, err := keys.Encode(x)
+		if err != nil {
+			return interval{}, false // no key (not a storable value): no bounds
+		}
+		return interval{lo: x, hi: x, loKey: k, hiKey: k, loInc: true, hiInc: true}, true
 	}
 	ops, isOps := codec.AsDocument(v)
 	if isOps && len(ops) > 0 {
@@ -758,37 +766,45 @@ func conditionBounds(v any, ix *index) ([]interval, int) {
 				// not hold: no bounds.
 				return nil, 0
 			}
-			if c := query.Compare(arg, iv.lo); c > 0 || c == 0 && op == "$gt" {
-				iv.lo, iv.loInc = arg, op == "$gte"
+			k, err := keys.Encode(arg)
+			if err != nil {
+				return nil, 0
+			}
+			if c := strings.Compare(k, iv.loKey); c > 0 || c == 0 && op == "$gt" {
+				iv.lo, iv.loKey, iv.loInc = arg, k, op == "$gte"
 			}
 			score = max(score, 1)
 		case "$lt", "$lte":
 			if codec.IsArray(arg) {
 				return nil, 0
 			}
-			if c := query.Compare(arg, iv.hi); c < 0 || c == 0 && op == "$lt" {
-				iv.hi, iv.hiInc = arg, op == "$lte"
+			k, err := keys.Encode(arg)
+			if err != nil {
+				return nil, 0
+			}
+			if c := strings.Compare(k, iv.hiKey); c < 0 || c == 0 && op == "$lt" {
+				iv.hi, iv.hiKey, iv.hiInc = arg, k, op == "$lte"
 			}
 			score = max(score, 1)
 		}
 	}
 	if score >= 2 {
-		slices.SortFunc(points, func(a, b interval) int { return query.Compare(a.lo, b.lo) })
-		points = slices.CompactFunc(points, func(a, b interval) bool { return query.Compare(a.lo, b.lo) == 0 })
+		slices.SortFunc(points, func(a, b interval) int { return strings.Compare(a.loKey, b.loKey) })
+		points = slices.CompactFunc(points, func(a, b interval) bool { return a.loKey == b.loKey })
 		if ix.multikey {
 			return points, score
 		}
 		return intersectIntervals(points, []interval{iv}), score
 	}
 	if score == 1 {
-		if ix.sparse && iv.contains(nil) {
+		if ix.sparse && iv.contains(keys.Null) {
 			// The range matches null, so documents missing the field,
 			// which a sparse index leaves out: no bounds.
 			return nil, 0
 		}
-		if ix.multikey && iv.lo != query.MinKey && iv.hi != query.MaxKey {
+		if ix.multikey && iv.loKey != keys.MinKey && iv.hiKey != keys.MaxKey {
 			// Two bounds on a multikey field may be met by two elements.
-			iv.hi, iv.hiInc = query.MaxKey, true
+			iv.hi, iv.hiKey, iv.hiInc = query.MaxKey, keys.MaxKey, true
 		}
 		return []interval{iv}, 1
 	}
@@ -801,13 +817,13 @@ func intersectIntervals(a, b []interval) []interval {
 	for _, x := range a {
 		for _, y := range b {
 			iv := x
-			if c := query.Compare(y.lo, iv.lo); c > 0 || c == 0 && !y.loInc {
-				iv.lo, iv.loInc = y.lo, y.loInc
+			if c := strings.Compare(y.loKey, iv.loKey); c > 0 || c == 0 && !y.loInc {
+				iv.lo, iv.loKey, iv.loInc = y.lo, y.loKey, y.loInc
 			}
-			if c := query.Compare(y.hi, iv.hi); c < 0 || c == 0 && !y.hiInc {
-				iv.hi, iv.hiInc = y.hi, y.hiInc
+			if c := strings.Compare(y.hiKey, iv.hiKey); c < 0 || c == 0 && !y.hiInc {
+				iv.hi, iv.hiKey, iv.hiInc = y.hi, y.hiKey, y.hiInc
 			}
-			if c := query.Compare(iv.lo, iv.hi); c < 0 || c == 0 && iv.loInc && iv.hiInc {
+			if c := strings.Compare(iv.loKey, iv.hiKey); c < 0 || c == 0 && iv.loInc && iv.hiInc {
 				out = append(out, iv)
 			}
 		}
@@ -838,6 +854,9 @@ type Explanation struct {
 
 // Explain runs the query as Find would and reports the plan and its counts.
 func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
+	if err := c.usable(); err != nil {
+		return Explanation{}, err
+	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return Explanation{}, err

@@ -1,6 +1,8 @@
 package ttldb
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/query"
 	"github.com/ttldb/ttldb/internal/store"
 )
@@ -17,7 +20,8 @@ import (
 type IndexModel struct {
 	// Keys are the indexed fields, in order, each ascending (1) or
 	// descending (-1). Required. A dotted path indexes a nested field; an
-	// array value is indexed by each of its elements (a multikey index).
+	// array value is indexed by each of its distinct elements (a multikey
+	// index), at most MaxIndexKeysPerDocument of them.
 	Keys []IndexKey
 
 	// Name defaults to MongoDB's name for the keys: "lastModifiedDate_1",
@@ -101,18 +105,15 @@ func validateFieldPath(p string) error {
 	return nil
 }
 
-// indexEntry is one key of one document in an index's B-tree: key is the
-// field's value for a single-field index and a compoundKey for a compound
-// one; seq and slot are the document's insertion order (the tie-break) and
-// its place in the store.
+// indexEntry is one key of one document in an index's B-tree: the key
+// (internal/keys) of each indexed field, inverted for a descending one,
+// concatenated; then the document's insertion order (the tie-break) and
+// its place in the store. Trees compare keys as bytes.
 type indexEntry struct {
-	key  any
+	key  string
 	seq  uint64
 	slot store.Slot
 }
-
-// compoundKey is the key of a compound index, one value per field.
-type compoundKey []any
 
 // index is a secondary index: a B-tree of entries ordered by key (each field
 // in its direction) and then by the record's insertion sequence.
@@ -249,160 +250,259 @@ func (ix *index) sameOptions(m IndexModel) bool {
 	return true
 }
 
-// compareKeys orders two keys of this index, each field in its direction.
-func (ix *index) compareKeys(a, b any) int {
-	if len(ix.keys) == 1 {
-		c := query.Compare(a, b)
-		if ix.keys[0].Order < 0 {
-			c = -c
-		}
-		return c
-	}
-	ka, kb := a.(compoundKey), b.(compoundKey)
-	for i, k := range ix.keys {
-		c := query.Compare(ka[i], kb[i])
-		if k.Order < 0 {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
 func (ix *index) less(a, b indexEntry) bool {
-	if c := ix.compareKeys(a.key, b.key); c != 0 {
+	if c := strings.Compare(a.key, b.key); c != 0 { // one pass over the bytes
 		return c < 0
 	}
 	return a.seq < b.seq
 }
 
+// MaxIndexKeysPerDocument is the most keys one document may have in one
+// index: the distinct elements of the array in a multikey field. A write
+// of a document over it fails with ErrInvalidDocument naming the field and
+// changes nothing, and CreateIndex over a stored one fails. It bounds the
+// time one write holds the collection's write lock (under 100 ms at the
+// limit on 2 cores: BenchmarkInsertMultikey inserts and deletes such a
+// document in 85–210 ms) and the entries one document adds to an index
+// tree.
+const MaxIndexKeysPerDocument = 1 << 16
+
 // keysOf returns the keys under which doc belongs in the index: none if the
 // partial filter or sparseness leaves it out, one per distinct array element
 // for a multikey field. It fails (ErrInvalidDocument) for a compound index
-// over two array fields, which MongoDB cannot index either.
-func (ix *index) keysOf(doc Document) (keys []any, multikey bool, err error) {
+// over two array fields, which MongoDB cannot index either, and for a
+// document with more than MaxIndexKeysPerDocument keys.
+func (ix *index) keysOf(doc Document) (indexKeys, error) {
 	if ix.partial != nil && !ix.partial.Matches(doc) {
-		return nil, false, nil
+		return indexKeys{}, nil
 	}
 	return ix.keysWith(func(path string) ([]any, bool) { return codec.PathValues(doc, path) })
 }
 
 // keysOfStored is keysOf for a stored document, decoding only the fields
 // the index reads (the whole document only for a partial filter).
-func (ix *index) keysOfStored(ref *docRef) (keys []any, multikey bool, err error) {
+func (ix *index) keysOfStored(ref *docRef) (indexKeys, error) {
 	if ix.partial != nil {
 		return ix.keysOf(ref.get())
 	}
 	return ix.keysWith(func(path string) ([]any, bool) { return codec.EncodedPathValues(ref.rec.enc, path) })
 }
 
+// nullValues stands for a missing field: it is indexed as null.
+var nullValues = []any{nil}
+
 // keysWith computes the keys from the values each indexed path reaches.
-func (ix *index) keysWith(pathValues func(string) ([]any, bool)) (keys []any, multikey bool, err error) {
+func (ix *index) keysWith(pathValues func(string) ([]any, bool)) (indexKeys, error) {
 	if len(ix.keys) == 1 {
-		vals, found := pathValues(ix.keys[0].Field)
+		k := ix.keys[0]
+		vals, found := pathValues(k.Field)
 		if !found {
 			if ix.sparse {
-				return nil, false, nil
+				return indexKeys{}, nil
 			}
-			return []any{nil}, false, nil
+			vals = nullValues
 		}
-		keys, multikey = expandKeyValues(vals)
-		return keys, multikey, nil
+		ks, vals, mk, err := expandKeys(vals, k.Order < 0)
+		if err == nil && len(ks) > MaxIndexKeysPerDocument {
+			err = ix.tooManyKeys(k.Field, len(ks))
+		}
+		if err != nil {
+			return indexKeys{}, ix.keyError(k.Field, err)
+		}
+		return indexKeys{keys: ks, vals: vals, multikey: mk}, nil
 	}
-	perField := make([][]any, len(ix.keys))
-	arrays, missing := 0, 0
+	var out indexKeys
+	perField := make([][]string, len(ix.keys))
+	out.fields = make([][]any, len(ix.keys))
+	arrays, missing, total := 0, 0, 1
 	for i, k := range ix.keys {
 		vals, found := pathValues(k.Field)
 		if !found {
 			missing++
-			perField[i] = []any{nil}
-			continue
+			vals = nullValues
 		}
-		var mk bool
-		perField[i], mk = expandKeyValues(vals)
+		ks, vals, mk, err := expandKeys(vals, k.Order < 0)
+		if err != nil {
+			return indexKeys{}, ix.keyError(k.Field, err)
+		}
 		if mk {
-			multikey = true
+			out.multikey = true
 			arrays++
 		}
+		if len(ks) > MaxIndexKeysPerDocument {
+			return indexKeys{}, ix.keyError(k.Field, ix.tooManyKeys(k.Field, len(ks)))
+		}
+		perField[i], out.fields[i] = ks, vals
+		total *= len(ks) // at most one field has several keys (below)
 	}
 	if ix.sparse && missing == len(ix.keys) {
-		return nil, false, nil
+		return indexKeys{}, nil
 	}
 	if arrays > 1 {
-		return nil, false, fmt.Errorf("%w: index %q: cannot index parallel arrays", ErrInvalidDocument, ix.name)
+		return indexKeys{}, fmt.Errorf("%w: index %q: cannot index parallel arrays", ErrInvalidDocument, ix.name)
 	}
-	keys = []any{compoundKey{}}
-	for _, vals := range perField {
-		next := make([]any, 0, len(keys)*len(vals))
-		for _, prefix := range keys {
-			for _, v := range vals {
-				k := append(append(compoundKey(nil), prefix.(compoundKey)...), v)
-				next = append(next, k)
-			}
+	// The keys are every combination of the fields' keys, the last field
+	// varying fastest (indexKeys.value relies on it), all in one string.
+	size := 0
+	for _, ks := range perField {
+		n := 0
+		for _, k := range ks {
+			n += len(k)
 		}
-		keys = next
+		size += n * (total / len(ks))
 	}
-	return keys, multikey, nil
+	buf := make([]byte, 0, size)
+	ends := make([]int, 0, total)
+	idx := make([]int, len(perField))
+	for range total {
+		for f, ks := range perField {
+			buf = append(buf, ks[idx[f]]...)
+		}
+		ends = append(ends, len(buf))
+		for f := len(idx) - 1; f >= 0; f-- {
+			if idx[f]++; idx[f] < len(perField[f]) {
+				break
+			}
+			idx[f] = 0
+		}
+	}
+	out.keys = splitKeys(string(buf), ends)
+	return out, nil
 }
 
-// expandKeyValues turns the values found at an indexed path into index keys:
-// an array contributes each distinct element (an empty array is indexed as
-// null, so the document is still found by a scan of the index).
-func expandKeyValues(vals []any) (keys []any, multikey bool) {
-	if len(vals) == 1 && !codec.IsArray(vals[0]) {
-		return vals, false
+func (ix *index) tooManyKeys(field string, n int) error {
+	return &codec.DocumentError{Path: field, Reason: fmt.Sprintf(
+		"index %q: %d distinct keys, more than the %d one document may have in an index (MaxIndexKeysPerDocument)",
+		ix.name, n, MaxIndexKeysPerDocument)}
+}
+
+// keyError names the index and field of a value that has no key (a value
+// the document rules refused already: this cannot happen for a stored
+// document).
+func (ix *index) keyError(field string, err error) error {
+	var de *codec.DocumentError
+	if errors.As(err, &de) {
+		return err
 	}
+	return fmt.Errorf("index %q field %q: %w", ix.name, field, err)
+}
+
+// splitKeys cuts s at ends into keys that share its memory.
+func splitKeys(s string, ends []int) []string {
+	keys := make([]string, len(ends))
+	start := 0
+	for i, e := range ends {
+		keys[i] = s[start:e]
+		start = e
+	}
+	return keys
+}
+
+// testCountKeyComparisons, when set by a test, counts the key comparisons
+// expandKeys makes.
+var testCountKeyComparisons *int
+
+// expandKeys turns the values found at an indexed path into index keys and
+// the values they were made from: an array contributes each distinct
+// element (an empty array is indexed as null, so the document is still
+// found by a scan of the index). Distinct elements are found by sorting
+// their keys, O(n log n) for n elements; the keys come back sorted and
+// share one string.
+func expandKeys(vals []any, desc bool) (ks []string, values []any, multikey bool, err error) {
+	if len(vals) == 1 && !codec.IsArray(vals[0]) {
+		var scratch [64]byte
+		k, err := appendKey(scratch[:0], vals[0], desc)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		return []string{string(k)}, vals, false, nil
+	}
+	multikey = len(vals) > 1
+	var elems []any
 	for _, v := range vals {
-		elems, ok := codec.ArrayElements(v)
+		es, ok := codec.ArrayElements(v)
 		if !ok {
-			keys = appendDistinct(keys, v)
+			elems = append(elems, v)
 			continue
 		}
 		multikey = true
-		if len(elems) == 0 {
-			keys = appendDistinct(keys, nil)
+		if len(es) == 0 {
+			elems = append(elems, nil)
 		}
-		for _, e := range elems {
-			keys = appendDistinct(keys, e)
+		if elems == nil && len(vals) == 1 {
+			elems = es // the common case: one array, taken as it is
+			continue
 		}
+		elems = append(elems, es...)
 	}
-	if len(vals) > 1 {
-		multikey = true
+	var buf []byte
+	ends := make([]int, len(elems))
+	for i, e := range elems {
+		if buf, err = appendKey(buf, e, desc); err != nil {
+			return nil, nil, false, err
+		}
+		ends[i] = len(buf)
 	}
-	return keys, multikey
+	at := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return buf[start:ends[i]]
+	}
+	order := make([]int, len(elems))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if testCountKeyComparisons != nil {
+			*testCountKeyComparisons++
+		}
+		return bytes.Compare(at(a), at(b))
+	})
+	order = slices.CompactFunc(order, func(a, b int) bool { return bytes.Equal(at(a), at(b)) })
+	all := string(buf) // every key is a substring of this one allocation
+	ks = make([]string, len(order))
+	values = make([]any, len(order))
+	for j, i := range order {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		ks[j], values[j] = all[start:ends[i]], elems[i]
+	}
+	return ks, values, multikey, nil
 }
 
-func appendDistinct(keys []any, v any) []any {
-	for _, k := range keys {
-		if query.Compare(k, v) == 0 {
-			return keys
-		}
+// appendKey appends the key of v for an ascending or descending field.
+func appendKey(dst []byte, v any, desc bool) ([]byte, error) {
+	if desc {
+		return keys.AppendDesc(dst, v)
 	}
-	return append(keys, v)
+	return keys.Append(dst, v)
 }
 
-// insertKeys adds rec under keys. Call with the collection write lock held.
-func (ix *index) insertKeys(rec *record, keys []any, multikey bool) {
-	if multikey {
+// insertKeys adds rec under its keys. Call with the collection write lock
+// held.
+func (ix *index) insertKeys(rec *record, ik indexKeys) {
+	if ik.multikey {
 		ix.multikey = true
 	}
 	if ix.tree == nil {
 		return
 	}
-	for _, k := range keys {
+	for _, k := range ik.keys {
 		ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: rec.seq, slot: rec.slot})
 		ix.keyBytes += keyHeapBytes(k)
 	}
 }
 
 // removeKeys removes rec's entries. Call with the collection write lock held.
-func (ix *index) removeKeys(rec *record, keys []any) {
+func (ix *index) removeKeys(rec *record, ik indexKeys) {
 	if ix.tree == nil {
 		return
 	}
-	for _, k := range keys {
+	for _, k := range ik.keys {
 		if _, ok := ix.tree.Delete(indexEntry{key: k, seq: rec.seq}); ok {
 			ix.keyBytes -= keyHeapBytes(k)
 		}
@@ -411,10 +511,10 @@ func (ix *index) removeKeys(rec *record, keys []any) {
 
 // conflict reports whether a document other than the one with insertion
 // sequence self holds key in a unique index.
-func (ix *index) conflict(key any, self uint64) bool {
+func (ix *index) conflict(key string, self uint64) bool {
 	found := false
 	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
-		if ix.compareKeys(e.key, key) != 0 {
+		if e.key != key {
 			return false
 		}
 		if e.seq != self {
@@ -445,6 +545,9 @@ func (ix *index) conflict(key any, self uint64) bool {
 // index is being built, CreateIndex of the same keys or name waits for it,
 // and DropIndex and CollMod do not see it yet (ErrNotFound).
 func (c *Collection) CreateIndex(m IndexModel) (string, error) {
+	if err := c.usable(); err != nil {
+		return "", err
+	}
 	if m.Name == "" && len(m.Keys) > 0 {
 		m.Name = defaultIndexName(m.Keys)
 	}

@@ -71,7 +71,7 @@ type indexBuild struct {
 
 	// Keys found held by two records at some point; a unique build fails
 	// if one still is when the index is published.
-	dupCandidates []any
+	dupCandidates []dupCandidate
 
 	figures buildFigures
 }
@@ -245,7 +245,7 @@ func (b *indexBuild) run() (err error) {
 		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
 	}
 	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
 	}
 	if err := s.reserve(cost); err != nil {
 		return fmt.Errorf("building index %q: %w", ix.name, err)
@@ -352,19 +352,19 @@ func (b *indexBuild) add(rec *record) error {
 	ix := b.ix
 	ref := &docRef{rec: *rec}
 	if ix.tree != nil {
-		keys, mk, err := ix.keysOfStored(ref)
+		ik, err := ix.keysOfStored(ref)
 		if err != nil {
 			return fmt.Errorf("collection %q: building index %q: document %v: %w", b.s.name, ix.name, rec.id(), err)
 		}
-		for _, k := range keys {
+		for i, k := range ik.keys {
 			if ix.unique && ix.conflict(k, rec.seq) {
-				b.dupCandidates = append(b.dupCandidates, k)
+				b.dupCandidates = append(b.dupCandidates, dupCandidate{key: k, value: ik.value(i)})
 			}
 			if _, replaced := ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: rec.seq, slot: rec.slot}); !replaced {
 				ix.keyBytes += keyHeapBytes(k)
 			}
 		}
-		ix.multikey = ix.multikey || mk
+		ix.multikey = ix.multikey || ik.multikey
 	}
 	if ix.ttl != nil {
 		// A record has no entry of an index built after it was stored:
@@ -372,9 +372,7 @@ func (b *indexBuild) add(rec *record) error {
 		k := ix.storedTTL(ref)
 		ix.multikey = ix.multikey || k.kind == ttlMulti
 		if k.ok {
-			if _, replaced := ix.ttl.expiry.ReplaceOrInsert(entryFor(k.date, rec)); !replaced {
-				ix.ttl.count(k, 1)
-			}
+			ix.ttl.addEntry(entryFor(k.date, rec), k)
 		}
 	}
 	return nil
@@ -387,26 +385,31 @@ func (b *indexBuild) remove(rec *record) {
 	ix := b.ix
 	ref := &docRef{rec: *rec}
 	if ix.tree != nil {
-		keys, _, err := ix.keysOfStored(ref)
+		ik, err := ix.keysOfStored(ref)
 		if err != nil {
 			return // never added: add refused it and the build has failed
 		}
-		ix.removeKeys(rec, keys)
+		ix.removeKeys(rec, ik)
 	}
 	if ix.ttl != nil {
 		if k := ix.storedTTL(ref); k.ok {
-			if _, ok := ix.ttl.expiry.Delete(entryFor(k.date, rec)); ok {
-				ix.ttl.count(k, -1)
-			}
+			ix.ttl.removeEntry(entryFor(k.date, rec), k)
 		}
 	}
 }
 
+// dupCandidate is a key a unique build found held twice, with the value
+// it was made from, for the error.
+type dupCandidate struct {
+	key   string
+	value any
+}
+
 // holders counts the records the private tree holds under key, up to 2.
-func (ix *index) holders(key any) int {
+func (ix *index) holders(key string) int {
 	n := 0
 	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
-		if ix.compareKeys(e.key, key) != 0 {
+		if e.key != key {
 			return false
 		}
 		n++
@@ -418,19 +421,15 @@ func (ix *index) holders(key any) int {
 // pruneCandidates forgets the duplicated keys that writes have since
 // resolved, so that the check under the lock looks only at live ones.
 func (b *indexBuild) pruneCandidates() {
-	b.dupCandidates = slices.DeleteFunc(b.dupCandidates, func(k any) bool { return b.ix.holders(k) < 2 })
+	b.dupCandidates = slices.DeleteFunc(b.dupCandidates, func(c dupCandidate) bool { return b.ix.holders(c.key) < 2 })
 }
 
 // checkUnique fails a unique build if a key is still held by two records.
 func (b *indexBuild) checkUnique() error {
-	for _, k := range b.dupCandidates {
-		if b.ix.holders(k) >= 2 {
-			key := k
-			if ck, ok := k.(compoundKey); ok {
-				key = []any(ck)
-			}
+	for _, c := range b.dupCandidates {
+		if b.ix.holders(c.key) >= 2 {
 			return fmt.Errorf("collection %q: building index %q: %w", b.s.name, b.ix.name,
-				&DuplicateKeyError{Collection: b.s.name, Index: b.ix.name, Key: key})
+				&DuplicateKeyError{Collection: b.s.name, Index: b.ix.name, Key: c.value})
 		}
 	}
 	return nil

@@ -118,7 +118,7 @@ func requireIndexLikeFresh(t *testing.T, c *Collection, name string) {
 	got, want := entries(built), entries(fresh)
 	require.Equal(t, len(want), len(got), "index %q: entries", name)
 	for i := range want {
-		require.Zero(t, built.compareKeys(want[i].key, got[i].key), "index %q entry %d: key %v vs %v", name, i, want[i].key, got[i].key)
+		require.Equal(t, want[i].key, got[i].key, "index %q entry %d: key", name, i)
 		require.Equal(t, [2]uint64{want[i].seq, uint64(want[i].slot)}, [2]uint64{got[i].seq, uint64(got[i].slot)},
 			"index %q entry %d (key %v): a stale or missing record", name, i, want[i].key)
 	}

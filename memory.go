@@ -2,7 +2,6 @@ package ttldb
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/ttldb/ttldb/internal/store"
 )
@@ -51,28 +50,9 @@ func treeBytes(n int, itemSize int, factor float64) int64 {
 	return int64(float64(n*itemSize) * factor)
 }
 
-// keyHeapBytes estimates the heap an index key holds besides its entry:
-// the boxed value (a time, a string's header and bytes, a compound key's
-// slice and elements). Small integers, booleans and nil are free.
-func keyHeapBytes(k any) int64 {
-	switch x := k.(type) {
-	case nil, bool, int8, uint8:
-		return 0
-	case string:
-		return 16 + int64(len(x))
-	case time.Time:
-		return 24
-	case compoundKey:
-		n := int64(24 + 16*len(x))
-		for _, e := range x {
-			n += keyHeapBytes(e)
-		}
-		return n
-	case Document, []any:
-		return 64
-	}
-	return 8
-}
+// keyHeapBytes is the heap an index key holds besides its entry: its
+// bytes (the keys of one document share one allocation).
+func keyHeapBytes(k string) int64 { return int64((len(k) + 7) &^ 7) }
 
 // memBytes is the collection's accounted memory. Call holding writeMu.
 func (s *collState) memBytes() int64 {
@@ -82,10 +62,19 @@ func (s *collState) memBytes() int64 {
 			b += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom) + ix.keyBytes
 		}
 		if ix.ttl != nil {
-			b += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
+			b += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
 		}
 	}
 	return b
+}
+
+// bytes estimates the memory of the backlog counts: their maps' entries.
+func (c *expiryCounts) bytes() int64 {
+	n := 0
+	for _, m := range c.levels {
+		n += len(m)
+	}
+	return int64(n) * store.MapEntryBytes
 }
 
 // reserve books cost bytes of the DB's budget for a write about to commit,
@@ -139,7 +128,9 @@ func (s *collState) keysCost(dk docKeys) int64 {
 			c += keyHeapBytes(k)
 		}
 		if dk[i].ttl.ok {
-			c += treeBytes(1, expiryEntrySize, treeFactorOrdered)
+			// The entry, and at worst a new bucket at every level of the
+			// backlog counts.
+			c += treeBytes(1, expiryEntrySize, treeFactorOrdered) + countLevels*store.MapEntryBytes
 		}
 	}
 	return c

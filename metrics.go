@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -14,10 +15,52 @@ type Metrics struct {
 	Storage StorageMetrics // gauges: Sub keeps m's
 }
 
-// IndexRef names an index of a collection.
+// IndexRef names an index of a collection. As a map key it makes Metrics
+// JSON-encodable: its text form is "collection.index" (see MarshalText).
 type IndexRef struct {
 	Collection string
 	Index      string
+}
+
+// MarshalText returns r as "collection.index", e.g.
+// "sessions.lastSeen_1". A collection name may hold dots, and so may an
+// index name ("a.b_1"): in the collection part each '.' and '\' is escaped
+// with a '\', so the first unescaped '.' ends it
+// ("logs\.2026.at_1" is collection "logs.2026", index "at_1"). Names
+// without dots or backslashes read as they are.
+func (r IndexRef) MarshalText() ([]byte, error) {
+	out := make([]byte, 0, len(r.Collection)+1+len(r.Index))
+	for i := 0; i < len(r.Collection); i++ {
+		if c := r.Collection[i]; c == '.' || c == '\\' {
+			out = append(out, '\\')
+		}
+		out = append(out, r.Collection[i])
+	}
+	out = append(out, '.')
+	return append(out, r.Index...), nil
+}
+
+// UnmarshalText reads the form MarshalText writes. Text without an
+// unescaped '.', or with a '\' before anything but '.' or '\', is
+// ErrInvalidOptions.
+func (r *IndexRef) UnmarshalText(text []byte) error {
+	coll := make([]byte, 0, len(text))
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '\\':
+			if i+1 == len(text) || text[i+1] != '.' && text[i+1] != '\\' {
+				return fmt.Errorf("%w: IndexRef %q: '\\' must escape '.' or '\\'", ErrInvalidOptions, text)
+			}
+			i++
+			coll = append(coll, text[i])
+		case '.':
+			*r = IndexRef{Collection: string(coll), Index: string(text[i+1:])}
+			return nil
+		default:
+			coll = append(coll, c)
+		}
+	}
+	return fmt.Errorf("%w: IndexRef %q: no '.' between collection and index", ErrInvalidOptions, text)
 }
 
 // TTLMetrics are the TTL monitor's counters. Passes, SubPasses and
@@ -38,10 +81,19 @@ type TTLMetrics struct {
 	LastPassStart    time.Time     // the "now" of the last pass to end (zero before the first)
 	LastPassDuration time.Duration // clock time the last pass to end took (0 if the clock stepped back)
 
-	// Backlog is the number of documents expired at the snapshot's time but
-	// not yet deleted, over all TTL indexes (a document expired under two
-	// indexes counts twice); OldestBacklogAge is how long ago the oldest of
-	// them expired (0 without backlog).
+	// Backlog is the number of documents expired at the snapshot's time
+	// but not yet deleted, over all TTL indexes (a document expired under
+	// two indexes counts twice). It is counted to the second, without
+	// visiting documents: a document counts once its threshold rounded up
+	// to a whole second is at or before the snapshot's time rounded down to
+	// a whole second. It is exact for thresholds on whole seconds (dates on
+	// whole seconds); a document whose threshold has a fraction of a second
+	// is counted up to 1 s after it expired, never before.
+	//
+	// OldestBacklogAge is how long ago the earliest expired, undeleted
+	// document expired, to the nanosecond (0 if none has). It may be
+	// positive with a Backlog of 0 during the second after that document
+	// expired.
 	Backlog          int64
 	OldestBacklogAge time.Duration
 
@@ -90,6 +142,9 @@ func subMap[K comparable](cur, prev map[K]int64) map[K]int64 {
 type metricsRecorder struct {
 	passes, subPasses, deleted       atomic.Int64
 	indexErrors, hookErrors, hookPan atomic.Int64
+	// backlogWork adds up the counts and entries Metrics read to find the
+	// backlog: tests check it does not grow with the backlog.
+	backlogWork atomic.Int64
 
 	mu            sync.Mutex
 	byCollection  map[string]int64
@@ -121,9 +176,11 @@ func (r *metricsRecorder) passDone(start time.Time, dur time.Duration) {
 }
 
 // Metrics returns a snapshot of the DB's counters. It is safe to call at
-// any time from any goroutine, also after Close; it never blocks writers
-// (the backlog is counted under collection read locks held for at most a
-// few thousand entries at a time).
+// any time from any goroutine, also after Close, and it never blocks
+// writers. Its cost does not grow with the number of documents or with the
+// backlog: the backlog is read from counts each TTL index keeps up to date
+// as entries come and go (a few hundred map reads per TTL index at most,
+// under the collection's read lock), never by visiting expired documents.
 func (db *DB) Metrics() Metrics {
 	r := db.metrics
 	var m Metrics
@@ -143,79 +200,39 @@ func (db *DB) Metrics() Metrics {
 	m.Storage = db.storageMetrics()
 	if !db.closed.Load() {
 		now := db.clock.Now()
+		work := 0
 		for _, s := range db.snapshotCollections() {
-			n, oldest := s.backlog(now)
+			n, oldest, expired, w := s.backlog(now)
 			t.Backlog += n
-			if n > 0 {
-				if age := now.Sub(oldest); age > t.OldestBacklogAge {
-					t.OldestBacklogAge = age
-				}
+			work += w
+			if expired {
+				t.OldestBacklogAge = max(t.OldestBacklogAge, now.Sub(oldest))
 			}
 		}
+		r.backlogWork.Add(int64(work))
 	}
 	return m
 }
 
-// backlogChunk bounds how many expiry entries backlog counts per read-lock
-// hold.
-const backlogChunk = 4096
-
-// backlog counts the collection's documents expired at now, over all TTL
-// indexes, and returns the earliest threshold among them.
-func (s *collState) backlog(now time.Time) (n int64, oldest time.Time) {
+// backlog sums the backlog of the collection's TTL indexes at now and
+// returns the earliest expired threshold among them (expired=false if none
+// is); work is how many counts and entries it read.
+func (s *collState) backlog(now time.Time) (n int64, oldest time.Time, expired bool, work int) {
 	s.mu.RLock()
-	var ttls []*ttlIndex
+	defer s.mu.RUnlock()
+	if s.dropped {
+		return 0, time.Time{}, false, 0
+	}
 	for _, ix := range s.indexes {
-		if ix.ttl != nil {
-			ttls = append(ttls, ix.ttl)
+		if ix.ttl == nil {
+			continue
+		}
+		in, th, exp, w := ix.ttl.backlog(now)
+		n += in
+		work += w
+		if exp && (!expired || th.Before(oldest)) {
+			oldest, expired = th, true
 		}
 	}
-	s.mu.RUnlock()
-	for _, ttl := range ttls {
-		var from *expiryEntry
-		for {
-			count := 0
-			var last expiryEntry
-			done := true
-			s.mu.RLock()
-			if s.dropped {
-				s.mu.RUnlock()
-				return n, oldest
-			}
-			cut := ttl.cutoff(now)
-			visit := func(e expiryEntry) bool {
-				if from != nil && !expiryLess(*from, e) {
-					return true // the pivot itself, already counted
-				}
-				if !entryNotAfter(e, cut) {
-					return false
-				}
-				if from == nil && count == 0 {
-					// The index's first expired entry is its oldest.
-					if th := ttl.threshold(e); oldest.IsZero() || th.Before(oldest) {
-						oldest = th
-					}
-				}
-				n++
-				count++
-				last = e
-				if count == backlogChunk {
-					done = false
-					return false
-				}
-				return true
-			}
-			if from == nil {
-				ttl.expiry.Ascend(visit)
-			} else {
-				ttl.expiry.AscendGreaterOrEqual(*from, visit)
-			}
-			s.mu.RUnlock()
-			if done {
-				break
-			}
-			from = &last
-		}
-	}
-	return n, oldest
+	return n, oldest, expired, work
 }

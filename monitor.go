@@ -387,7 +387,7 @@ func (m *monitor) sleepFor(now time.Time) time.Duration {
 	if next, ok := m.db.earliestThreshold(); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
-	if next, ok := m.delivery.nextRetry(); ok {
+	if next, ok := m.delivery.nextRetry(now); ok {
 		d = min(d, max(next.Sub(now), o.DeadlineWakeFloor))
 	}
 	m.deadline.Store(now.Add(d).UnixNano()) // d <= Interval: no overflow
@@ -399,13 +399,15 @@ func (m *monitor) loop() {
 	m.loopGoid.Store(goid())
 	for {
 		now := m.db.clock.Now()
-		timer := m.db.clock.After(m.sleepFor(now))
+		timer := m.db.clock.NewTimer(m.sleepFor(now))
 		select {
 		case <-m.ctx.Done():
+			timer.Stop()
 			return
 		case <-m.wake:
-			continue // options changed or an earlier deadline: re-arm
-		case <-timer:
+			timer.Stop() // abandoned: a fake clock must not count it as a waiter
+			continue     // options changed or an earlier deadline: re-arm
+		case <-timer.C():
 		}
 		m.deadline.Store(int64(^uint64(0) >> 1))
 		if !m.enabled.Load() || !m.isPrimary() {
@@ -900,8 +902,8 @@ func (m *monitor) observe(ev DeleteEvent) {
 // of write-lock holds that would delete them. A missing collection or index
 // is ErrNotFound; an index without TTL is ErrInvalidIndex.
 func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
-	if c.nameErr != nil {
-		return Explanation{}, c.nameErr
+	if err := c.usable(); err != nil {
+		return Explanation{}, err
 	}
 	s, err := c.read()
 	if err != nil {

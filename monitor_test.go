@@ -579,8 +579,8 @@ func TestMonitorIdleWhenDisabledOrSecondary(t *testing.T) {
 		opts   func(primary *atomic.Bool) []Option
 		stop   func(db *DB, primary *atomic.Bool) // make the monitor idle; nil: idle from Open
 		resume func(db *DB, primary *atomic.Bool)
-		// pokes: how many waiters the clock holds once stop/resume is taken
-		// into account (each poke leaves the old timer behind).
+		// pokes: 1 if stop and resume poke the monitor, which then stops
+		// its timer and arms a new one.
 		pokes int
 	}
 	for _, s := range []setup{
@@ -621,8 +621,9 @@ func TestMonitorIdleWhenDisabledOrSecondary(t *testing.T) {
 			insertDated(t, c, "x", 10, t0)
 			clk.BlockUntilWaiters(1)
 			if s.stop != nil {
+				armed := clk.Armed()
 				s.stop(db, primary)
-				clk.BlockUntilWaiters(1 + s.pokes)
+				waitRearmed(t, clk, armed+s.pokes)
 			}
 			for range 20 {
 				clk.Advance(DefaultMonitorInterval)
@@ -639,8 +640,9 @@ func TestMonitorIdleWhenDisabledOrSecondary(t *testing.T) {
 				assert.ErrorIs(t, err, ErrNotPrimary)
 			}
 
+			armed := clk.Armed()
 			s.resume(db, primary)
-			clk.BlockUntilWaiters(1 + s.pokes)
+			waitRearmed(t, clk, armed+s.pokes)
 			clk.Advance(DefaultMonitorInterval)
 			<-events
 			require.Eventually(t, func() bool { return db.Metrics().TTL.Passes == 1 }, 5*time.Second, time.Millisecond)
@@ -703,12 +705,17 @@ func TestBackgroundMonitorSchedule(t *testing.T) {
 	require.Eventually(t, func() bool { return db.Metrics().TTL.Passes == 3 }, 5*time.Second, time.Millisecond)
 
 	// A longer one too, from now: after the 10 s pass the monitor sleeps
-	// 10 s (plus the stale 60 s timer from before); set to 5 min it wakes
-	// 5 min from now, and the old timers fire into the void.
-	require.Eventually(t, func() bool { return clk.Waiters() == 2 }, 5*time.Second, time.Millisecond)
-	db.SetTTLMonitorInterval(5 * time.Minute)
+	// 10 s; set to 5 min it stops that timer and sleeps 5 min from now.
+	// Only the live timer counts as a waiter.
 	now = now.Add(10 * time.Second)
-	require.Eventually(t, func() bool { return clk.Waiters() == 3 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		w, ok := clk.NextWake()
+		return ok && w.Equal(now.Add(10*time.Second))
+	}, 5*time.Second, time.Millisecond)
+	armed := clk.Armed()
+	db.SetTTLMonitorInterval(5 * time.Minute)
+	waitRearmed(t, clk, armed+1)
+	assert.Equal(t, 1, clk.Waiters())
 	clk.Advance(50 * time.Second)
 	w, _ := clk.NextWake()
 	assert.Equal(t, now.Add(5*time.Minute), w)
@@ -1070,25 +1077,25 @@ func TestDeadlineWakeSleepsUntilEarliestThreshold(t *testing.T) {
 	require.NoError(t, err)
 	nextWakeIs(t0.Add(2 * time.Second))
 
-	// Stale timers stay behind each re-arm: 1h, 30s, 5s, and the live 2s.
-	require.Eventually(t, func() bool { return clk.Waiters() == 4 }, 5*time.Second, time.Millisecond)
-	clk.Set(t0.Add(2 * time.Second))
+	// Each re-arm stopped the timer it replaced: only the 2 s one is live.
+	assert.Equal(t, 1, clk.Waiters())
+	clk.Advance(2 * time.Second)
 	ev := <-events
 	assert.Equal(t, []any{"late"}, ev.IDs)
 	assert.Equal(t, t0.Add(2*time.Second), ev.PassNow)
-	// Re-armed for "early": the stale 1h, 30s, 5s and the live 5s.
-	require.Eventually(t, func() bool { return clk.Waiters() == 4 }, 5*time.Second, time.Millisecond)
+	// Re-armed for "early", at 5 s.
 	nextWakeIs(t0.Add(5 * time.Second))
-	clk.Set(t0.Add(5 * time.Second))
+	assert.Equal(t, 1, clk.Waiters())
+	clk.Advance(3 * time.Second)
 	ev = <-events
 	assert.Equal(t, []any{"early"}, ev.IDs)
 	assert.Equal(t, t0.Add(5*time.Second), ev.PassNow)
 	// Pass semantics are unchanged: one pass, one sub-pass each.
 	require.Eventually(t, func() bool { return db.Metrics().TTL.Passes == 2 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, int64(2), db.Metrics().TTL.SubPasses)
-	// Nothing left: the interval caps the sleep (stale 1h and 30s, live 5s+1h).
-	require.Eventually(t, func() bool { return clk.Waiters() == 3 }, 5*time.Second, time.Millisecond)
-	nextWakeIs(t0.Add(30 * time.Second))
+	// Nothing left: the interval caps the sleep.
+	nextWakeIs(t0.Add(5*time.Second + time.Hour))
+	assert.Equal(t, 1, clk.Waiters())
 	// A threshold already past (or closer than the floor) sleeps the floor.
 	_, err = c.InsertOne(Document{"_id": "past", "lastModifiedDate": t0.Add(-time.Minute)})
 	require.NoError(t, err)
@@ -1148,7 +1155,7 @@ func TestDeadlineWakeLag(t *testing.T) {
 		if !ok {
 			break
 		}
-		clk.Set(w)
+		clk.Advance(w.Sub(last))
 		last = w
 		wakes = append(wakes, w)
 	}

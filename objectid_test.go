@@ -139,7 +139,7 @@ func TestObjectIDUniqueAcrossGoroutines(t *testing.T) {
 	results := make([][]ObjectID, goroutines)
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		wg.Go(func() {
+		goWG(&wg, func() {
 			ids := make([]ObjectID, perGoroutine)
 			for i := range ids {
 				ids[i] = NewObjectIDFromTime(at)

@@ -125,7 +125,7 @@ func runRecheckRace(t *testing.T, rounds int, withHook bool) {
 	var writes atomic.Int64
 	for w := range writers {
 		rng := rand.New(rand.NewPCG(seed, uint64(w)+1))
-		wg.Go(func() {
+		goWG(&wg, func() {
 			for {
 				select {
 				case <-stop:

@@ -291,7 +291,7 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 			_, err := c.InsertOne(ttldb.Document{"a": ttldb.Document{"b": make(chan int)}})
 			return err
 		}, ttldb.ErrInvalidDocument, []string{`"errs"`, `"a.b"`}},
-		{"invalid filter", func() error { _, err := c.Find(ttldb.Document{"a": ttldb.Document{"$regex": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$regex"}},
+		{"invalid filter", func() error { _, err := c.Find(ttldb.Document{"a": ttldb.Document{"$where": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$where"}},
 		{"invalid update", func() error {
 			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"s": 1}})
 			return err

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -323,6 +324,9 @@ func (g diffGen) value(field string) any {
 }
 
 func (g diffGen) condition(field string) any {
+	if g.r.IntN(3) == 0 {
+		return g.operatorCondition(field)
+	}
 	switch g.r.IntN(11) {
 	case 0, 1:
 		return g.value(field)
@@ -350,6 +354,52 @@ func (g diffGen) condition(field string) any {
 	default:
 		return Document{"$not": Document{"$gte": g.value(field)}}
 	}
+}
+
+var diffPatterns = []string{"^a", "b$", "^$", "A", "^(a|c)"}
+
+var diffTypes = []any{"double", "string", "array", "bool", "date", "null", "int", "long", "number", 16, 4}
+
+// operatorCondition is a condition with the array, evaluation and type
+// operators, none of which bounds an index: mixed with a range or an
+// equality on the same field, the index bounds come from those alone.
+func (g diffGen) operatorCondition(field string) any {
+	var c Document
+	switch g.r.IntN(10) {
+	case 0:
+		c = Document{"$regex": diffPatterns[g.r.IntN(len(diffPatterns))]}
+		if g.r.IntN(2) == 0 {
+			c["$options"] = "i"
+		}
+	case 1:
+		return regexp.MustCompile(diffPatterns[g.r.IntN(len(diffPatterns))]) // implicit pattern
+	case 2:
+		c = Document{"$in": []any{regexp.MustCompile(diffPatterns[g.r.IntN(len(diffPatterns))]), g.value(field)}}
+	case 3:
+		c = Document{"$elemMatch": Document{"$gte": g.scalar(), "$lt": g.scalar()}}
+	case 4:
+		c = Document{"$elemMatch": Document{"d": g.scalar()}}
+	case 5:
+		c = Document{"$size": g.r.IntN(4)}
+	case 6:
+		c = Document{"$all": []any{g.scalar(), g.scalar()}[:g.r.IntN(3)]}
+	case 7:
+		c = Document{"$type": diffTypes[g.r.IntN(len(diffTypes))]}
+	case 8:
+		c = Document{"$mod": []any{1 + g.r.IntN(3), g.r.IntN(2)}}
+	default:
+		c = Document{"$not": Document{"$size": g.r.IntN(3)}}
+	}
+	// Sometimes with an operator that does bound the index.
+	switch g.r.IntN(4) {
+	case 0:
+		c["$gte"] = g.value(field)
+	case 1:
+		c["$eq"] = g.value(field)
+	case 2:
+		c["$in"] = []any{g.value(field), g.value(field)}
+	}
+	return c
 }
 
 func (g diffGen) filter() Document {
@@ -409,6 +459,9 @@ func (g diffGen) update() Document {
 	case field == "u":
 		return Document{"$set": Document{"u": g.dateish()}}
 	}
+	if g.r.IntN(3) == 0 {
+		return g.operatorUpdate(field)
+	}
 	switch g.r.IntN(4) {
 	case 0:
 		return Document{"$unset": Document{field: ""}}
@@ -420,6 +473,35 @@ func (g diffGen) update() Document {
 		v = g.scalar()
 	}
 	return Document{"$set": Document{field: v}}
+}
+
+// operatorUpdate uses the array, comparison and arithmetic update
+// operators, which change indexed fields (array fields become multikey)
+// or fail on a document of the wrong shape, failing the whole UpdateMany.
+func (g diffGen) operatorUpdate(field string) Document {
+	switch g.r.IntN(9) {
+	case 0:
+		return Document{"$push": Document{field: Document{"$each": []any{g.scalar(), g.scalar()}, "$slice": -3}}}
+	case 1:
+		return Document{"$addToSet": Document{field: g.scalar()}}
+	case 2:
+		return Document{"$pull": Document{field: Document{"$gte": g.scalar()}}}
+	case 3:
+		return Document{"$pop": Document{field: 1 - 2*g.r.IntN(2)}}
+	case 4:
+		return Document{"$min": Document{field: g.scalar()}}
+	case 5:
+		return Document{"$max": Document{field: g.scalar()}}
+	case 6:
+		return Document{"$mul": Document{"z": g.r.IntN(3)}}
+	case 7:
+		to := []string{"a", "b", "e", "y"}[g.r.IntN(4)]
+		if to == field {
+			to = "y"
+		}
+		return Document{"$rename": Document{field: to}}
+	}
+	return Document{"$setOnInsert": Document{field: g.scalar()}}
 }
 
 // diffIDs returns the _id values of docs, in order.

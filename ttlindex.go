@@ -24,9 +24,13 @@ type ttlIndex struct {
 	field       string
 	forms       TTLValueForms
 	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
-	expiry      *btree.BTreeG[expiryEntry]
-	exact       int // entries whose field holds one date
-	multi       int // entries that are the earliest of several values
+	// expiry and counts (and exact, multi) change together, through
+	// addEntry and removeEntry (backlog.go), under the collection's write
+	// lock once the index is published.
+	expiry *btree.BTreeG[expiryEntry]
+	counts *expiryCounts
+	exact  int // entries whose field holds one date
+	multi  int // entries that are the earliest of several values
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
@@ -68,6 +72,7 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 		field:  m.Keys[0].Field,
 		forms:  m.TTLValueForms,
 		expiry: btree.NewG(btreeDegree, expiryLess),
+		counts: newExpiryCounts(),
 	}
 	t.expireAfter.Store(int64(secs))
 	return t, nil
@@ -184,8 +189,12 @@ func extraTTL(extra []byte, id uint32) (k ttlKey, found bool) {
 // cutoff returns the latest date that is expired at now: date <= cutoff
 // exactly when date + expireAfter <= now.
 func (t *ttlIndex) cutoff(now time.Time) time.Time {
-	return now.Add(-time.Duration(t.expireAfter.Load()) * time.Second)
+	return now.Add(-time.Duration(t.expireAfter.Load())*time.Second + ttlCutoffSkew)
 }
+
+// ttlCutoffSkew is a test hook, always 0 outside tests: the model test sets
+// it to 1ns to see its checker catch a cutoff one nanosecond late.
+var ttlCutoffSkew time.Duration
 
 func entryFor(d time.Time, rec *record) expiryEntry {
 	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), slot: rec.slot, seq: rec.seq}
@@ -287,6 +296,9 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 // and the monitor deletes the document at its first pass at or after the
 // threshold.
 func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+	if err := c.usable(); err != nil {
+		return time.Time{}, false, err
+	}
 	// Validated (no cycle, bounded depth) and in stored form before it is
 	// keyed: an _id is looked up as the filter {_id: id} would match it.
 	id, err = codec.CloneValue(id, "_id")
@@ -349,6 +361,9 @@ func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) 
 // CollMod is DB.CollMod for this collection.
 func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
+	if err := c.usable(); err != nil {
+		return res, err
+	}
 	where := fmt.Sprintf("collMod %q", c.name)
 	if m.ExpireAfterSeconds == nil {
 		return res, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)
@@ -398,13 +413,12 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 				rec := s.rec(it.slot)
 				if ix.partial == nil || ix.partial.Matches(rec.document()) {
 					if k := ttl.keyOfStored(rec.enc); k.ok {
-						ttl.expiry.ReplaceOrInsert(entryFor(k.date, &rec))
-						ttl.count(k, 1)
+						ttl.addEntry(entryFor(k.date, &rec), k)
 					}
 				}
 				return true
 			})
-			cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered)
+			cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ttl.counts.bytes()
 			if err := s.reserve(cost); err != nil {
 				return err
 			}

@@ -689,6 +689,9 @@ func TestTTLRule09_ArangoValueForms(t *testing.T) {
 		{"[]any of forms: earliest", []any{"2019-05-27", int64(1550165973), ttlT0}, unix(1550165973, 0)},
 		{"[]float64", []float64{2e9, 1.5e9}, unix(1_500_000_000, 0)},
 		{"[]string", []string{"2019-05-28", "bad", "2019-05-27"}, time.Date(2019, 5, 27, 0, 0, 0, 0, time.UTC)},
+		{"the epoch as a string", "1970-01-01T00:00:00Z", unix(0, 0)},
+		{"the epoch by its offset", "1969-12-31T23:00:00-01:00", unix(0, 0)},
+		{"[]any: a string before 1970 is skipped", []any{"1969-12-31", "2019-05-27", -5}, time.Date(2019, 5, 27, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, tc := range dated {
 		t.Run("dated/"+tc.name, func(t *testing.T) {
@@ -745,6 +748,15 @@ func TestTTLRule09_ArangoValueForms(t *testing.T) {
 		{"lowercase t", "2019-05-27t21:20:00"},
 		{"words", "tomorrow"},
 		{"[]any of invalid", []any{"2019/05/27", -1, math.NaN()}},
+		// ArangoDB converts a string to Unix seconds and never indexes a
+		// negative timestamp: strings before 1970 never expire, as
+		// negative numbers do not.
+		{"string a second before 1970", "1969-12-31T23:59:59Z"},
+		{"string a nanosecond before 1970", "1969-12-31T23:59:59.999999999Z"},
+		{"string before 1970 by its offset", "1970-01-01T00:30:00+01:00"},
+		{"date-only string before 1970", "1901-02-03"},
+		{"year 0000 string", "0000-01-01"},
+		{"[]string before 1970", []string{"1969-07-20", "1950-01-01T00:00:00Z"}},
 	}
 	for _, tc := range notDated {
 		t.Run("not dated/"+tc.name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
 	"github.com/ttldb/ttldb/internal/store"
@@ -34,9 +33,31 @@ type docKeys []indexKeys
 
 // indexKeys are a document's entries in one index.
 type indexKeys struct {
-	keys     []any
+	keys     []string // distinct entry keys (see indexEntry)
 	multikey bool
 	ttl      ttlKey // its entry in the TTL tree, if the index has one
+
+	// The values the keys were made from, for error messages (value):
+	// for a single-field index vals[i] is keys[i]'s value; for a compound
+	// one fields holds each field's values and keys[i] is the i-th of
+	// their combinations, the last field varying fastest.
+	vals   []any
+	fields [][]any
+}
+
+// value returns the value keys[i] was made from: the field's value, or an
+// []any of the fields' values for a compound index.
+func (ik *indexKeys) value(i int) any {
+	if ik.fields == nil {
+		return ik.vals[i]
+	}
+	out := make([]any, len(ik.fields))
+	for f := len(ik.fields) - 1; f >= 0; f-- {
+		n := len(ik.fields[f])
+		out[f] = ik.fields[f][i%n]
+		i /= n
+	}
+	return out
 }
 
 // computeKeys works out a document's entries in every index from its
@@ -49,11 +70,11 @@ func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 	dk := make(docKeys, len(s.indexes))
 	for i, ix := range s.indexes {
 		if ix.tree != nil {
-			keys, mk, err := ix.keysOfStored(ref)
+			ik, err := ix.keysOfStored(ref)
 			if err != nil {
 				return nil, fmt.Errorf("collection %q: %w", s.name, err)
 			}
-			dk[i] = indexKeys{keys: keys, multikey: mk}
+			dk[i] = ik
 		}
 		if ix.ttl != nil {
 			// A stored document's entry comes from its record's extra
@@ -69,21 +90,18 @@ func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 // held for writing.
 func (s *collState) addToIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
-		ix.insertKeys(rec, dk[i].keys, dk[i].multikey)
+		ix.insertKeys(rec, dk[i])
 		if dk[i].ttl.ok {
-			ix.ttl.expiry.ReplaceOrInsert(entryFor(dk[i].ttl.date, rec))
-			ix.ttl.count(dk[i].ttl, 1)
+			ix.ttl.addEntry(entryFor(dk[i].ttl.date, rec), dk[i].ttl)
 		}
 	}
 }
 
 func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
-		ix.removeKeys(rec, dk[i].keys)
+		ix.removeKeys(rec, dk[i])
 		if dk[i].ttl.ok {
-			if _, ok := ix.ttl.expiry.Delete(entryFor(dk[i].ttl.date, rec)); ok {
-				ix.ttl.count(dk[i].ttl, -1)
-			}
+			ix.ttl.removeEntry(entryFor(dk[i].ttl.date, rec), dk[i].ttl)
 		}
 	}
 }
@@ -114,14 +132,9 @@ func (s *collState) removeRecord(rec *record) {
 type uniqueCheck struct {
 	s       *collState
 	batch   map[store.Slot]bool // documents the batch rewrites or removes
-	pending []*btree.BTreeG[pendingKey]
-}
-
-// pendingKey is a key a batch writes, and who writes it: a stored
-// document's slot, or -1-i for the batch's i-th new document.
-type pendingKey struct {
-	key   any
-	owner int64
+	// pending maps each unique index's keys written by the batch to their
+	// writer: a stored document's slot, or -1-i for its i-th new document.
+	pending []map[string]int64
 }
 
 // newUniqueCheck returns nil, a check that passes everything, for a
@@ -130,11 +143,10 @@ func newUniqueCheck(s *collState) *uniqueCheck {
 	if !slices.ContainsFunc(s.indexes, func(ix *index) bool { return ix.unique }) {
 		return nil
 	}
-	u := &uniqueCheck{s: s, batch: map[store.Slot]bool{}, pending: make([]*btree.BTreeG[pendingKey], len(s.indexes))}
+	u := &uniqueCheck{s: s, batch: map[store.Slot]bool{}, pending: make([]map[string]int64, len(s.indexes))}
 	for i, ix := range s.indexes {
 		if ix.unique {
-			ix := ix
-			u.pending[i] = btree.NewG(8, func(a, b pendingKey) bool { return ix.compareKeys(a.key, b.key) < 0 })
+			u.pending[i] = map[string]int64{}
 		}
 	}
 	return u
@@ -150,23 +162,23 @@ func (u *uniqueCheck) add(owner int64, dk docKeys) error {
 		if !ix.unique {
 			continue
 		}
-		for _, key := range dk[i].keys {
-			if other, ok := u.pending[i].Get(pendingKey{key: key}); ok && other.owner != owner {
-				return u.dup(ix, key)
+		for j, key := range dk[i].keys {
+			if other, ok := u.pending[i][key]; ok && other != owner {
+				return u.dup(ix, dk[i].value(j))
 			}
 			if u.conflictsStored(ix, key, owner) {
-				return u.dup(ix, key)
+				return u.dup(ix, dk[i].value(j))
 			}
-			u.pending[i].ReplaceOrInsert(pendingKey{key: key, owner: owner})
+			u.pending[i][key] = owner
 		}
 	}
 	return nil
 }
 
-func (u *uniqueCheck) conflictsStored(ix *index, key any, self int64) bool {
+func (u *uniqueCheck) conflictsStored(ix *index, key string, self int64) bool {
 	found := false
 	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
-		if ix.compareKeys(e.key, key) != 0 {
+		if e.key != key {
 			return false
 		}
 		if int64(e.slot) != self && !u.batch[e.slot] && !u.s.expiredInWay(u.s.rec(e.slot)) {
@@ -179,9 +191,6 @@ func (u *uniqueCheck) conflictsStored(ix *index, key any, self int64) bool {
 }
 
 func (u *uniqueCheck) dup(ix *index, key any) error {
-	if ck, ok := key.(compoundKey); ok {
-		key = []any(ck)
-	}
 	return &DuplicateKeyError{Collection: u.s.name, Index: ix.name, Key: key}
 }
 
@@ -237,6 +246,9 @@ func (c *Collection) InsertOne(doc Document) (id any, err error) {
 // duplicate a key (in the collection or within docs), nothing is stored and
 // the error names the document's position.
 func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d)
@@ -377,7 +389,9 @@ type UpdateResult struct {
 	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
 }
 
-// UpdateOne applies update ($set, $unset, $inc, $currentDate) to the first
+// UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
+// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
+// semantics; $setOnInsert only when an upsert inserts) to the first
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
 // document alive under a TTL index. Errors (ErrInvalidFilter,
@@ -402,6 +416,9 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 }
 
 func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+	if err := c.usable(); err != nil {
+		return UpdateResult{}, err
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -418,7 +435,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
-			doc, _, err := u.Apply(seed, now)
+			doc, _, err := u.ApplyInsert(seed, now) // $setOnInsert applies
 			if err != nil {
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
@@ -564,6 +581,9 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 // with ErrImmutableID). With Upsert and no match, it inserts the
 // replacement.
 func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateOptions) (UpdateResult, error) {
+	if err := c.usable(); err != nil {
+		return UpdateResult{}, err
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -619,6 +639,9 @@ func (c *Collection) DeleteMany(filter Document) (int, error) {
 }
 
 func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)

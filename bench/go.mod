@@ -1,6 +1,6 @@
 module github.com/ttldb/ttldb/bench
 
-go 1.26
+go 1.24
 
 require (
 	github.com/google/btree v1.1.3

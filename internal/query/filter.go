@@ -158,7 +158,7 @@ func compileLogical(op string, v any, depth int) (c clause, norm any, err error)
 	switch op {
 	case "$and", "$or", "$nor":
 	default:
-		return nil, nil, filterError(op, "", "unknown top-level operator")
+		return nil, nil, filterError(op, "", "unknown top-level operator (supported: %s)", strings.Join(supportedTopLevelOperators, ", "))
 	}
 	if err := checkDepth(depth+1, op, ""); err != nil {
 		return nil, nil, err
@@ -212,6 +212,11 @@ func compileField(path string, v any, depth int) (c clause, norm any, err error)
 	if err := checkPath(path); err != nil {
 		return nil, nil, err
 	}
+	if p, isRe, err := compilePatternValue("$regex", path, v); isRe {
+		// norm is the pattern itself: the planner and UpsertSeed see a
+		// *regexp.Regexp and take no bounds and no value from it.
+		return fieldClause{path: path, preds: []predicate{p}}, v, err
+	}
 	if m, ok := codec.AsDocument(v); ok && hasOperator(m) {
 		preds, ops, err := compileOperators(path, m, depth)
 		if err != nil {
@@ -254,10 +259,18 @@ func hasOperator(m map[string]any) bool {
 
 // compileOperators compiles an operator document ({$gt: 1, $lt: 5}); its
 // operators are ANDed. ops is the operator document with its arguments in
-// stored form.
+// stored form ($options kept beside its $regex).
 func compileOperators(path string, m map[string]any, depth int) (preds []predicate, ops map[string]any, err error) {
+	folded, err := foldRegexOptions(path, m)
+	if err != nil {
+		return nil, nil, err
+	}
 	preds = make([]predicate, 0, len(m))
 	ops = make(map[string]any, len(m))
+	if o, ok := m["$options"]; ok {
+		ops["$options"] = o
+	}
+	m = folded
 	for _, op := range SortedKeys(m) {
 		if !strings.HasPrefix(op, "$") {
 			return nil, nil, filterError(op, path, "operator document mixes operators and field names")
@@ -291,7 +304,7 @@ func compileOperator(op, path string, v any, depth int) (p predicate, norm any, 
 	case "$not":
 		return compileNot(op, path, v, depth)
 	}
-	return nil, nil, filterError(op, path, "unknown operator")
+	return compileMoreOperator(op, path, v, depth)
 }
 
 // filterValue validates a value given in a filter as a storable document
@@ -336,6 +349,9 @@ func compileEquals(op, path string, v any) (predicate, any, error) {
 }
 
 func compileIn(op, path string, v any) (predicate, any, error) {
+	if vals, patterns, _, err := splitPatterns(op, path, v); err != nil || len(patterns) > 0 {
+		return compileInPatterns(op, path, vals, patterns, err)
+	}
 	fv, err := filterValue(op, path, v)
 	if err != nil {
 		return nil, nil, err
@@ -456,6 +472,9 @@ func negate(p predicate, norm any, err error) (predicate, any, error) {
 func compileNot(op, path string, v any, depth int) (predicate, any, error) {
 	if err := checkDepth(depth+1, op, path); err != nil {
 		return nil, nil, err
+	}
+	if p, isRe, err := compilePatternValue(op, path, v); isRe {
+		return notPred{p}, v, err
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok || len(m) == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"regexp"
 	"testing"
 	"time"
 
@@ -40,6 +41,24 @@ var filterFuzzSeeds = []string{
 	`{"a..b":1}`,
 	`{"a":{"$not":{}}}`,
 	`{"a":{"$exists":0,"$eq":[1,2]}}`,
+	`{"b":{"$regex":"^x","$options":"imsx"}}`,
+	`{"b":{"$regex":"a(?=b)"}}`,
+	`{"b":{"$regex":"(a)\\1"}}`,
+	`{"b":{"$options":"i"}}`,
+	`{"tags":{"$not":{"$regex":"y # comment","$options":"x"}}}`,
+	`{"a":{"$elemMatch":{"b":{"$gte":5}}}}`,
+	`{"a":{"$elemMatch":{"$gt":1,"$lt":3}}}`,
+	`{"a":{"$elemMatch":{"$gt":1,"b":3}}}`,
+	`{"a":{"$size":2},"tags":{"$size":2.5}}`,
+	`{"a":{"$size":-1}}`,
+	`{"tags":{"$all":["x","y"]}}`,
+	`{"a":{"$all":[{"$elemMatch":{"b":5}}]}}`,
+	`{"a":{"$all":[]}}`,
+	`{"a":{"$type":["number","string"]},"n":{"$type":1}}`,
+	`{"a":{"$type":"nope"}}`,
+	`{"a":{"$mod":[2,1]}}`,
+	`{"a":{"$mod":[0,1]}}`,
+	`{"a":{"$mod":[2]}}`,
 }
 
 func FuzzCompileFilter(f *testing.F) {
@@ -99,6 +118,13 @@ var filterGeneratorKeys = []string{
 	"a", "b", "a.b", "a.0", "a.b.c", "tags", "n", "", "a..b", ".a",
 	"$and", "$or", "$nor", "$not", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte",
 	"$in", "$nin", "$exists", "$foo", "$regex",
+	"$options", "$elemMatch", "$size", "$all", "$type", "$mod",
+}
+
+// filterFuzzPatterns are the *regexp.Regexp values the generator uses, as
+// implicit patterns and in $regex, $in, $all and $not.
+var filterFuzzPatterns = []*regexp.Regexp{
+	regexp.MustCompile("^x"), regexp.MustCompile("(?i)A"), regexp.MustCompile(""), nil,
 }
 
 // filterGeneratorMaxDepth keeps generated structures small.
@@ -125,8 +151,8 @@ func (g *filterGenerator) document(depth int) map[string]any {
 
 func (g *filterGenerator) value(depth int) any {
 	b := g.next()
-	kind := b % 20
-	if depth >= filterGeneratorMaxDepth && kind >= 14 {
+	kind := b % 21
+	if depth >= filterGeneratorMaxDepth && kind >= 14 && kind < 20 {
 		kind %= 14 // no more nesting
 	}
 	switch kind {
@@ -163,6 +189,8 @@ func (g *filterGenerator) value(depth int) any {
 		return g.document(depth)
 	case 17:
 		return []map[string]any{g.document(depth)}
+	case 20:
+		return filterFuzzPatterns[int(g.next())%len(filterFuzzPatterns)]
 	}
 	n := int(g.next() % 4)
 	arr := make([]any, n)

@@ -29,9 +29,9 @@ const (
 // without limit.
 const maxArrayPad = 10000
 
-// Update is a compiled Update document ({$set: {...}, $unset: {...},
-// $inc: {...}, $currentDate: {...}}): one operation per field path, sorted
-// by path so that applying it (and any error it reports) is deterministic.
+// Update is a compiled Update document ({$set: {...}, $push: {...}, …}):
+// one operation per field path, sorted by path so that applying it (and
+// any error it reports) is deterministic.
 type Update struct {
 	ops []updateOp
 }
@@ -42,19 +42,24 @@ type updateOp struct {
 	path  string   // dotted field path
 	parts []string // path split at dots
 	value any      // $set: validated private copy; $inc: the increment
+	more  moreOp   // the operators of update_ops.go
 }
 
 // CompileUpdate validates an update document. Every top-level key must be
-// one of $set, $unset, $inc and $currentDate, each with a document argument
-// (an empty argument is allowed and does nothing, as in MongoDB 5.0); an
-// empty update, an unknown operator or a plain field (a replacement) is
-// refused. Field paths must be non-empty, without empty components or
-// components starting with '$'. One path (or a path and its prefix, "a" and
-// "a.b") may not appear twice. $unset, $inc and $currentDate may not touch
-// _id; $set of _id is checked when applied. $set values are validated and
-// copied with CloneDocument's rules (an invalid value also wraps
-// errs.ErrInvalidDocument). Errors wrap errs.ErrInvalidUpdate and name the operator
-// and path.
+// one of updateOperators ($set, $unset, $inc, $mul, $min, $max, $rename,
+// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop), each with a
+// document argument (an empty argument is allowed and does nothing, as in
+// MongoDB 5.0); an empty update, an unknown operator (the error lists the
+// supported ones) or a plain field (a replacement) is refused. Field paths
+// must be non-empty, without empty components or components starting with
+// '$'. One path (or a path and its prefix, "a" and "a.b") may not appear
+// twice, across all operators and counting a $rename's target. Only $set
+// and $setOnInsert may touch _id (checked when applied). Values are
+// validated and copied with CloneDocument's rules (an invalid value also
+// wraps errs.ErrInvalidDocument; a bad $pull condition
+// errs.ErrInvalidFilter); each operator's argument is checked as MongoDB
+// does (update_ops.go). Errors wrap errs.ErrInvalidUpdate and name the
+// operator and path.
 func CompileUpdate(u map[string]any) (*Update, error) {
 	if len(u) == 0 {
 		return nil, fmt.Errorf("%w: empty update document", errs.ErrInvalidUpdate)
@@ -64,10 +69,8 @@ func CompileUpdate(u map[string]any) (*Update, error) {
 		if !strings.HasPrefix(name, "$") {
 			return nil, fmt.Errorf("%w: field %q at top level: an update may hold only update operators (use ReplaceOne to replace a document)", errs.ErrInvalidUpdate, name)
 		}
-		switch name {
-		case opSet, opUnset, opInc, opCurrentDate:
-		default:
-			return nil, fmt.Errorf("%w: unsupported update operator %s", errs.ErrInvalidUpdate, name)
+		if !isUpdateOperator(name) {
+			return nil, fmt.Errorf("%w: unsupported update operator %s (supported: %s)", errs.ErrInvalidUpdate, name, strings.Join(updateOperators, ", "))
 		}
 		args, ok := codec.AsDocument(u[name])
 		if !ok {
@@ -82,9 +85,9 @@ func CompileUpdate(u map[string]any) (*Update, error) {
 		}
 	}
 	slices.SortFunc(ops, func(a, b updateOp) int { return strings.Compare(a.path, b.path) })
-	paths := make([]string, len(ops))
-	for i, op := range ops {
-		paths[i] = op.path
+	paths := make([]string, 0, len(ops))
+	for _, op := range ops {
+		paths = append(paths, op.paths()...)
 	}
 	if a, b, ok := findPathConflict(paths); ok {
 		return nil, fmt.Errorf("%w: updating the path %q would create a conflict at %q", errs.ErrInvalidUpdate, b, a)
@@ -100,11 +103,11 @@ func compileOp(name, path string, arg any) (updateOp, error) {
 		return op, op.error(err)
 	}
 	op.parts = parts
-	if name != opSet && touchesID(path) {
+	if name != opSet && name != opSetOnInsert && touchesID(path) {
 		return op, fmt.Errorf("%w: %s %q: %w", errs.ErrInvalidUpdate, name, path, errs.ErrImmutableID)
 	}
 	switch name {
-	case opSet:
+	case opSet, opSetOnInsert:
 		op.value, err = cloneValueAt(parts, arg)
 		if err != nil {
 			return op, fmt.Errorf("%w: %s %q: %w", errs.ErrInvalidUpdate, name, path, err)
@@ -126,6 +129,10 @@ func compileOp(name, path string, arg any) (updateOp, error) {
 		err = checkCurrentDateSpec(arg)
 		if err != nil {
 			return op, op.error(err)
+		}
+	default:
+		if err := op.compileMore(arg); err != nil {
+			return op, err
 		}
 	}
 	return op, nil
@@ -179,13 +186,29 @@ func touchesID(path string) bool {
 // error) and a float on either side gives float64. A $set of _id, or inside
 // it, is allowed only if it leaves _id equal (Equal) to its value in
 // doc, in which case _id is kept as stored; if doc has no _id (an upsert
-// seed) it is set. Errors wrap errs.ErrInvalidUpdate (and errs.ErrImmutableID for _id)
-// and name the operator and path.
+// seed) it is set. The operators of update_ops.go follow MongoDB in the
+// same way (see each one's type there); $setOnInsert applies only in
+// ApplyInsert. Errors wrap errs.ErrInvalidUpdate (and errs.ErrImmutableID
+// for _id) and name the operator and path; on error nothing is returned
+// and doc is unchanged.
 func (u *Update) Apply(doc codec.Document, now time.Time) (out codec.Document, changed bool, err error) {
+	return u.apply(doc, now, false)
+}
+
+// ApplyInsert is Apply for the document an upsert inserts (doc is the seed
+// UpsertSeed built): $setOnInsert applies only here.
+func (u *Update) ApplyInsert(doc codec.Document, now time.Time) (out codec.Document, changed bool, err error) {
+	return u.apply(doc, now, true)
+}
+
+func (u *Update) apply(doc codec.Document, now time.Time, insert bool) (out codec.Document, changed bool, err error) {
 	out = codec.CopyDocument(doc)
 	now = now.Round(0)
 	for i := range u.ops {
 		op := &u.ops[i]
+		if op.name == opSetOnInsert && !insert {
+			continue
+		}
 		if id, hasID := doc["_id"]; hasID && touchesID(op.path) {
 			if err := op.checkIDUnchanged(id, now); err != nil {
 				return nil, false, err
@@ -217,6 +240,13 @@ func (op *updateOp) checkIDUnchanged(id any, now time.Time) error {
 
 // applyTo performs op on doc, a private copy, in place.
 func (op *updateOp) applyTo(doc codec.Document, now time.Time) (bool, error) {
+	if op.more != nil {
+		changed, err := op.more.apply(doc, op.parts)
+		if err != nil {
+			return false, op.error(err)
+		}
+		return changed, nil
+	}
 	if op.name == opUnset {
 		_, changed := unsetIn(doc, op.parts)
 		return changed, nil
@@ -583,6 +613,9 @@ func collectAndEqualities(arg any, eqs map[string]any) error {
 // equal: the condition itself, unless it is an operator document ({$gt: 1}),
 // in which case only $eq counts.
 func equalityValue(cond any) (any, bool) {
+	if IsRegex(cond) {
+		return nil, false // a pattern, not a value
+	}
 	m, ok := codec.AsDocument(cond)
 	if !ok {
 		return cond, true

@@ -1,0 +1,58 @@
+//go:build go1.25
+
+package ttldb_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ttldb/ttldb"
+)
+
+// A DB on the system clock runs on fake time inside a testing/synctest
+// bubble: time.Sleep advances the bubble's clock once every goroutine in it
+// is blocked, the monitor's timer fires on that clock, and the monitor's
+// goroutine ends with Close inside the bubble (synctest.Test fails if a
+// goroutine of the bubble is left blocked).
+func TestSynctestWithSystemClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now() // the bubble's fake time
+		db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Interval: time.Minute}))
+		require.NoError(t, err)
+		c := db.Collection("sessions")
+		_, err = c.CreateIndex(ttldb.IndexModel{
+			Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
+			ExpireAfterSeconds: ttldb.Seconds(90),
+		})
+		require.NoError(t, err)
+		_, err = c.InsertMany([]ttldb.Document{
+			{"_id": "old", "lastSeen": start},
+			{"_id": "new", "lastSeen": start.Add(10 * time.Minute)},
+		})
+		require.NoError(t, err)
+
+		time.Sleep(time.Minute + time.Second) // the pass at 1 min: nothing expired yet
+		synctest.Wait()
+		n, err := c.CountDocuments(nil)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		assert.Equal(t, int64(1), db.Metrics().TTL.Passes)
+
+		time.Sleep(time.Minute) // the pass at 2 min deletes "old" (threshold 1.5 min)
+		synctest.Wait()
+		m := db.Metrics().TTL
+		assert.Equal(t, int64(2), m.Passes)
+		assert.Equal(t, int64(1), m.DeletedDocuments)
+		assert.Equal(t, start.Add(2*time.Minute), m.LastPassStart)
+		_, err = c.FindOne(ttldb.Document{"_id": "old"})
+		assert.ErrorIs(t, err, ttldb.ErrNotFound)
+
+		require.NoError(t, db.Close())
+	})
+	goleak.VerifyNone(t)
+}
