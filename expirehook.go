@@ -73,9 +73,9 @@ type indexDeliveries struct {
 	delay       time.Duration
 	retryAt     time.Time
 	backedOffAt time.Time
-	bumped  uint64   // the pass that last set delay
-	round   uint64   // the pass retrying the parked documents
-	queue   []string // keys of parked documents the round has still to try
+	bumped      uint64   // the pass that last set delay
+	round       uint64   // the pass retrying the parked documents
+	queue       []string // keys of parked documents the round has still to try
 }
 
 // parkedDoc is one failed delivery.

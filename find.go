@@ -650,7 +650,6 @@ func pivotSeq(forward bool) uint64 {
 	return ^uint64(0)
 }
 
-
 // boundsFor derives, from the filter's top-level conditions (and those of a
 // top-level $and), the intervals of values that path must take in a
 // matching document, and scores how selective they are (0: the filter does

@@ -130,8 +130,8 @@ func (s *collState) removeRecord(rec *record) {
 // the stored documents not rewritten by the batch, and among the batch's
 // own new keys. Call it holding writeMu.
 type uniqueCheck struct {
-	s       *collState
-	batch   map[store.Slot]bool // documents the batch rewrites or removes
+	s     *collState
+	batch map[store.Slot]bool // documents the batch rewrites or removes
 	// pending maps each unique index's keys written by the batch to their
 	// writer: a stored document's slot, or -1-i for its i-th new document.
 	pending []map[string]int64
