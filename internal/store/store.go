@@ -174,7 +174,9 @@ func CheckSize(key, doc, extra int) error {
 // Insert stores a new record with the caller's insertion sequence and
 // version (a non-zero number that identifies this version of the record)
 // and returns its slot. The key must not be stored already (the caller
-// checks with Lookup), and the record must pass CheckSize. Writer only.
+// checks with Lookup), and the record must pass CheckSize. A Store holds at
+// most 2^32-1 records at once (its slot table would take 128 GiB). Writer
+// only.
 func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
 	if ver == 0 {
 		panic("store: version 0")
