@@ -156,9 +156,14 @@ func (s *Store) release(ci uint32, size int) {
 	s.maybeReclaim(ci)
 }
 
-// maybeReclaim drops chunk ci if nothing in it is live, and lists it for
-// reclaiming if less than half of it is live. The chunk being filled is
-// left alone.
+// maybeReclaim drops chunk ci if nothing in it is live, moves its live
+// records to the chunk being filled (and drops it) if less than a quarter
+// of it is live, and lists it for reclaiming when a new chunk starts if
+// less than half of it is. The chunk being filled is left alone. Moving
+// costs a copy of the bytes and a shard lock per record, little beside
+// what deleting the other three quarters cost (index and tree updates), so
+// a deletion that leaves survivors scattered (a TTL pass expiring 90%)
+// gives its memory back without waiting for Compact.
 func (s *Store) maybeReclaim(ci uint32) {
 	if int64(ci) == s.active {
 		return
@@ -166,6 +171,11 @@ func (s *Store) maybeReclaim(ci uint32) {
 	c := s.chunks.load()[ci]
 	switch {
 	case c.live == 0:
+		s.dropChunk(ci)
+	case 4*c.live < len(c.buf) && !s.reclaiming:
+		s.reclaiming = true
+		s.relocate(ci)
+		s.reclaiming = false
 		s.dropChunk(ci)
 	case 2*c.live < len(c.buf) && !c.sparse:
 		c.sparse = true
@@ -175,10 +185,9 @@ func (s *Store) maybeReclaim(ci uint32) {
 
 // reclaim moves the live records of listed mostly-dead chunks to the chunk
 // being filled, and drops those chunks, until it has moved at least budget
-// bytes (budget < 0: all). It runs when a new chunk is started, so a store
-// that only deletes (a TTL mass expiry, in date order) moves nothing: its
-// chunks empty and go whole. Each chunk moved frees at least twice what is
-// copied, so reclaiming costs O(1) per byte deleted.
+// bytes (budget < 0: all). It runs when a new chunk is started. Each chunk
+// moved frees at least twice what is copied, so reclaiming costs O(1) per
+// byte deleted.
 func (s *Store) reclaim(budget int64) {
 	if s.reclaiming {
 		return
