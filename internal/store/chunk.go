@@ -199,7 +199,7 @@ func (s *Store) reclaim(budget int64) {
 		c := s.sparse[0]
 		s.sparse[0] = nil
 		s.sparse = s.sparse[1:]
-		if s.chunks.load()[c.id] != c {
+		if c.buf == nil {
 			continue // dropped since it was listed
 		}
 		moved += int64(c.live)
@@ -245,6 +245,9 @@ func (s *Store) relocate(ci uint32) {
 func (s *Store) dropChunk(ci uint32) {
 	c := s.chunks.load()[ci]
 	s.chunkBytes -= int64(len(c.buf))
+	// The sparse list may still point at c: let the bytes go now (no
+	// reader reads a chunk without live records).
+	c.buf = nil
 	s.chunks.load()[ci] = nil
 	s.freeIDs = append(s.freeIDs, ci)
 	s.dropped++

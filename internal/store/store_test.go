@@ -503,3 +503,27 @@ func BenchmarkDeleteInOrder(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "deletes/s")
 }
+
+// A chunk dropped while listed for reclaiming lets its memory go at once:
+// a store that only deletes holds no dropped chunk.
+func TestDroppedChunksAreReleased(t *testing.T) {
+	const n = 100_000
+	b0, _ := heap()
+	s := New(Options{})
+	slots := make([]Slot, n)
+	for i := range n {
+		slots[i] = s.Insert(key(i), docFor(key(i), 0, 100), nil, uint64(i), uint64(i)+1)
+	}
+	for i := range n {
+		if i%10 != 0 {
+			s.Delete(slots[i])
+		}
+	}
+	b1, _ := heap()
+	st := s.Stats()
+	t.Logf("heap +%d KiB for %d KiB of chunks (%d KiB live)", (b1-b0)>>10, st.ChunkBytes>>10, st.LiveBytes>>10)
+	// Chunks, the slot table (32 B a slot) and the map (its peak).
+	bound := st.ChunkBytes + n*entrySize + n*2*MapEntryBytes
+	assert.Less(t, int64(b1-b0), bound)
+	runtime.KeepAlive(s)
+}
