@@ -327,7 +327,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	for _, bf := range badFilters {
 		f := bf.f
 		add("Find: "+bf.name, find(f), filter)
-		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(f); return err }, filter)
+		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(f).Document(); return err }, filter)
 		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(f); return err }, filter)
 		add("Explain: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(f); return err }, filter)
 		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteMany(f); return err }, filter)
@@ -416,7 +416,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		{"negative limit", ttldb.FindOptions{Limit: -1}},
 	} {
 		add("Find: "+bo.name, find(nil, bo.o), opt)
-		add("FindOne: "+bo.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(nil, bo.o); return err }, opt)
+		add("FindOne: "+bo.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(nil, bo.o).Document(); return err }, opt)
 	}
 
 	// Collections and DB options.

@@ -74,7 +74,7 @@ func BenchmarkFindOneByID(b *testing.B) {
 	benchBySize(b, func(b *testing.B, c *ttldb.Collection, size int) {
 		i := 0
 		for b.Loop() {
-			if _, err := c.FindOne(ttldb.Document{"_id": (i * 7919) % size}); err != nil {
+			if _, err := c.FindOne(ttldb.Document{"_id": (i * 7919) % size}).Document(); err != nil {
 				b.Fatal(err)
 			}
 			i++

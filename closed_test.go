@@ -65,9 +65,9 @@ func closedCalls() []closedCall {
 		}},
 		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(badFilter); return err }},
 		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(nil, badOpts); return err }},
-		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter); return err }},
+		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter).Document(); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.FindOne(ttldb.Document{"_id": "missing"})
+			_, err := c.FindOne(ttldb.Document{"_id": "missing"}).Document()
 			return err
 		}},
 		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(badFilter); return err }},
@@ -104,6 +104,15 @@ func closedCalls() []closedCall {
 		}},
 		{"ExplainTTLDelete", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ExplainTTLDelete("missing"); return err }},
 		{"ListCollectionNames", func(db *ttldb.DB, _ *ttldb.Collection) error { _, err := db.ListCollectionNames(); return err }},
+		{"CollModTimeSeries", func(db *ttldb.DB, c *ttldb.Collection) error {
+			_, err := db.CollModTimeSeries(c.Name(), ttldb.TimeSeriesCollMod{ExpireAfterSeconds: ttldb.Seconds(-1)})
+			return err
+		}},
+		{"CollModTimeSeries", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CollModTimeSeries(ttldb.TimeSeriesCollMod{})
+			return err
+		}},
+		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.TimeSeriesInfo(); return err }},
 	}
 }
 
@@ -147,7 +156,7 @@ func TestClosedComesFirst(t *testing.T) {
 		require.NoError(t, db.Close())
 		for i, cc := range calls {
 			if cc.method == "ListCollectionNames" || cc.method == "Indexes" && handle == "c" ||
-				cc.method == "Compact" && handle == "c" {
+				cc.method == "Compact" && handle == "c" || cc.method == "TimeSeriesInfo" && handle == "c" {
 				// Nothing about these calls is wrong while open.
 				assert.NoError(t, open[i], "%s on %q, open", cc.method, handle)
 			} else if cc.method != "RunTTLPass" {

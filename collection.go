@@ -56,6 +56,15 @@ type CollectionOptions struct {
 	// visible until it is deleted. WithHideExpired sets it for every
 	// collection of a DB.
 	HideExpired bool
+
+	// TimeSeries, if set, makes a time-series collection (timeseries.go):
+	// measurements stored in buckets, expiring by bucket.
+	TimeSeries *TimeSeriesOptions
+	// ExpireAfterSeconds is a time-series collection's collection-level
+	// expiry period (MongoDB's expireAfterSeconds collection option), 0 to
+	// 2147483647 seconds; nil: none. Refused (ErrTimeSeries) without
+	// TimeSeries. Change it with CollModTimeSeries.
+	ExpireAfterSeconds *int32
 }
 
 // record is one stored document version, as read from the collection's
@@ -168,9 +177,16 @@ type collState struct {
 	// inWay is the running write's record of the expired documents it
 	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
 	inWay *expiredInWay
+
+	// ts holds a time-series collection's buckets (timeseries.go); nil
+	// for an ordinary collection, whose other fields it leaves unused.
+	ts *tsColl
 }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
+	if opts.TimeSeries != nil || opts.ExpireAfterSeconds != nil {
+		return newTimeSeriesCollState(db, name, opts) // timeseries.go
+	}
 	if opts.Capped && opts.MaxDocuments <= 0 && opts.MaxBytes <= 0 {
 		return nil, fmt.Errorf("%w: collection %q: a capped collection needs MaxDocuments or MaxBytes", ErrInvalidOptions, name)
 	}
@@ -237,6 +253,9 @@ func (s *collState) markDropped() {
 	s.memAcct = 0
 	s.memPub.Store(0)
 	s.writeMu.Unlock()
+	if s.ts != nil {
+		s.ts.markDropped()
+	}
 }
 
 // lockWrite takes writeMu for a writer and checks that the collection still
@@ -357,6 +376,9 @@ func appendIDKey(dst []byte, v any) ([]byte, error) {
 // wait during the rebuild; readers do not (they see the old copy until the
 // new one is published).
 func (c *Collection) Compact() error {
+	if ts := c.timeSeries(); ts != nil {
+		return ts.compact() // time-series: tsbucket.go
+	}
 	s, err := c.read()
 	if err != nil || s == nil {
 		return err

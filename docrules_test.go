@@ -35,7 +35,7 @@ func TestCyclicAndDeepIDsRefused(t *testing.T) {
 	cyc["self"] = cyc
 	deep := nested(1_000_000)
 	for name, id := range map[string]any{"cyclic": cyc, "deep": deep} {
-		_, err := c.FindOne(ttldb.Document{"_id": id})
+		_, err := c.FindOne(ttldb.Document{"_id": id}).Document()
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
 		assert.Contains(t, err.Error(), `"_id`, name)
 
@@ -139,7 +139,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	} {
 		_, err := c.Find(f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-		_, err = c.FindOne(f)
+		_, err = c.FindOne(f).Document()
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
 		_, err = c.DeleteMany(f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
@@ -192,7 +192,7 @@ func TestNamedTypesAccepted(t *testing.T) {
 			"_id": level("a"), "dur": 90 * time.Second, "lvl": level("warn"),
 			"n": json.Number("5"), "f": json.Number("2.5"), "lvls": []level{"x", "y"},
 		})
-		got, err := c.FindOne(ttldb.Document{"_id": "a"})
+		got, err := c.FindOne(ttldb.Document{"_id": "a"}).Document()
 		require.NoError(t, err, "indexed %v", indexed)
 		assert.Equal(t, ttldb.Document{
 			"_id": "a", "dur": int64(90 * time.Second), "lvl": "warn",
@@ -214,7 +214,7 @@ func TestNamedTypesAccepted(t *testing.T) {
 			"$set": ttldb.Document{"lvl": level("error")},
 		})
 		require.NoError(t, err)
-		got, err = c.FindOne(ttldb.Document{"_id": "a"})
+		got, err = c.FindOne(ttldb.Document{"_id": "a"}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, int64(91e9), got["dur"])
 		assert.Equal(t, int64(6), got["n"])
@@ -281,7 +281,7 @@ func TestPointerTimeFilters(t *testing.T) {
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	assert.Equal(t, 1, ex.NReturned)
 	for _, c := range []*ttldb.Collection{indexed, plain} {
-		got, err := c.FindOne(ttldb.Document{"_id": tp})
+		got, err := c.FindOne(ttldb.Document{"_id": tp}).Document()
 		require.NoError(t, err, c.Name())
 		assert.Equal(t, t0, got["_id"])
 		_, expires, err := c.ExpiresAt(tp)
@@ -301,7 +301,7 @@ func TestPointerTimeFilters(t *testing.T) {
 	res, err := indexed.UpdateOne(ttldb.Document{"_id": 9, "d": tp}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, 9, res.UpsertedID)
-	got, err := indexed.FindOne(ttldb.Document{"_id": 9})
+	got, err := indexed.FindOne(ttldb.Document{"_id": 9}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, t0, got["d"])
 }

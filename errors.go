@@ -59,6 +59,13 @@ var (
 	// is a *DocumentError naming the path.
 	ErrInvalidDocument = errs.ErrInvalidDocument
 
+	// ErrDecode is returned by SingleResult.Decode when a stored value
+	// does not fit the destination (a string into an int field, 5.5 into
+	// an int, 300 into an int8…) or the destination is not a non-nil
+	// pointer to a struct, a map with string keys or an interface. The
+	// error is a *DecodeError naming the field.
+	ErrDecode = errs.ErrDecode
+
 	// ErrInvalidFilter is returned for a malformed query filter: an unknown
 	// operator, an operator with a value of the wrong type, a top-level
 	// $and/$or/$nor that is not a non-empty array of documents…

@@ -32,7 +32,7 @@ func ExampleCollection_UpdateOne_arrayOperators() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, _ := players.FindOne(ttldb.Document{"_id": "ada"})
+	doc, _ := players.FindOne(ttldb.Document{"_id": "ada"}).Document()
 	fmt.Println(doc["scores"], doc["tags"], doc["queue"])
 
 	// A $push to a field that is not an array is an error that changes nothing.
@@ -61,7 +61,7 @@ func ExampleCollection_UpdateOne_setOnInsert() {
 		}
 		fmt.Println("inserted:", res.UpsertedID != nil)
 	}
-	doc, _ := sessions.FindOne(ttldb.Document{"_id": "s1"})
+	doc, _ := sessions.FindOne(ttldb.Document{"_id": "s1"}).Document()
 	fmt.Println(doc["user"], doc["hits"])
 	// Output:
 	// inserted: true
@@ -88,7 +88,7 @@ func ExampleCollection_UpdateOne_fieldOperators() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, _ := stats.FindOne(ttldb.Document{"_id": 1})
+	doc, _ := stats.FindOne(ttldb.Document{"_id": 1}).Document()
 	fmt.Println(doc["price"], doc["low"], doc["high"], doc["stock"], doc["qty"])
 
 	// Two operators on one path conflict, as in MongoDB.

@@ -61,12 +61,12 @@ func ExampleCollection_FindOne() {
 	if _, err := events.InsertOne(ttldb.Document{"_id": 1, "user": "ada"}); err != nil {
 		log.Fatal(err)
 	}
-	doc, err := events.FindOne(ttldb.Document{"_id": 1})
+	doc, err := events.FindOne(ttldb.Document{"_id": 1}).Document()
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(doc)
-	_, err = events.FindOne(ttldb.Document{"_id": 2})
+	_, err = events.FindOne(ttldb.Document{"_id": 2}).Document()
 	fmt.Println(err)
 	// Output:
 	// map[_id:1 user:ada]
@@ -119,7 +119,7 @@ func ExampleCollection_UpdateOne() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, err := events.FindOne(ttldb.Document{"_id": 1})
+	doc, err := events.FindOne(ttldb.Document{"_id": 1}).Document()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func openHidden(t *testing.T, opts ...Option) (*DB, *Collection) {
 	_, err := c.InsertOne(Document{"_id": "X", "lastModifiedDate": t0, "email": "x@example.com", "v": "old"})
 	require.NoError(t, err)
 	clk.Advance(time.Second)
-	_, err = c.FindOne(Document{"_id": "X"})
+	_, err = c.FindOne(Document{"_id": "X"}).Document()
 	require.ErrorIs(t, err, ErrNotFound, "hidden")
 	return db, c
 }
@@ -61,7 +61,7 @@ func TestHideExpiredWriteMeetsExpired(t *testing.T) {
 			log := &eventLog{}
 			db, c := openHidden(t, WithDeleteObserver(log.observe))
 			require.NoError(t, tc.write(c))
-			got, err := c.FindOne(Document{"_id": "X"})
+			got, err := c.FindOne(Document{"_id": "X"}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, "new", got["v"])
 			m := db.Metrics().TTL
@@ -106,7 +106,7 @@ func TestHideExpiredUpdateDoesNotRevive(t *testing.T) {
 	res, err = c.UpdateMany(Document{"email": "x@example.com"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
-	_, err = c.FindOne(Document{"_id": "X"})
+	_, err = c.FindOne(Document{"_id": "X"}).Document()
 	assert.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -180,7 +180,7 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	mu.Lock()
 	assert.Equal(t, []string{"old", "old", "changed"}, seen, "old by both writes, then the version changed while the hook ran")
 	mu.Unlock()
-	got, err := c.FindOne(Document{"_id": "X"})
+	got, err := c.FindOne(Document{"_id": "X"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, "new", got["v"])
 	assert.Equal(t, int64(2), db.Metrics().TTL.DeletedDocuments, "old by the hook's write, changed by the insert")
@@ -202,7 +202,7 @@ func TestHideExpiredWriteRechecksAfterHooks(t *testing.T) {
 	db, c := openHidden(t, WithOnExpire(hook))
 	_, err := c.InsertOne(Document{"_id": "X", "v": "new"})
 	require.ErrorIs(t, err, ErrDuplicateKey)
-	got, err := c.FindOne(Document{"_id": "X"})
+	got, err := c.FindOne(Document{"_id": "X"}).Document()
 	require.NoError(t, err, "alive again, and kept")
 	assert.Equal(t, "old", got["v"])
 	assert.Zero(t, db.Metrics().TTL.DeletedDocuments)

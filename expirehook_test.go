@@ -60,7 +60,7 @@ func TestHookFailureDoesNotBlockIndex(t *testing.T) {
 		assert.GreaterOrEqual(t, res.Errors, 1, "pass %d: the retry of x-00000 failed again", pass)
 	}
 	assert.Equal(t, 1, count(t, c), "only the failing document is kept")
-	_, err = c.FindOne(Document{"_id": "x-00000"})
+	_, err = c.FindOne(Document{"_id": "x-00000"}).Document()
 	assert.NoError(t, err, "nothing is lost: the failing document stays")
 }
 
@@ -111,7 +111,7 @@ func TestExpireHookErrorPerDocument(t *testing.T) {
 	assert.Equal(t, 1, res.Errors)
 	assert.False(t, res.Complete)
 	assert.Equal(t, []any{"x-00000", "x-00002"}, log.ids())
-	_, err = c.FindOne(Document{"_id": "x-00001"})
+	_, err = c.FindOne(Document{"_id": "x-00001"}).Document()
 	require.NoError(t, err, "the failed document stays")
 	mu.Lock()
 	var first delivery
@@ -344,7 +344,7 @@ func TestHookFailureBackoff(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.True(t, inserted)
-	_, err = c.FindOne(Document{"_id": "fresh"})
+	_, err = c.FindOne(Document{"_id": "fresh"}).Document()
 	assert.ErrorIs(t, err, ErrNotFound, "the fresh document went while the failing one backs off")
 
 	mu.Lock()

@@ -98,6 +98,10 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		docs, _, err := c.tsFind(ts, filter, opts) // time-series: tsread.go
+		return docs, err
+	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, err
@@ -110,36 +114,44 @@ func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, err
 	return docs, nil
 }
 
-// FindOne returns a copy of the first document Find would return, or
-// ErrNotFound.
-func (c *Collection) FindOne(filter Document, opts ...FindOptions) (Document, error) {
+// FindOne finds the first document Find would return. Its result holds
+// the document, read with Decode (into a struct, a map or a Document) or
+// Document, or the error (ErrNotFound when nothing matches), read with Err
+// or by either of those: c.FindOne(f).Decode(&v).
+func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult {
 	if err := c.usable(); err != nil {
-		return nil, err
+		return SingleResult{err: err}
+	}
+	if ts := c.timeSeries(); ts != nil {
+		doc, err := c.tsFindOne(ts, filter, opts) // time-series: tsread.go
+		return SingleResult{doc: doc, err: err}
 	}
 	if len(opts) == 0 {
-		if doc, ok, err := c.findByID(filter); ok {
-			return doc, err
+		if enc, ok, err := c.findByID(filter); ok {
+			return SingleResult{enc: enc, err: err}
 		}
 	}
 	o, err := mergeFindOptions(opts)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
 	o.Limit = 1
 	docs, err := c.Find(filter, o)
 	if err != nil {
-		return nil, err
+		return SingleResult{err: err}
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
+		return SingleResult{err: fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)}
 	}
-	return docs[0], nil
+	return SingleResult{doc: docs[0]}
 }
 
 // findByID answers FindOne({_id: v}) (v a plain value) straight from the
-// _id map, without compiling a filter or planning. ok is false when filter
-// is not of that form; the caller then takes the general path.
-func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error) {
+// _id map, without compiling a filter or planning, with the document's
+// encoding (which no one changes: the caller may decode it at leisure).
+// ok is false when filter is not of that form; the caller then takes the
+// general path.
+func (c *Collection) findByID(filter Document) (enc []byte, ok bool, err error) {
 	if len(filter) != 1 {
 		return nil, false, nil
 	}
@@ -178,25 +190,24 @@ func (c *Collection) findByID(filter Document) (doc Document, ok bool, err error
 	if err != nil {
 		return nil, true, err
 	}
-	doc, found := s.findIDInto(k, nil)
+	enc, found := s.findID(k)
 	if !found {
 		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
 	}
-	return doc, true, nil
+	return enc, true, nil
 }
 
-// findIDInto decodes the document with _id key k into dst, a map the
-// caller owns (cleared first; nil: a new map), and returns it: the read
-// allocates only for the document's strings and boxed values
-// (codec.DecodeInto), and never aliases the store's memory. found is false
-// if there is no such document (or it is hidden as expired), and for a
-// nil s (a missing collection).
+// findID returns the encoding of the document with _id key k: the read
+// primitive of FindOne by _id. found is false if there is no such document
+// (or it is hidden as expired), and for a nil s (a missing collection).
+// The bytes are the store's and never change (internal/store): the caller
+// decodes them (codec.DecodeInto, into memory it owns) after every lock is
+// released, and must not change them.
 //
 // It takes no collection lock (unless the collection hides expired
-// documents): the store's shard lock covers the lookup, and the record's
-// bytes never change, so a lookup by _id never waits for a writer's
-// batch.
-func (s *collState) findIDInto(k []byte, dst Document) (doc Document, found bool) {
+// documents): the store's shard lock covers the lookup, so a lookup by _id
+// never waits for a writer's batch.
+func (s *collState) findID(k []byte) (enc []byte, found bool) {
 	if s == nil {
 		return nil, false
 	}
@@ -214,13 +225,16 @@ func (s *collState) findIDInto(k []byte, dst Document) (doc Document, found bool
 	if !found {
 		return nil, false
 	}
-	return codec.DecodeInto(dst, r.Doc), true
+	return r.Doc, true
 }
 
 // CountDocuments returns how many documents match filter.
 func (c *Collection) CountDocuments(filter Document) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsCount(ts, filter) // time-series: tsread.go
 	}
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
@@ -849,12 +863,25 @@ type Explanation struct {
 	BatchSize       int
 	Batches         int
 	ExpireAfterSecs *int32
+
+	// Time-series collections: BucketsExamined is the buckets the scan
+	// visited (for a BATCHED_DELETE, the buckets it would delete or trim),
+	// BucketsUnpacked those whose meta value and min/max time could not
+	// rule them out, whose measurements were read (DocsExamined counts
+	// measurements). Measurements is the measurements a BATCHED_DELETE
+	// would remove.
+	BucketsExamined int
+	BucketsUnpacked int
+	Measurements    int
 }
 
 // Explain runs the query as Find would and reports the plan and its counts.
 func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
 	if err := c.usable(); err != nil {
 		return Explanation{}, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsExplain(ts, filter, opts) // time-series: tsread.go
 	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {

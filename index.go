@@ -551,6 +551,9 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 	if m.Name == "" && len(m.Keys) > 0 {
 		m.Name = defaultIndexName(m.Keys)
 	}
+	if ts := c.timeSeries(); ts != nil {
+		return ts.createIndex(m) // time-series: tsindex.go
+	}
 	m.Keys = slices.Clone(m.Keys)
 	if len(m.PartialFilterExpression) > 0 {
 		// Validated and in stored form before it is compared with an
@@ -574,6 +577,9 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
 func (c *Collection) DropIndex(name string) error {
+	if ts := c.timeSeries(); ts != nil {
+		return ts.dropIndex(name) // time-series: tsindex.go
+	}
 	s, err := c.read()
 	if err != nil {
 		return err
@@ -600,6 +606,9 @@ func (c *Collection) DropIndex(name string) error {
 // Indexes describes the collection's indexes, the implicit "_id_" first,
 // then the others in creation order. A missing collection has none.
 func (c *Collection) Indexes() ([]IndexSpec, error) {
+	if ts := c.timeSeries(); ts != nil {
+		return ts.indexSpecs() // time-series: tsindex.go
+	}
 	s, err := c.read()
 	if err != nil || s == nil {
 		return nil, err

@@ -73,7 +73,11 @@ func (r *IndexRef) UnmarshalText(text []byte) error {
 type TTLMetrics struct {
 	Passes           int64 // passes ended, completed or cut short
 	SubPasses        int64 // sub-passes ended, completed or cut short
-	DeletedDocuments int64 // documents the monitor deleted
+	DeletedDocuments int64 // documents the monitor deleted (buckets, for a time-series collection, as MongoDB counts)
+	// DeletedMeasurements counts the measurements the monitor removed from
+	// time-series collections: with their buckets, or trimmed out of them
+	// (PreciseExpiry).
+	DeletedMeasurements int64
 
 	DeletedByCollection map[string]int64   // DeletedDocuments split by collection
 	DeletedByIndex      map[IndexRef]int64 // DeletedDocuments split by TTL index
@@ -118,6 +122,7 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 	t.Passes -= p.Passes
 	t.SubPasses -= p.SubPasses
 	t.DeletedDocuments -= p.DeletedDocuments
+	t.DeletedMeasurements -= p.DeletedMeasurements
 	t.IndexErrors -= p.IndexErrors
 	t.HookErrors -= p.HookErrors
 	t.HookPanics -= p.HookPanics
@@ -141,6 +146,7 @@ func subMap[K comparable](cur, prev map[K]int64) map[K]int64 {
 // lock is ever held with, so reading metrics never blocks a writer.
 type metricsRecorder struct {
 	passes, subPasses, deleted       atomic.Int64
+	deletedMeasurements              atomic.Int64
 	indexErrors, hookErrors, hookPan atomic.Int64
 	// backlogWork adds up the counts and entries Metrics read to find the
 	// backlog: tests check it does not grow with the backlog.
@@ -188,6 +194,7 @@ func (db *DB) Metrics() Metrics {
 	t.Passes = r.passes.Load()
 	t.SubPasses = r.subPasses.Load()
 	t.DeletedDocuments = r.deleted.Load()
+	t.DeletedMeasurements = r.deletedMeasurements.Load()
 	t.IndexErrors = r.indexErrors.Load()
 	t.HookErrors = r.hookErrors.Load()
 	t.HookPanics = r.hookPan.Load()

@@ -455,7 +455,7 @@ func (m *model) write(rng *rand.Rand, d *modelDoc, win *clockWindow) {
 		if !m.matched(d, "$currentDate", res.MatchedCount, err) {
 			return
 		}
-		got, err := c.FindOne(filter)
+		got, err := c.FindOne(filter).Document()
 		if errors.Is(err, ErrNotFound) {
 			// The monitor deleted it in between: the date is one the clock
 			// showed during the write; its DeleteEvent will be checked

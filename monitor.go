@@ -222,6 +222,10 @@ type DeleteEvent struct {
 	Index      string
 	IDs        []any     // the deleted documents' _id values
 	PassNow    time.Time // the "now" of the pass that deleted them
+	// Measurements are, for a time-series collection, the measurements
+	// removed (whole buckets, or trimmed with PreciseExpiry), in the order
+	// of IDs (their _id values, which need not be unique); nil otherwise.
+	Measurements []Document
 	// BatchNow is the instant this batch deleted against: every deleted
 	// document's threshold is at or before it. It is the earlier of
 	// PassNow and the clock read when the batch took the collection's write
@@ -295,8 +299,13 @@ type PassResult struct {
 type CurrentOp struct {
 	Collection   string
 	Index        string
-	Deleted      int       // deleted so far in this index visit
+	Deleted      int       // deleted so far in this index visit (buckets, for a time-series collection)
 	RunningSince time.Time // when the visit began (DB clock)
+	// TimeSeries marks the visit of a time-series collection's expiry rule
+	// (Index is its partial TTL index or CollectionExpiryName): it deletes
+	// buckets; Measurements counts the measurements removed so far.
+	TimeSeries   bool
+	Measurements int
 }
 
 // monitor is the TTL monitor: an owned goroutine with stop and done
@@ -446,6 +455,12 @@ func (db *DB) earliestThreshold() (time.Time, bool) {
 	var best time.Time
 	found := false
 	for _, s := range db.snapshotCollections() {
+		if s.ts != nil {
+			if th, ok := s.ts.earliestThreshold(); ok && (!found || th.Before(best)) {
+				best, found = th, true // time-series: tsexpiry.go
+			}
+			continue
+		}
 		s.mu.RLock()
 		for _, ix := range s.indexes {
 			if ix.ttl == nil {
@@ -526,6 +541,7 @@ func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
 type ttlTarget struct {
 	coll *collState
 	ix   *index
+	ts   *tsExpiry // a time-series expiry rule (tsexpiry.go); ix stands for it
 }
 
 func (db *DB) ttlTargets() []ttlTarget {
@@ -534,10 +550,11 @@ func (db *DB) ttlTargets() []ttlTarget {
 		s.mu.RLock()
 		for _, ix := range s.indexes {
 			if ix.ttl != nil {
-				out = append(out, ttlTarget{s, ix})
+				out = append(out, ttlTarget{coll: s, ix: ix})
 			}
 		}
 		s.mu.RUnlock()
+		out = append(out, s.tsTargets()...) // time-series: tsexpiry.go
 	}
 	return out
 }
@@ -681,7 +698,7 @@ func (m *monitor) subPass(ctx context.Context, o *MonitorOptions, ps *passState,
 func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passState, t ttlTarget) (cut bool, err error) {
 	db := m.db
 	visitStart := db.clock.Now()
-	op := &CurrentOp{Collection: t.coll.name, Index: t.ix.name, RunningSince: visitStart}
+	op := &CurrentOp{Collection: t.coll.name, Index: t.ix.name, RunningSince: visitStart, TimeSeries: t.ts != nil}
 	m.current.Store(op)
 	defer m.current.Store(nil)
 	ref := IndexRef{t.coll.name, t.ix.name}
@@ -713,10 +730,13 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		db.metrics.addDeleted(ref, n)
 		if len(ids) > 0 {
 			// Counted first: an observer sees metrics that include its event.
-			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow})
+			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow, Measurements: t.measurements()})
 		}
-		next := *op
+		next := *m.current.Load()
 		next.Deleted = deleted
+		if t.ts != nil {
+			next.Measurements += t.ts.lastMeasurements
+		}
 		m.current.Store(&next)
 		if exhausted {
 			return false, nil
@@ -738,6 +758,9 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 // when there are observers to tell, exhausted when the index had nothing
 // more expired, and batchNow.
 func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
+	if t.ts != nil {
+		return m.deleteBuckets(ctx, t, passNow, limit) // time-series: tsexpiry.go
+	}
 	s, ix := t.coll, t.ix
 	var chosen []chosenDoc
 	more := false
@@ -904,6 +927,9 @@ func (m *monitor) observe(ev DeleteEvent) {
 func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
 	if err := c.usable(); err != nil {
 		return Explanation{}, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsExplainTTLDelete(ts, indexName) // time-series: tsexpiry.go
 	}
 	s, err := c.read()
 	if err != nil {

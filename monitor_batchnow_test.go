@@ -57,9 +57,9 @@ func TestBatchNowClockStepsBackDuringPass(t *testing.T) {
 			res, err := db.RunTTLPass(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, fast, res.Now)
-			_, err = b.FindOne(Document{"_id": "soon"})
+			_, err = b.FindOne(Document{"_id": "soon"}).Document()
 			assert.NoError(t, err, "a document 30 minutes from its threshold by the clock at the delete must survive")
-			_, err = b.FindOne(Document{"_id": "due"})
+			_, err = b.FindOne(Document{"_id": "due"}).Document()
 			assert.ErrorIs(t, err, ErrNotFound)
 			assert.Equal(t, 4, res.Deleted)
 

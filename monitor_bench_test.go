@@ -164,7 +164,7 @@ func openLoopReads(b *testing.B, c *Collection, ids []any, interval time.Duratio
 		for time.Now().Before(sched) {
 			// Spin: sleeps are far coarser than 10 µs.
 		}
-		if _, err := c.FindOne(Document{"_id": ids[k%len(ids)]}); err != nil {
+		if _, err := c.FindOne(Document{"_id": ids[k%len(ids)]}).Document(); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(sched))

@@ -392,7 +392,7 @@ func TestBatchedDeletesReleaseLocksBetweenBatches(t *testing.T) {
 		c := db.Collection(ev.Collection)
 		_, err := c.InsertOne(Document{"lastModifiedDate": t0.Add(time.Hour)})
 		if err == nil {
-			_, err = c.FindOne(nil)
+			_, err = c.FindOne(nil).Document()
 		}
 		mu.Lock()
 		sizes = append(sizes, len(ev.IDs))
@@ -485,7 +485,7 @@ func TestRecheckAtDelete(t *testing.T) {
 			require.NoError(t, herr)
 			assert.Equal(t, st.counted, res.Deleted)
 			assert.Equal(t, int64(st.counted), db.Metrics().TTL.DeletedDocuments)
-			_, err = c.FindOne(Document{"_id": "x-00000"})
+			_, err = c.FindOne(Document{"_id": "x-00000"}).Document()
 			if st.survives {
 				assert.NoError(t, err, "the changed document must survive")
 			} else {
@@ -855,7 +855,7 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 	hook := func(ctx context.Context, b ExpiredBatch) error {
 		batch = b
 		c := db.Collection(b.Collection)
-		_, err := c.FindOne(Document{"_id": b.Docs[0]["_id"]})
+		_, err := c.FindOne(Document{"_id": b.Docs[0]["_id"]}).Document()
 		herr = errors.Join(herr, err)
 		_, err = c.InsertOne(Document{"_id": "from-hook", "lastModifiedDate": t0.Add(time.Hour)})
 		herr = errors.Join(herr, err)
@@ -880,11 +880,11 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 	assert.Equal(t, "c", batch.Collection)
 	assert.Equal(t, "lastModifiedDate_1", batch.Index)
 	require.Len(t, batch.Docs, 1)
-	got, err := c.FindOne(Document{"_id": 1})
+	got, err := c.FindOne(Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, t0, got["lastModifiedDate"])
 	assert.Equal(t, "v", got["nested"].(map[string]any)["k"])
-	_, err = c.FindOne(Document{"_id": "from-hook"})
+	_, err = c.FindOne(Document{"_id": "from-hook"}).Document()
 	assert.NoError(t, err)
 }
 
@@ -899,7 +899,7 @@ func TestDeleteObserverSeesCommittedDeletions(t *testing.T) {
 	obs := func(ev DeleteEvent) {
 		log.observe(ev)
 		for _, id := range ev.IDs {
-			_, err := db.Collection(ev.Collection).FindOne(Document{"_id": id})
+			_, err := db.Collection(ev.Collection).FindOne(Document{"_id": id}).Document()
 			visible = append(visible, err)
 		}
 	}
@@ -1230,7 +1230,7 @@ func TestHideExpired(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, len(visible), ex.NReturned, "Explain")
 				for _, id := range []any{"old", "edge", "new"} {
-					_, err := c.FindOne(Document{"_id": id})
+					_, err := c.FindOne(Document{"_id": id}).Document()
 					if slices.Contains(visible, id) {
 						assert.NoError(t, err, "FindOne %v", id)
 					} else {

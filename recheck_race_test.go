@@ -203,7 +203,7 @@ func recheckWrite(c *Collection, now func() time.Time, rng *rand.Rand, i int, ex
 			return err
 		}
 		*dated, *date = true, lower
-		if doc, err := c.FindOne(filter); err == nil {
+		if doc, err := c.FindOne(filter).Document(); err == nil {
 			*date = doc["lastModifiedDate"].(time.Time)
 		}
 	default: // unset: the document no longer expires

@@ -89,7 +89,7 @@ func TestReadByIDDuringRewritesAndCompact(t *testing.T) {
 				default:
 				}
 				i := k % n
-				d, err := c.FindOne(Document{"_id": i})
+				d, err := c.FindOne(Document{"_id": i}).Document()
 				if errors.Is(err, ErrNotFound) {
 					continue
 				}

@@ -37,7 +37,7 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 				if _, err := c.Find(ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
 					errs <- err
 				}
-				if _, err := c.FindOne(ttldb.Document{"_id": id}); err != nil {
+				if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); err != nil {
 					errs <- err
 				}
 				if i%3 == 0 {
@@ -128,7 +128,7 @@ func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
 				inBuild = true
 			default:
 			}
-			if _, err := c.FindOne(ttldb.Document{"_id": i % n}); err != nil {
+			if _, err := c.FindOne(ttldb.Document{"_id": i % n}).Document(); err != nil {
 				readerErr = err
 				return
 			}

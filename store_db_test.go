@@ -26,7 +26,7 @@ func TestStoreCollections(t *testing.T) {
 	docs, err := ghost.Find(nil)
 	require.NoError(t, err)
 	assert.Empty(t, docs)
-	_, err = ghost.FindOne(nil)
+	_, err = ghost.FindOne(nil).Document()
 	require.ErrorIs(t, err, ttldb.ErrNotFound)
 	assert.Equal(t, 0, count(t, ghost, nil))
 	n, err := ghost.DeleteMany(nil)
@@ -268,7 +268,7 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 		sentinel error
 		mentions []string
 	}{
-		{"FindOne none", func() error { _, err := c.FindOne(ttldb.Document{"_id": 2}); return err }, ttldb.ErrNotFound, []string{`"errs"`}},
+		{"FindOne none", func() error { _, err := c.FindOne(ttldb.Document{"_id": 2}).Document(); return err }, ttldb.ErrNotFound, []string{`"errs"`}},
 		{"DropIndex missing", func() error { return c.DropIndex("zz_1") }, ttldb.ErrNotFound, []string{`"errs"`, `"zz_1"`}},
 		{"DropCollection missing", func() error { return db.DropCollection("nope") }, ttldb.ErrNotFound, []string{`"nope"`}},
 		{"CreateCollection taken", func() error { _, err := db.CreateCollection("errs", ttldb.CollectionOptions{}); return err }, ttldb.ErrCollectionExists, []string{`"errs"`}},
@@ -340,7 +340,7 @@ func TestStoreClosed(t *testing.T) {
 		calls := map[string]func() error{
 			"InsertOne":  func() error { _, err := h.InsertOne(ttldb.Document{"x": 2}); return err },
 			"InsertMany": func() error { _, err := h.InsertMany([]ttldb.Document{{"x": 2}}); return err },
-			"FindOne":    func() error { _, err := h.FindOne(nil); return err },
+			"FindOne":    func() error { _, err := h.FindOne(nil).Document(); return err },
 			"Find":       func() error { _, err := h.Find(nil); return err },
 			"Count":      func() error { _, err := h.CountDocuments(nil); return err },
 			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },

@@ -213,7 +213,7 @@ func FuzzInsertDocument(f *testing.F) {
 			if !errors.Is(err, ttldb.ErrInvalidDocument) {
 				t.Fatalf("want ErrInvalidDocument, got %v", err)
 			}
-			if _, err := c.FindOne(ttldb.Document{"_id": id}); !errors.Is(err, ttldb.ErrNotFound) {
+			if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); !errors.Is(err, ttldb.ErrNotFound) {
 				t.Fatalf("refused document was stored: %v", err)
 			}
 			return
@@ -221,7 +221,7 @@ func FuzzInsertDocument(f *testing.F) {
 		if err != nil {
 			t.Fatalf("InsertOne: %v", err)
 		}
-		got, err := c.FindOne(ttldb.Document{"_id": id})
+		got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
 		if err != nil {
 			t.Fatalf("FindOne: %v", err)
 		}

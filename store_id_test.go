@@ -23,7 +23,7 @@ func TestStoreGeneratedObjectID(t *testing.T) {
 	require.True(t, ok, "generated _id is %T, want ObjectID", id1)
 	assert.Equal(t, storeT0.Truncate(time.Second), oid1.Timestamp(), "timestamp comes from the DB clock")
 
-	got, err := c.FindOne(ttldb.Document{"_id": oid1})
+	got, err := c.FindOne(ttldb.Document{"_id": oid1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": oid1, "x": 1}, got)
 	parsed, err := ttldb.ObjectIDFromHex(oid1.String())
@@ -67,7 +67,7 @@ func TestStoreDuplicateID(t *testing.T) {
 		assert.Equal(t, "_id_", dk.Index)
 		assert.EqualValues(t, id, dk.Key)
 		// The same key finds the document, whatever its kind.
-		got, err := c.FindOne(ttldb.Document{"_id": id})
+		got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, "first", got["v"])
 	}
@@ -143,7 +143,7 @@ func TestStoreImmutableID(t *testing.T) {
 	res, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 1.0, "v": 5}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.MatchedCount)
-	got, err := c.FindOne(ttldb.Document{"_id": 1})
+	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": 1, "v": 5}, got)
 
@@ -152,14 +152,14 @@ func TestStoreImmutableID(t *testing.T) {
 	res, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"w": "new"})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
-	got, err = c.FindOne(ttldb.Document{"w": "new"})
+	got, err = c.FindOne(ttldb.Document{"w": "new"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": 2, "w": "new"}, got)
 	_, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"_id": 2.0, "w": "again"})
 	require.NoError(t, err)
 	_, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "w": "moved"})
 	require.ErrorIs(t, err, ttldb.ErrImmutableID)
-	got, err = c.FindOne(ttldb.Document{"_id": 2})
+	got, err = c.FindOne(ttldb.Document{"_id": 2}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, "again", got["w"])
 	assert.Equal(t, 2, count(t, c, nil))
@@ -207,7 +207,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		got, err := c.FindOne(ttldb.Document{"_id": 1})
+		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, want, got, when)
 		for _, q := range []ttldb.Document{
@@ -227,7 +227,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	mutate(in)
 	check("after mutating the inserted map")
 
-	got, err := c.FindOne(ttldb.Document{"_id": 1})
+	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	mutate(got)
 	check("after mutating FindOne's result")

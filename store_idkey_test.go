@@ -32,7 +32,7 @@ func TestStoreIDKeyDistinctDocuments(t *testing.T) {
 			_, err = c.InsertOne(ttldb.Document{"_id": tc.second, "v": 2})
 			require.NoError(t, err, "a different _id must not be a duplicate key")
 			for v, id := range map[int]any{1: tc.first, 2: tc.second} {
-				got, err := c.FindOne(ttldb.Document{"_id": id})
+				got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
 				require.NoError(t, err)
 				assert.Equal(t, v, got["v"], "FindOne(_id: %v) found the other document", id)
 				n, err := c.CountDocuments(ttldb.Document{"_id": id})
@@ -69,7 +69,7 @@ func TestStoreIDKeyEqualValues(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.InsertOne(ttldb.Document{"_id": tc.second, "v": 2})
 			require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "an equal _id is a duplicate key")
-			got, err := c.FindOne(ttldb.Document{"_id": tc.second})
+			got, err := c.FindOne(ttldb.Document{"_id": tc.second}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, 1, got["v"])
 			assert.Equal(t, 1, count(t, c, nil))

@@ -30,7 +30,7 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 	reads := func() <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			if _, err := c.FindOne(Document{"_id": 5}); err != nil {
+			if _, err := c.FindOne(Document{"_id": 5}).Document(); err != nil {
 				done <- err
 				return
 			}

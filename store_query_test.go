@@ -156,7 +156,7 @@ func TestStoreInvalidFilter(t *testing.T) {
 	} {
 		calls := map[string]func() error{
 			"Find":           func() error { _, err := c.Find(f); return err },
-			"FindOne":        func() error { _, err := c.FindOne(f); return err },
+			"FindOne":        func() error { _, err := c.FindOne(f).Document(); return err },
 			"CountDocuments": func() error { _, err := c.CountDocuments(f); return err },
 			"Explain":        func() error { _, err := c.Explain(f); return err },
 			"UpdateOne":      func() error { _, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
@@ -189,7 +189,7 @@ func TestStoreUpdateOperators(t *testing.T) {
 		res, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
 		require.NoError(t, err, "%v", u)
 		assert.Equal(t, 1, res.MatchedCount)
-		got, err := c.FindOne(ttldb.Document{"_id": 1})
+		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
 		require.NoError(t, err)
 		return got
 	}
@@ -282,7 +282,7 @@ func TestStoreUpsert(t *testing.T) {
 	assert.Equal(t, 0, res.MatchedCount)
 	assert.Equal(t, 0, res.ModifiedCount)
 	require.NotNil(t, res.UpsertedID)
-	got, err := c.FindOne(ttldb.Document{"_id": res.UpsertedID})
+	got, err := c.FindOne(ttldb.Document{"_id": res.UpsertedID}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{
 		"_id": res.UpsertedID, "name": "ada", "k": ttldb.Document{"sub": 5}, "lang": "go", "team": "core",
@@ -302,7 +302,7 @@ func TestStoreUpsert(t *testing.T) {
 	res, err = c.UpdateMany(ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, "u1", res.UpsertedID)
-	got, err = c.FindOne(ttldb.Document{"_id": "u1"})
+	got, err = c.FindOne(ttldb.Document{"_id": "u1"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": "u1", "n": 1}, got)
 
@@ -310,7 +310,7 @@ func TestStoreUpsert(t *testing.T) {
 	res, err = c.ReplaceOne(ttldb.Document{"_id": "r1"}, ttldb.Document{"x": 1}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, "r1", res.UpsertedID)
-	got, err = c.FindOne(ttldb.Document{"_id": "r1"})
+	got, err = c.FindOne(ttldb.Document{"_id": "r1"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": "r1", "x": 1}, got)
 	res, err = c.ReplaceOne(ttldb.Document{"x": 2}, ttldb.Document{"x": 2}, ttldb.UpdateOptions{Upsert: true})
@@ -379,7 +379,7 @@ func TestStoreNaN(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.InsertOne(ttldb.Document{"_id": float32(math.NaN())})
 	require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "NaN _id values are one key")
-	got, err := c.FindOne(ttldb.Document{"_id": 1})
+	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.True(t, math.IsNaN(got["x"].(float64)))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": math.NaN()}), "NaN equals NaN in queries, as in MongoDB")

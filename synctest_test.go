@@ -49,7 +49,7 @@ func TestSynctestWithSystemClock(t *testing.T) {
 		assert.Equal(t, int64(2), m.Passes)
 		assert.Equal(t, int64(1), m.DeletedDocuments)
 		assert.Equal(t, start.Add(2*time.Minute), m.LastPassStart)
-		_, err = c.FindOne(ttldb.Document{"_id": "old"})
+		_, err = c.FindOne(ttldb.Document{"_id": "old"}).Document()
 		assert.ErrorIs(t, err, ttldb.ErrNotFound)
 
 		require.NoError(t, db.Close())

@@ -299,6 +299,9 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if err := c.usable(); err != nil {
 		return time.Time{}, false, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsExpiresAt(ts, id) // time-series: tsread.go
+	}
 	// Validated (no cycle, bounded depth) and in stored form before it is
 	// keyed: an _id is looked up as the filter {_id: id} would match it.
 	id, err = codec.CloneValue(id, "_id")
@@ -363,6 +366,9 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
 	if err := c.usable(); err != nil {
 		return res, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return ts.collModIndex(m) // time-series: tsindex.go
 	}
 	where := fmt.Sprintf("collMod %q", c.name)
 	if m.ExpireAfterSeconds == nil {

@@ -514,7 +514,7 @@ func testBuildDoesNotBlockReaders(t *testing.T, n int) {
 				continue
 			}
 			id := (i * 7919) % n
-			doc, err := c.FindOne(Document{"_id": id})
+			doc, err := c.FindOne(Document{"_id": id}).Document()
 			if err != nil {
 				readErr <- err
 				return
@@ -769,7 +769,7 @@ func TestTTLRule09_ArangoValueForms(t *testing.T) {
 			requireNeverExpires(t, c, 1)
 			clk.Set(farFuture)
 			require.Equal(t, 0, pass(t, db))
-			_, err = c.FindOne(Document{"_id": 1})
+			_, err = c.FindOne(Document{"_id": 1}).Document()
 			require.NoError(t, err)
 		})
 	}
@@ -827,11 +827,11 @@ func TestTTLRule10_NonDatesNeverExpire(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(docs), n)
 	for _, d := range docs {
-		got, err := c.FindOne(Document{"_id": d["_id"]})
+		got, err := c.FindOne(Document{"_id": d["_id"]}).Document()
 		require.NoError(t, err, d["_id"])
 		require.Equal(t, d["_id"], got["_id"])
 	}
-	got, err := c.FindOne(Document{"at": true})
+	got, err := c.FindOne(Document{"at": true}).Document()
 	require.NoError(t, err, "findable through the TTL index")
 	require.Equal(t, "bool", got["_id"])
 }

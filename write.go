@@ -204,7 +204,11 @@ type newDoc struct {
 // prepareNewDocument checks and encodes a document for insertion, giving it
 // an ObjectID _id if it has none. The encoding is the copy: doc is read
 // once and never kept.
-func (c *Collection) prepareNewDocument(doc map[string]any) (newDoc, error) {
+func (c *Collection) prepareNewDocument(d any) (newDoc, error) {
+	doc, isMap := d.(map[string]any)
+	if !isMap {
+		return c.prepareNewValue(d) // a struct, or another map type
+	}
 	var genID any
 	if _, ok := doc["_id"]; !ok {
 		genID = NewObjectIDFromTime(c.db.clock.Now())
@@ -230,11 +234,15 @@ func encodeUpdated(doc Document) (newDoc, error) {
 	return newDoc{enc: enc, id: doc["_id"], doc: doc}, nil
 }
 
-// InsertOne stores a copy of doc and returns its _id, generating an ObjectID
-// if doc has none (doc itself is not changed). It fails, storing nothing,
-// with ErrInvalidDocument, ErrValidation or ErrDuplicateKey.
-func (c *Collection) InsertOne(doc Document) (id any, err error) {
-	ids, err := c.InsertMany([]Document{doc})
+// InsertOne stores a copy of doc and returns its _id, generating an
+// ObjectID if doc has none (doc itself is not changed). doc is a Document
+// (map[string]any), another map with string keys, a struct or a non-nil
+// pointer to one (see Document for how a struct is stored; a struct's
+// _id field left out by omitempty, nil, or missing counts as none, and the
+// generated _id is not written back into the struct). It fails, storing
+// nothing, with ErrInvalidDocument, ErrValidation or ErrDuplicateKey.
+func (c *Collection) InsertOne(doc any) (id any, err error) {
+	ids, err := insertDocs(c, []any{doc})
 	if err != nil {
 		return nil, err
 	}
@@ -242,12 +250,40 @@ func (c *Collection) InsertOne(doc Document) (id any, err error) {
 }
 
 // InsertMany stores copies of docs and returns their _id values in order.
-// It is atomic: if any document is invalid, fails validation or would
-// duplicate a key (in the collection or within docs), nothing is stored and
-// the error names the document's position.
-func (c *Collection) InsertMany(docs []Document) (ids []any, err error) {
+// docs is a slice of documents of any form InsertOne takes: []Document,
+// []any, []User, []*User… (nil: none). It is atomic: if any document is
+// invalid, fails validation or would duplicate a key (in the collection
+// or within docs), nothing is stored and the error names the document's
+// position.
+func (c *Collection) InsertMany(docs any) (ids []any, err error) {
+	switch d := docs.(type) {
+	case []Document:
+		return insertDocs(c, d)
+	case []any:
+		return insertDocs(c, d)
+	case nil:
+		return insertDocs(c, []any(nil))
+	}
 	if err := c.usable(); err != nil {
 		return nil, err
+	}
+	list, err := documentList(docs)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	return insertDocs(c, list)
+}
+
+func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		list := make([]any, len(docs))
+		for i, d := range docs {
+			list[i] = d
+		}
+		return ts.insert(list) // time-series: tsbucket.go
 	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
@@ -419,6 +455,9 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -578,13 +617,21 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 
 // ReplaceOne replaces the first document matching filter with a copy of
 // replacement, keeping its _id (a replacement that names another _id fails
-// with ErrImmutableID). With Upsert and no match, it inserts the
-// replacement.
-func (c *Collection) ReplaceOne(filterDoc, replacement Document, opts ...UpdateOptions) (UpdateResult, error) {
+// with ErrImmutableID). replacement is a document of any form InsertOne
+// takes (a struct's _id left out by omitempty, or nil, keeps the stored
+// one). With Upsert and no match, it inserts the replacement.
+func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...UpdateOptions) (UpdateResult, error) {
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
+	if c.timeSeries() != nil {
+		return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
+	}
 	f, err := query.CompileFilter(filterDoc)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	replacement, err := asDocument(replacementDoc)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -641,6 +688,9 @@ func (c *Collection) DeleteMany(filter Document) (int, error) {
 func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsDelete(ts, filterDoc, limit) // time-series: tsread.go
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {

@@ -165,7 +165,7 @@ func (s *ttldbStore) get(key string) bool {
 		_, _, err := s.coll.ExpiresAt(key)
 		return err == nil
 	}
-	d, err := s.coll.FindOne(ttldb.Document{"_id": key})
+	d, err := s.coll.FindOne(ttldb.Document{"_id": key}).Document()
 	return err == nil && d != nil
 }
 
@@ -175,7 +175,7 @@ func (s *ttldbStore) close()         { s.db.Close() }
 // probeFindOne reports whether FindOne({_id: key}) is a correct point
 // lookup here (it returns that document, examining at most one).
 func (s *ttldbStore) probeFindOne(key string) (bool, string) {
-	d, err := s.coll.FindOne(ttldb.Document{"_id": key})
+	d, err := s.coll.FindOne(ttldb.Document{"_id": key}).Document()
 	if err != nil {
 		return false, "FindOne by _id failed: " + err.Error()
 	}

@@ -78,7 +78,16 @@ var typedSliceTypes = map[byte]reflect.Type{
 // Its errors are *DocumentError values naming the path.
 type encoder struct {
 	buf    []byte
-	onPath []uintptr // maps on the current path, to refuse cycles
+	onPath []uintptr // maps and pointers on the current path, to refuse cycles
+
+	// For EncodeValue: newID makes an _id for a document without one,
+	// genID is the one it made, wroteID says the document had its own.
+	newID   func() any
+	genID   any
+	wroteID bool
+	// structRules lets any value follow the rules of structs (set for a
+	// document given as a struct): a Document's values keep their own.
+	structRules bool
 }
 
 func (e *encoder) fail(path, reason string) error {
@@ -192,7 +201,7 @@ func (e *encoder) value(v any, path string, depth int) error {
 		return e.withLength(func() error {
 			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
 			for i, el := range x {
-				if err := e.value(el, path+"."+strconv.Itoa(i), depth+1); err != nil {
+				if err := e.value(el, JoinPath(path, strconv.Itoa(i)), depth+1); err != nil {
 					return err
 				}
 			}
@@ -203,7 +212,7 @@ func (e *encoder) value(v any, path string, depth int) error {
 		return e.withLength(func() error {
 			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
 			for i, el := range x {
-				ep := path + "." + strconv.Itoa(i)
+				ep := JoinPath(path, strconv.Itoa(i))
 				if el == nil {
 					return e.fail(ep, "nil document in array")
 				}
@@ -224,6 +233,18 @@ func (e *encoder) value(v any, path string, depth int) error {
 		}
 		if u, ok := underlying(v); ok {
 			return e.value(u, path, depth)
+		}
+		switch rv := reflect.ValueOf(v); rv.Kind() {
+		case reflect.Struct, reflect.Pointer, reflect.Map, reflect.Slice, reflect.Array:
+			if !e.structRules {
+				break
+			}
+			// Inside a struct: structs, pointers, and maps and slices of
+			// any storable element (structenc.go).
+			if err := e.rvalue(rv, depth); err != nil {
+				return prefixPath(err, path)
+			}
+			return nil
 		}
 		return e.fail(path, fmt.Sprintf("unsupported value type %T", v))
 	}
@@ -299,7 +320,7 @@ func (e *encoder) typedSlice(v any, path string) error {
 				e.buf = append(e.buf, b)
 			case string:
 				if !utf8.ValidString(x) {
-					return e.fail(path+"."+strconv.Itoa(i), "string is not valid UTF-8")
+					return e.fail(JoinPath(path, strconv.Itoa(i)), "string is not valid UTF-8")
 				}
 				e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
 				e.buf = append(e.buf, x...)
@@ -347,27 +368,12 @@ func (d *decoder) str() string { return string(d.bytes(int(d.uvarint()))) }
 // b: the result may outlive it.
 func Decode(b []byte) Document {
 	d := decoder{b: b}
-	return d.document(nil)
+	return d.document()
 }
 
-// DecodeInto decodes an encoding into dst, which it clears first, and
-// returns it; with a nil dst it makes a map of the right size. It
-// allocates only for what the document holds: one allocation per string or
-// boxed value (and per nested document or array), none for dst itself nor
-// for field names seen before (they are interned). Like Decode, it shares
-// no memory with b.
-func DecodeInto(dst Document, b []byte) Document {
-	d := decoder{b: b}
-	return d.document(dst)
-}
-
-func (d *decoder) document(m Document) Document {
+func (d *decoder) document() Document {
 	n := int(d.uvarint())
-	if m == nil {
-		m = make(Document, n)
-	} else {
-		clear(m)
-	}
+	m := make(Document, n)
 	for range n {
 		k := internName(d.bytes(int(d.uvarint())))
 		m[k] = d.value()
@@ -423,7 +429,7 @@ func (d *decoder) value() any {
 		return id
 	case tagDoc:
 		d.uvarint() // length
-		return d.document(nil)
+		return d.document()
 	case tagArray:
 		d.uvarint()
 		out := make([]any, d.uvarint())
@@ -610,7 +616,7 @@ func Encode(doc map[string]any, extraID any) ([]byte, error) {
 		return nil, &DocumentError{Reason: "document is nil"}
 	}
 	e := encodePool.Get().(*encoder)
-	e.buf, e.onPath = e.buf[:0], e.onPath[:0]
+	e.buf, e.onPath, e.structRules = e.buf[:0], e.onPath[:0], false
 	err := e.document(doc, "", 0, extraID)
 	var out []byte
 	if err == nil {

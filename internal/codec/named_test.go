@@ -142,3 +142,37 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	_, err := CloneDocument(Document{"clé": "日本語"})
 	require.NoError(t, err)
 }
+
+// TestStructRulesInsideStructs checks that inside a document given as a
+// struct, any value may follow the rules of structs (pointers, maps with
+// string keys of any value type, nested slices, structs, types defined
+// from time.Time), even behind an interface, while a Document refuses them
+// (TestUnsupportedKindsStillRefused).
+func TestStructRulesInsideStructs(t *testing.T) {
+	type (
+		ptr    *int
+		intMap map[string]int
+		grid   [][]int
+		stamp  time.Time
+		inner  struct {
+			A int
+			B string `ttldb:"bee"`
+		}
+		holder struct {
+			V map[string]any `ttldb:"v"`
+		}
+	)
+	one := 1
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	enc, _, err := EncodeValue(holder{V: map[string]any{
+		"ptr": ptr(&one), "nilPtr": ptr(nil), "intMap": intMap{"a": 1}, "grid": grid{{1, 2}, {3}},
+		"stamp": stamp(at), "inner": inner{A: 1, B: "x"}, "innerPtr": &inner{A: 2},
+		"inners": []inner{{A: 3}},
+	}}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Document{"v": map[string]any{
+		"ptr": 1, "nilPtr": nil, "intMap": map[string]any{"a": 1}, "grid": []any{[]int{1, 2}, []int{3}},
+		"stamp": at, "inner": map[string]any{"a": 1, "bee": "x"}, "innerPtr": map[string]any{"a": 2, "bee": ""},
+		"inners": []map[string]any{{"a": 3, "bee": ""}},
+	}}, Decode(enc))
+}

@@ -14,4 +14,5 @@ var (
 	ErrImmutableID     = errors.New("ttldb: _id is immutable")
 	ErrInvalidOptions  = errors.New("ttldb: invalid options")
 	ErrValidation      = errors.New("ttldb: document failed validation")
+	ErrDecode          = errors.New("ttldb: cannot decode document")
 )

@@ -1,0 +1,377 @@
+package ttldb
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+)
+
+// The TTL monitor visits a time-series collection's expiry rules (its
+// collection-level ExpireAfterSeconds and its partial TTL indexes) as it
+// visits TTL indexes, in the same passes and sub-passes with the same
+// budgets: each rule is one target of a sub-pass (ttlTarget.ts), whose
+// batches delete buckets. BatchSize, PerIndexMaxDeletes and the per-pass
+// caps count buckets, as MongoDB's batched deletes count bucket documents;
+// Metrics().TTL.DeletedDocuments counts the buckets deleted and
+// DeletedMeasurements the measurements they held. With PreciseExpiry a
+// batch also trims expired measurements out of buckets that keep others: a
+// trimmed bucket counts in BatchSize but not as deleted.
+
+// tsTargets lists the expiry rules of a time-series collection that are
+// on, for a sub-pass.
+func (s *collState) tsTargets() []ttlTarget {
+	ts := s.ts
+	if ts == nil {
+		return nil
+	}
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	if ts.dropped {
+		return nil
+	}
+	var out []ttlTarget
+	for _, e := range ts.expiries() {
+		if e.expireAfter.Load() >= 0 {
+			out = append(out, ttlTarget{coll: s, ix: e.ix, ts: e})
+		}
+	}
+	return out
+}
+
+// measurements returns the measurements the target's last batch removed,
+// for a DeleteEvent (nil for a TTL index).
+func (t ttlTarget) measurements() []Document {
+	if t.ts == nil {
+		return nil
+	}
+	return t.ts.lastDocs
+}
+
+// live reports whether the rule still exists. Call holding the
+// collection's mu.
+func (e *tsExpiry) live() bool {
+	ts := e.ts
+	return e == ts.collExp || slices.ContainsFunc(ts.indexes, func(ix *tsIndex) bool { return ix.exp == e })
+}
+
+// tsChosen is a bucket chosen for deletion (whole) or trimming (its
+// measurements at or before cut), in the version ver.
+type tsChosen struct {
+	b     *bucket
+	ver   uint64
+	whole bool
+	cut   time.Time
+}
+
+// choose returns up to limit buckets expired at cutoff (see
+// tsExpiry.cutoff), skipping those set aside in this pass. Call holding the
+// collection's mu.
+func (e *tsExpiry) choose(cutoff time.Time, limit int, pass uint64) (out []tsChosen, more bool) {
+	cs, cn := cutoff.Unix(), int32(cutoff.Nanosecond())
+	e.tree.Ascend(func(en tsExpEntry) bool {
+		if en.sec > cs || en.sec == cs && en.nsec > cn {
+			return false
+		}
+		if p, ok := e.setAside[en.b]; ok && p == pass {
+			return true
+		}
+		out = append(out, tsChosen{b: en.b, ver: en.b.ver, cut: cutoff, whole: !e.ts.opts.PreciseExpiry || !en.b.max.After(cutoff)})
+		return len(out) < limit
+	})
+	return out, len(out) >= limit
+}
+
+// removes reports whether c removes measurement i of its bucket.
+func (c *tsChosen) removes(i int) bool {
+	return c.whole || !c.b.timeAt(i).After(c.cut)
+}
+
+// deleteBuckets is deleteBatch for a time-series expiry rule: it deletes
+// (or trims) up to limit expired buckets in one hold of the collection's
+// lock. With expire hooks it chooses them first under the read lock, offers
+// their measurements to the hooks with no lock held, and deletes those
+// still in the version offered; a bucket a hook failed for (any of its
+// measurements) is kept whole and set aside until the next pass. n counts
+// whole buckets deleted; ids are the removed measurements' _id values when
+// there are observers (and e.lastDocs the measurements).
+func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
+	e := t.ts
+	ts := e.ts
+	e.lastMeasurements, e.lastDocs = 0, nil
+	pass := m.delivery.pass // written only between passes
+	observe := len(m.db.cfg.observe) > 0
+	hooks := len(m.db.cfg.hooks) > 0
+	var chosen []tsChosen
+	var failed []*bucket
+	more := false
+	if hooks {
+		ts.mu.RLock()
+		switch {
+		case ts.dropped:
+			ts.mu.RUnlock()
+			return 0, nil, false, batchNow, errCollectionDropped
+		case !e.live():
+			ts.mu.RUnlock()
+			return 0, nil, false, batchNow, errIndexDropped
+		}
+		cut, on := e.cutoff(earlier(passNow, m.db.clock.Now()))
+		if on {
+			chosen, more = e.choose(cut, limit, pass)
+		}
+		offered := make([][]Document, len(chosen))
+		for j := range chosen {
+			c := &chosen[j]
+			for i := range c.b.offs {
+				if c.removes(i) {
+					offered[j] = append(offered[j], ts.measurement(c.b, i))
+				}
+			}
+		}
+		ts.mu.RUnlock()
+		if len(chosen) == 0 {
+			return 0, nil, !more, batchNow, nil
+		}
+		bad := m.runBucketHooks(ctx, ts.name, e.name, chosen, offered)
+		if err := m.stopped(ctx); err != nil {
+			return 0, nil, false, batchNow, err
+		}
+		kept := chosen[:0]
+		for j, c := range chosen {
+			if bad[j] {
+				failed = append(failed, c.b)
+			} else {
+				kept = append(kept, c)
+			}
+		}
+		chosen = kept
+		if !m.isPrimary() {
+			return 0, nil, false, batchNow, errSteppedDown
+		}
+	}
+	if err := m.stopped(ctx); err != nil {
+		return 0, nil, false, batchNow, err
+	}
+	ts.mu.Lock()
+	switch {
+	case ts.dropped:
+		ts.mu.Unlock()
+		return 0, nil, false, batchNow, errCollectionDropped
+	case !e.live():
+		ts.mu.Unlock()
+		return 0, nil, false, batchNow, errIndexDropped
+	}
+	for _, b := range failed {
+		if !b.removed {
+			e.setAside[b] = pass
+		}
+	}
+	batchNow = earlier(passNow, m.db.clock.Now())
+	cut, on := e.cutoff(batchNow)
+	if !on {
+		ts.mu.Unlock()
+		return 0, nil, true, batchNow, nil // turned off by CollModTimeSeries meanwhile
+	}
+	if !hooks {
+		chosen, more = e.choose(cut, limit, pass)
+	}
+	retry := false
+	removed := 0
+	var docs []Document
+	for _, c := range chosen {
+		b := c.b
+		if hooks {
+			// Re-checked under the lock: only the version the hooks saw,
+			// and only what is still expired, goes.
+			if b.removed {
+				continue
+			}
+			key := ts.expiryKey(b)
+			if b.ver != c.ver {
+				retry = retry || !key.After(cut)
+				continue
+			}
+			if cut.Before(c.cut) {
+				c.cut = cut
+				if !ts.opts.PreciseExpiry && key.After(cut) {
+					continue
+				}
+				c.whole = !ts.opts.PreciseExpiry || !b.max.After(cut)
+			}
+		}
+		keep := make([]bool, b.len())
+		for i := range keep {
+			keep[i] = !c.removes(i)
+			if !keep[i] && observe {
+				d := ts.measurement(b, i)
+				ids = append(ids, d["_id"])
+				docs = append(docs, d)
+			}
+		}
+		removed += ts.keep(b, keep)
+		if b.removed {
+			n++
+		}
+	}
+	ts.mu.Unlock()
+	e.lastMeasurements, e.lastDocs = removed, docs
+	if removed > 0 {
+		m.db.metrics.deletedMeasurements.Add(int64(removed))
+	}
+	return n, ids, !more && !retry, batchNow, nil
+}
+
+// runBucketHooks offers the measurements of the chosen buckets to the
+// expire hooks, in order. bad[j] reports that some hook did not handle a
+// measurement of chosen[j] (named in an *ExpireHookError, or any other
+// error for all): that bucket is kept whole and offered to no later hook.
+func (m *monitor) runBucketHooks(ctx context.Context, coll, name string, chosen []tsChosen, offered [][]Document) []bool {
+	bad := make([]bool, len(chosen))
+	for _, h := range m.db.cfg.hooks {
+		batch := ExpiredBatch{Collection: coll, Index: name}
+		var owner []int // owner[k]: the chosen bucket of batch.Docs[k]
+		for j, docs := range offered {
+			if bad[j] {
+				continue
+			}
+			for _, d := range docs {
+				batch.Docs = append(batch.Docs, codec.CopyDocument(d))
+				batch.Versions = append(batch.Versions, chosen[j].ver)
+				owner = append(owner, j)
+			}
+		}
+		if len(batch.Docs) == 0 {
+			break
+		}
+		err := m.callHook(ctx, h.fn, batch)
+		if err == nil {
+			continue
+		}
+		m.db.metrics.hookErrors.Add(1)
+		m.delivery.mu.Lock()
+		m.delivery.failures++
+		m.delivery.mu.Unlock()
+		named := 0
+		var he *ExpireHookError
+		if errors.As(err, &he) {
+			for _, id := range he.Failed {
+				for k, d := range batch.Docs {
+					if !bad[owner[k]] && compareIDs(d["_id"], id) == 0 {
+						bad[owner[k]] = true
+						named++
+					}
+				}
+			}
+		}
+		m.db.logger.Warn("ttl expire hook failed", "collection", coll, "index", name,
+			"documents", len(batch.Docs), "failedBuckets", named, "err", err)
+		if named == 0 {
+			for j := range bad {
+				bad[j] = true
+			}
+			break
+		}
+	}
+	return bad
+}
+
+// compareIDs compares two _id values as the filter {_id: v} would.
+func compareIDs(a, b any) int {
+	ka, errA := idKey(a)
+	kb, errB := idKey(b)
+	if errA != nil || errB != nil {
+		return 1
+	}
+	return cmp.Compare(ka, kb)
+}
+
+// earliestThreshold returns the earliest threshold of any bucket under the
+// collection's rules that are on.
+func (ts *tsColl) earliestThreshold() (time.Time, bool) {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	if ts.dropped {
+		return time.Time{}, false
+	}
+	var best time.Time
+	found := false
+	for _, e := range ts.expiries() {
+		if th, ok := e.earliestThreshold(); ok && (!found || th.Before(best)) {
+			best, found = th, true
+		}
+	}
+	return best, found
+}
+
+// explainTTLDelete is ExplainTTLDelete for a time-series collection: the
+// rule is named CollectionExpiryName or by its partial TTL index's name.
+// The deletion is over buckets: IndexKeys is the timeField, IndexBounds the
+// bucket starts (control.min) that are expired (at or before now - E -
+// span; with PreciseExpiry, the measurement times at or before now - E),
+// KeysExamined and DocsExamined the buckets the first visit would delete or
+// trim, Measurements the measurements it would remove.
+func (c *Collection) tsExplainTTLDelete(ts *tsColl, name string) (Explanation, error) {
+	o := c.db.monitor.opts.Load()
+	now := c.db.clock.Now()
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	var e *tsExpiry
+	for _, x := range ts.expiries() {
+		if x.name == name {
+			e = x
+		}
+	}
+	if e == nil {
+		if slices.ContainsFunc(ts.indexes, func(ix *tsIndex) bool { return ix.name == name }) {
+			return Explanation{}, fmt.Errorf("%w: collection %q: index %q is not a TTL index", ErrInvalidIndex, c.name, name)
+		}
+		return Explanation{}, fmt.Errorf("%w: collection %q: no index %q (the collection-level expiry is %q)", ErrNotFound, c.name, name, CollectionExpiryName)
+	}
+	cut, on := e.cutoff(now)
+	if !on {
+		return Explanation{}, fmt.Errorf("%w: %w: collection %q: the collection-level expireAfterSeconds is off", ErrInvalidIndex, ErrTimeSeries, c.name)
+	}
+	limit := o.PerIndexMaxDeletes
+	if o.MaxTotalRemoves > 0 {
+		limit = min(limit, o.MaxTotalRemoves)
+	}
+	if o.MaxCollectionRemoves > 0 {
+		limit = min(limit, o.MaxCollectionRemoves)
+	}
+	chosen, _ := e.choose(cut, max(limit, 1), 0)
+	if limit <= 0 {
+		chosen = nil
+	}
+	measurements := 0
+	for j := range chosen {
+		for i := range chosen[j].b.offs {
+			if chosen[j].removes(i) {
+				measurements++
+			}
+		}
+	}
+	secs := int32(e.expireAfter.Load())
+	field := "control.min." + ts.opts.TimeField
+	if ts.opts.PreciseExpiry {
+		field = ts.opts.TimeField
+	}
+	return Explanation{
+		Collection:      c.name,
+		Stage:           "BATCHED_DELETE",
+		IndexName:       e.name,
+		IndexKeys:       []IndexKey{Asc(ts.opts.TimeField)},
+		IndexBounds:     []string{fmt.Sprintf("[MinDate, %s]", cut.UTC().Format(time.RFC3339Nano))},
+		Filter:          Document{field: Document{"$lte": cut}},
+		KeysExamined:    len(chosen),
+		DocsExamined:    len(chosen),
+		BucketsExamined: len(chosen),
+		Measurements:    measurements,
+		BatchSize:       o.BatchSize,
+		Batches:         (len(chosen) + o.BatchSize - 1) / o.BatchSize,
+		ExpireAfterSecs: &secs,
+	}, nil
+}

@@ -1,0 +1,391 @@
+package ttldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The manual's example: a bucket covering data up until 2023-03-27T18:29:59Z
+// with expireAfterSeconds 300 expires after 2023-03-27T18:34:59Z. With a
+// 1800 s span, the bucket starting at 18:00:00 covers data until 18:29:59
+// (its range is [18:00, 18:30)).
+func TestTimeSeriesExpiryManualExample(t *testing.T) {
+	start := time.Date(2023, 3, 27, 18, 0, 0, 0, time.UTC)
+	db, clk, c := openTS(t, start, weatherOpts(1800, Seconds(300)))
+	_, err := c.InsertMany([]Document{
+		{"timestamp": start.Add(5 * time.Minute), "sensor": "a"},
+		{"timestamp": time.Date(2023, 3, 27, 18, 29, 59, 0, time.UTC), "sensor": "a"},
+	})
+	require.NoError(t, err)
+	info, _, _ := c.TimeSeriesInfo()
+	require.Equal(t, 1, info.Buckets)
+
+	clk.Set(time.Date(2023, 3, 27, 18, 34, 59, 0, time.UTC))
+	res := tsPass(t, db)
+	require.Zero(t, res.Deleted, "at 18:34:59 the bucket's upper limit + E has not passed")
+	n, _ := c.CountDocuments(nil)
+	require.Equal(t, 2, n)
+
+	clk.Set(time.Date(2023, 3, 27, 18, 35, 0, 0, time.UTC)) // start <= now - E - span
+	res = tsPass(t, db)
+	require.Equal(t, 1, res.Deleted, "one bucket")
+	n, _ = c.CountDocuments(nil)
+	require.Zero(t, n)
+	m := db.Metrics().TTL
+	require.Equal(t, int64(1), m.DeletedDocuments)
+	require.Equal(t, int64(2), m.DeletedMeasurements)
+	require.Equal(t, int64(1), m.DeletedByIndex[IndexRef{"w", CollectionExpiryName}])
+}
+
+// A bucket holding an old and a fresh measurement keeps both: the old one
+// outlives E by up to the span.
+func TestTimeSeriesOldAndFreshShareBucketFate(t *testing.T) {
+	db, clk, c := openTS(t, t0, weatherOpts(3600, Seconds(60)))
+	_, err := c.InsertMany([]Document{{"timestamp": t0, "sensor": "a"}, {"timestamp": t0.Add(59 * time.Minute), "sensor": "a"}})
+	require.NoError(t, err)
+	at, expires, err := c.ExpiresAt(must(c.FindOne(Document{"timestamp": t0}).Document())["_id"])
+	require.NoError(t, err)
+	require.True(t, expires)
+	require.Equal(t, t0.Add(time.Hour+time.Minute), at, "the whole bucket: start + span + E")
+	clk.Set(t0.Add(time.Hour + time.Minute - time.Second))
+	tsPass(t, db)
+	n, _ := c.CountDocuments(nil)
+	require.Equal(t, 2, n, "the old measurement is long past its own threshold but stays with its bucket")
+	clk.Set(t0.Add(time.Hour + time.Minute))
+	tsPass(t, db)
+	n, _ = c.CountDocuments(nil)
+	require.Zero(t, n)
+}
+
+func must(d Document, err error) Document {
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// No 32-bit bucket times: before 1970 and after 2038 the same rule holds.
+func TestTimeSeriesExpiryBefore1970AndAfter2038(t *testing.T) {
+	for _, start := range []time.Time{
+		time.Date(1965, 7, 1, 10, 0, 0, 0, time.UTC),
+		time.Date(2100, 7, 1, 10, 0, 0, 0, time.UTC),
+	} {
+		t.Run(start.Format("2006"), func(t *testing.T) {
+			db, clk, c := openTS(t, start, weatherOpts(600, Seconds(30)))
+			_, err := c.InsertOne(Document{"timestamp": start.Add(7 * time.Minute), "sensor": "a"})
+			require.NoError(t, err)
+			var b *bucket
+			c.timeSeries().buckets.Ascend(func(x *bucket) bool { b = x; return false })
+			require.Equal(t, start, b.start)
+			clk.Set(start.Add(600*time.Second + 30*time.Second - time.Nanosecond))
+			require.Zero(t, tsPass(t, db).Deleted)
+			clk.Set(start.Add(600*time.Second + 30*time.Second))
+			require.Equal(t, 1, tsPass(t, db).Deleted)
+		})
+	}
+}
+
+func TestTimeSeriesPreciseExpiry(t *testing.T) {
+	opts := weatherOpts(3600, Seconds(60))
+	opts.TimeSeries.PreciseExpiry = true
+	db, clk, c := openTS(t, t0, opts)
+	var docs []Document
+	for i := range 6 {
+		docs = append(docs, Document{"_id": i, "timestamp": t0.Add(time.Duration(i) * 10 * time.Minute), "sensor": "a"})
+	}
+	_, err := c.InsertMany(docs)
+	require.NoError(t, err)
+	for i := range 6 {
+		th := t0.Add(time.Duration(i)*10*time.Minute + time.Minute)
+		clk.Set(th.Add(-time.Nanosecond))
+		tsPass(t, db)
+		n, _ := c.CountDocuments(Document{"_id": i})
+		require.Equal(t, 1, n, "measurement %d is never trimmed before its own threshold", i)
+		clk.Set(th)
+		tsPass(t, db)
+		n, _ = c.CountDocuments(Document{"_id": i})
+		require.Zero(t, n, "measurement %d goes at its own threshold", i)
+		left, _ := c.CountDocuments(nil)
+		require.Equal(t, 5-i, left)
+	}
+	info, _, _ := c.TimeSeriesInfo()
+	require.Zero(t, info.Buckets, "the bucket left empty is removed")
+	m := db.Metrics().TTL
+	require.Equal(t, int64(6), m.DeletedMeasurements)
+	require.Equal(t, int64(1), m.DeletedDocuments, "one bucket deleted; the trims delete none")
+}
+
+func TestTimeSeriesCollMod(t *testing.T) {
+	db, clk, c := openTS(t, t0, weatherOpts(3600, nil))
+	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
+	require.NoError(t, err)
+	clk.Set(t0.Add(48 * time.Hour))
+	require.Zero(t, tsPass(t, db).Deleted, "no collection-level expiry yet")
+
+	res, err := db.CollModTimeSeries("w", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(172800)})
+	require.NoError(t, err)
+	require.Nil(t, res.ExpireAfterSecondsOld)
+	require.Equal(t, int32(172800), *res.ExpireAfterSecondsNew)
+	require.Zero(t, tsPass(t, db).Deleted)
+
+	res, err = c.CollModTimeSeries(TimeSeriesCollMod{ExpireAfterSeconds: Seconds(3600)})
+	require.NoError(t, err)
+	require.Equal(t, int32(172800), *res.ExpireAfterSecondsOld)
+	res, err = c.CollModTimeSeries(TimeSeriesCollMod{Off: true})
+	require.NoError(t, err)
+	require.Equal(t, int32(3600), *res.ExpireAfterSecondsOld)
+	require.Nil(t, res.ExpireAfterSecondsNew)
+	require.Zero(t, tsPass(t, db).Deleted, "off: nothing expires")
+	info, _, _ := c.TimeSeriesInfo()
+	require.Nil(t, info.ExpireAfterSeconds)
+
+	for name, m := range map[string]TimeSeriesCollMod{
+		"neither": {},
+		"both":    {ExpireAfterSeconds: Seconds(1), Off: true},
+	} {
+		_, err := c.CollModTimeSeries(m)
+		require.ErrorIs(t, err, ErrTimeSeries, name)
+		require.ErrorIs(t, err, ErrInvalidOptions, name)
+	}
+	_, err = c.CollModTimeSeries(TimeSeriesCollMod{ExpireAfterSeconds: Seconds(-1)})
+	require.ErrorIs(t, err, ErrTimeSeries)
+	require.ErrorIs(t, err, ErrInvalidTTL)
+	info, _, _ = c.TimeSeriesInfo()
+	require.Nil(t, info.ExpireAfterSeconds, "refusals change nothing")
+
+	_, err = db.Collection("plain").InsertOne(Document{"x": 1})
+	require.NoError(t, err)
+	_, err = db.CollModTimeSeries("plain", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(5)})
+	require.ErrorIs(t, err, ErrTimeSeries)
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = db.CollModTimeSeries("missing", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(5)})
+	require.ErrorIs(t, err, ErrNotFound)
+
+	_, err = c.CollModTimeSeries(TimeSeriesCollMod{ExpireAfterSeconds: Seconds(0)})
+	require.NoError(t, err)
+	require.Equal(t, 1, tsPass(t, db).Deleted)
+}
+
+const hq = "40.761873, -73.984287"
+
+func hqIndex(expire int32) IndexModel {
+	return IndexModel{Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: Document{"sensor": Document{"$eq": hq}}, ExpireAfterSeconds: Seconds(expire)}
+}
+
+func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
+	_, _, c := openTS(t, t0, weatherOpts(0, Seconds(86400)))
+	metaF := Document{"sensor": hq}
+	for name, m := range map[string]IndexModel{
+		"no partial filter":    {Keys: []IndexKey{Asc("timestamp")}, ExpireAfterSeconds: Seconds(60)},
+		"on the meta field":    {Keys: []IndexKey{Asc("sensor")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(60)},
+		"on a data field":      {Keys: []IndexKey{Asc("temp")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(60)},
+		"filter on data":       {Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: Document{"temp": 1}, ExpireAfterSeconds: Seconds(60)},
+		"filter meta and data": {Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: Document{"sensor": hq, "temp": 1}, ExpireAfterSeconds: Seconds(60)},
+		"filter on time":       {Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: Document{"timestamp": Document{"$gt": t0}}, ExpireAfterSeconds: Seconds(60)},
+		"compound":             {Keys: []IndexKey{Asc("timestamp"), Asc("sensor")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(60)},
+		"negative":             {Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(-1)},
+	} {
+		_, err := c.CreateIndex(m)
+		require.ErrorIs(t, err, ErrTimeSeries, name)
+		require.ErrorIs(t, err, ErrInvalidTTL, name)
+	}
+	specs, _ := c.Indexes()
+	require.Empty(t, specs)
+
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	noMeta, err := db.CreateCollection("nometa", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "timestamp"}})
+	require.NoError(t, err)
+	_, err = noMeta.CreateIndex(hqIndex(60))
+	require.ErrorIs(t, err, ErrTimeSeries)
+}
+
+// The shorter period wins: a matching measurement goes after the partial
+// index's E, a non-matching one after the collection's; a partial index
+// with a longer E than the collection's has no effect.
+func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
+	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(86400)))
+	name, err := c.CreateIndex(hqIndex(3600))
+	require.NoError(t, err)
+	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq, "temp": 1}, {"timestamp": t0, "sensor": "elsewhere", "temp": 2}})
+	require.NoError(t, err)
+
+	clk.Set(t0.Add(600*time.Second + time.Hour - time.Second))
+	require.Zero(t, tsPass(t, db).Deleted)
+	clk.Set(t0.Add(600*time.Second + time.Hour))
+	require.Equal(t, 1, tsPass(t, db).Deleted)
+	n, _ := c.CountDocuments(Document{"sensor": hq})
+	require.Zero(t, n, "headquarters goes after 1 hour (+ the span)")
+	n, _ = c.CountDocuments(nil)
+	require.Equal(t, 1, n)
+	require.Equal(t, int64(1), db.Metrics().TTL.DeletedByIndex[IndexRef{"w", name}])
+
+	clk.Set(t0.Add(600*time.Second + 24*time.Hour))
+	require.Equal(t, 1, tsPass(t, db).Deleted)
+	n, _ = c.CountDocuments(nil)
+	require.Zero(t, n, "the others go after 24 hours")
+
+	// A partial index longer than the collection's period has no effect.
+	_, err = c.CollMod(CollModIndex{Name: name, ExpireAfterSeconds: Seconds(200000)})
+	require.NoError(t, err)
+	now := clk.Now()
+	_, err = c.InsertOne(Document{"timestamp": now, "sensor": hq})
+	require.NoError(t, err)
+	clk.Set(now.Add(600*time.Second + 24*time.Hour))
+	require.Equal(t, 1, tsPass(t, db).Deleted)
+	require.Equal(t, int64(2), db.Metrics().TTL.DeletedByIndex[IndexRef{"w", CollectionExpiryName}])
+}
+
+func TestTimeSeriesPartialTTLWithoutCollectionExpiry(t *testing.T) {
+	db, clk, c := openTS(t, t0, weatherOpts(600, nil))
+	_, err := c.CreateIndex(hqIndex(3600))
+	require.NoError(t, err)
+	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq}, {"timestamp": t0, "sensor": "other"}})
+	require.NoError(t, err)
+	clk.Set(t0.Add(1000 * time.Hour))
+	require.Equal(t, 1, tsPass(t, db).Deleted)
+	n, _ := c.CountDocuments(nil)
+	require.Equal(t, 1, n, "only the partial index's measurements expire")
+}
+
+// Hooks and observers receive the measurements of a deleted bucket; a hook
+// error keeps the whole bucket.
+func TestTimeSeriesHooksAndObservers(t *testing.T) {
+	var mu sync.Mutex
+	var hooked, observed []Document
+	fail := true
+	hook := func(_ context.Context, b ExpiredBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return &ExpireHookError{Failed: []any{"a1"}}
+		}
+		hooked = append(hooked, b.Docs...)
+		return nil
+	}
+	var events []DeleteEvent
+	obs := func(ev DeleteEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, ev)
+		observed = append(observed, ev.Measurements...)
+	}
+	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(60)), WithOnExpire(hook), WithDeleteObserver(obs))
+	_, err := c.InsertMany([]Document{
+		{"_id": "a1", "timestamp": t0, "sensor": "a"}, {"_id": "a2", "timestamp": t0.Add(time.Minute), "sensor": "a"},
+		{"_id": "b1", "timestamp": t0, "sensor": "b"}, {"_id": "b2", "timestamp": t0.Add(time.Minute), "sensor": "b"},
+	})
+	require.NoError(t, err)
+	clk.Set(t0.Add(660 * time.Second))
+	res, err := db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Deleted, "b's bucket goes")
+	require.False(t, res.Complete)
+	require.Equal(t, 1, res.Errors)
+	n, _ := c.CountDocuments(Document{"sensor": "a"})
+	require.Equal(t, 2, n, "a hook error for a1 keeps a's whole bucket")
+	require.Len(t, events, 1)
+	require.ElementsMatch(t, []any{"b1", "b2"}, events[0].IDs)
+	require.Len(t, observed, 2)
+	require.Equal(t, "b", observed[0]["sensor"])
+	require.Equal(t, CollectionExpiryName, events[0].Index)
+	require.Equal(t, int64(1), db.Metrics().TTL.HookErrors)
+
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	res = tsPass(t, db)
+	require.Equal(t, 1, res.Deleted, "retried at the next pass")
+	require.Len(t, hooked, 2)
+	ids := []any{hooked[0]["_id"], hooked[1]["_id"]}
+	require.ElementsMatch(t, []any{"a1", "a2"}, ids)
+	require.Equal(t, "a", hooked[0]["sensor"], "hooks receive whole measurements")
+	n, _ = c.CountDocuments(nil)
+	require.Zero(t, n)
+}
+
+// The monitor's budgets apply to buckets: a batch deletes BatchSize
+// buckets per hold of the lock, and a visit PerIndexMaxDeletes before the
+// sub-pass moves on.
+func TestTimeSeriesMonitorBudgets(t *testing.T) {
+	var batches []int
+	var mu sync.Mutex
+	obs := func(ev DeleteEvent) {
+		mu.Lock()
+		batches = append(batches, len(ev.Measurements))
+		mu.Unlock()
+	}
+	clkStart := t0
+	db, clk, c := openTS(t, clkStart, weatherOpts(60, Seconds(0)), WithDeleteObserver(obs),
+		quiet(MonitorOptions{BatchSize: 2, PerIndexMaxDeletes: 3, SubPassMaxTime: SubPassEveryRound}))
+	var docs []Document
+	for i := range 7 { // seven sensors: seven buckets of three measurements
+		for j := range 3 {
+			docs = append(docs, Document{"timestamp": t0.Add(time.Duration(j) * time.Second), "sensor": fmt.Sprintf("s%d", i)})
+		}
+	}
+	_, err := c.InsertMany(docs)
+	require.NoError(t, err)
+	ex, err := c.ExplainTTLDelete(CollectionExpiryName)
+	require.NoError(t, err)
+	require.Zero(t, ex.KeysExamined)
+	clk.Set(t0.Add(time.Minute))
+	ex, err = c.ExplainTTLDelete(CollectionExpiryName)
+	require.NoError(t, err)
+	require.Equal(t, "BATCHED_DELETE", ex.Stage)
+	require.Equal(t, 3, ex.BucketsExamined, "capped at PerIndexMaxDeletes")
+	require.Equal(t, 9, ex.Measurements)
+	require.Equal(t, 2, ex.Batches)
+	res := tsPass(t, db)
+	require.Equal(t, 7, res.Deleted)
+	require.Equal(t, 3, res.SubPasses, "3 + 3 + 1 buckets")
+	require.Equal(t, []int{6, 3, 6, 3, 3}, batches, "two buckets (six measurements) per batch, three per visit")
+	_, err = c.ExplainTTLDelete("nope")
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestTimeSeriesCurrentOpDescribesBuckets(t *testing.T) {
+	var seen []CurrentOp
+	var db *DB
+	obs := func(DeleteEvent) { seen = append(seen, db.CurrentOp()...) }
+	db, clk, c := openTS(t, t0, weatherOpts(60, Seconds(0)), WithDeleteObserver(obs), quiet(MonitorOptions{BatchSize: 1}))
+	_, err := c.InsertMany([]Document{{"timestamp": t0, "sensor": "a"}, {"timestamp": t0, "sensor": "a"}, {"timestamp": t0, "sensor": "b"}})
+	require.NoError(t, err)
+	clk.Set(t0.Add(time.Minute))
+	tsPass(t, db)
+	require.Len(t, seen, 2, "one observer call per batch of one bucket")
+	// An observer runs before the visit's progress is updated: the second
+	// sees the first batch's.
+	require.True(t, seen[1].TimeSeries)
+	require.Equal(t, CollectionExpiryName, seen[1].Index)
+	require.Equal(t, "w", seen[1].Collection)
+	require.Equal(t, 1, seen[1].Deleted)
+	require.Equal(t, 2, seen[1].Measurements)
+}
+
+// With DeadlineWake the monitor wakes for a bucket's threshold.
+func TestTimeSeriesDeadlineWake(t *testing.T) {
+	deleted := make(chan DeleteEvent, 4)
+	_, clk, c := openTS(t, t0, weatherOpts(60, Seconds(30)), WithDeleteObserver(func(ev DeleteEvent) { deleted <- ev }),
+		WithMonitor(MonitorOptions{DeadlineWake: true, Interval: 1000 * time.Hour}))
+	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
+	require.NoError(t, err)
+	// The insert re-arms the sleep for the bucket's threshold: start + span + E.
+	next := t0.Add(90 * time.Second)
+	require.Eventually(t, func() bool {
+		w, ok := clk.NextWake()
+		return ok && w.Equal(next)
+	}, 5*time.Second, time.Millisecond)
+	clk.Advance(next.Sub(clk.Now()))
+	select {
+	case ev := <-deleted:
+		require.Len(t, ev.IDs, 1)
+	case <-time.After(10 * time.Second):
+		t.Fatal(errors.New("the monitor did not wake for the bucket"))
+	}
+}
