@@ -12,7 +12,8 @@ import (
 // Metrics is a snapshot of a DB's counters, taken by DB.Metrics. It is a
 // plain value: keep it, compare it, subtract another from it (Sub).
 type Metrics struct {
-	TTL TTLMetrics
+	TTL     TTLMetrics
+	Storage StorageMetrics // gauges: Sub keeps m's
 
 	// Documents is how many documents each collection stores, expired ones
 	// not yet deleted (or hidden by HideExpired) included: what
@@ -280,6 +281,7 @@ func (db *DB) Metrics() Metrics {
 	t.PassDurations = r.passDurations()
 	r.mu.Unlock()
 	t.FailedDeliveries = db.monitor.delivery.snapshot(db.clock)
+	m.Storage = db.storageMetrics()
 	t.BacklogByIndex = map[IndexRef]IndexBacklog{}
 	m.Documents = map[string]int64{}
 	open := !db.closed.Load()
