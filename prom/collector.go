@@ -40,6 +40,8 @@ import (
 //	ttl_hook_errors_total                              failed expire-hook calls
 //	ttl_hook_panics_total                              expire-hook calls that panicked (also in hook_errors)
 //	collection_documents{collection}                   documents stored (expired ones not yet deleted included)
+//	collection_bytes{collection}                       memory the collection holds, as WithMemoryLimit accounts it
+//	memory_limit_bytes                                 the WithMemoryLimit limit (absent when there is none)
 //
 // Every TTL index has its series from the start (0 until it deletes or
 // falls behind); an index that is dropped keeps its deleted-documents
@@ -58,7 +60,7 @@ type descs struct {
 	failedDocs, failedAge          *prometheus.Desc
 	passDuration, lastPass         *prometheus.Desc
 	indexErrors, hookErr, hookPans *prometheus.Desc
-	documents                      *prometheus.Desc
+	documents, bytes, memLimit     *prometheus.Desc
 }
 
 // NewCollector returns a Collector for db. constLabels are added to every
@@ -87,6 +89,8 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		hookErr:             d("ttl_hook_errors_total", "Expire-hook calls that failed, wholly or for some documents.", nil),
 		hookPans:            d("ttl_hook_panics_total", "Expire-hook calls that panicked (also counted in ttldb_ttl_hook_errors_total).", nil),
 		documents:           d("collection_documents", "Documents stored in the collection, expired ones not yet deleted included.", []string{"collection"}),
+		bytes:               d("collection_bytes", "Memory the collection holds, as the DB accounts it for its memory limit.", []string{"collection"}),
+		memLimit:            d("memory_limit_bytes", "The DB's memory limit (WithMemoryLimit).", nil),
 	}}
 }
 
@@ -95,7 +99,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.descs
 	for _, x := range []*prometheus.Desc{
 		d.passes, d.subPasses, d.deleted, d.deletedMeasurements, d.backlog, d.oldestAge, d.failedDocs, d.failedAge,
-		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans, d.documents,
+		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans,
+		d.documents, d.bytes, d.memLimit,
 	} {
 		ch <- x
 	}
@@ -151,6 +156,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for coll, n := range all.Documents {
 		gauge(d.documents, float64(n), coll)
+	}
+	for coll, n := range all.Storage.ByCollection {
+		gauge(d.bytes, float64(n), coll)
+	}
+	if all.Storage.Limit > 0 {
+		gauge(d.memLimit, float64(all.Storage.Limit))
 	}
 }
 

@@ -3,6 +3,7 @@ package prom_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -42,7 +43,8 @@ func openScenario(t testing.TB) (*ttldb.DB, *ttltest.Clock) {
 		}
 		return nil
 	}
-	db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}), ttldb.WithOnExpire(hook))
+	db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}), ttldb.WithOnExpire(hook),
+		ttldb.WithMemoryLimit(1<<30))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	for name, secs := range map[string]int32{"sessions": 0, "carts": 3600} {
@@ -63,8 +65,11 @@ func openScenario(t testing.TB) (*ttldb.DB, *ttltest.Clock) {
 }
 
 // expected is the exposition of openScenario's DB with the const label
-// db="main".
+// db="main", but for the accounted bytes, which expectedFor adds.
 const expected = `
+# HELP ttldb_memory_limit_bytes The DB's memory limit (WithMemoryLimit).
+# TYPE ttldb_memory_limit_bytes gauge
+ttldb_memory_limit_bytes{db="main"} 1.073741824e+09
 # HELP ttldb_collection_documents Documents stored in the collection, expired ones not yet deleted included.
 # TYPE ttldb_collection_documents gauge
 ttldb_collection_documents{collection="carts",db="main"} 2
@@ -132,13 +137,30 @@ ttldb_ttl_passes_total{db="main"} 1
 ttldb_ttl_subpasses_total{db="main"} 1
 `
 
+// expectedFor is expected with the accounted bytes of db's collections
+// (the store's estimate; checked positive).
+func expectedFor(t *testing.T, db *ttldb.DB) string {
+	t.Helper()
+	st := db.Metrics().Storage
+	for _, coll := range []string{"carts", "sessions"} {
+		require.Positive(t, st.ByCollection[coll], coll)
+	}
+	require.Len(t, st.ByCollection, 2)
+	return expected + fmt.Sprintf(`
+# HELP ttldb_collection_bytes Memory the collection holds, as the DB accounts it for its memory limit.
+# TYPE ttldb_collection_bytes gauge
+ttldb_collection_bytes{collection="carts",db="main"} %d
+ttldb_collection_bytes{collection="sessions",db="main"} %d
+`, st.ByCollection["carts"], st.ByCollection["sessions"])
+}
+
 // Rule: the collector exports Metrics as the exposition above: every
 // figure, per-index series for every TTL index (zero while idle), ages in
 // seconds from the DB clock, the const label on every series.
 func TestCollectorExposition(t *testing.T) {
 	db, _ := openScenario(t)
 	c := prom.NewCollector(db, prometheus.Labels{"db": "main"})
-	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expected)))
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expectedFor(t, db))))
 }
 
 // Rule: the histogram has every pass, not only the last, with its
@@ -246,7 +268,7 @@ func TestCollectorScrapeOverHTTP(t *testing.T) {
 		assert.Contains(t, text, line+"\n")
 	}
 	// What the scrape served is what the collector gives.
-	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, prometheus.Labels{"db": "main"}), strings.NewReader(expected)))
+	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, prometheus.Labels{"db": "main"}), strings.NewReader(expectedFor(t, db))))
 }
 
 // Rule: collecting works after Close (the DB's last counters; no backlog is
