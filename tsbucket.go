@@ -52,10 +52,16 @@ func (b *bucket) enc(i int) []byte {
 
 // measurement decodes measurement i as the documents reads return.
 func (ts *tsColl) measurement(b *bucket, i int) Document {
+	return decodeMeasurement(ts.opts.TimeField, ts.opts.MetaField, b, i)
+}
+
+// decodeMeasurement decodes measurement i of b, adding the time and meta
+// fields under their names.
+func decodeMeasurement(timeField, metaField string, b *bucket, i int) Document {
 	doc := codec.Decode(b.enc(i))
-	doc[ts.opts.TimeField] = b.timeAt(i)
+	doc[timeField] = b.timeAt(i)
 	if b.hasMeta {
-		doc[ts.opts.MetaField] = codec.CopyValue(b.meta)
+		doc[metaField] = codec.CopyValue(b.meta)
 	}
 	return doc
 }

@@ -117,11 +117,11 @@ type tsExpiry struct {
 	// that failed them: not offered again in that pass. Guarded by the
 	// collection's mu; written in a pass.
 	setAside map[*bucket]uint64
-	// lastMeasurements and lastDocs are the last batch's removals, for the
-	// monitor to report (CurrentOp, DeleteEvent). Written and read by the
-	// pass only.
+	// lastMeasurements and lastRemoved are the last batch's removals, for
+	// the monitor to report (CurrentOp, DeleteEvent). Written and read by
+	// the pass only.
 	lastMeasurements int
-	lastDocs         []Document
+	lastRemoved      *tsRemoved
 }
 
 type tsExpEntry struct {
