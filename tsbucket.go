@@ -242,6 +242,11 @@ func (ts *tsColl) place(m tsMeasurement) *bucket {
 	b.data = append(b.data, m.enc...)
 	b.ends = append(b.ends, uint32(len(b.data)))
 	b.ver = ts.db.writes.Add(1)
+	for _, ix := range ts.indexes {
+		if ix.measured != nil {
+			ix.extendMeasured(b, m.enc)
+		}
+	}
 	ts.count++
 	ts.bytesLen += int64(len(m.enc))
 	return b
@@ -322,6 +327,13 @@ func (ts *tsColl) keep(b *bucket, keep []bool) int {
 	b.ver = ts.db.writes.Add(1)
 	ts.count -= n
 	ts.attachExpiry(b)
+	for _, ix := range ts.indexes {
+		if ix.measured != nil {
+			// The bounds shrink with the measurements: recomputed.
+			ix.remove(ts, b)
+			ix.add(ts, b)
+		}
+	}
 	return n
 }
 
