@@ -17,10 +17,12 @@ import (
 // tsIndex is an index of a time-series collection. As in MongoDB it
 // indexes buckets, not measurements: a key on the metaField (or a path
 // inside it) is the bucket's meta value there; a key on the timeField is
-// the bucket's start. A query bounded on its leading field visits only the
-// buckets whose key is in bounds (for the time field, widened by the bucket
-// span: a bucket starting up to a span before a bound may hold later
-// measurements), then unpacks and filters their measurements.
+// the bucket's start; a key led by a measurement field is the bucket's
+// [min, max] of that field (tsmindex.go). A query bounded on its leading
+// field visits only the buckets whose key is in bounds (for the time field,
+// widened by the bucket span: a bucket starting up to a span before a bound
+// may hold later measurements), then unpacks and filters their
+// measurements.
 type tsIndex struct {
 	name     string
 	keys     []IndexKey
