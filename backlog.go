@@ -132,19 +132,21 @@ func (c *expiryCounts) clone() *expiryCounts {
 	return out
 }
 
-// addEntry puts e in the expiry tree and counts it. Every change of the
-// tree goes through addEntry and removeEntry, so that the counts always
-// agree with it.
-func (t *ttlIndex) addEntry(e expiryEntry) {
+// addEntry puts e, the entry of a document whose TTL key is k, in the
+// expiry tree and counts it. Every change of the tree goes through
+// addEntry and removeEntry, so that the counts always agree with it.
+func (t *ttlIndex) addEntry(e expiryEntry, k ttlKey) {
 	if _, replaced := t.expiry.ReplaceOrInsert(e); !replaced {
 		t.counts.add(e.sec, e.nsec, 1)
+		t.count(k, 1)
 	}
 }
 
 // removeEntry takes e out of the expiry tree and the counts.
-func (t *ttlIndex) removeEntry(e expiryEntry) {
+func (t *ttlIndex) removeEntry(e expiryEntry, k ttlKey) {
 	if _, found := t.expiry.Delete(e); found {
 		t.counts.add(e.sec, e.nsec, -1)
+		t.count(k, -1)
 	}
 }
 

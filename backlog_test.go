@@ -90,7 +90,7 @@ func TestCountKeyRounding(t *testing.T) {
 		time.Date(2026, 1, 1, 0, 0, 0, 999_999_999, time.UTC),
 	}
 	for _, d := range dates {
-		e := entryFor(d, nil)
+		e := entryFor(d, &record{})
 		k := countKey(e.sec, e.nsec)
 		up := d.Truncate(time.Second)
 		if !up.Equal(d) {
@@ -100,7 +100,7 @@ func TestCountKeyRounding(t *testing.T) {
 		assert.Equal(t, cutoffKey(d.Truncate(time.Second)), cutoffKey(d), "%v rounds down", d)
 	}
 	for i := 1; i < len(dates); i++ {
-		a, b := entryFor(dates[i-1], nil), entryFor(dates[i], nil)
+		a, b := entryFor(dates[i-1], &record{}), entryFor(dates[i], &record{})
 		assert.LessOrEqual(t, countKey(a.sec, a.nsec), countKey(b.sec, b.nsec))
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/schema"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // Collection is a handle on a named collection of a DB. It is cheap to make
@@ -65,22 +67,28 @@ type CollectionOptions struct {
 	ExpireAfterSeconds *int32
 }
 
-// record is one stored document, encoded (codec.go). A record never
-// changes: an update makes a new record (same seq, same key) and puts it in
-// the old one's place under the write lock. So a reader that found a record
-// may decode it after releasing the lock (or without taking it: see
-// idMap), and a TTL batch can tell that a document changed by comparing
-// records.
+// record is one stored document version, as read from the collection's
+// store (internal/store): where it lives (slot), its insertion order, its
+// version, its _id key and its encoding. The bytes are never written again
+// once stored, so a record read under a lock may be decoded after the lock
+// is released (or, for a lookup by _id, without the collection lock), and
+// a TTL batch can tell that a document changed by comparing versions.
 type record struct {
-	seq uint64 // insertion order; ties in every index tree break on it
-	key string // idKey of the document's _id: its key in collState.byID
-	enc []byte // the document
+	slot store.Slot
+	seq  uint64 // insertion order; ties in every index tree break on it
 	// ver is the document's version: a number from the DB's write
 	// counter, given to every record a write stores (an insert, or an
 	// update or replacement that changes the document) and never reused
 	// within the DB, not even for a document deleted and inserted again.
 	// It is the version in an expire hook's delivery identity (_id, ver).
-	ver uint64
+	ver   uint64
+	key   []byte // the _id key (idKey): the document's key in the store
+	enc   []byte // the document
+	extra []byte // its TTL entries (ttlindex.go)
+}
+
+func recordOf(r store.Record) record {
+	return record{slot: r.Slot, seq: r.Seq, ver: r.Ver, key: r.Key, enc: r.Doc, extra: r.Extra}
 }
 
 // document decodes a new copy of the stored document.
@@ -95,7 +103,7 @@ func (r *record) id() any {
 // docRef is a record met by a scan, with its document decoded at most once
 // and only if someone needs it.
 type docRef struct {
-	rec *record
+	rec record
 	doc Document
 }
 
@@ -105,6 +113,15 @@ func (d *docRef) get() Document {
 	}
 	return d.doc
 }
+
+// natItem is a document's place in the natural (insertion) order: a plain
+// value, so that the tree holds no pointer per document.
+type natItem struct {
+	seq  uint64
+	slot store.Slot
+}
+
+func natLess(a, b natItem) bool { return a.seq < b.seq }
 
 // collState is a collection's data.
 //
@@ -118,9 +135,15 @@ func (d *docRef) get() Document {
 //     while it applies a change already prepared, and readers hold mu for
 //     reading. Readers never wait for a writer's preparation nor for an
 //     index build, and never for each other.
+//   - The store (internal/store) changes only under both: every change to
+//     the store happens while the writer holds mu for writing, so readers
+//     holding mu may read any slot. Its _id map has a lock per shard, which
+//     a writer takes for each change of a document's slot and a reader by
+//     _id takes instead of mu (FindOne by _id): the record's bytes never
+//     change, so it decodes them after releasing the shard lock.
 //   - Lock order: DB.mu (briefly, to find the collection), then writeMu,
-//     then mu. No callback (expiry hooks, observers, logging) runs with
-//     either lock held.
+//     then mu, then a store shard lock. No callback (expiry hooks,
+//     observers, logging) runs with either lock held.
 type collState struct {
 	db        *DB
 	name      string
@@ -130,12 +153,22 @@ type collState struct {
 	writeMu sync.Mutex
 	mu      sync.RWMutex
 
-	byID    *idMap                 // canonical _id key -> record; never replaced
-	natural *btree.BTreeG[*record] // by seq: insertion order
+	// st holds the documents and the _id map. Lookups by _id load it
+	// without the collection lock; Compact replaces it (under both locks)
+	// by a compacted copy, and a reader still in the old one reads a
+	// consistent, unchanging past.
+	st      atomic.Pointer[store.Store]
+	natural *btree.BTreeG[natItem] // by seq: insertion order
 	indexes []*index               // secondary indexes, in creation order
 	nextSeq uint64
+	nextIx  uint32 // the id of the next index created (index.id)
 	bytes   int64
 	dropped bool
+
+	// memAcct is the memory the DB's budget counts for the collection
+	// (memory.go). Guarded by writeMu; memPub publishes it for Metrics.
+	memAcct int64
+	memPub  atomic.Int64
 
 	// builds are the index builds under way (indexbuild.go); every write
 	// records its changes in their side tables. Guarded by writeMu.
@@ -149,8 +182,6 @@ type collState struct {
 	// for an ordinary collection, whose other fields it leaves unused.
 	ts *tsColl
 }
-
-func recordLess(a, b *record) bool { return a.seq < b.seq }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
 	if opts.TimeSeries != nil || opts.ExpireAfterSeconds != nil {
@@ -175,15 +206,42 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 	if db.cfg.hideExpired {
 		opts.HideExpired = true
 	}
-	return &collState{
+	s := &collState{
 		db:        db,
 		name:      name,
 		opts:      opts,
 		validator: v,
-		byID:      newIDMap(0),
-		natural:   btree.NewG(btreeDegree, recordLess),
+		natural:   btree.NewG(btreeDegree, natLess),
 		nextSeq:   1,
-	}, nil
+	}
+	s.st.Store(store.New(store.Options{Seed: db.seed}))
+	return s, nil
+}
+
+// store returns the collection's store.
+func (s *collState) store() *store.Store { return s.st.Load() }
+
+// rec reads the record in slot. Call holding mu or writeMu.
+func (s *collState) rec(slot store.Slot) record { return recordOf(s.store().Record(slot)) }
+
+// recAt reads the record in slot if it still holds the document with
+// insertion sequence seq. Call holding mu or writeMu.
+func (s *collState) recAt(slot store.Slot, seq uint64) (record, bool) {
+	st := s.store()
+	if !st.Live(slot) {
+		return record{}, false
+	}
+	r := st.Record(slot)
+	if r.Seq != seq {
+		return record{}, false
+	}
+	return recordOf(r), true
+}
+
+// lookup returns the record with _id key k. Call holding mu or writeMu.
+func (s *collState) lookup(k []byte) (record, bool) {
+	r, ok := s.store().Get(k)
+	return recordOf(r), ok
 }
 
 func (s *collState) markDropped() {
@@ -191,6 +249,9 @@ func (s *collState) markDropped() {
 	s.mu.Lock()
 	s.dropped = true
 	s.mu.Unlock()
+	s.db.mem.Add(-s.memAcct) // its memory goes with it
+	s.memAcct = 0
+	s.memPub.Store(0)
 	s.writeMu.Unlock()
 	if s.ts != nil {
 		s.ts.markDropped()
@@ -219,7 +280,7 @@ func (c *Collection) write(fn func(s *collState) error) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	var approved map[*record]bool // expired versions the hooks handled
+	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
 		if err != nil {
@@ -278,7 +339,7 @@ func (c *Collection) usable() error {
 	return c.nameErr
 }
 
-// idKey returns the key of an _id value in collState.byID: its
+// idKey returns the key of an _id value in the collection's store: its
 // order-preserving key (internal/keys), so that two _id values share a key
 // exactly when they compare equal (numbers of any kind with the same value,
 // dates by instant, typed and untyped arrays with equal elements, embedded
@@ -306,10 +367,14 @@ func appendIDKey(dst []byte, v any) ([]byte, error) {
 }
 
 // Compact rebuilds the collection's storage and indexes from the documents
-// it holds. Go maps keep their memory after deletes, and B-trees keep
-// half-empty nodes: after a mass deletion (a TTL mass expiry) Compact lets
-// that memory go back to the garbage collector, as MongoDB's compact
-// returns disk space. Writers wait during the rebuild; readers do not.
+// it holds. The store reclaims mostly-dead memory as new documents come, but
+// a deletion alone (a TTL mass expiry) leaves chunks partly dead, Go maps
+// keep their memory after deletes and B-trees keep half-empty nodes:
+// Compact copies the live documents into fresh memory, densely, and lets
+// the rest go back to the garbage collector, as MongoDB's compact returns
+// disk space. It needs memory for a second copy while it runs. Writers
+// wait during the rebuild; readers do not (they see the old copy until the
+// new one is published).
 func (c *Collection) Compact() error {
 	if ts := c.timeSeries(); ts != nil {
 		return ts.compact() // time-series: tsbucket.go
@@ -318,23 +383,63 @@ func (c *Collection) Compact() error {
 	if err != nil || s == nil {
 		return err
 	}
-	return c.write(func(s *collState) error {
-		s.byID.compact()
-		natural := btree.NewG(btreeDegree, recordLess)
-		s.natural.Ascend(func(r *record) bool { natural.ReplaceOrInsert(r); return true })
+	for {
+		var wait chan struct{}
+		err := c.write(func(s *collState) error {
+			if len(s.builds) > 0 {
+				// A build's private trees hold slots, which compacting
+				// renumbers: let it end first.
+				wait = s.builds[0].done
+				return nil
+			}
+			s.compact()
+			return nil
+		})
+		if err != nil || wait == nil {
+			return err
+		}
+		<-wait
+	}
+}
+
+// compact replaces the store and the trees by compacted copies. Call
+// holding writeMu, with no index build running.
+func (s *collState) compact() {
+	{
+		old := s.store()
+		ns := old.Fork(old.Len())
+		remap := make([]store.Slot, old.Stats().Slots)
+		natural := btree.NewG(btreeDegree, natLess)
+		s.natural.Ascend(func(it natItem) bool {
+			n := ns.CopyFrom(old, it.slot)
+			remap[it.slot] = n
+			natural.ReplaceOrInsert(natItem{seq: it.seq, slot: n})
+			return true
+		})
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
 		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
 		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
-			trees[i] = btree.NewG(btreeDegree, ix.less)
-			ix.tree.Ascend(func(e indexEntry) bool { trees[i].ReplaceOrInsert(e); return true })
+			if ix.tree != nil {
+				trees[i] = btree.NewG(btreeDegree, ix.less)
+				ix.tree.Ascend(func(e indexEntry) bool {
+					e.slot = remap[e.slot]
+					trees[i].ReplaceOrInsert(e)
+					return true
+				})
+			}
 			if ix.ttl != nil {
 				expiries[i] = btree.NewG(btreeDegree, expiryLess)
-				ix.ttl.expiry.Ascend(func(e expiryEntry) bool { expiries[i].ReplaceOrInsert(e); return true })
+				ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+					e.slot = remap[e.slot]
+					expiries[i].ReplaceOrInsert(e)
+					return true
+				})
 				counts[i] = ix.ttl.counts.clone()
 			}
 		}
 		s.mu.Lock()
+		s.st.Store(ns)
 		s.natural = natural
 		for i, ix := range s.indexes {
 			ix.tree = trees[i]
@@ -343,6 +448,6 @@ func (c *Collection) Compact() error {
 			}
 		}
 		s.mu.Unlock()
-		return nil
-	})
+		s.settleMemory(0)
+	}
 }

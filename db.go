@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"slices"
@@ -29,6 +30,8 @@ type DB struct {
 
 	closed  atomic.Bool
 	writes  atomic.Uint64 // the last record version given (record.ver)
+	seed    maphash.Seed  // of every collection's _id hash
+	mem     atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
 	monitor *monitor
 	metrics *metricsRecorder
 }
@@ -46,6 +49,7 @@ type config struct {
 	hooks       []expireHookEntry
 	observe     []DeleteObserver
 	hideExpired bool
+	memLimit    int64 // bytes; 0: none
 }
 
 // WithClock makes the DB read all time through c (default: SystemClock).
@@ -94,6 +98,7 @@ func Open(opts ...Option) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{
+		seed:        maphash.MakeSeed(),
 		clock:       cfg.clock,
 		logger:      cfg.logger,
 		cfg:         cfg,

@@ -21,6 +21,13 @@ var (
 	// missing collection.
 	ErrNotFound = errors.New("ttldb: not found")
 
+	// ErrMemoryLimit is returned by a write that would take the DB's
+	// accounted memory past the limit set by WithMemoryLimit. The write
+	// changes nothing (an InsertMany or UpdateMany none of its documents).
+	// Deleting documents, dropping indexes or collections, and Compact
+	// make room.
+	ErrMemoryLimit = errors.New("ttldb: memory limit reached")
+
 	// ErrCollectionExists is returned by CreateCollection for a name that is
 	// taken.
 	ErrCollectionExists = errors.New("ttldb: collection exists")

@@ -21,16 +21,16 @@ import (
 // filter would match, say) stays for the monitor: a write never fails
 // because of an unrelated document's hook.
 type expiredInWay struct {
-	now      time.Time          // the clock's reading at the first meeting
-	approved map[*record]bool   // versions the hooks handled, in earlier rounds
-	met      map[*record]*index // met in this round: the index they expired under
-	doomed   []metDoc           // deleted with the write's commit
-	pending  []metDoc           // the hooks must see them first
-	removed  []metDoc           // deleted: to count and report
+	now      time.Time         // the clock's reading at the first meeting
+	approved map[uint64]bool   // versions (record.ver) the hooks handled, in earlier rounds
+	met      map[uint64]*index // versions met in this round: the index they expired under
+	doomed   []metDoc          // deleted with the write's commit
+	pending  []metDoc          // the hooks must see them first
+	removed  []metDoc          // deleted: to count and report
 }
 
 type metDoc struct {
-	rec *record
+	rec record
 	ix  *index
 }
 
@@ -45,11 +45,11 @@ var errHooksFirst = errors.New("ttldb: expire hooks first")
 // beginInWay starts recording the expired documents a write meets; nil
 // when the collection does not hide expired documents. Call holding
 // writeMu.
-func (s *collState) beginInWay(approved map[*record]bool) *expiredInWay {
+func (s *collState) beginInWay(approved map[uint64]bool) *expiredInWay {
 	if !s.opts.HideExpired {
 		return nil
 	}
-	s.inWay = &expiredInWay{approved: approved, met: map[*record]*index{}}
+	s.inWay = &expiredInWay{approved: approved, met: map[uint64]*index{}}
 	return s.inWay
 }
 
@@ -57,12 +57,12 @@ func (s *collState) beginInWay(approved map[*record]bool) *expiredInWay {
 // running write fail, is expired and hidden: then it is not in the way,
 // and the write deletes it before its own change (or, if the hooks have
 // not seen this version, runs them first). Call holding writeMu.
-func (s *collState) expiredInWay(rec *record) bool {
+func (s *collState) expiredInWay(rec record) bool {
 	w := s.inWay
 	if w == nil {
 		return false
 	}
-	if _, ok := w.met[rec]; ok {
+	if _, ok := w.met[rec.ver]; ok {
 		return true
 	}
 	if w.now.IsZero() {
@@ -72,8 +72,8 @@ func (s *collState) expiredInWay(rec *record) bool {
 	if ix == nil {
 		return false
 	}
-	w.met[rec] = ix
-	if len(s.db.cfg.hooks) == 0 || w.approved[rec] {
+	w.met[rec.ver] = ix
+	if len(s.db.cfg.hooks) == 0 || w.approved[rec.ver] {
 		w.doomed = append(w.doomed, metDoc{rec, ix})
 	} else {
 		w.pending = append(w.pending, metDoc{rec, ix})
@@ -116,7 +116,7 @@ func (w *expiredInWay) remove(s *collState) {
 		return
 	}
 	for _, d := range w.doomed {
-		s.removeRecord(d.rec)
+		s.removeRecord(&d.rec)
 	}
 	w.removed, w.doomed = append(w.removed, w.doomed...), nil
 }
@@ -146,9 +146,9 @@ func (w *expiredInWay) report(s *collState) {
 // hooks, one index at a time, with no lock held, and returns the versions
 // they handled (added to approved). If a hook failed for any of them, the
 // write fails with ErrExpireHook.
-func (m *monitor) deliverInWay(s *collState, met []metDoc, approved map[*record]bool) (map[*record]bool, error) {
+func (m *monitor) deliverInWay(s *collState, met []metDoc, approved map[uint64]bool) (map[uint64]bool, error) {
 	if approved == nil {
-		approved = map[*record]bool{}
+		approved = map[uint64]bool{}
 	}
 	byIndex := map[*index][]chosenDoc{}
 	var order []*index
@@ -166,7 +166,7 @@ func (m *monitor) deliverInWay(s *collState, met []metDoc, approved map[*record]
 				return nil, fmt.Errorf("collection %q: %w for document %v, expired under index %q (hidden) and in the write's way: %w",
 					s.name, ErrExpireHook, c.rec.id(), ix.name, herr)
 			}
-			approved[c.rec] = true
+			approved[c.rec.ver] = true
 		}
 	}
 	return approved, nil

@@ -80,7 +80,7 @@ type indexDeliveries struct {
 
 // parkedDoc is one failed delivery.
 type parkedDoc struct {
-	rec   *record   // the version last offered
+	rec   record    // the version last offered
 	since time.Time // when its delivery first failed
 }
 
@@ -147,8 +147,8 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 			if p == nil {
 				continue
 			}
-			cur := s.byID.load(k)
-			if cur == nil {
+			cur, found := s.lookup([]byte(k))
+			if !found {
 				d.unparkLocked(ix, e, k) // deleted meanwhile: nothing to deliver
 				continue
 			}
@@ -169,10 +169,11 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 		if !entryNotAfter(en, cutoff) {
 			return false
 		}
-		if e != nil && e.parked[en.rec.key] != nil {
+		rec := s.rec(en.slot)
+		if e != nil && e.parked[string(rec.key)] != nil {
 			return true // its retry is scheduled
 		}
-		chosen = append(chosen, chosenDoc{en.rec})
+		chosen = append(chosen, chosenDoc{rec})
 		return len(chosen) < limit
 	})
 	return chosen, false
@@ -189,10 +190,10 @@ func (d *deliveries) park(t ttlTarget, failed []chosenDoc, now time.Time, o *Mon
 		d.byIndex[t.ix] = e
 	}
 	for _, c := range failed {
-		p := e.parked[c.rec.key]
+		p := e.parked[string(c.rec.key)]
 		if p == nil {
 			p = &parkedDoc{since: now}
-			e.parked[c.rec.key] = p
+			e.parked[string(c.rec.key)] = p
 			if e.oldest.IsZero() || now.Before(e.oldest) {
 				e.oldest = now
 			}
@@ -224,7 +225,7 @@ func (d *deliveries) unpark(ix *index, done []chosenDoc) {
 	}
 	d.mu.Lock()
 	for _, c := range done {
-		d.unparkLocked(ix, e, c.rec.key)
+		d.unparkLocked(ix, e, string(c.rec.key))
 	}
 	d.mu.Unlock()
 }
@@ -252,7 +253,7 @@ func (d *deliveries) unparkLocked(ix *index, e *indexDeliveries, k string) {
 // earliestUnparked returns the first entry of ix's expiry tree whose
 // delivery has not failed: what a deadline-mode monitor wakes for. Call
 // holding the collection's mu.
-func (d *deliveries) earliestUnparked(ix *index) (expiryEntry, bool) {
+func (d *deliveries) earliestUnparked(s *collState, ix *index) (expiryEntry, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e := d.byIndex[ix]
@@ -262,7 +263,7 @@ func (d *deliveries) earliestUnparked(ix *index) (expiryEntry, bool) {
 	var first expiryEntry
 	found := false
 	ix.ttl.expiry.Ascend(func(en expiryEntry) bool {
-		if e.parked[en.rec.key] != nil {
+		if e.parked[string(s.rec(en.slot).key)] != nil {
 			return true
 		}
 		first, found = en, true
@@ -411,7 +412,7 @@ func (m *monitor) runHooks(ctx context.Context, coll, index string, docs []chose
 		if errors.As(err, &he) {
 			pos := make(map[string]int, len(live))
 			for _, i := range live {
-				pos[docs[i].rec.key] = i
+				pos[string(docs[i].rec.key)] = i
 			}
 			for _, id := range he.Failed {
 				if k, kerr := idKey(id); kerr == nil {

@@ -1,14 +1,17 @@
 package ttldb
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // FindOptions adjusts Find, FindOne and Explain. The zero value returns
@@ -164,10 +167,19 @@ func (c *Collection) findByID(filter Document) (enc []byte, ok bool, err error) 
 		}
 	}
 	// Validated (no cycle, bounded depth) and in stored form before it is
-	// keyed, as the filter compiler would have it.
-	id, verr := codec.CloneValue(id, "_id")
-	if verr != nil {
-		return nil, false, nil // let the filter compiler report it
+	// keyed, as the filter compiler would have it. The common scalar kinds
+	// are in stored form already: no copy (and no allocation) for them.
+	switch x := id.(type) {
+	case int, int64, ObjectID:
+	case string:
+		if !utf8.ValidString(x) {
+			return nil, false, nil // let the filter compiler report it
+		}
+	default:
+		var verr error
+		if id, verr = codec.CloneValue(id, "_id"); verr != nil {
+			return nil, false, nil // let the filter compiler report it
+		}
 	}
 	var buf [64]byte
 	k, kerr := appendIDKey(buf[:0], id)
@@ -178,25 +190,42 @@ func (c *Collection) findByID(filter Document) (enc []byte, ok bool, err error) 
 	if err != nil {
 		return nil, true, err
 	}
-	var rec *record
-	switch {
-	case s == nil:
-	case s.opts.HideExpired:
-		s.mu.RLock()
-		rec = s.byID.lookup(k)
-		if rec != nil && s.hideExpiredActive() && s.expiredAt(&docRef{rec: rec}, c.db.clock.Now()) {
-			rec = nil
-		}
-		s.mu.RUnlock()
-	default:
-		// No collection lock: the _id map has its own, and records are
-		// immutable, so a lookup by _id never waits for a writer's batch.
-		rec = s.byID.lookup(k)
-	}
-	if rec == nil {
+	enc, found := s.findID(k)
+	if !found {
 		return nil, true, fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
 	}
-	return rec.enc, true, nil
+	return enc, true, nil
+}
+
+// findID returns the encoding of the document with _id key k: the read
+// primitive of FindOne by _id. found is false if there is no such document
+// (or it is hidden as expired), and for a nil s (a missing collection).
+// The bytes are the store's and never change (internal/store): the caller
+// decodes them (codec.DecodeInto, into memory it owns) after every lock is
+// released, and must not change them.
+//
+// It takes no collection lock (unless the collection hides expired
+// documents): the store's shard lock covers the lookup, so a lookup by _id
+// never waits for a writer's batch.
+func (s *collState) findID(k []byte) (enc []byte, found bool) {
+	if s == nil {
+		return nil, false
+	}
+	var r store.Record
+	if s.opts.HideExpired {
+		s.mu.RLock()
+		r, found = s.store().Get(k)
+		if found && s.hideExpiredActive() && s.expiredAt(&docRef{rec: recordOf(r)}, s.db.clock.Now()) {
+			found = false
+		}
+		s.mu.RUnlock()
+	} else {
+		r, found = s.store().Get(k)
+	}
+	if !found {
+		return nil, false
+	}
+	return r.Doc, true
 }
 
 // CountDocuments returns how many documents match filter.
@@ -344,6 +373,9 @@ func (s *collState) plan(q *findQuery) *plan {
 			continue // it may not hold every matching document
 		}
 		ivs, score := boundsFor(q.filterDoc, ix.keys[0].Field, ix)
+		if ix.tree == nil && !ix.dateTreeServes(ivs) {
+			continue // a TTL index's date tree, which cannot answer this
+		}
 		if score > bestScore {
 			best, bestScore = &plan{ix: ix, intervals: ivs}, score
 		}
@@ -358,6 +390,9 @@ func (s *collState) plan(q *findQuery) *plan {
 		for _, ix := range s.indexes {
 			if ix.partial != nil || ix.sparse {
 				continue
+			}
+			if ix.tree == nil && ix.ttl.exact != s.natural.Len() {
+				continue // the date tree lacks documents without one date
 			}
 			if ok, rev := sortFromIndex(ix, q.opts.Sort); ok {
 				return &plan{ix: ix, intervals: []interval{fullInterval}, sorted: true, reverse: rev}
@@ -397,9 +432,9 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	ex := &Explanation{Collection: s.name, Stage: "COLLSCAN", Filter: q.filterDoc}
 	hide := s.hideExpiredActive()
 	matchAll := len(q.filterDoc) == 0
-	consider := func(r *record) bool {
+	consider := func(slot store.Slot) bool {
 		ex.DocsExamined++
-		ref := &docRef{rec: r}
+		ref := &docRef{rec: s.rec(slot)}
 		if hide && s.expiredAt(ref, now) {
 			return true
 		}
@@ -412,9 +447,9 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}
 		for _, iv := range p.intervals {
 			ex.IndexBounds = append(ex.IndexBounds, iv.String())
-			if r := s.byID.load(iv.loKey); r != nil {
+			if slot, ok := s.store().Lookup([]byte(iv.loKey)); ok {
 				ex.KeysExamined++
-				if !consider(r) {
+				if !consider(slot) {
 					break
 				}
 			}
@@ -422,7 +457,7 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		return ex
 	}
 	if p.ix == nil {
-		s.natural.Ascend(consider)
+		s.natural.Ascend(func(it natItem) bool { return consider(it.slot) })
 		return ex
 	}
 	ex.Stage, ex.IndexName = "IXSCAN", p.ix.name
@@ -430,9 +465,16 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	for _, iv := range p.intervals {
 		ex.IndexBounds = append(ex.IndexBounds, iv.String())
 	}
-	var seen map[*record]bool
+	if p.ix.tree == nil {
+		s.scanDates(p, func(slot store.Slot) bool {
+			ex.KeysExamined++
+			return consider(slot)
+		})
+		return ex
+	}
+	var seen map[store.Slot]bool
 	if p.ix.multikey || len(p.intervals) > 1 {
-		seen = map[*record]bool{}
+		seen = map[store.Slot]bool{}
 	}
 	ivs := p.intervals
 	if p.ix.keys[0].Order < 0 != p.reverse {
@@ -443,12 +485,12 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		if !s.scanInterval(p, iv, func(e indexEntry) bool {
 			ex.KeysExamined++
 			if seen != nil {
-				if seen[e.rec] {
+				if seen[e.slot] {
 					return true
 				}
-				seen[e.rec] = true
+				seen[e.slot] = true
 			}
-			return consider(e.rec)
+			return consider(e.slot)
 		}) {
 			break
 		}
@@ -512,19 +554,115 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 	// first such entry is at or after (start, lowest seq), the last at or
 	// before (start then 0xFF, highest seq).
 	if forward {
-		ix.tree.AscendGreaterOrEqual(indexEntry{key: start, rec: pivotLow}, walk)
+		ix.tree.AscendGreaterOrEqual(indexEntry{key: start, seq: pivotSeq(true)}, walk)
 	} else {
-		ix.tree.DescendLessOrEqual(indexEntry{key: keys.After(start), rec: pivotHigh}, walk)
+		ix.tree.DescendLessOrEqual(indexEntry{key: keys.After(start), seq: pivotSeq(false)}, walk)
 	}
 	return !stopped
 }
 
-// Pivot records sort before and after every stored record with the same
-// key (stored records have seq 1 and up).
-var (
-	pivotLow  = &record{seq: 0}
-	pivotHigh = &record{seq: ^uint64(0)}
-)
+// dateTreeServes reports whether the date tree of ix, a TTL index without
+// a key tree, holds every document a filter bounded by ivs (its intervals
+// on the indexed field) can match, so that scanning the tree over ivs
+// gives the same answer as a collection scan. The tree holds each
+// document's earliest date under the index's value forms. Comparisons are
+// type-bracketed, so intervals bounded by dates match only dates; a
+// document whose field holds one date is in the tree under that date; one
+// with several values (an array) under the earliest, which is no later
+// than the element that matches, so such documents only allow intervals
+// open below ($lt, $lte). Numbers and strings read as dates (ArangoDB's
+// forms) are in the tree but match no date bound: the filter, applied to
+// every document examined, drops them.
+func (ix *index) dateTreeServes(ivs []interval) bool {
+	if len(ivs) == 0 {
+		return false
+	}
+	for _, iv := range ivs {
+		_, loDate := iv.lo.(time.Time)
+		_, hiDate := iv.hi.(time.Time)
+		_, loMin := iv.lo.(query.MinKeyType)
+		_, hiMax := iv.hi.(query.MaxKeyType)
+		switch {
+		case !loDate && !loMin, !hiDate && !hiMax, !loDate && !hiDate:
+			return false
+		case ix.multikey && !loMin:
+			return false
+		}
+	}
+	return true
+}
+
+// scanDates visits the entries of p.ix's date tree whose dates lie in
+// p.intervals, in the walk's direction, until visit returns false.
+func (s *collState) scanDates(p *plan, visit func(store.Slot) bool) {
+	tree := p.ix.ttl.expiry
+	desc := p.ix.keys[0].Order < 0 != p.reverse
+	ivs := p.intervals
+	if desc {
+		ivs = slices.Clone(ivs)
+		slices.Reverse(ivs)
+	}
+	for _, iv := range ivs {
+		lo, loDate := iv.lo.(time.Time)
+		hi, hiDate := iv.hi.(time.Time)
+		stopped := false
+		walk := func(e expiryEntry) bool {
+			if loDate {
+				c := compareEntry(e, lo)
+				if c < 0 || c == 0 && !iv.loInc {
+					if desc {
+						return false // below the interval: done
+					}
+					return true
+				}
+			}
+			if hiDate {
+				c := compareEntry(e, hi)
+				if c > 0 || c == 0 && !iv.hiInc {
+					if desc {
+						return true
+					}
+					return false // above the interval: done
+				}
+			}
+			if !visit(e.slot) {
+				stopped = true
+				return false
+			}
+			return true
+		}
+		switch {
+		case !desc && loDate:
+			tree.AscendGreaterOrEqual(expiryEntry{sec: lo.Unix(), nsec: int32(lo.Nanosecond())}, walk)
+		case !desc:
+			tree.Ascend(walk)
+		case hiDate:
+			tree.DescendLessOrEqual(expiryEntry{sec: hi.Unix(), nsec: int32(hi.Nanosecond()), seq: ^uint64(0)}, walk)
+		default:
+			tree.Descend(walk)
+		}
+		if stopped {
+			return
+		}
+	}
+}
+
+// compareEntry orders an entry's date against t.
+func compareEntry(e expiryEntry, t time.Time) int {
+	if c := cmp.Compare(e.sec, t.Unix()); c != 0 {
+		return c
+	}
+	return cmp.Compare(e.nsec, int32(t.Nanosecond()))
+}
+
+// pivotSeq is the tie-break of a walk's first entry: before (forward) or
+// after (backward) every document with the same key.
+func pivotSeq(forward bool) uint64 {
+	if forward {
+		return 0
+	}
+	return ^uint64(0)
+}
 
 // boundsFor derives, from the filter's top-level conditions (and those of a
 // top-level $and), the intervals of values that path must take in a

@@ -13,6 +13,7 @@ import (
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/keys"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // IndexModel specifies an index for CreateIndex.
@@ -106,10 +107,12 @@ func validateFieldPath(p string) error {
 
 // indexEntry is one key of one document in an index's B-tree: the key
 // (internal/keys) of each indexed field, inverted for a descending one,
-// concatenated, and the record. Trees compare keys as bytes.
+// concatenated; then the document's insertion order (the tie-break) and
+// its place in the store. Trees compare keys as bytes.
 type indexEntry struct {
-	key string
-	rec *record
+	key  string
+	seq  uint64
+	slot store.Slot
 }
 
 // index is a secondary index: a B-tree of entries ordered by key (each field
@@ -118,18 +121,26 @@ type indexEntry struct {
 // Its tree is changed only under the collection's write lock (see
 // collState); readers iterate it under the read lock.
 type index struct {
-	name     string
-	keys     []IndexKey
-	unique   bool
-	sparse   bool
-	partial  *query.Filter
-	partDoc  Document
-	ttl      *ttlIndex // nil unless the index has ExpireAfterSeconds
+	id      uint32 // unique in the collection, never reused: its TTL entries' tag in records
+	name    string
+	keys    []IndexKey
+	unique  bool
+	sparse  bool
+	partial *query.Filter
+	partDoc Document
+	ttl     *ttlIndex // nil unless the index has ExpireAfterSeconds
+	// tree holds the index's keys. A TTL index has none unless it is
+	// unique (or was made TTL by CollMod): its date tree (ttl.expiry)
+	// serves both the monitor and the queries it can answer
+	// (planDateTree), so an expiring document is in one tree, not two.
 	tree     *btree.BTreeG[indexEntry]
 	multikey bool
+	keyBytes int64 // the heap the tree's keys hold, estimated (memory.go)
 }
 
-const btreeDegree = 32
+// btreeDegree is the degree of every B-tree: nodes of 63 to 127 items.
+// Items are plain values, so a node is one object whatever its size.
+const btreeDegree = 64
 
 // newIndex validates m (already given its default name) and returns an
 // empty index for it.
@@ -180,7 +191,9 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 	if m.Name == idIndexName {
 		return nil, fmt.Errorf("%w: %s: the name is reserved for the _id index", ErrInvalidIndex, where)
 	}
-	ix.tree = btree.NewG(btreeDegree, ix.less)
+	if ix.ttl == nil || ix.unique {
+		ix.tree = btree.NewG(btreeDegree, ix.less)
+	}
 	return ix, nil
 }
 
@@ -241,7 +254,7 @@ func (ix *index) less(a, b indexEntry) bool {
 	if c := strings.Compare(a.key, b.key); c != 0 { // one pass over the bytes
 		return c < 0
 	}
-	return a.rec.seq < b.rec.seq
+	return a.seq < b.seq
 }
 
 // MaxIndexKeysPerDocument is the most keys one document may have in one
@@ -472,31 +485,40 @@ func appendKey(dst []byte, v any, desc bool) ([]byte, error) {
 // insertKeys adds rec under its keys. Call with the collection write lock
 // held.
 func (ix *index) insertKeys(rec *record, ik indexKeys) {
-	for _, k := range ik.keys {
-		ix.tree.ReplaceOrInsert(indexEntry{key: k, rec: rec})
-	}
 	if ik.multikey {
 		ix.multikey = true
+	}
+	if ix.tree == nil {
+		return
+	}
+	for _, k := range ik.keys {
+		ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: rec.seq, slot: rec.slot})
+		ix.keyBytes += keyHeapBytes(k)
 	}
 }
 
 // removeKeys removes rec's entries. Call with the collection write lock held.
 func (ix *index) removeKeys(rec *record, ik indexKeys) {
+	if ix.tree == nil {
+		return
+	}
 	for _, k := range ik.keys {
-		ix.tree.Delete(indexEntry{key: k, rec: rec})
+		if _, ok := ix.tree.Delete(indexEntry{key: k, seq: rec.seq}); ok {
+			ix.keyBytes -= keyHeapBytes(k)
+		}
 	}
 }
 
-// conflict returns the record other than self that holds key in a unique
-// index, or nil.
-func (ix *index) conflict(key string, self *record) *record {
-	var found *record
-	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: pivotLow}, func(e indexEntry) bool {
+// conflict reports whether a document other than the one with insertion
+// sequence self holds key in a unique index.
+func (ix *index) conflict(key string, self uint64) bool {
+	found := false
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
 		if e.key != key {
 			return false
 		}
-		if e.rec != self {
-			found = e.rec
+		if e.seq != self {
+			found = true
 			return false
 		}
 		return true
@@ -576,6 +598,7 @@ func (c *Collection) DropIndex(name string) error {
 		s.mu.Lock()
 		s.indexes = slices.Delete(slices.Clone(s.indexes), i, i+1)
 		s.mu.Unlock()
+		s.settleMemory(0)
 		return nil
 	})
 }

@@ -28,10 +28,15 @@ import (
 //
 // Writers thus wait at most for step 4, whose work is bounded by
 // finalCatchUpMax changes (plus, for a unique index, the keys found
-// duplicated and not yet resolved). Records are immutable, so the
-// unlocked steps read them safely; the side table keeps the changes in
-// order, so applying it to the snapshot gives the collection as it is at
-// step 4.
+// duplicated and not yet resolved). The scan reads the snapshot's
+// documents under the read lock, a few hundred per hold, each as it is
+// when read: a document changed since the snapshot is in the side table,
+// whose changes, applied in order, leave each document's entries as its
+// last version's whatever version the scan met (a change is "remove the old
+// version's entries, add the new one's", and both are sets of (key, seq)).
+// Record bytes never change once stored, so the rest runs without a lock.
+// Compact waits for builds to end: it renumbers the slots the private
+// trees hold.
 
 // finalCatchUpMax bounds the side-table changes applied under the write
 // lock at the end of a build. Applying one costs a few microseconds (a
@@ -46,12 +51,9 @@ const finalCatchUpMax = 256
 // always outpace the drain.
 const maxDrainRounds = 100
 
-// closedCheckEvery is how many snapshot records the scan reads between two
-// checks that the DB is still open.
-const closedCheckEvery = 4096
-
 // sideWrite is one change made to the collection during a build: a record
-// inserted (old nil), removed (new nil) or replaced.
+// inserted (old nil), removed (new nil) or replaced. The records are
+// copies; their bytes never change.
 type sideWrite struct {
 	old, new *record
 }
@@ -61,7 +63,7 @@ type sideWrite struct {
 type indexBuild struct {
 	s        *collState
 	ix       *index
-	snapshot *btree.BTreeG[*record] // copy-on-write clone of collState.natural
+	snapshot *btree.BTreeG[natItem] // copy-on-write clone of collState.natural
 	done     chan struct{}          // closed when the build has ended, either way
 
 	mu   sync.Mutex
@@ -76,7 +78,7 @@ type indexBuild struct {
 
 // buildFigures count what a build did, for tests.
 type buildFigures struct {
-	scanned      int // snapshot records indexed
+	scanned      int // snapshot records read (those deleted since included)
 	drained      int // side-table changes applied without the lock
 	drainRounds  int
 	finalCatchUp int // side-table changes applied under the write lock
@@ -105,9 +107,21 @@ func (b *indexBuild) hook(stage buildStage) {
 // holding writeMu (and mu) wherever a record is inserted, replaced or
 // removed.
 func (s *collState) noteWrite(old, new *record) {
+	if len(s.builds) == 0 {
+		return
+	}
+	var w sideWrite
+	if old != nil {
+		o := *old
+		w.old = &o
+	}
+	if new != nil {
+		n := *new
+		w.new = &n
+	}
 	for _, b := range s.builds {
 		b.mu.Lock()
-		b.side = append(b.side, sideWrite{old: old, new: new})
+		b.side = append(b.side, w)
 		b.mu.Unlock()
 	}
 }
@@ -144,6 +158,8 @@ func (c *Collection) createIndex(m IndexModel) (string, error) {
 			if err != nil {
 				return err
 			}
+			s.nextIx++
+			ix.id = s.nextIx
 			b = s.startBuild(ix)
 			return nil
 		})
@@ -223,9 +239,21 @@ func (b *indexBuild) run() (err error) {
 	if err := b.checkUnique(); err != nil {
 		return err
 	}
+	ix := b.ix
+	cost := ix.keyBytes
+	if ix.tree != nil {
+		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
+	}
+	if ix.ttl != nil {
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+	}
+	if err := s.reserve(cost); err != nil {
+		return fmt.Errorf("building index %q: %w", ix.name, err)
+	}
 	s.mu.Lock()
 	s.indexes = append(slices.Clip(s.indexes), b.ix)
 	s.mu.Unlock()
+	s.settleMemory(cost)
 	if ix := b.ix; ix.ttl != nil {
 		if e, ok := ix.ttl.earliest(); ok {
 			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
@@ -248,20 +276,47 @@ func (s *collState) unregister(b *indexBuild) {
 	}
 }
 
+// scanChunk is how many snapshot documents the scan reads per hold of
+// the read lock.
+const scanChunk = 256
+
 // scan indexes every record of the snapshot (step 2).
 func (b *indexBuild) scan() error {
-	var err error
-	b.snapshot.Ascend(func(rec *record) bool {
-		if b.figures.scanned%closedCheckEvery == 0 {
-			if err = b.s.db.checkOpen(); err != nil {
+	s := b.s
+	items := make([]natItem, 0, scanChunk)
+	recs := make([]record, 0, scanChunk)
+	from, more := natItem{}, true
+	for more {
+		items, more = items[:0], false
+		b.snapshot.AscendGreaterOrEqual(from, func(it natItem) bool {
+			if len(items) == scanChunk {
+				from, more = it, true
 				return false
 			}
+			items = append(items, it)
+			return true
+		})
+		if err := s.db.checkOpen(); err != nil {
+			return err
 		}
-		b.figures.scanned++
-		err = b.add(rec)
-		return err == nil
-	})
-	return err
+		// Read each document as it is now; one deleted since the snapshot
+		// (its slot free, or another document's) is in the side table.
+		recs = recs[:0]
+		s.mu.RLock()
+		for _, it := range items {
+			if rec, ok := s.recAt(it.slot, it.seq); ok {
+				recs = append(recs, rec)
+			}
+		}
+		s.mu.RUnlock()
+		b.figures.scanned += len(items)
+		for i := range recs {
+			if err := b.add(&recs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (b *indexBuild) sideLen() int {
@@ -291,41 +346,54 @@ func (b *indexBuild) drain() (int, error) {
 }
 
 // add puts rec's entries in the index's private trees, noting any key a
-// unique index now holds twice.
+// unique index now holds twice. Adding entries the trees hold already
+// changes nothing (see the comment at the top).
 func (b *indexBuild) add(rec *record) error {
 	ix := b.ix
-	ik, err := ix.keysOfStored(&docRef{rec: rec})
-	if err != nil {
-		return fmt.Errorf("collection %q: building index %q: document %v: %w", b.s.name, ix.name, rec.id(), err)
-	}
-	for i, k := range ik.keys {
-		if ix.unique && ix.conflict(k, rec) != nil {
-			b.dupCandidates = append(b.dupCandidates, dupCandidate{key: k, value: ik.value(i)})
+	ref := &docRef{rec: *rec}
+	if ix.tree != nil {
+		ik, err := ix.keysOfStored(ref)
+		if err != nil {
+			return fmt.Errorf("collection %q: building index %q: document %v: %w", b.s.name, ix.name, rec.id(), err)
 		}
-		ix.tree.ReplaceOrInsert(indexEntry{key: k, rec: rec})
+		for i, k := range ik.keys {
+			if ix.unique && ix.conflict(k, rec.seq) {
+				b.dupCandidates = append(b.dupCandidates, dupCandidate{key: k, value: ik.value(i)})
+			}
+			if _, replaced := ix.tree.ReplaceOrInsert(indexEntry{key: k, seq: rec.seq, slot: rec.slot}); !replaced {
+				ix.keyBytes += keyHeapBytes(k)
+			}
+		}
+		ix.multikey = ix.multikey || ik.multikey
 	}
-	ix.multikey = ix.multikey || ik.multikey
-	if ix.ttl != nil && len(ik.keys) > 0 {
-		if d, ok := ix.ttl.dateOfStored(rec.enc); ok {
-			ix.ttl.addEntry(entryFor(d, rec))
+	if ix.ttl != nil {
+		// A record has no entry of an index built after it was stored:
+		// computed from its bytes, by the code writes use.
+		k := ix.storedTTL(ref)
+		ix.multikey = ix.multikey || k.kind == ttlMulti
+		if k.ok {
+			ix.ttl.addEntry(entryFor(k.date, rec), k)
 		}
 	}
 	return nil
 }
 
-// remove takes rec's entries out of the private trees. rec was added
-// before (it was in the snapshot or in an earlier side write), so its keys
-// are computed from the same bytes by the same code and match.
+// remove takes rec's entries out of the private trees. Its keys are
+// computed from the same bytes by the same code as when it was added (if
+// it was), so they match.
 func (b *indexBuild) remove(rec *record) {
 	ix := b.ix
-	ik, err := ix.keysOfStored(&docRef{rec: rec})
-	if err != nil {
-		return // never added: add refused it and the build has failed
+	ref := &docRef{rec: *rec}
+	if ix.tree != nil {
+		ik, err := ix.keysOfStored(ref)
+		if err != nil {
+			return // never added: add refused it and the build has failed
+		}
+		ix.removeKeys(rec, ik)
 	}
-	ix.removeKeys(rec, ik)
-	if ix.ttl != nil && len(ik.keys) > 0 {
-		if d, ok := ix.ttl.dateOfStored(rec.enc); ok {
-			ix.ttl.removeEntry(entryFor(d, rec))
+	if ix.ttl != nil {
+		if k := ix.storedTTL(ref); k.ok {
+			ix.ttl.removeEntry(entryFor(k.date, rec), k)
 		}
 	}
 }
@@ -340,7 +408,7 @@ type dupCandidate struct {
 // holders counts the records the private tree holds under key, up to 2.
 func (ix *index) holders(key string) int {
 	n := 0
-	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: pivotLow}, func(e indexEntry) bool {
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
 		if e.key != key {
 			return false
 		}

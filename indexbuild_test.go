@@ -103,20 +103,24 @@ func requireIndexLikeFresh(t *testing.T, c *Collection, name string) {
 	fresh, err := newIndex(s.name, m, s.opts.Capped)
 	require.NoError(t, err)
 	fb := &indexBuild{s: s, ix: fresh}
-	s.natural.Ascend(func(r *record) bool {
-		require.NoError(t, fb.add(r))
+	s.natural.Ascend(func(it natItem) bool {
+		r := s.rec(it.slot)
+		require.NoError(t, fb.add(&r))
 		return true
 	})
 	entries := func(ix *index) []indexEntry {
 		var out []indexEntry
-		ix.tree.Ascend(func(e indexEntry) bool { out = append(out, e); return true })
+		if ix.tree != nil {
+			ix.tree.Ascend(func(e indexEntry) bool { out = append(out, e); return true })
+		}
 		return out
 	}
 	got, want := entries(built), entries(fresh)
 	require.Equal(t, len(want), len(got), "index %q: entries", name)
 	for i := range want {
 		require.Equal(t, want[i].key, got[i].key, "index %q entry %d: key", name, i)
-		require.Same(t, want[i].rec, got[i].rec, "index %q entry %d (key %v): a stale or missing record", name, i, want[i].key)
+		require.Equal(t, [2]uint64{want[i].seq, uint64(want[i].slot)}, [2]uint64{got[i].seq, uint64(got[i].slot)},
+			"index %q entry %d (key %v): a stale or missing record", name, i, want[i].key)
 	}
 	if fresh.multikey {
 		require.True(t, built.multikey, "index %q: multikey", name)
@@ -126,6 +130,7 @@ func requireIndexLikeFresh(t *testing.T, c *Collection, name string) {
 		built.ttl.expiry.Ascend(func(e expiryEntry) bool { ge = append(ge, e); return true })
 		fresh.ttl.expiry.Ascend(func(e expiryEntry) bool { we = append(we, e); return true })
 		require.Equal(t, we, ge, "index %q: expiry entries", name)
+		require.Equal(t, [2]int{fresh.ttl.exact, fresh.ttl.multi}, [2]int{built.ttl.exact, built.ttl.multi}, "index %q: counts", name)
 	}
 }
 

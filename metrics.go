@@ -11,7 +11,8 @@ import (
 // Metrics is a snapshot of a DB's counters, taken by DB.Metrics. It is a
 // plain value: keep it, compare it, subtract another from it (Sub).
 type Metrics struct {
-	TTL TTLMetrics
+	TTL     TTLMetrics
+	Storage StorageMetrics // gauges: Sub keeps m's
 }
 
 // IndexRef names an index of a collection. As a map key it makes Metrics
@@ -203,6 +204,7 @@ func (db *DB) Metrics() Metrics {
 	t.LastPassStart, t.LastPassDuration = r.lastPassStart, r.lastPassDur
 	r.mu.Unlock()
 	t.FailedDeliveries = db.monitor.delivery.snapshot(db.clock)
+	m.Storage = db.storageMetrics()
 	if !db.closed.Load() {
 		now := db.clock.Now()
 		work := 0

@@ -227,7 +227,8 @@ func TestMetricsSub(t *testing.T) {
 	assert.Equal(t, failed, d.TTL.FailedDeliveries, "a gauge")
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
 		LastPassStart: after.TTL.LastPassStart, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
-		FailedDeliveries: failed}}, after.Sub(after))
+		FailedDeliveries: failed}, Storage: after.Storage}, after.Sub(after))
+	assert.Equal(t, after.Storage, d.Storage, "gauges")
 }
 
 // Rule 11: reading metrics while writers and passes run is race-free, and

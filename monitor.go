@@ -469,7 +469,7 @@ func (db *DB) earliestThreshold() (time.Time, bool) {
 			if ix.ttl == nil {
 				continue
 			}
-			if e, ok := db.monitor.delivery.earliestUnparked(ix); ok {
+			if e, ok := db.monitor.delivery.earliestUnparked(s, ix); ok {
 				if th := ix.ttl.threshold(e); !found || th.Before(best) {
 					best, found = th, true
 				}
@@ -811,7 +811,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	s.mu.Lock()
 	for _, c := range chosen {
 		if recheck {
-			switch s.recheck(ix, c, cutoff) {
+			var verdict recheckResult
+			// The current record: the same version, but Compact may have
+			// moved it to another slot since it was chosen.
+			verdict, c.rec = s.recheck(ix, c, cutoff)
+			switch verdict {
 			case recheckGone:
 				continue
 			case recheckChanged:
@@ -825,10 +829,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		if len(m.db.cfg.observe) > 0 {
 			ids = append(ids, c.rec.id())
 		}
-		s.removeRecord(c.rec)
+		s.removeRecord(&c.rec)
 		n++
 	}
 	s.mu.Unlock()
+	s.settleMemory(0)
 	s.writeMu.Unlock()
 	return n, ids, !more && !retry, batchNow, nil
 }
@@ -862,27 +867,27 @@ const (
 
 // recheck re-checks a document chosen for deletion before the lock was
 // taken: still stored, still expired under the index as it is now, and the
-// same version (an update swaps in a new encoding) the hooks saw. Call
-// holding writeMu.
-func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) recheckResult {
-	cur := s.byID.load(c.rec.key)
-	if cur == nil {
-		return recheckGone
+// same version (an update stores a new version) the hooks saw. It returns
+// the document's current record. Call holding writeMu.
+func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) (recheckResult, record) {
+	cur, found := s.lookup(c.rec.key)
+	if !found {
+		return recheckGone, cur
 	}
 	d, ok := ix.storedDate(&docRef{rec: cur})
 	switch {
 	case !ok || d.After(cutoff):
-		return recheckGone
-	case cur != c.rec:
-		return recheckChanged
+		return recheckGone, cur
+	case cur.ver != c.rec.ver:
+		return recheckChanged, cur
 	}
-	return recheckDelete
+	return recheckDelete, cur
 }
 
-// chosenDoc is a document picked for deletion: the record (an immutable
-// version of it) found under the lock that chose it.
+// chosenDoc is a document picked for deletion: the record (a version of
+// it, whose bytes never change) found under the lock that chose it.
 type chosenDoc struct {
-	rec *record
+	rec record
 }
 
 // chooseExpired returns up to limit records at the head of ix's expiry
@@ -894,7 +899,7 @@ func (s *collState) chooseExpired(ix *index, now time.Time, limit int) []chosenD
 		if !entryNotAfter(e, cutoff) {
 			return false
 		}
-		out = append(out, chosenDoc{e.rec})
+		out = append(out, chosenDoc{s.rec(e.slot)})
 		return len(out) < limit
 	})
 	return out

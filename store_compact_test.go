@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,18 +29,24 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 	case testing.Short() || raceEnabled:
 		n = 30_000
 	}
-	db, _ := openStore(t)
-	c := db.Collection("big")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
-	require.NoError(t, err)
-	batch := make([]ttldb.Document, 0, 1000)
-	for i := range n {
-		batch = append(batch, ttldb.Document{"_id": i, "k": i % 1000})
-		if len(batch) == cap(batch) {
-			mustInsert(t, c, batch...)
-			batch = batch[:0]
+	fill := func(c *ttldb.Collection, n int) {
+		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+		require.NoError(t, err)
+		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+		require.NoError(t, err)
+		batch := make([]ttldb.Document, 0, 1000)
+		for i := range n {
+			batch = append(batch, ttldb.Document{"_id": i, "k": i % 1000, "t": time.Unix(int64(i), 0)})
+			if len(batch) == cap(batch) || i == n-1 {
+				mustInsert(t, c, batch...)
+				batch = batch[:0]
+			}
 		}
 	}
+	base := heapAlloc()
+	db, _ := openStore(t)
+	c := db.Collection("big")
+	fill(c, n)
 	full := heapAlloc()
 	deleted, err := c.DeleteMany(ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
 	require.NoError(t, err)
@@ -61,4 +68,15 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 	_, err = c.InsertOne(ttldb.Document{"_id": n, "k": 7})
 	require.NoError(t, err)
 	assert.Equal(t, n/10/1000+1, count(t, c, ttldb.Document{"k": 7}))
+
+	// Within 1.3x of a fresh DB holding what is left.
+	compacted := after - base
+	require.NoError(t, db.Close())
+	base = heapAlloc()
+	fresh, _ := openStore(t)
+	fill(fresh.Collection("big"), n/10)
+	freshHeap := heapAlloc() - base
+	t.Logf("compacted %d KiB, fresh %d KiB: %.2fx", compacted>>10, freshHeap>>10, float64(compacted)/float64(freshHeap))
+	assert.LessOrEqual(t, float64(compacted), 1.3*float64(freshHeap))
+	runtime.KeepAlive(fresh)
 }

@@ -51,6 +51,11 @@ func TestStoreIndexDifferential(t *testing.T) {
 		{Keys: []IndexKey{Asc("e")}, Sparse: true},
 		{Keys: []IndexKey{Desc("e"), Asc("b")}, Name: "e_b_sparse", Sparse: true},
 		{Keys: []IndexKey{Asc("b")}, Name: "b_partial", PartialFilterExpression: Document{"e": Document{"$exists": true}}},
+		// TTL indexes keep only their date tree, which serves the queries
+		// it can answer exactly: t always holds one date; u holds dates,
+		// numbers and strings read as dates, arrays, or nothing.
+		{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(3600)},
+		{Keys: []IndexKey{Desc("u")}, ExpireAfterSeconds: Seconds(0)},
 	} {
 		_, err := indexed.CreateIndex(m)
 		require.NoError(t, err)
@@ -126,6 +131,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 		plans[ex.Stage+" "+ex.IndexName]++
 	}
 	t.Logf("plans used: %v", plans)
+	require.Positive(t, plans["IXSCAN t_1"], "seed %d: the date tree of t was never used: %v", seed, plans)
 	ixscans := 0
 	for p, n := range plans {
 		if p != "COLLSCAN " {
@@ -270,10 +276,35 @@ func (g diffGen) document(id int) Document {
 		d["e"] = g.scalar()
 	}
 	d["z"] = g.r.IntN(10)
+	d["t"] = g.date()
+	if g.r.IntN(5) > 0 {
+		d["u"] = g.dateish()
+	}
 	return d
 }
 
-var diffFields = []string{"a", "a", "b", "b", "c.d", "c", "tags", "e", "_id", "z"}
+// date is one of a few dates, so that equalities and ties happen.
+func (g diffGen) date() time.Time {
+	return time.Date(2026, 1, 1+g.r.IntN(5), g.r.IntN(2)*12, 0, 0, 0, time.UTC)
+}
+
+// dateish is a value a TTL index reads as a date (a date, Unix seconds,
+// an ISO 8601 string, an array of dates) or does not (any scalar).
+func (g diffGen) dateish() any {
+	switch g.r.IntN(8) {
+	case 0:
+		return float64(g.date().Unix())
+	case 1:
+		return g.date().Format(time.RFC3339)
+	case 2:
+		return []any{g.date(), g.date()}
+	case 3:
+		return g.scalar()
+	}
+	return g.date()
+}
+
+var diffFields = []string{"a", "a", "b", "b", "c.d", "c", "tags", "e", "_id", "z", "t", "t", "u"}
 
 func (g diffGen) value(field string) any {
 	switch {
@@ -281,6 +312,11 @@ func (g diffGen) value(field string) any {
 		return g.r.IntN(320)
 	case field == "z":
 		return g.r.IntN(10)
+	case field == "t" || field == "u":
+		if g.r.IntN(6) == 0 {
+			return g.dateish()
+		}
+		return g.date()
 	case g.r.IntN(12) == 0:
 		return g.array()
 	}
@@ -390,7 +426,7 @@ func (g diffGen) filterTerms() Document {
 	return f
 }
 
-var diffSortFields = []string{"a", "b", "c.d", "e", "_id", "z", "tags"}
+var diffSortFields = []string{"a", "b", "c.d", "e", "_id", "z", "tags", "t", "t", "u"}
 
 func (g diffGen) findOptions() FindOptions {
 	var o FindOptions
@@ -416,7 +452,13 @@ func (g diffGen) findOptions() FindOptions {
 }
 
 func (g diffGen) update() Document {
-	field := []string{"a", "b", "c.d", "tags", "e", "z"}[g.r.IntN(6)]
+	field := []string{"a", "b", "c.d", "tags", "e", "z", "t", "u"}[g.r.IntN(8)]
+	switch {
+	case field == "t":
+		return Document{"$set": Document{"t": g.date()}} // t always holds one date
+	case field == "u":
+		return Document{"$set": Document{"u": g.dateish()}}
+	}
 	if g.r.IntN(3) == 0 {
 		return g.operatorUpdate(field)
 	}

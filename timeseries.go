@@ -10,6 +10,7 @@ import (
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/schema"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // ErrTimeSeries is returned for what a time-series collection refuses, as
@@ -189,15 +190,16 @@ func newTimeSeriesCollState(db *DB, name string, opts CollectionOptions) (*collS
 	if e := opts.ExpireAfterSeconds; e != nil {
 		ts.collExp.expireAfter.Store(int64(*e))
 	}
-	return &collState{
+	s := &collState{
 		db:      db,
 		name:    name,
 		opts:    opts,
-		byID:    newIDMap(0),
-		natural: btree.NewG(btreeDegree, recordLess),
+		natural: btree.NewG(btreeDegree, natLess),
 		nextSeq: 1,
 		ts:      ts,
-	}, nil
+	}
+	s.st.Store(store.New(store.Options{Seed: db.seed})) // empty: the buckets hold the data
+	return s, nil
 }
 
 // CollectionExpiryName names a time-series collection's collection-level

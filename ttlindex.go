@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // ttlIndex is the expiry side of a TTL index: a B-tree of the documents'
@@ -22,19 +24,24 @@ type ttlIndex struct {
 	field       string
 	forms       TTLValueForms
 	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
-	// expiry and counts change together, through addEntry and removeEntry
-	// (backlog.go), under the collection's write lock once the index is
-	// published.
+	// expiry and counts (and exact, multi) change together, through
+	// addEntry and removeEntry (backlog.go), under the collection's write
+	// lock once the index is published.
 	expiry *btree.BTreeG[expiryEntry]
 	counts *expiryCounts
+	exact  int // entries whose field holds one date
+	multi  int // entries that are the earliest of several values
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
-// seconds and nanoseconds (wide enough for any time.Time) and its record.
+// seconds and nanoseconds (wide enough for any time.Time), then its
+// insertion order (the tie-break) and its slot in the store. A plain
+// value: the tree holds no pointer per document.
 type expiryEntry struct {
 	sec  int64
 	nsec int32
-	rec  *record
+	slot store.Slot
+	seq  uint64
 }
 
 func expiryLess(a, b expiryEntry) bool {
@@ -44,7 +51,7 @@ func expiryLess(a, b expiryEntry) bool {
 	if a.nsec != b.nsec {
 		return a.nsec < b.nsec
 	}
-	return a.rec.seq < b.rec.seq
+	return a.seq < b.seq
 }
 
 func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
@@ -71,24 +78,112 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 	return t, nil
 }
 
-// dateOfStored returns the date an encoded document is keyed by in this
-// TTL index, and false if it never expires under it (no date in the
-// field). A top-level date is read without allocating.
-func (t *ttlIndex) dateOfStored(enc []byte) (time.Time, bool) {
+// ttlKind says how a document's TTL date came from its indexed field.
+type ttlKind byte
+
+const (
+	ttlNone   ttlKind = iota // no date: the document never expires under the index
+	ttlExact                 // the field holds one date (time.Time)
+	ttlSingle                // one value read as a date (an ArangoDB number or string)
+	ttlMulti                 // the earliest date of several values (an array, a path through arrays)
+)
+
+// ttlKey is a document's entry in a TTL index: its date and how the date
+// came from the field.
+type ttlKey struct {
+	date time.Time
+	kind ttlKind
+	ok   bool // kind != ttlNone
+}
+
+// keyOfStored returns the entry of an encoded document in this TTL index.
+// A top-level date is read without allocating.
+func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
 	if !strings.Contains(t.field, ".") {
 		d, isTime, found := codec.EncodedTime(enc, t.field)
 		if isTime {
-			return d, true
+			return ttlKey{date: d, kind: ttlExact, ok: true}
 		}
 		if !found {
-			return time.Time{}, false
+			return ttlKey{}
 		}
 	}
 	vals, found := codec.EncodedPathValues(enc, t.field)
 	if !found {
-		return time.Time{}, false
+		return ttlKey{}
 	}
-	return ttlDate(vals, t.forms)
+	d, ok := ttlDate(vals, t.forms)
+	if !ok {
+		return ttlKey{}
+	}
+	kind := ttlMulti
+	if len(vals) == 1 && !codec.IsArray(vals[0]) {
+		kind = ttlSingle
+		if _, isTime := vals[0].(time.Time); isTime {
+			kind = ttlExact
+		}
+	}
+	return ttlKey{date: d, kind: kind, ok: true}
+}
+
+// count keeps the tree's counts of exact and multi-valued entries, by
+// which the planner knows what queries the tree can serve (planDateTree).
+func (t *ttlIndex) count(k ttlKey, delta int) {
+	switch k.kind {
+	case ttlExact:
+		t.exact += delta
+	case ttlMulti:
+		t.multi += delta
+	}
+}
+
+// A record's extra bytes keep its TTL entries, so that removing it (a TTL
+// deletion above all) does not read its dates out of the encoding again,
+// nor evaluate a partial filter: per TTL index, the index's id (uvarint),
+// the kind, and for a date its Unix seconds (varint) and nanoseconds
+// (uvarint). A document stored before its TTL index existed has no entry
+// for it; its entry is then computed from the encoding, by the same code.
+
+// appendTTLExtra appends the entries of dk's TTL indexes.
+func (s *collState) appendTTLExtra(dst []byte, dk docKeys) []byte {
+	for i, ix := range s.indexes {
+		if ix.ttl == nil {
+			continue
+		}
+		k := dk[i].ttl
+		dst = binary.AppendUvarint(dst, uint64(ix.id))
+		dst = append(dst, byte(k.kind))
+		if k.ok {
+			dst = binary.AppendVarint(dst, k.date.Unix())
+			dst = binary.AppendUvarint(dst, uint64(k.date.Nanosecond()))
+		}
+	}
+	return dst
+}
+
+// extraTTL finds index id's entry in a record's extra bytes.
+func extraTTL(extra []byte, id uint32) (k ttlKey, found bool) {
+	for i := 0; i < len(extra); {
+		x, n := binary.Uvarint(extra[i:])
+		i += n
+		kind := ttlKind(extra[i])
+		i++
+		var sec int64
+		var nsec uint64
+		if kind != ttlNone {
+			sec, n = binary.Varint(extra[i:])
+			i += n
+			nsec, n = binary.Uvarint(extra[i:])
+			i += n
+		}
+		if uint32(x) == id {
+			if kind == ttlNone {
+				return ttlKey{}, true
+			}
+			return ttlKey{date: time.Unix(sec, int64(nsec)).UTC(), kind: kind, ok: true}, true
+		}
+	}
+	return ttlKey{}, false
 }
 
 // cutoff returns the latest date that is expired at now: date <= cutoff
@@ -102,7 +197,7 @@ func (t *ttlIndex) cutoff(now time.Time) time.Time {
 var ttlCutoffSkew time.Duration
 
 func entryFor(d time.Time, rec *record) expiryEntry {
-	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), rec: rec}
+	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), slot: rec.slot, seq: rec.seq}
 }
 
 // entryNotAfter reports whether e's date is at or before d.
@@ -131,10 +226,29 @@ func (t *ttlIndex) earliest() (expiryEntry, bool) {
 // index), and false if it never expires under it: no date in the field, or
 // left out by the partial filter.
 func (ix *index) storedDate(ref *docRef) (time.Time, bool) {
-	if ix.ttl == nil || ix.partial != nil && !ix.partial.Matches(ref.get()) {
-		return time.Time{}, false
+	k := ix.storedTTL(ref)
+	return k.date, k.ok
+}
+
+// storedTTL returns a document's entry in ix (a TTL index): from the
+// record's extra bytes if they hold it, else computed as for a new
+// document.
+func (ix *index) storedTTL(ref *docRef) ttlKey {
+	if ix.ttl == nil {
+		return ttlKey{}
 	}
-	return ix.ttl.dateOfStored(ref.rec.enc)
+	if k, found := extraTTL(ref.rec.extra, ix.id); found {
+		return k
+	}
+	return ix.ttlKeyOf(ref)
+}
+
+// ttlKeyOf computes a document's entry in ix (a TTL index).
+func (ix *index) ttlKeyOf(ref *docRef) ttlKey {
+	if ix.ttl == nil || ix.partial != nil && !ix.partial.Matches(ref.get()) {
+		return ttlKey{}
+	}
+	return ix.ttl.keyOfStored(ref.rec.enc)
 }
 
 // earliestThresholdOf returns the earliest threshold of a stored document
@@ -194,7 +308,7 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	k, err := idKey(id)
+	k, err := appendIDKey(nil, id)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -205,7 +319,7 @@ func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if s != nil {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		if rec := s.byID.load(k); rec != nil {
+		if rec, ok := s.lookup(k); ok {
 			at, expires = s.earliestThresholdOf(&docRef{rec: rec})
 			return at, expires, nil
 		}
@@ -301,17 +415,23 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 			if err != nil {
 				return err
 			}
-			s.natural.Ascend(func(rec *record) bool {
+			s.natural.Ascend(func(it natItem) bool {
+				rec := s.rec(it.slot)
 				if ix.partial == nil || ix.partial.Matches(rec.document()) {
-					if d, ok := ttl.dateOfStored(rec.enc); ok {
-						ttl.addEntry(entryFor(d, rec))
+					if k := ttl.keyOfStored(rec.enc); k.ok {
+						ttl.addEntry(entryFor(k.date, &rec), k)
 					}
 				}
 				return true
 			})
+			cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ttl.counts.bytes()
+			if err := s.reserve(cost); err != nil {
+				return err
+			}
 			s.mu.Lock()
 			ix.ttl = ttl
 			s.mu.Unlock()
+			s.settleMemory(cost)
 		}
 		if e, ok := ix.ttl.earliest(); ok {
 			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // DuplicateKeyError reports a write refused because of a unique index. It
@@ -59,11 +60,6 @@ func (ik *indexKeys) value(i int) any {
 	return out
 }
 
-type ttlKey struct {
-	date time.Time
-	ok   bool
-}
-
 // computeKeys works out a document's entries in every index from its
 // encoding (ref.rec.enc), decoding no more of it than the indexes read:
 // keys for a new document and for removing a stored one come from the same
@@ -73,14 +69,18 @@ type ttlKey struct {
 func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 	dk := make(docKeys, len(s.indexes))
 	for i, ix := range s.indexes {
-		ik, err := ix.keysOfStored(ref)
-		if err != nil {
-			return nil, fmt.Errorf("collection %q: %w", s.name, err)
+		if ix.tree != nil {
+			ik, err := ix.keysOfStored(ref)
+			if err != nil {
+				return nil, fmt.Errorf("collection %q: %w", s.name, err)
+			}
+			dk[i] = ik
 		}
-		dk[i] = ik
-		if ix.ttl != nil && len(ik.keys) > 0 {
-			d, ok := ix.ttl.dateOfStored(ref.rec.enc)
-			dk[i].ttl = ttlKey{d, ok}
+		if ix.ttl != nil {
+			// A stored document's entry comes from its record's extra
+			// bytes, a new one's from its encoding.
+			dk[i].ttl = ix.storedTTL(ref)
+			dk[i].multikey = dk[i].multikey || dk[i].ttl.kind == ttlMulti
 		}
 	}
 	return dk, nil
@@ -92,7 +92,7 @@ func (s *collState) addToIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.insertKeys(rec, dk[i])
 		if dk[i].ttl.ok {
-			ix.ttl.addEntry(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.addEntry(entryFor(dk[i].ttl.date, rec), dk[i].ttl)
 		}
 	}
 }
@@ -101,7 +101,7 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 	for i, ix := range s.indexes {
 		ix.removeKeys(rec, dk[i])
 		if dk[i].ttl.ok {
-			ix.ttl.removeEntry(entryFor(dk[i].ttl.date, rec))
+			ix.ttl.removeEntry(entryFor(dk[i].ttl.date, rec), dk[i].ttl)
 		}
 	}
 }
@@ -109,7 +109,7 @@ func (s *collState) removeFromIndexes(rec *record, dk docKeys) {
 // storedKeys recomputes the keys of a stored document. They were computed
 // without error when it was stored, so this cannot fail.
 func (s *collState) storedKeys(rec *record) docKeys {
-	dk, err := s.computeKeys(&docRef{rec: rec})
+	dk, err := s.computeKeys(&docRef{rec: *rec})
 	if err != nil {
 		panic("ttldb: internal error: stored document no longer indexable: " + err.Error())
 	}
@@ -119,20 +119,22 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // removeRecord deletes rec from every structure. Call with mu held for
 // writing.
 func (s *collState) removeRecord(rec *record) {
-	s.byID.delete(rec.key)
-	s.natural.Delete(rec)
+	s.natural.Delete(natItem{seq: rec.seq})
 	s.noteWrite(rec, nil)
 	s.removeFromIndexes(rec, s.storedKeys(rec))
 	s.bytes -= int64(len(rec.enc))
+	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
 }
 
 // uniqueCheck finds unique-index conflicts for a batch of writes: against
 // the stored documents not rewritten by the batch, and among the batch's
 // own new keys. Call it holding writeMu.
 type uniqueCheck struct {
-	s       *collState
-	batch   map[*record]bool // records the batch rewrites or removes
-	pending []map[string]*record
+	s     *collState
+	batch map[store.Slot]bool // documents the batch rewrites or removes
+	// pending maps each unique index's keys written by the batch to their
+	// writer: a stored document's slot, or -1-i for its i-th new document.
+	pending []map[string]int64
 }
 
 // newUniqueCheck returns nil, a check that passes everything, for a
@@ -141,18 +143,18 @@ func newUniqueCheck(s *collState) *uniqueCheck {
 	if !slices.ContainsFunc(s.indexes, func(ix *index) bool { return ix.unique }) {
 		return nil
 	}
-	u := &uniqueCheck{s: s, batch: map[*record]bool{}, pending: make([]map[string]*record, len(s.indexes))}
+	u := &uniqueCheck{s: s, batch: map[store.Slot]bool{}, pending: make([]map[string]int64, len(s.indexes))}
 	for i, ix := range s.indexes {
 		if ix.unique {
-			u.pending[i] = map[string]*record{}
+			u.pending[i] = map[string]int64{}
 		}
 	}
 	return u
 }
 
-// add checks rec's new keys dk and records them. rec is the record being
-// rewritten, or a placeholder for a new document.
-func (u *uniqueCheck) add(rec *record, dk docKeys) error {
+// add checks the new keys dk of owner (a stored document's slot, or -1-i
+// for a batch's i-th new document) and records them.
+func (u *uniqueCheck) add(owner int64, dk docKeys) error {
 	if u == nil {
 		return nil
 	}
@@ -161,25 +163,25 @@ func (u *uniqueCheck) add(rec *record, dk docKeys) error {
 			continue
 		}
 		for j, key := range dk[i].keys {
-			if other, ok := u.pending[i][key]; ok && other != rec {
+			if other, ok := u.pending[i][key]; ok && other != owner {
 				return u.dup(ix, dk[i].value(j))
 			}
-			if u.conflictsStored(ix, key, rec) {
+			if u.conflictsStored(ix, key, owner) {
 				return u.dup(ix, dk[i].value(j))
 			}
-			u.pending[i][key] = rec
+			u.pending[i][key] = owner
 		}
 	}
 	return nil
 }
 
-func (u *uniqueCheck) conflictsStored(ix *index, key string, self *record) bool {
+func (u *uniqueCheck) conflictsStored(ix *index, key string, self int64) bool {
 	found := false
-	ix.tree.AscendGreaterOrEqual(indexEntry{key: key, rec: pivotLow}, func(e indexEntry) bool {
+	ix.tree.AscendGreaterOrEqual(indexEntry{key: key}, func(e indexEntry) bool {
 		if e.key != key {
 			return false
 		}
-		if e.rec != self && !u.batch[e.rec] && !u.s.expiredInWay(e.rec) {
+		if int64(e.slot) != self && !u.batch[e.slot] && !u.s.expiredInWay(u.s.rec(e.slot)) {
 			found = true
 			return false
 		}
@@ -307,8 +309,8 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 // insertPrepared stores encoded documents. Call holding writeMu.
 func (s *collState) insertPrepared(docs []newDoc) error {
 	type pending struct {
-		rec *record
-		dk  docKeys
+		key, enc, extra []byte
+		dk              docKeys
 	}
 	batch := make([]pending, len(docs))
 	var seenIDs map[string]int // duplicates within docs
@@ -316,57 +318,65 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		seenIDs = make(map[string]int, len(docs))
 	}
 	uc := newUniqueCheck(s)
+	var cost int64
 	for i, d := range docs {
-		rec := &record{enc: d.enc}
-		ref := &docRef{rec: rec, doc: d.doc}
+		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
 		if s.validator != nil {
 			if err := s.validator.Validate(ref.get()); err != nil {
 				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 			}
 		}
 		id := d.id
-		k, err := idKey(id)
+		k, err := appendIDKey(nil, id)
 		if err != nil {
 			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 		}
-		if cur := s.byID.load(k); cur != nil && !s.expiredInWay(cur) {
+		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		if _, dup := seenIDs[k]; dup {
+		if _, dup := seenIDs[string(k)]; dup {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
 		if seenIDs != nil {
-			seenIDs[k] = i
+			seenIDs[string(k)] = i
 		}
-		rec.key = k
 		dk, err := s.computeKeys(ref)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		if err := uc.add(rec, dk); err != nil {
+		if err := uc.add(-1-int64(i), dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		batch[i] = pending{rec, dk}
+		extra := s.appendTTLExtra(nil, dk)
+		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
+			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
+		}
+		batch[i] = pending{k, d.enc, extra, dk}
+		cost += s.insertCost(k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return err
 	}
+	if err := s.reserve(cost); err != nil {
+		return err
+	}
 	var earliest time.Time
+	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	for _, p := range batch {
-		p.rec.seq = s.nextSeq
+		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
 		s.nextSeq++
-		p.rec.ver = s.db.writes.Add(1)
-		s.byID.store(p.rec.key, p.rec)
-		s.natural.ReplaceOrInsert(p.rec)
-		s.noteWrite(nil, p.rec)
-		s.addToIndexes(p.rec, p.dk)
-		s.bytes += int64(len(p.rec.enc))
+		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
+		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.noteWrite(nil, &rec)
+		s.addToIndexes(&rec, p.dk)
+		s.bytes += int64(len(p.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
 	s.evictCapped()
 	s.mu.Unlock()
+	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return nil
 }
@@ -395,7 +405,8 @@ func (s *collState) evictCapped() {
 		(s.opts.MaxDocuments > 0 && s.natural.Len() > s.opts.MaxDocuments ||
 			s.opts.MaxBytes > 0 && s.bytes > s.opts.MaxBytes) {
 		oldest, _ := s.natural.Min()
-		s.removeRecord(oldest)
+		rec := s.rec(oldest.slot)
+		s.removeRecord(&rec)
 	}
 }
 
@@ -532,18 +543,20 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 // writeMu.
 func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, error) {
 	type change struct {
-		rec    *record
+		rec    record
 		enc    []byte
+		extra  []byte
 		oldKey docKeys
 		newKey docKeys
 	}
 	uc := newUniqueCheck(s)
 	for i, ref := range refs {
 		if newDocs[i] != nil && uc != nil {
-			uc.batch[ref.rec] = true
+			uc.batch[ref.rec.slot] = true
 		}
 	}
 	var changes []change
+	var cost int64
 	for i, ref := range refs {
 		nd := newDocs[i]
 		if nd == nil {
@@ -560,35 +573,44 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		if err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
 		}
-		nk, err := s.computeKeys(&docRef{rec: &record{enc: enc}, doc: nd})
+		nk, err := s.computeKeys(&docRef{rec: record{enc: enc}, doc: nd})
 		if err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		if err := uc.add(ref.rec, nk); err != nil {
+		extra := s.appendTTLExtra(nil, nk)
+		if err := store.CheckSize(len(ref.rec.key), len(enc), len(extra)); err != nil {
+			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidDocument, err)
+		}
+		if err := uc.add(int64(ref.rec.slot), nk); err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		changes = append(changes, change{rec: ref.rec, enc: enc, oldKey: s.storedKeys(ref.rec), newKey: nk})
+		changes = append(changes, change{rec: ref.rec, enc: enc, extra: extra, oldKey: s.storedKeys(&ref.rec), newKey: nk})
+		cost += store.UpdateCost(len(ref.rec.key), len(enc), len(extra)) + s.keysCost(nk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return 0, err
 	}
+	if err := s.reserve(cost); err != nil {
+		return 0, err
+	}
 	var earliest time.Time
+	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	for _, ch := range changes {
-		// Records are immutable: the new version is a new record in the
-		// old one's place (same seq, same _id key).
-		s.removeFromIndexes(ch.rec, ch.oldKey)
-		nr := &record{seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, ver: s.db.writes.Add(1)}
+		// The new version takes the old one's slot (same seq, same _id
+		// key); readers holding the old version keep it unchanged.
+		s.removeFromIndexes(&ch.rec, ch.oldKey)
+		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
-		s.natural.ReplaceOrInsert(nr)
-		s.byID.store(nr.key, nr)
-		s.noteWrite(ch.rec, nr)
-		s.addToIndexes(nr, ch.newKey)
+		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
+		s.noteWrite(&ch.rec, &nr)
+		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
 	s.evictCapped()
 	s.mu.Unlock()
+	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return len(changes), nil
 }
@@ -683,9 +705,10 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 		refs := s.matchingRecords(f, limit, c.db.clock.Now())
 		s.mu.Lock()
 		for _, ref := range refs {
-			s.removeRecord(ref.rec)
+			s.removeRecord(&ref.rec)
 		}
 		s.mu.Unlock()
+		s.settleMemory(0)
 		n = len(refs)
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -363,7 +364,8 @@ func (d *decoder) bytes(n int) []byte {
 
 func (d *decoder) str() string { return string(d.bytes(int(d.uvarint()))) }
 
-// Decode returns a new Document from an encoding.
+// Decode returns a new Document from an encoding. It shares no memory with
+// b: the result may outlive it.
 func Decode(b []byte) Document {
 	d := decoder{b: b}
 	return d.document()
@@ -373,10 +375,36 @@ func (d *decoder) document() Document {
 	n := int(d.uvarint())
 	m := make(Document, n)
 	for range n {
-		k := d.str()
+		k := internName(d.bytes(int(d.uvarint())))
 		m[k] = d.value()
 	}
 	return m
+}
+
+// names interns field names: documents of a collection share a few, and a
+// decoded document then costs no allocation per field name. It is a
+// fixed-size table of recently seen names, read and written without locks
+// (a slot holds a pointer to an immutable string; a lost race only costs
+// an allocation).
+var names [4096]atomic.Pointer[string]
+
+// internName returns b as a string, shared with earlier calls for the same
+// bytes when the table remembers them.
+func internName(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	p := &names[h&(uint32(len(names))-1)]
+	if s := p.Load(); s != nil && *s == string(b) {
+		return *s
+	}
+	s := string(b)
+	p.Store(&s)
+	return s
 }
 
 func (d *decoder) value() any {

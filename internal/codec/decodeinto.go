@@ -62,7 +62,7 @@ func DecodeInto(enc []byte, dst any) error {
 			clear(*m)
 		}
 		for range n {
-			k := d.str()
+			k := internName(d.bytes(int(d.uvarint()))) // no allocation for a name seen before
 			(*m)[k] = d.value()
 		}
 		return nil

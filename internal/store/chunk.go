@@ -1,0 +1,254 @@
+package store
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// A record in a chunk is its slot (4 bytes, little-endian, so that a walk
+// over a chunk can tell live records from dead ones), the uvarint lengths
+// of its key, document and extra bytes, then those bytes.
+const maxHeader = 4 + 3*binary.MaxVarintLen32
+
+func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
+
+func recordSize(key, doc, extra int) int {
+	return 4 + uvarintLen(key) + uvarintLen(doc) + uvarintLen(extra) + key + doc + extra
+}
+
+// putRecord writes a record into dst, which has exactly its size.
+func putRecord(dst []byte, slot Slot, key, doc, extra []byte) {
+	binary.LittleEndian.PutUint32(dst, slot)
+	i := 4
+	i += binary.PutUvarint(dst[i:], uint64(len(key)))
+	i += binary.PutUvarint(dst[i:], uint64(len(doc)))
+	i += binary.PutUvarint(dst[i:], uint64(len(extra)))
+	i += copy(dst[i:], key)
+	i += copy(dst[i:], doc)
+	copy(dst[i:], extra)
+}
+
+// parseRecord reads the record at off. Each slice is capped at its end, so
+// that an append to it can never write into the chunk.
+func parseRecord(buf []byte, off uint32) (slot Slot, key, doc, extra []byte, size int) {
+	b := buf[off:]
+	slot = binary.LittleEndian.Uint32(b)
+	i := 4
+	kl, n := binary.Uvarint(b[i:])
+	i += n
+	dl, n := binary.Uvarint(b[i:])
+	i += n
+	el, n := binary.Uvarint(b[i:])
+	i += n
+	k, d, e := i+int(kl), i+int(kl)+int(dl), i+int(kl)+int(dl)+int(el)
+	return slot, b[i:k:k], b[k:d:d], b[d:e:e], e
+}
+
+// chunk is a block of records. Its buf never changes once made; bytes
+// [0, used) are written once and never again. used and live are the
+// writer's.
+type chunk struct {
+	buf    []byte
+	id     uint32
+	used   int
+	live   int  // bytes of live records
+	sparse bool // listed in Store.sparse
+}
+
+// record reads the record in slot. Call as the writer, holding a lock that
+// excludes it, or holding the shard lock of the record's key.
+func (s *Store) record(slot Slot) Record {
+	e := s.ent(slot)
+	c := s.chunks.load()[e.chunk]
+	_, key, doc, extra, _ := parseRecord(c.buf, e.off)
+	return Record{Slot: slot, Seq: e.seq, Ver: e.ver, Key: key, Doc: doc, Extra: extra}
+}
+
+func (s *Store) keyOf(slot Slot) []byte {
+	e := s.ent(slot)
+	_, key, _, _, _ := parseRecord(s.chunks.load()[e.chunk].buf, e.off)
+	return key
+}
+
+// chunkTarget is the size of the next shared chunk: an eighth of what the
+// chunks hold now, between MinChunk and MaxChunk, so that a small
+// collection does not sit on a megabyte.
+func (s *Store) chunkTarget() int {
+	t := MinChunk
+	for t < s.opts.MaxChunk && int64(t) < s.chunkBytes/8 {
+		t *= 2
+	}
+	return min(t, s.opts.MaxChunk)
+}
+
+// write appends a record to the chunk being filled (or to a chunk of its
+// own if it is large) and returns where it went.
+func (s *Store) write(slot Slot, key, doc, extra []byte) (ci, off uint32) {
+	n := recordSize(len(key), len(doc), len(extra))
+	s.liveBytes += int64(n)
+	if n > s.chunkTarget()/4 {
+		ci := s.newChunk(n)
+		c := s.chunks.load()[ci]
+		putRecord(c.buf, slot, key, doc, extra)
+		c.used, c.live = n, n
+		s.chunkBytes += int64(n)
+		return ci, 0
+	}
+	for !s.fits(n) {
+		if s.active >= 0 {
+			s.seal() // which may move records into a new active chunk
+			continue
+		}
+		s.active = int64(s.newChunk(max(s.chunkTarget(), n)))
+		s.reclaim(int64(len(s.chunks.load()[s.active].buf)))
+	}
+	ci = uint32(s.active)
+	c := s.chunks.load()[ci]
+	off = uint32(c.used)
+	putRecord(c.buf[c.used:c.used+n], slot, key, doc, extra)
+	c.used += n
+	c.live += n
+	s.chunkBytes += int64(n)
+	return ci, off
+}
+
+// fits reports whether the active chunk has room for n bytes.
+func (s *Store) fits(n int) bool {
+	if s.active < 0 {
+		return false
+	}
+	c := s.chunks.load()[s.active]
+	return len(c.buf)-c.used >= n
+}
+
+// seal ends the filling of the active chunk: its unwritten tail now counts
+// (it is held, and nothing will use it), and it is reclaimed like any other
+// chunk if little of it is live.
+func (s *Store) seal() {
+	if s.active < 0 {
+		return
+	}
+	ci := uint32(s.active)
+	c := s.chunks.load()[ci]
+	s.chunkBytes += int64(len(c.buf) - c.used)
+	s.active = -1
+	s.maybeReclaim(ci)
+}
+
+func (s *Store) newChunk(size int) uint32 {
+	c := &chunk{buf: make([]byte, size)}
+	if n := len(s.freeIDs); n > 0 {
+		c.id = s.freeIDs[n-1]
+		s.freeIDs = s.freeIDs[:n-1]
+		s.chunks.load()[c.id] = c
+		return c.id
+	}
+	c.id = uint32(len(s.chunks.load()))
+	s.chunks.append(c)
+	return c.id
+}
+
+// release marks size bytes of chunk ci dead.
+func (s *Store) release(ci uint32, size int) {
+	c := s.chunks.load()[ci]
+	c.live -= size
+	s.liveBytes -= int64(size)
+	s.maybeReclaim(ci)
+}
+
+// maybeReclaim drops chunk ci if nothing in it is live, moves its live
+// records to the chunk being filled (and drops it) if less than a quarter
+// of it is live, and lists it for reclaiming when a new chunk starts if
+// less than half of it is. The chunk being filled is left alone. Moving
+// costs a copy of the bytes and a shard lock per record, little beside
+// what deleting the other three quarters cost (index and tree updates), so
+// a deletion that leaves survivors scattered (a TTL pass expiring 90%)
+// gives its memory back without waiting for Compact.
+func (s *Store) maybeReclaim(ci uint32) {
+	if int64(ci) == s.active {
+		return
+	}
+	c := s.chunks.load()[ci]
+	switch {
+	case c.live == 0:
+		s.dropChunk(ci)
+	case 4*c.live < len(c.buf) && !s.reclaiming:
+		s.reclaiming = true
+		s.relocate(ci)
+		s.reclaiming = false
+		s.dropChunk(ci)
+	case 2*c.live < len(c.buf) && !c.sparse:
+		c.sparse = true
+		s.sparse = append(s.sparse, c)
+	}
+}
+
+// reclaim moves the live records of listed mostly-dead chunks to the chunk
+// being filled, and drops those chunks, until it has moved at least budget
+// bytes (budget < 0: all). It runs when a new chunk is started. Each chunk
+// moved frees at least twice what is copied, so reclaiming costs O(1) per
+// byte deleted.
+func (s *Store) reclaim(budget int64) {
+	if s.reclaiming {
+		return
+	}
+	s.reclaiming = true
+	defer func() { s.reclaiming = false }()
+	moved := int64(0)
+	for len(s.sparse) > 0 && (budget < 0 || moved < budget) {
+		c := s.sparse[0]
+		s.sparse[0] = nil
+		s.sparse = s.sparse[1:]
+		if c.buf == nil {
+			continue // dropped since it was listed
+		}
+		moved += int64(c.live)
+		s.relocate(c.id)
+		s.dropChunk(c.id)
+	}
+	if len(s.sparse) == 0 {
+		s.sparse = nil
+	}
+}
+
+// Reclaim moves the live records of every mostly-dead chunk and drops the
+// chunks, returning what Bytes no longer counts. For a writer about to be
+// refused for want of memory. Writer only.
+func (s *Store) Reclaim() int64 {
+	before := s.chunkBytes
+	s.reclaim(-1)
+	s.account()
+	return before - s.chunkBytes
+}
+
+// relocate copies the live records of chunk ci to the chunk being filled,
+// repointing each slot under its key's shard lock.
+func (s *Store) relocate(ci uint32) {
+	c := s.chunks.load()[ci]
+	for off := 0; off < c.used; {
+		slot, key, doc, extra, n := parseRecord(c.buf, uint32(off))
+		if slot < s.nslots {
+			if e := s.ent(slot); e.ver != 0 && e.chunk == ci && e.off == uint32(off) {
+				s.liveBytes -= int64(n) // write counts it again
+				nci, noff := s.write(slot, key, doc, extra)
+				sh := s.shard(e.hash)
+				sh.mu.Lock()
+				e.chunk, e.off = nci, noff
+				sh.mu.Unlock()
+				s.relocated++
+			}
+		}
+		off += n
+	}
+}
+
+func (s *Store) dropChunk(ci uint32) {
+	c := s.chunks.load()[ci]
+	s.chunkBytes -= int64(len(c.buf))
+	// The sparse list may still point at c: let the bytes go now (no
+	// reader reads a chunk without live records).
+	c.buf = nil
+	s.chunks.load()[ci] = nil
+	s.freeIDs = append(s.freeIDs, ci)
+	s.dropped++
+}

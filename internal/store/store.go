@@ -1,0 +1,297 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"hash/maphash"
+	"math"
+)
+
+// Slot addresses a stored record. A slot keeps its record for as long as
+// the record is stored (updates and relocations keep the slot); a deleted
+// record's slot is reused by a later insert, with another version.
+type Slot = uint32
+
+// Record is a stored record as read. Its slices are read-only views of
+// chunk memory that is never written again (see the package comment): they
+// may be kept and read after every lock is released, but never changed.
+type Record struct {
+	Slot  Slot
+	Seq   uint64 // the insertion sequence the caller gave
+	Ver   uint64 // the version the caller gave at the last Insert or Update
+	Key   []byte // the _id key bytes
+	Doc   []byte // the encoded document
+	Extra []byte // the caller's extra bytes (index keys, dates)
+}
+
+// Options configure New. The zero value is usable.
+type Options struct {
+	// Seed seeds the key hash. Give every Store of a DB the same seed (so
+	// a Compact's new Store hashes alike); the zero Seed makes a new one.
+	Seed maphash.Seed
+	// HashBits, if not 0, keeps only the low HashBits bits of the key
+	// hash: for tests, to force collisions (1 bit: two hash values).
+	HashBits uint
+	// MaxChunk is the size of the largest chunk, in bytes. Default 1 MiB.
+	// Chunks start at MinChunk and grow with the store; a record larger
+	// than a quarter of the current chunk size gets a chunk of its own.
+	MaxChunk int
+}
+
+// Default chunk sizes.
+const (
+	DefaultMaxChunk = 1 << 20
+	MinChunk        = 16 << 10
+)
+
+// MaxRecord is the largest record (key, document and extra bytes, plus a
+// few bytes of header) a Store holds.
+const MaxRecord = math.MaxInt32
+
+// ErrTooLarge is returned for a record larger than MaxRecord.
+var ErrTooLarge = errors.New("store: record too large")
+
+// Store holds the records of one collection. See the package comment for
+// its concurrency rules.
+type Store struct {
+	opts Options
+	mask uint64 // of the hash: all ones but with Options.HashBits
+
+	shards [numShards]shard
+
+	pages  published[*page]
+	chunks published[*chunk]
+
+	active     int64 // the chunk being filled, -1 if none
+	freeIDs    []uint32
+	sparse     []*chunk // sealed chunks less than half live, to reclaim
+	freeSlots  []Slot
+	nslots     uint32 // slots handed out so far (the table's high-water mark)
+	nrec       int
+	reclaiming bool
+
+	chunkBytes int64 // the active chunk's written bytes + the others' capacity
+	liveBytes  int64 // bytes of live records
+	mapPeak    int   // the sum of the shards' peaks
+	relocated  int64 // records moved out of mostly-dead chunks, ever
+	dropped    int64 // chunks dropped, ever
+
+	acct acctCounter
+}
+
+// New returns an empty Store.
+func New(opts Options) *Store {
+	if opts.Seed == (maphash.Seed{}) {
+		opts.Seed = maphash.MakeSeed()
+	}
+	if opts.MaxChunk <= 0 {
+		opts.MaxChunk = DefaultMaxChunk
+	}
+	opts.MaxChunk = max(opts.MaxChunk, MinChunk)
+	s := &Store{opts: opts, active: -1, mask: ^uint64(0)}
+	if opts.HashBits > 0 && opts.HashBits < 64 {
+		s.mask = 1<<opts.HashBits - 1
+	}
+	for i := range s.shards {
+		s.shards[i].m = map[uint64]Slot{}
+	}
+	s.account()
+	return s
+}
+
+// Fork returns an empty Store with s's options, ready to receive about
+// sizeHint records: the target of a compaction (CopyFrom).
+func (s *Store) Fork(sizeHint int) *Store {
+	n := New(s.opts)
+	for i := range n.shards {
+		n.shards[i].m = make(map[uint64]Slot, sizeHint/numShards)
+	}
+	return n
+}
+
+// hash is the key's 64-bit hash. A direct call (not through a func value),
+// so that a caller's key buffer can stay on its stack.
+func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.opts.Seed, key) & s.mask }
+
+// Len returns the number of records.
+func (s *Store) Len() int { return s.nrec }
+
+// Lookup returns the slot of the record with this key. Call it from the
+// writer or holding a lock that excludes the writer: the slot may be freed
+// and reused as soon as the writer runs.
+func (s *Store) Lookup(key []byte) (Slot, bool) {
+	h := s.hash(key)
+	sh := s.shard(h)
+	sh.mu.RLock()
+	slot, ok := s.find(sh, h, key)
+	sh.mu.RUnlock()
+	return slot, ok
+}
+
+// Get returns the record with this key. It is safe concurrently with the
+// writer: it holds only the key's shard lock, for one map lookup and the
+// reading of a slot, and the record's bytes never change afterwards.
+func (s *Store) Get(key []byte) (Record, bool) {
+	h := s.hash(key)
+	sh := s.shard(h)
+	sh.mu.RLock()
+	slot, ok := s.find(sh, h, key)
+	var r Record
+	if ok {
+		r = s.record(slot)
+	}
+	sh.mu.RUnlock()
+	return r, ok
+}
+
+// Record returns the record in slot, which must hold one. Call it from the
+// writer or holding a lock that excludes the writer.
+func (s *Store) Record(slot Slot) Record { return s.record(slot) }
+
+// Live reports whether slot holds a record. Same rule as Record.
+func (s *Store) Live(slot Slot) bool {
+	return slot < s.nslots && s.ent(slot).ver != 0
+}
+
+// Ascend calls fn for each record in slot order until fn returns false.
+// Same rule as Record.
+func (s *Store) Ascend(fn func(Record) bool) {
+	for slot := range s.nslots {
+		if s.ent(slot).ver != 0 && !fn(s.record(slot)) {
+			return
+		}
+	}
+}
+
+// CheckSize returns ErrTooLarge if a record of these parts cannot be stored.
+func CheckSize(key, doc, extra int) error {
+	if int64(key)+int64(doc)+int64(extra)+maxHeader > MaxRecord {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// Insert stores a new record with the caller's insertion sequence and
+// version (a non-zero number that identifies this version of the record)
+// and returns its slot. The key must not be stored already (the caller
+// checks with Lookup), and the record must pass CheckSize. A Store holds at
+// most 2^32-1 records at once (its slot table would take 128 GiB). Writer
+// only.
+func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	return s.insert(key, doc, extra, seq, ver)
+}
+
+// CopyFrom inserts the record of another Store (the one s was forked
+// from) keeping its sequence and version, and returns its new slot.
+// Writer of s only; from must not change meanwhile.
+func (s *Store) CopyFrom(from *Store, slot Slot) Slot {
+	r := from.record(slot)
+	return s.insert(r.Key, r.Doc, r.Extra, r.Seq, r.Ver)
+}
+
+func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
+	h := s.hash(key)
+	slot := s.allocSlot()
+	ci, off := s.write(slot, key, doc, extra)
+	e := s.ent(slot)
+	sh := s.shard(h)
+	sh.mu.Lock()
+	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
+	if sh.put(h, slot) {
+		s.mapPeak++
+	}
+	sh.mu.Unlock()
+	s.nrec++
+	s.account()
+	return slot
+}
+
+// Update replaces the document and extra bytes of the record in slot (its
+// key and sequence stay), giving it version ver. Readers that read the old
+// version keep it unchanged. Writer only.
+func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
+	e := s.ent(slot)
+	old := s.record(slot)
+	oldSize := recordSize(len(old.Key), len(old.Doc), len(old.Extra))
+	ci, off := s.write(slot, old.Key, doc, extra)
+	oldChunk := e.chunk // read after write, which may have moved the old version
+	sh := s.shard(e.hash)
+	sh.mu.Lock()
+	e.chunk, e.off, e.ver = ci, off, ver
+	sh.mu.Unlock()
+	s.release(oldChunk, oldSize)
+	s.account()
+}
+
+// Delete removes the record in slot and frees the slot. Writer only.
+func (s *Store) Delete(slot Slot) {
+	e := s.ent(slot)
+	old := s.record(slot)
+	oldChunk, size := e.chunk, recordSize(len(old.Key), len(old.Doc), len(old.Extra))
+	sh := s.shard(e.hash)
+	sh.mu.Lock()
+	sh.remove(e.hash, slot)
+	*e = entry{}
+	sh.mu.Unlock()
+	s.freeSlots = append(s.freeSlots, slot)
+	s.nrec--
+	s.release(oldChunk, size)
+	s.account()
+}
+
+// find returns the slot holding key. Call holding sh.mu.
+func (s *Store) find(sh *shard, h uint64, key []byte) (Slot, bool) {
+	slot, ok := sh.m[h]
+	if !ok {
+		return 0, false
+	}
+	if bytes.Equal(s.keyOf(slot), key) {
+		return slot, true
+	}
+	for _, o := range sh.over[h] {
+		if bytes.Equal(s.keyOf(o), key) {
+			return o, true
+		}
+	}
+	return 0, false
+}
+
+func (s *Store) allocSlot() Slot {
+	if n := len(s.freeSlots); n > 0 {
+		slot := s.freeSlots[n-1]
+		s.freeSlots = s.freeSlots[:n-1]
+		return slot
+	}
+	slot := s.nslots
+	if int(slot>>pageShift) == len(s.pages.load()) {
+		s.pages.append(new(page))
+	}
+	s.nslots++
+	return slot
+}
+
+// Stats describe a Store's memory, for tests and metrics.
+type Stats struct {
+	Records    int
+	Slots      int   // slots handed out (live and free)
+	Chunks     int   // chunks held
+	ChunkBytes int64 // their bytes (the chunk being filled: written bytes only)
+	LiveBytes  int64 // bytes of live records in them
+	Relocated  int64 // records ever moved out of mostly-dead chunks
+	Dropped    int64 // chunks ever dropped
+}
+
+// Stats returns the Store's figures. Same rule as Record.
+func (s *Store) Stats() Stats {
+	n := 0
+	for _, c := range s.chunks.load() {
+		if c != nil {
+			n++
+		}
+	}
+	return Stats{Records: s.nrec, Slots: int(s.nslots), Chunks: n, ChunkBytes: s.chunkBytes,
+		LiveBytes: s.liveBytes, Relocated: s.relocated, Dropped: s.dropped}
+}
