@@ -56,8 +56,9 @@ func (t ttlTarget) removed() *tsRemoved {
 // tsRemoved is what a DeleteEvent carries of the measurements a batch
 // removed: the buckets' encodings, decoded only when an observer asks.
 // A bucket's slices are never written in place once they hold a
-// measurement (a trim or a delete installs new ones), so the event can
-// share them after the lock is released.
+// measurement (a trim or a delete installs new ones) and are Go memory,
+// not the store's reusable slabs, so the event can share them after the
+// lock is released (were buckets to move into slabs, add must copy).
 type tsRemoved struct {
 	timeField, metaField string
 	parts                []tsRemovedPart
