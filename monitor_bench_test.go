@@ -3,7 +3,9 @@ package ttldb
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -168,5 +170,73 @@ func openLoopReads(b *testing.B, c *Collection, ids []any, interval time.Duratio
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(sched))
+	}
+}
+
+// BenchmarkMassExpiryBackground is BenchmarkMassExpiry through the
+// background monitor as an application runs it, and as the bench's mass
+// expiry trial does: DeadlineWake, a DeleteObserver counting the IDs it is
+// given, n documents with string _id values and one shared date (every tie
+// in the expiry tree). The timer starts when the monitor is enabled and
+// stops when the observer has seen all n. The "pass" runs delete the same
+// documents with RunTTLPass and no observer, for comparison.
+func BenchmarkMassExpiryBackground(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		for _, mode := range []string{"monitor", "pass"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				deleted := 0
+				b.ReportAllocs()
+				b.StopTimer()
+				for range b.N {
+					var seen atomic.Int64
+					all := make(chan struct{})
+					opts := []Option{WithMonitor(MonitorOptions{Disabled: true, DeadlineWake: true})}
+					if mode == "monitor" {
+						opts = append(opts, WithDeleteObserver(func(ev DeleteEvent) {
+							if seen.Add(int64(len(ev.IDs))) == int64(n) {
+								close(all)
+							}
+						}))
+					}
+					db, err := Open(opts...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					fillExpired(b, db.Collection("events"), n)
+					runtime.GC()
+					b.StartTimer()
+					if mode == "monitor" {
+						db.SetTTLMonitorEnabled(true)
+						<-all
+					} else if res, err := db.RunTTLPass(context.Background()); err != nil || res.Deleted != n {
+						b.Fatalf("deleted %d of %d: %v", res.Deleted, n, err)
+					}
+					b.StopTimer()
+					deleted += n
+					_ = db.Close()
+				}
+				b.ReportMetric(float64(deleted)/b.Elapsed().Seconds(), "docs/s")
+			})
+		}
+	}
+}
+
+// fillExpired inserts n expired documents shaped like the bench's (string
+// _id values, one shared date) in InsertMany calls of 1000.
+func fillExpired(b *testing.B, c *Collection, n int) {
+	b.Helper()
+	if _, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)}); err != nil {
+		b.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	docs := make([]Document, 0, 1000)
+	for i := range n {
+		docs = append(docs, Document{"_id": fmt.Sprintf("doc:%09d", i), "user": fmt.Sprintf("user%d", i%1000), "kind": "click", "bytes": i % 4096, "lastModifiedDate": old})
+		if len(docs) == cap(docs) || i == n-1 {
+			if _, err := c.InsertMany(docs); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
 	}
 }
