@@ -821,6 +821,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
 	s.mu.Lock()
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.deferAdds()
+		}
+	}
 	for _, c := range chosen {
 		if recheck {
 			var verdict recheckResult
@@ -843,6 +848,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 		s.removeRecord(&c.rec)
 		n++
+	}
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.flush()
+		}
 	}
 	s.mu.Unlock()
 	s.settleMemory(0)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -238,5 +239,78 @@ func fillExpired(b *testing.B, c *Collection, n int) {
 			}
 			docs = docs[:0]
 		}
+	}
+}
+
+// BenchmarkDeadlineWakeLag measures expiry lag with DeadlineWake on the
+// real clock, as the bench's lag workload does: n documents whose
+// thresholds are spread evenly over one second (one every 100 µs),
+// inserted before the first, and for each the time from its threshold to
+// the DeleteObserver's call that reports it (stamped once per batch).
+// floor=default runs the default DeadlineWakeFloor.
+func BenchmarkDeadlineWakeLag(b *testing.B) {
+	const n = 10_000
+	const spread = time.Second
+	for _, floor := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
+		name := "default"
+		if floor != 0 {
+			name = floor.String()
+		}
+		b.Run("floor="+name, func(b *testing.B) {
+			var lags []time.Duration
+			b.StopTimer()
+			for range b.N {
+				th := make(map[string]time.Time, n)
+				var mu sync.Mutex
+				done := make(chan struct{})
+				got := 0
+				obs := func(ev DeleteEvent) {
+					at := time.Now()
+					mu.Lock()
+					defer mu.Unlock()
+					for _, id := range ev.IDs {
+						lags = append(lags, at.Sub(th[id.(string)]))
+					}
+					if got += len(ev.IDs); got == n {
+						close(done)
+					}
+				}
+				db, err := Open(WithMonitor(MonitorOptions{DeadlineWake: true, DeadlineWakeFloor: floor}), WithDeleteObserver(obs))
+				if err != nil {
+					b.Fatal(err)
+				}
+				c := db.Collection("events")
+				if _, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(0)}); err != nil {
+					b.Fatal(err)
+				}
+				first := time.Now().Add(300 * time.Millisecond)
+				docs := make([]Document, n)
+				mu.Lock()
+				for i := range n {
+					id := fmt.Sprintf("doc:%09d", (i*7919)%n) // shuffled
+					t := first.Add(time.Duration((i*7919)%n) * spread / n)
+					th[id] = t
+					docs[i] = Document{"_id": id, "lastModifiedDate": t}
+				}
+				mu.Unlock()
+				if _, err := c.InsertMany(docs); err != nil {
+					b.Fatal(err)
+				}
+				if time.Now().After(first) {
+					b.Fatal("inserts ran past the first threshold")
+				}
+				b.StartTimer()
+				<-done
+				b.StopTimer()
+				_ = db.Close()
+			}
+			slices.Sort(lags)
+			q := func(p float64) float64 {
+				return float64(lags[min(int(p*float64(len(lags))), len(lags)-1)]) / float64(time.Microsecond)
+			}
+			b.ReportMetric(q(0.5), "p50-µs")
+			b.ReportMetric(q(0.99), "p99-µs")
+			b.ReportMetric(float64(lags[len(lags)-1])/float64(time.Microsecond), "max-µs")
+		})
 	}
 }
