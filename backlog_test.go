@@ -170,7 +170,7 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 		case op < 30:
 			_, err = c.InsertOne(Document{"_id": fmt.Sprint(id, "-", step), "lastModifiedDate": date(), "seen": date()})
 		case op < 50:
-			_, err = c.UpdateMany(Document{"_id": Document{"$gte": fmt.Sprint(id)}}, Document{"$set": Document{"lastModifiedDate": date()}})
+			_, err = c.UpdateMany(context.Background(), Document{"_id": Document{"$gte": fmt.Sprint(id)}}, Document{"$set": Document{"lastModifiedDate": date()}})
 		case op < 55:
 			_, err = c.UpdateOne(Document{}, Document{"$unset": Document{"seen": ""}})
 		case op < 62:

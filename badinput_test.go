@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -195,7 +196,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	}
 	update := func(f, u ttldb.Document) func(*ttldb.DB, *ttldb.Collection) error {
 		return func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.UpdateMany(f, u, ttldb.UpdateOptions{Upsert: true})
+			_, err := c.UpdateMany(context.Background(), f, u, ttldb.UpdateOptions{Upsert: true})
 			return err
 		}
 	}
@@ -330,7 +331,10 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(f).Document(); return err }, filter)
 		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(f); return err }, filter)
 		add("Explain: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(f); return err }, filter)
-		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteMany(f); return err }, filter)
+		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.DeleteMany(context.Background(), f)
+			return err
+		}, filter)
 		add("DeleteOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(f); return err }, filter)
 		add("UpdateMany: "+bf.name, update(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}), filter)
 		add("ReplaceOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {

@@ -74,14 +74,20 @@ func closedCalls() []closedCall {
 		{"Explain", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(badFilter); return err }},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(badFilter, badUpdate); return err }},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(nil, badUpdate); return err }},
-		{"UpdateMany", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateMany(nil, badUpdate); return err }},
+		{"UpdateMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.UpdateMany(context.Background(), nil, badUpdate)
+			return err
+		}},
 		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ReplaceOne(nil, badDoc); return err }},
 		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.ReplaceOne(nil, ttldb.Document{"$set": 1})
 			return err
 		}},
 		{"DeleteOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(badFilter); return err }},
-		{"DeleteMany", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteMany(badFilter); return err }},
+		{"DeleteMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.DeleteMany(context.Background(), badFilter)
+			return err
+		}},
 		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CreateIndex(badIndex); return err }},
 		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(1)})

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
 		_, err = c.FindOne(f).Document()
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-		_, err = c.DeleteMany(f)
+		_, err = c.DeleteMany(context.Background(), f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
 	}
 	for _, u := range []ttldb.Document{
@@ -293,7 +294,7 @@ func TestPointerTimeFilters(t *testing.T) {
 		n, err := c.DeleteOne(ttldb.Document{"_id": tp})
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, c.Name())
-		n, err = c.DeleteMany(ttldb.Document{"d": nilTime})
+		n, err = c.DeleteMany(context.Background(), ttldb.Document{"d": nilTime})
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, c.Name())
 	}

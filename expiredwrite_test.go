@@ -103,7 +103,7 @@ func TestHideExpiredUpdateDoesNotRevive(t *testing.T) {
 	res, err := c.UpdateOne(Document{"_id": "X"}, Document{"$set": Document{"lastModifiedDate": t0.Add(time.Hour)}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
-	res, err = c.UpdateMany(Document{"email": "x@example.com"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
+	res, err = c.UpdateMany(context.Background(), Document{"email": "x@example.com"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
 	_, err = c.FindOne(Document{"_id": "X"}).Document()

@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,6 +63,10 @@ type findQuery struct {
 	opts      FindOptions
 	sort      []query.Key // opts.Sort
 	proj      *query.Projection
+	// ctx, if not nil, stops execute (checked every cancelEvery
+	// documents examined); err is then its error.
+	ctx context.Context
+	err error
 }
 
 // sortKeys converts a sort specification for the query package.
@@ -290,13 +295,23 @@ func (s *collState) run(q *findQuery, now time.Time) ([]Document, *Explanation) 
 // filter, in the order Find would give without sort. Call holding writeMu
 // or mu.
 func (s *collState) matchingRecords(f *query.Filter, limit int, now time.Time) []*docRef {
-	q := &findQuery{filterDoc: f.Doc(), filter: f}
+	refs, _ := s.matchingRecordsCtx(nil, f, limit, now)
+	return refs
+}
+
+// matchingRecordsCtx is matchingRecords stopped by ctx (nil: never): it
+// returns ctx's error if ctx ended during the scan.
+func (s *collState) matchingRecordsCtx(ctx context.Context, f *query.Filter, limit int, now time.Time) ([]*docRef, error) {
+	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
 	var refs []*docRef
 	s.execute(s.plan(q), q, now, func(r *docRef) bool {
 		refs = append(refs, r)
 		return limit <= 0 || len(refs) < limit
 	})
-	return refs
+	if q.err != nil {
+		return nil, q.err
+	}
+	return refs, nil
 }
 
 // idIndex stands for the implicit unique _id index (a hash map, not a
@@ -434,6 +449,11 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	matchAll := len(q.filterDoc) == 0
 	consider := func(slot store.Slot) bool {
 		ex.DocsExamined++
+		if q.ctx != nil && ex.DocsExamined%cancelEvery == 0 {
+			if q.err = checkCtx(q.ctx); q.err != nil {
+				return false
+			}
+		}
 		ref := &docRef{rec: s.rec(slot)}
 		if hide && s.expiredAt(ref, now) {
 			return true

@@ -174,7 +174,7 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 		return err
 	})
 	completes(t, d, "UpdateMany to arrays", func() error {
-		_, err := c.UpdateMany(Document{"v": 3}, Document{"$set": Document{"v": []any{3, 1000, "x"}}})
+		_, err := c.UpdateMany(context.Background(), Document{"v": 3}, Document{"$set": Document{"v": []any{3, 1000, "x"}}})
 		return err
 	})
 	completes(t, d, "ReplaceOne", func() error {
@@ -182,7 +182,7 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 		return err
 	})
 	completes(t, d, "DeleteMany", func() error {
-		_, err := c.DeleteMany(Document{"v": 4})
+		_, err := c.DeleteMany(context.Background(), Document{"v": 4})
 		return err
 	})
 	completes(t, d, "an update of a document inserted during the build", func() error {
@@ -430,7 +430,7 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 			assert.Equal(t, before, all(t, c), "the failed build changed the documents")
 			// Writes go on unconstrained, and once the duplicates are gone
 			// the index builds.
-			_, err = c.DeleteMany(nil)
+			_, err = c.DeleteMany(context.Background(), nil)
 			require.NoError(t, err)
 			mustInsert(t, c, Document{"_id": 1, "u": 1})
 			mustCreateIndex(t, c, unique)

@@ -52,7 +52,7 @@ func TestMemoryLimit(t *testing.T) {
 	assert.Equal(t, n, count(t, c))
 	_, err = c.FindOne(Document{"_id": "small"}).Document()
 	require.ErrorIs(t, err, ErrNotFound)
-	res, err := c.UpdateMany(nil, Document{"$set": Document{"s": fmt.Sprintf("%0500d", 1)}})
+	res, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"s": fmt.Sprintf("%0500d", 1)}})
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	assert.Zero(t, res.ModifiedCount)
 	got, err := c.FindOne(Document{"_id": 3}).Document()
@@ -87,7 +87,7 @@ func TestMemoryLimitIndexBuild(t *testing.T) {
 		}
 	}
 	// Make a little room, not enough for an index of every key.
-	_, err := c.DeleteMany(Document{"_id": Document{"$lt": n / 20}})
+	_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$lt": n / 20}})
 	require.NoError(t, err)
 	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("k")}})
 	require.ErrorIs(t, err, ErrMemoryLimit)

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -33,7 +34,7 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	<-w.paused
 
 	// Free half the slots, then insert documents that take them.
-	_, err := c.DeleteMany(Document{"_id": Document{"$lt": 1000}})
+	_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$lt": 1000}})
 	require.NoError(t, err)
 	more := make([]Document, 1000)
 	for i := range more {
@@ -111,7 +112,7 @@ func TestReadByIDDuringRewritesAndCompact(t *testing.T) {
 			_, err := c.ReplaceOne(Document{"_id": i}, doc(i, v))
 			require.NoError(t, err)
 		}
-		_, err := c.DeleteMany(Document{"_id": Document{"$mod": []any{10, v % 10}}})
+		_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$mod": []any{10, v % 10}}})
 		require.NoError(t, err)
 		for i := v % 10; i < n; i += 10 {
 			mustInsert(t, c, doc(i, v))

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"testing"
@@ -48,7 +49,7 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 	c := db.Collection("big")
 	fill(c, n)
 	full := heapAlloc()
-	deleted, err := c.DeleteMany(ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
+	deleted, err := c.DeleteMany(context.Background(), ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
 	require.NoError(t, err)
 	require.Equal(t, n-n/10, deleted)
 	before := heapAlloc()

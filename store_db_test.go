@@ -29,10 +29,10 @@ func TestStoreCollections(t *testing.T) {
 	_, err = ghost.FindOne(nil).Document()
 	require.ErrorIs(t, err, ttldb.ErrNotFound)
 	assert.Equal(t, 0, count(t, ghost, nil))
-	n, err := ghost.DeleteMany(nil)
+	n, err := ghost.DeleteMany(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Zero(t, n)
-	res, err := ghost.UpdateMany(ttldb.Document{"a": 1}, ttldb.Document{"$set": ttldb.Document{"b": 1}})
+	res, err := ghost.UpdateMany(context.Background(), ttldb.Document{"a": 1}, ttldb.Document{"$set": ttldb.Document{"b": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{}, res)
 	require.NoError(t, ghost.Compact())
@@ -208,7 +208,7 @@ func TestStoreValidation(t *testing.T) {
 	check(err, "lastModifiedDate", "bsonType")
 	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$unset": ttldb.Document{"lastModifiedDate": ""}})
 	check(err, "lastModifiedDate", "required")
-	_, err = c.UpdateMany(nil, ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": nil}})
+	_, err = c.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": nil}})
 	check(err, "lastModifiedDate", "bsonType")
 	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"msg": "replaced"})
 	check(err, "lastModifiedDate", "required")
@@ -344,10 +344,13 @@ func TestStoreClosed(t *testing.T) {
 			"Find":       func() error { _, err := h.Find(nil); return err },
 			"Count":      func() error { _, err := h.CountDocuments(nil); return err },
 			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
-			"UpdateMany": func() error { _, err := h.UpdateMany(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
+			"UpdateMany": func() error {
+				_, err := h.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"y": 1}})
+				return err
+			},
 			"ReplaceOne": func() error { _, err := h.ReplaceOne(nil, ttldb.Document{"y": 1}); return err },
 			"DeleteOne":  func() error { _, err := h.DeleteOne(nil); return err },
-			"DeleteMany": func() error { _, err := h.DeleteMany(nil); return err },
+			"DeleteMany": func() error { _, err := h.DeleteMany(context.Background(), nil); return err },
 			"CreateIndex": func() error {
 				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
 				return err
@@ -457,7 +460,7 @@ func TestStoreHostileInput(t *testing.T) {
 	for _, f := range []ttldb.Document{cycFilter, {"a": cycValue}, {"a": ttldb.Document{"$in": []any{cycValue}}}, {"a": make(chan int)}} {
 		_, err := c.Find(f)
 		require.Error(t, err, "%p", f)
-		_, err = c.DeleteMany(f)
+		_, err = c.DeleteMany(context.Background(), f)
 		require.Error(t, err)
 	}
 	_, err := c.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})

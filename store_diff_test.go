@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -83,16 +84,16 @@ func TestStoreIndexDifferential(t *testing.T) {
 			continue
 		case 1:
 			f, u := g.filter(), g.update()
-			r1, err1 := indexed.UpdateMany(f, u)
-			r2, err2 := plain.UpdateMany(f, u)
+			r1, err1 := indexed.UpdateMany(context.Background(), f, u)
+			r2, err2 := plain.UpdateMany(context.Background(), f, u)
 			require.Equal(t, err2 == nil, err1 == nil, "%s: UpdateMany(%v, %v): %v vs %v", where, f, u, err1, err2)
 			require.Equal(t, r2, r1, "%s: UpdateMany(%v, %v)", where, f, u)
 			continue
 		case 2:
 			f := g.filter()
-			n1, err := indexed.DeleteMany(f)
+			n1, err := indexed.DeleteMany(context.Background(), f)
 			require.NoError(t, err, where)
-			n2, err := plain.DeleteMany(f)
+			n2, err := plain.DeleteMany(context.Background(), f)
 			require.NoError(t, err, where)
 			require.Equal(t, n2, n1, "%s: DeleteMany(%v)", where, f)
 			continue

@@ -2,6 +2,7 @@ package ttldb_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -133,7 +134,7 @@ func TestStoreImmutableID(t *testing.T) {
 		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
 		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
-		_, err = c.UpdateMany(nil, u)
+		_, err = c.UpdateMany(context.Background(), nil, u)
 		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
 	}
 	assert.Equal(t, before, all(t, c), "failed updates changed nothing")

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -208,7 +209,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		mustInsert(t, c, ttldb.Document{"_id": 4, "k": 5})
 		// Without the duplicate the build succeeds (a missing field and
 		// one explicit null would conflict too, so give _id 3 a value).
-		_, err = c.DeleteMany(ttldb.Document{"k": 5, "_id": ttldb.Document{"$ne": 1}})
+		_, err = c.DeleteMany(context.Background(), ttldb.Document{"k": 5, "_id": ttldb.Document{"$ne": 1}})
 		require.NoError(t, err)
 		_, err = c.UpdateOne(ttldb.Document{"_id": 3}, ttldb.Document{"$set": ttldb.Document{"k": 6}})
 		require.NoError(t, err)

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"regexp"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func TestUpsertSetOnInsert(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": "k", "seen": true, "n": 2, "created": "first"}, doc, "a match ignores $setOnInsert")
 
-	res, err = c.UpdateMany(Document{"kind": "x"}, Document{"$setOnInsert": Document{"created": "many"}}, UpdateOptions{Upsert: true})
+	res, err = c.UpdateMany(context.Background(), Document{"kind": "x"}, Document{"$setOnInsert": Document{"created": "many"}}, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	require.NotNil(t, res.UpsertedID)
 	doc, err = c.FindOne(Document{"kind": "x"}).Document()
@@ -104,7 +105,7 @@ func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	before, err := c.Find(nil)
 	require.NoError(t, err)
-	_, err = c.UpdateMany(nil, Document{"$push": Document{"tags": "new"}, "$set": Document{"touched": true}})
+	_, err = c.UpdateMany(context.Background(), nil, Document{"$push": Document{"tags": "new"}, "$set": Document{"touched": true}})
 	require.ErrorIs(t, err, ErrInvalidUpdate)
 	require.Contains(t, err.Error(), "$push")
 	after, err := c.Find(nil)
@@ -112,7 +113,7 @@ func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 	require.Equal(t, before, after)
 
 	// A conflicting update is refused before anything is read.
-	_, err = c.UpdateMany(nil, Document{"$rename": Document{"tags": "labels"}, "$set": Document{"labels": 1}})
+	_, err = c.UpdateMany(context.Background(), nil, Document{"$rename": Document{"tags": "labels"}, "$set": Document{"labels": 1}})
 	require.ErrorIs(t, err, ErrInvalidUpdate)
 	require.Contains(t, err.Error(), "conflict")
 }

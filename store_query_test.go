@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -160,14 +161,17 @@ func TestStoreInvalidFilter(t *testing.T) {
 			"CountDocuments": func() error { _, err := c.CountDocuments(f); return err },
 			"Explain":        func() error { _, err := c.Explain(f); return err },
 			"UpdateOne":      func() error { _, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
-			"UpdateMany":     func() error { _, err := c.UpdateMany(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
+			"UpdateMany": func() error {
+				_, err := c.UpdateMany(context.Background(), f, ttldb.Document{"$set": ttldb.Document{"z": 1}})
+				return err
+			},
 			"Upsert": func() error {
 				_, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}, ttldb.UpdateOptions{Upsert: true})
 				return err
 			},
 			"ReplaceOne": func() error { _, err := c.ReplaceOne(f, ttldb.Document{"z": 1}); return err },
 			"DeleteOne":  func() error { _, err := c.DeleteOne(f); return err },
-			"DeleteMany": func() error { _, err := c.DeleteMany(f); return err },
+			"DeleteMany": func() error { _, err := c.DeleteMany(context.Background(), f); return err },
 		}
 		for name, call := range calls {
 			err := call()
@@ -244,10 +248,10 @@ func TestStoreUpdateCounts(t *testing.T) {
 		ttldb.Document{"_id": 3, "g": 1},
 		ttldb.Document{"_id": 4, "g": 2},
 	)
-	res, err := c.UpdateMany(ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
-	res, err = c.UpdateMany(ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	res, err = c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
 	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
@@ -299,7 +303,7 @@ func TestStoreUpsert(t *testing.T) {
 	assert.Equal(t, 1, count(t, c, nil))
 
 	// The filter's _id becomes the document's.
-	res, err = c.UpdateMany(ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
+	res, err = c.UpdateMany(context.Background(), ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, "u1", res.UpsertedID)
 	got, err = c.FindOne(ttldb.Document{"_id": "u1"}).Document()
@@ -351,7 +355,7 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 		{ttldb.Document{"g": "x"}, ttldb.Document{"$unset": ttldb.Document{"u": 1}}, ttldb.ErrDuplicateKey}, // two nulls
 		{nil, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.ErrInvalidUpdate},                       // third doc fails
 	} {
-		_, err := c.UpdateMany(tc.filter, tc.update)
+		_, err := c.UpdateMany(context.Background(), tc.filter, tc.update)
 		require.ErrorIs(t, err, tc.want, "%v %v", tc.filter, tc.update)
 		assert.Equal(t, before, all(t, c), "nothing changed after %v", tc.update)
 		for _, d := range before {
@@ -361,7 +365,7 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 		}
 	}
 	// Keys swapped within one batch are fine: the check is on the result.
-	res, err := c.UpdateMany(ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
+	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.ModifiedCount)
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"u": 11}))

@@ -304,7 +304,7 @@ func TestTimeSeriesDeleteByFilter(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	n, err := c.DeleteMany(Document{"temp": Document{"$gte": 5}})
+	n, err := c.DeleteMany(context.Background(), Document{"temp": Document{"$gte": 5}})
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
 	n, err = c.DeleteOne(Document{"sensor": "a"})
@@ -317,7 +317,7 @@ func TestTimeSeriesDeleteByFilter(t *testing.T) {
 	c.timeSeries().buckets.Ascend(func(x *bucket) bool { b = x; return false })
 	require.Equal(t, t0.Add(time.Minute), b.min, "min/max follow the measurements left")
 	require.Equal(t, t0.Add(4*time.Minute), b.max)
-	n, err = c.DeleteMany(nil)
+	n, err = c.DeleteMany(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
 	info, _, _ := c.TimeSeriesInfo()
@@ -334,7 +334,7 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("sensor.loc")}})
 	require.NoError(t, err)
-	res, err := c.UpdateMany(Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
+	res, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
 	require.NoError(t, err)
 	require.Equal(t, UpdateResult{MatchedCount: 2, ModifiedCount: 2}, res)
 	n, err := c.CountDocuments(Document{"sensor.loc": "z"})
@@ -353,32 +353,35 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 
 	refusals := map[string]func() error{
 		"data field": func() error {
-			_, err := c.UpdateMany(Document{"sensor.id": 1}, Document{"$set": Document{"temp": 5}})
+			_, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"temp": 5}})
 			return err
 		},
 		"time field": func() error {
-			_, err := c.UpdateMany(nil, Document{"$set": Document{"timestamp": clk.Now()}})
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"timestamp": clk.Now()}})
 			return err
 		},
 		"filter on data": func() error {
-			_, err := c.UpdateMany(Document{"temp": 1}, Document{"$set": Document{"sensor.loc": "q"}})
+			_, err := c.UpdateMany(context.Background(), Document{"temp": 1}, Document{"$set": Document{"sensor.loc": "q"}})
 			return err
 		},
 		"filter on time": func() error {
-			_, err := c.UpdateMany(Document{"timestamp": t0}, Document{"$set": Document{"sensor.loc": "q"}})
+			_, err := c.UpdateMany(context.Background(), Document{"timestamp": t0}, Document{"$set": Document{"sensor.loc": "q"}})
 			return err
 		},
 		"rename out of meta": func() error {
-			_, err := c.UpdateMany(nil, Document{"$rename": Document{"sensor.loc": "loc"}})
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$rename": Document{"sensor.loc": "loc"}})
 			return err
 		},
 		"UpdateOne": func() error { _, err := c.UpdateOne(nil, Document{"$set": Document{"sensor.loc": "q"}}); return err },
 		"upsert": func() error {
-			_, err := c.UpdateMany(nil, Document{"$set": Document{"sensor.loc": "q"}}, UpdateOptions{Upsert: true})
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"sensor.loc": "q"}}, UpdateOptions{Upsert: true})
 			return err
 		},
-		"replace":            func() error { _, err := c.ReplaceOne(nil, Document{"timestamp": t0}); return err },
-		"meta becomes array": func() error { _, err := c.UpdateMany(nil, Document{"$set": Document{"sensor": []any{1}}}); return err },
+		"replace": func() error { _, err := c.ReplaceOne(nil, Document{"timestamp": t0}); return err },
+		"meta becomes array": func() error {
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"sensor": []any{1}}})
+			return err
+		},
 	}
 	for name, f := range refusals {
 		err := f()

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -126,6 +127,12 @@ func (ts *tsColl) scan(p *tsPlan, q *findQuery, visit func(b *bucket, i int, doc
 		ex.BucketsUnpacked++
 		for i := range b.offs {
 			ex.DocsExamined++
+			if q.ctx != nil && ex.DocsExamined%cancelEvery == 0 {
+				if q.err = checkCtx(q.ctx); q.err != nil {
+					stopped = true
+					return false
+				}
+			}
 			doc := ts.measurement(b, i)
 			if !matchAll && !q.filter.Matches(doc) {
 				continue
@@ -265,12 +272,12 @@ func (c *Collection) tsExplain(ts *tsColl, filter Document, opts []FindOptions) 
 // tsDelete deletes the measurements matching filter (up to limit; 0: all),
 // as MongoDB deletes from a time-series collection: by filter, on any
 // field. A bucket left empty is removed.
-func (c *Collection) tsDelete(ts *tsColl, filter Document, limit int) (int, error) {
+func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, limit int) (int, error) {
 	f, err := query.CompileFilter(filter)
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	q := &findQuery{filterDoc: f.Doc(), filter: f}
+	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.dropped {
@@ -293,6 +300,9 @@ func (c *Collection) tsDelete(ts *tsColl, filter Document, limit int) (int, erro
 		n++
 		return limit <= 0 || n < limit
 	})
+	if q.err != nil {
+		return 0, ctxError(c.name, q.err) // nothing deleted yet
+	}
 	for _, b := range order {
 		ts.keep(b, marks[b])
 	}

@@ -915,7 +915,7 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("UpdateMany re-keys all", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		res, err := c.UpdateMany(nil, Document{"$currentDate": Document{"at": true}})
+		res, err := c.UpdateMany(context.Background(), nil, Document{"$currentDate": Document{"at": true}})
 		require.NoError(t, err)
 		require.Equal(t, 2, res.ModifiedCount)
 		require.Equal(t, 2, expiryLen(t, c, name))
@@ -962,7 +962,7 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("DeleteMany removes entries", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		n, err := c.DeleteMany(nil)
+		n, err := c.DeleteMany(context.Background(), nil)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		require.Zero(t, expiryLen(t, c, name))
