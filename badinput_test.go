@@ -91,11 +91,11 @@ func TestBadInput(t *testing.T) {
 		st.docs = all(t, c)
 		st.count = count(t, c, nil)
 		for _, p := range probes {
-			got, err := c.Find(p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			got, err := findDocs(c, p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 			require.NoError(t, err)
 			// The same filter by a full scan, over the same documents in a
 			// collection without indexes.
-			want, err := scan.Find(p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			want, err := findDocs(scan, p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 			require.NoError(t, err)
 			require.Equal(t, ids(want), ids(got), "probe %v: index and scan disagree", p)
 			st.answers = append(st.answers, ids(got))
@@ -192,7 +192,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(d); return err }
 	}
 	find := func(f ttldb.Document, opts ...ttldb.FindOptions) func(*ttldb.DB, *ttldb.Collection) error {
-		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(f, opts...); return err }
+		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, f, opts...); return err }
 	}
 	update := func(f, u ttldb.Document) func(*ttldb.DB, *ttldb.Collection) error {
 		return func(_ *ttldb.DB, c *ttldb.Collection) error {
@@ -329,7 +329,10 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		f := bf.f
 		add("Find: "+bf.name, find(f), filter)
 		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(f).Document(); return err }, filter)
-		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(f); return err }, filter)
+		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CountDocuments(context.Background(), f)
+			return err
+		}, filter)
 		add("Explain: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(f); return err }, filter)
 		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.DeleteMany(context.Background(), f)

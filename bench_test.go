@@ -93,7 +93,7 @@ func BenchmarkFindIndexed(b *testing.B) {
 		}
 		i := 0
 		for b.Loop() {
-			docs, err := c.Find(ttldb.Document{"g": (i * 7919) % groups})
+			docs, err := findDocs(c, ttldb.Document{"g": (i * 7919) % groups})
 			if err != nil || len(docs) != 10 {
 				b.Fatalf("%d docs, %v", len(docs), err)
 			}

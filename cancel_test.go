@@ -142,7 +142,7 @@ func TestTimeSeriesDeleteManyCancelled(t *testing.T) {
 	_, err = c.DeleteMany(ctx, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	cancelHook = nil
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 1000, n)
 }

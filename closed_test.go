@@ -63,14 +63,17 @@ func closedCalls() []closedCall {
 			_, err := c.InsertMany([]ttldb.Document{{"_id": 1}})
 			return err
 		}},
-		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(badFilter); return err }},
-		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(nil, badOpts); return err }},
+		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, badFilter); return err }},
+		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, nil, badOpts); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter).Document(); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.FindOne(ttldb.Document{"_id": "missing"}).Document()
 			return err
 		}},
-		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(badFilter); return err }},
+		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CountDocuments(context.Background(), badFilter)
+			return err
+		}},
 		{"Explain", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(badFilter); return err }},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(badFilter, badUpdate); return err }},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(nil, badUpdate); return err }},

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -83,7 +84,7 @@ func ExampleCollection_Find() {
 			log.Fatal(err)
 		}
 	}
-	docs, err := events.Find(
+	cur, err := events.Find(context.Background(),
 		ttldb.Document{"user": ttldb.Document{"$in": []any{"ada", "grace"}}},
 		ttldb.FindOptions{
 			Sort:       []ttldb.IndexKey{ttldb.Desc("lastModifiedDate")},
@@ -94,7 +95,10 @@ func ExampleCollection_Find() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, d := range docs {
+	for d, err := range cur.Documents(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
 		fmt.Println(d)
 	}
 	// Output:

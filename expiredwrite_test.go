@@ -125,7 +125,7 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	)
 	hook := func(ctx context.Context, b ExpiredBatch) error {
 		c := db.Collection(b.Collection)
-		if _, err := c.CountDocuments(nil); err != nil { // no lock is held
+		if _, err := c.CountDocuments(context.Background(), nil); err != nil { // no lock is held
 			return err
 		}
 		mu.Lock()

@@ -210,9 +210,9 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 		ex, err := c.Explain(f)
 		require.NoError(t, err)
 		assert.Equal(t, "IXSCAN", ex.Stage, "%v", f)
-		viaIndex, err := c.Find(f)
+		viaIndex, err := findDocs(c, f)
 		require.NoError(t, err)
-		all, err := c.Find(nil)
+		all, err := findDocs(c, nil)
 		require.NoError(t, err)
 		q, err := c.compileQuery(f, nil)
 		require.NoError(t, err)
@@ -443,7 +443,7 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 // all returns every document of c sorted by _id.
 func all(t *testing.T, c *Collection) []Document {
 	t.Helper()
-	docs, err := c.Find(nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
+	docs, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
 	require.NoError(t, err)
 	return docs
 }

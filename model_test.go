@@ -886,7 +886,7 @@ func (m *model) finalPass(interval time.Duration) {
 		}
 	}
 	for ci, mc := range modelColls {
-		stored, err := m.db.Collection(mc.name).Find(nil)
+		stored, err := findDocs(m.db.Collection(mc.name), nil)
 		if err != nil {
 			m.violation("model", "Find in %s: %v", mc.name, err)
 			continue

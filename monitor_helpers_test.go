@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -62,7 +63,7 @@ func insertDated(t testing.TB, c *Collection, prefix string, n int, date time.Ti
 
 func count(t testing.TB, c *Collection) int {
 	t.Helper()
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	return n
 }

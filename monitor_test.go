@@ -859,7 +859,7 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 		herr = errors.Join(herr, err)
 		_, err = c.InsertOne(Document{"_id": "from-hook", "lastModifiedDate": t0.Add(time.Hour)})
 		herr = errors.Join(herr, err)
-		_, err = c.CountDocuments(nil)
+		_, err = c.CountDocuments(context.Background(), nil)
 		herr = errors.Join(herr, err)
 		for _, d := range b.Docs {
 			d["lastModifiedDate"] = t0.Add(100 * time.Hour)
@@ -1216,14 +1216,14 @@ func TestHideExpired(t *testing.T) {
 			}
 			check := func(visible []any) {
 				t.Helper()
-				docs, err := c.Find(nil)
+				docs, err := findDocs(c, nil)
 				require.NoError(t, err)
 				var ids []any
 				for _, d := range docs {
 					ids = append(ids, d["_id"])
 				}
 				assert.Equal(t, visible, ids, "Find")
-				n, err := c.CountDocuments(nil)
+				n, err := c.CountDocuments(context.Background(), nil)
 				require.NoError(t, err)
 				assert.Equal(t, len(visible), n, "CountDocuments")
 				ex, err := c.Explain(nil)

@@ -26,7 +26,7 @@ func TestSmoke(t *testing.T) {
 	res, err := db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 501, res.Deleted)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 499, n)
 	ex, err := c.Explain(Document{"_id": 3})
 	require.NoError(t, err)

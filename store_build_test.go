@@ -57,7 +57,7 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	assert.Equal(t, 999, ex.NReturned)
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 2000, n)
 }

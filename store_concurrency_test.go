@@ -34,7 +34,7 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 				if _, err := c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}); err != nil {
 					errs <- err
 				}
-				if _, err := c.Find(ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
+				if _, err := findDocs(c, ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
 					errs <- err
 				}
 				if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); err != nil {

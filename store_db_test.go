@@ -23,7 +23,7 @@ func TestStoreCollections(t *testing.T) {
 
 	ghost := db.Collection("ghost")
 	assert.Equal(t, "ghost", ghost.Name())
-	docs, err := ghost.Find(nil)
+	docs, err := findDocs(ghost, nil)
 	require.NoError(t, err)
 	assert.Empty(t, docs)
 	_, err = ghost.FindOne(nil).Document()
@@ -87,7 +87,7 @@ func TestStoreCollections(t *testing.T) {
 		c := db.Collection(name)
 		_, err := c.InsertOne(ttldb.Document{"x": 1})
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
-		_, err = c.Find(nil)
+		_, err = findDocs(c, nil)
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
 		_, err = db.CreateCollection(name, ttldb.CollectionOptions{})
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
@@ -108,15 +108,15 @@ func TestStoreCapped(t *testing.T) {
 		_, err := c.InsertOne(ttldb.Document{"_id": id, "k": "same"})
 		require.NoError(t, err)
 	}
-	docs, err := c.Find(nil)
+	docs, err := findDocs(c, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []any{40, 20, 30}, ids(docs), "natural order is insertion order; the two oldest are gone")
-	docs, err = c.Find(ttldb.Document{"k": "same"})
+	docs, err = findDocs(c, ttldb.Document{"k": "same"})
 	require.NoError(t, err)
 	assert.Equal(t, []int{20, 30, 40}, intIDs(t, docs), "evicted documents left the index")
 	_, err = c.InsertMany([]ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}, {"_id": 4}})
 	require.NoError(t, err)
-	docs, err = c.Find(nil)
+	docs, err = findDocs(c, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []any{2, 3, 4}, ids(docs))
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"k": "same"}))
@@ -130,7 +130,7 @@ func TestStoreCapped(t *testing.T) {
 		_, err := bc.InsertOne(ttldb.Document{"_id": i, "p": payload})
 		require.NoError(t, err)
 	}
-	docs, err = bc.Find(nil)
+	docs, err = findDocs(bc, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, docs)
 	assert.Less(t, len(docs), 5, "about 4 KiB of 1 KB documents")
@@ -291,7 +291,7 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 			_, err := c.InsertOne(ttldb.Document{"a": ttldb.Document{"b": make(chan int)}})
 			return err
 		}, ttldb.ErrInvalidDocument, []string{`"errs"`, `"a.b"`}},
-		{"invalid filter", func() error { _, err := c.Find(ttldb.Document{"a": ttldb.Document{"$where": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$where"}},
+		{"invalid filter", func() error { _, err := findDocs(c, ttldb.Document{"a": ttldb.Document{"$where": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$where"}},
 		{"invalid update", func() error {
 			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"s": 1}})
 			return err
@@ -300,13 +300,13 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 5}})
 			return err
 		}, ttldb.ErrImmutableID, []string{`"errs"`, "_id"}},
-		{"invalid find options", func() error { _, err := c.Find(nil, ttldb.FindOptions{Skip: -1}); return err }, ttldb.ErrInvalidOptions, []string{`"errs"`}},
+		{"invalid find options", func() error { _, err := findDocs(c, nil, ttldb.FindOptions{Skip: -1}); return err }, ttldb.ErrInvalidOptions, []string{`"errs"`}},
 		{"invalid sort", func() error {
-			_, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{{Field: "q", Order: 0}}})
+			_, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{{Field: "q", Order: 0}}})
 			return err
 		}, ttldb.ErrInvalidOptions, []string{`"errs"`, `"q"`}},
 		{"invalid projection", func() error {
-			_, err := c.Find(nil, ttldb.FindOptions{Projection: ttldb.Document{"a": 1, "b": 0}})
+			_, err := findDocs(c, nil, ttldb.FindOptions{Projection: ttldb.Document{"a": 1, "b": 0}})
 			return err
 		}, ttldb.ErrInvalidOptions, []string{`"errs"`}},
 		{"invalid collection name", func() error { _, err := db.Collection("a$b").InsertOne(ttldb.Document{}); return err }, ttldb.ErrInvalidOptions, []string{`"a$b"`}},
@@ -341,8 +341,8 @@ func TestStoreClosed(t *testing.T) {
 			"InsertOne":  func() error { _, err := h.InsertOne(ttldb.Document{"x": 2}); return err },
 			"InsertMany": func() error { _, err := h.InsertMany([]ttldb.Document{{"x": 2}}); return err },
 			"FindOne":    func() error { _, err := h.FindOne(nil).Document(); return err },
-			"Find":       func() error { _, err := h.Find(nil); return err },
-			"Count":      func() error { _, err := h.CountDocuments(nil); return err },
+			"Find":       func() error { _, err := findDocs(h, nil); return err },
+			"Count":      func() error { _, err := h.CountDocuments(context.Background(), nil); return err },
 			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
 			"UpdateMany": func() error {
 				_, err := h.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"y": 1}})
@@ -458,7 +458,7 @@ func TestStoreHostileInput(t *testing.T) {
 	cycValue := ttldb.Document{}
 	cycValue["x"] = cycValue
 	for _, f := range []ttldb.Document{cycFilter, {"a": cycValue}, {"a": ttldb.Document{"$in": []any{cycValue}}}, {"a": make(chan int)}} {
-		_, err := c.Find(f)
+		_, err := findDocs(c, f)
 		require.Error(t, err, "%p", f)
 		_, err = c.DeleteMany(context.Background(), f)
 		require.Error(t, err)

@@ -100,9 +100,9 @@ func TestStoreIndexDifferential(t *testing.T) {
 		}
 		f, opts := g.filter(), g.findOptions()
 		where = fmt.Sprintf("%s: Find(%v, %+v)", where, f, opts)
-		got, err := indexed.Find(f, opts)
+		got, err := findDocs(indexed, f, opts)
 		require.NoError(t, err, where)
-		want, err := plain.Find(f, opts)
+		want, err := findDocs(plain, f, opts)
 		require.NoError(t, err, where)
 		require.Equal(t, len(want), len(got), where)
 		if len(opts.Sort) > 0 {
@@ -112,9 +112,9 @@ func TestStoreIndexDifferential(t *testing.T) {
 		}
 		// Without skip and limit, the same documents.
 		full := FindOptions{Sort: opts.Sort}
-		got, err = indexed.Find(f, full)
+		got, err = findDocs(indexed, f, full)
 		require.NoError(t, err, where)
-		want, err = plain.Find(f, full)
+		want, err = findDocs(plain, f, full)
 		require.NoError(t, err, where)
 		byID := func(a, b Document) int { return query.Compare(a["_id"], b["_id"]) }
 		slices.SortFunc(got, byID)
@@ -124,7 +124,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 			// Compare, not Equal: NaN equals NaN in a document.
 			require.Zero(t, query.Compare(want[i], got[i]), "%s: %v vs %v", where, want[i], got[i])
 		}
-		n, err := indexed.CountDocuments(f)
+		n, err := indexed.CountDocuments(context.Background(), f)
 		require.NoError(t, err, where)
 		require.Equal(t, len(want), n, where)
 		ex, err := indexed.Explain(f, opts)
@@ -140,8 +140,8 @@ func TestStoreIndexDifferential(t *testing.T) {
 		}
 	}
 	require.Greater(t, ixscans, rounds/10, "seed %d: the indexes were hardly used: %v", seed, plans)
-	n1, _ := indexed.CountDocuments(nil)
-	n2, _ := plain.CountDocuments(nil)
+	n1, _ := indexed.CountDocuments(context.Background(), nil)
+	n2, _ := plain.CountDocuments(context.Background(), nil)
 	require.Equal(t, n2, n1)
 }
 

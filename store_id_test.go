@@ -233,7 +233,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	mutate(got)
 	check("after mutating FindOne's result")
 
-	found, err := c.Find(ttldb.Document{"tags": "a"})
+	found, err := findDocs(c, ttldb.Document{"tags": "a"})
 	require.NoError(t, err)
 	require.Len(t, found, 1)
 	mutate(found[0])

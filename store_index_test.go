@@ -160,10 +160,10 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		_, err = c.InsertOne(ttldb.Document{"_id": 4, "email": "a"})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 		// Queries on null still find the documents the index leaves out.
-		docs, err := c.Find(ttldb.Document{"email": nil})
+		docs, err := findDocs(c, ttldb.Document{"email": nil})
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2}, intIDs(t, docs))
-		docs, err = c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("email")}})
+		docs, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("email")}})
 		require.NoError(t, err)
 		assert.Len(t, docs, 3, "a sort does not use a sparse index to drop documents")
 		ex, err := c.Explain(ttldb.Document{"email": "a"})
@@ -188,7 +188,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 		_, err = c.UpdateOne(ttldb.Document{"_id": 2}, ttldb.Document{"$set": ttldb.Document{"active": true}})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "an update moving a document into the partial index is checked")
-		docs, err := c.Find(ttldb.Document{"user": "ada"})
+		docs, err := findDocs(c, ttldb.Document{"user": "ada"})
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2, 3}, intIDs(t, docs), "a partial index never hides documents from a query")
 		specs, err := c.Indexes()
@@ -249,7 +249,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 		{ttldb.Document{"tags": ttldb.Document{"$in": []any{"x", "y"}}}, []int{1, 2, 3}, 4},
 		{ttldb.Document{"tags": ttldb.Document{"$gte": "a"}}, []int{1, 2, 3}, 4},
 	} {
-		docs, err := c.Find(tc.filter)
+		docs, err := findDocs(c, tc.filter)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, intIDs(t, docs), "%v", tc.filter)
 		ex, err := c.Explain(tc.filter)
@@ -333,7 +333,7 @@ func TestStoreExplainPlans(t *testing.T) {
 			assert.Equal(t, tt.docs, ex.DocsExamined, "docs examined")
 			assert.Equal(t, tt.ret, ex.NReturned)
 			assert.Equal(t, tt.inMem, ex.InMemorySort)
-			docs, err := c.Find(tt.filter, tt.opts)
+			docs, err := findDocs(c, tt.filter, tt.opts)
 			require.NoError(t, err)
 			require.Len(t, docs, tt.ret)
 			if len(tt.opts.Sort) > 0 || len(docs) > 0 && tt.stage == "IXSCAN" {
@@ -373,9 +373,9 @@ func TestStorePlannerNeverNarrows(t *testing.T) {
 		{"e": ttldb.Document{"$gte": nil, "$lte": nil}},
 		{"e": ttldb.Document{"$lt": 5}},
 	} {
-		want, err := plain.Find(f)
+		want, err := findDocs(plain, f)
 		require.NoError(t, err)
-		got, err := c.Find(f)
+		got, err := findDocs(c, f)
 		require.NoError(t, err)
 		assert.Equal(t, intIDs(t, want), intIDs(t, got), "%v", f)
 	}

@@ -53,9 +53,9 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 					ex, err := indexed.Explain(f, opts)
 					require.NoError(t, err)
 					require.Equal(t, "IXSCAN", ex.Stage, "%v", f)
-					got, err := indexed.Find(f, opts)
+					got, err := findDocs(indexed, f, opts)
 					require.NoError(t, err)
-					want, err := plain.Find(f, opts)
+					want, err := findDocs(plain, f, opts)
 					require.NoError(t, err)
 					require.Equal(t, ids(want), ids(got), "Find(%q, sort %v): plan %+v", f, sort, ex)
 					if _, isEq := f[field].(string); isEq && !ex.InMemorySort {
@@ -91,7 +91,7 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	tags = append(tags, 0, "1", 0.0, float32(2)) // duplicates of elements already there
 	mustInsert(t, c, ttldb.Document{"_id": "big", "tags": tags, "k": 1})
 	for _, probe := range []any{0, 2.0, "1", n - 2, fmt.Sprint(n - 1)} {
-		docs, err := c.Find(ttldb.Document{"tags": probe})
+		docs, err := findDocs(c, ttldb.Document{"tags": probe})
 		require.NoError(t, err)
 		require.Len(t, docs, 1, "tags: %v", probe)
 	}

@@ -39,10 +39,10 @@ func TestPlannerOperatorsBoundNothing(t *testing.T) {
 			require.Equal(t, []string{"[MinKey, MaxKey]"}, ex.IndexBounds, "%v", f)
 		}
 	}
-	docs, err := c.Find(Document{"a": regexp.MustCompile("^a")})
+	docs, err := findDocs(c, Document{"a": regexp.MustCompile("^a")})
 	require.NoError(t, err)
 	require.Len(t, docs, 2) // apple, and the array holding avocado
-	docs, err = c.Find(Document{"a": Document{"$in": []any{regexp.MustCompile("^b"), "cherry"}}})
+	docs, err = findDocs(c, Document{"a": Document{"$in": []any{regexp.MustCompile("^b"), "cherry"}}})
 	require.NoError(t, err)
 	require.Len(t, docs, 2)
 }
@@ -103,12 +103,12 @@ func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 		{"_id": 3, "tags": []any{"b"}},
 	})
 	require.NoError(t, err)
-	before, err := c.Find(nil)
+	before, err := findDocs(c, nil)
 	require.NoError(t, err)
 	_, err = c.UpdateMany(context.Background(), nil, Document{"$push": Document{"tags": "new"}, "$set": Document{"touched": true}})
 	require.ErrorIs(t, err, ErrInvalidUpdate)
 	require.Contains(t, err.Error(), "$push")
-	after, err := c.Find(nil)
+	after, err := findDocs(c, nil)
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 
@@ -141,7 +141,7 @@ func TestUpdateOperatorsKeepIndexes(t *testing.T) {
 		require.Equal(t, "IXSCAN", ex.Stage, f)
 		require.Equal(t, 1, ex.NReturned, f)
 	}
-	n, err := c.CountDocuments(Document{"tags": "b"})
+	n, err := c.CountDocuments(context.Background(), Document{"tags": "b"})
 	require.NoError(t, err)
 	require.Zero(t, n)
 }

@@ -87,7 +87,7 @@ func TestStoreFilters(t *testing.T) {
 		}
 		mustInsert(t, c, queryDocs()...)
 		for _, tt := range tests {
-			docs, err := c.Find(tt.filter)
+			docs, err := findDocs(c, tt.filter)
 			require.NoError(t, err, "%v", tt.filter)
 			got := intIDs(t, docs)
 			want := tt.want
@@ -119,16 +119,16 @@ func TestStoreSortTypeOrder(t *testing.T) {
 			ttldb.Document{"_id": 13, "a": ttldb.ObjectID{1}},
 			ttldb.Document{"_id": 14, "a": -0.5},
 		)
-		asc, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Asc("_id")}})
+		asc, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Asc("_id")}})
 		require.NoError(t, err)
 		assert.Equal(t, []any{5, 6, 14, 1, 7, 2, 10, 3, 4, 11, 12, 13, 9, 8}, ids(asc), "indexed=%v", indexed)
-		desc, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}})
+		desc, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}})
 		require.NoError(t, err)
 		assert.Equal(t, []any{8, 9, 13, 12, 11, 4, 7, 3, 2, 10, 1, 14, 5, 6}, ids(desc), "indexed=%v", indexed)
-		page, err := c.Find(ttldb.Document{"a": ttldb.Document{"$type": nil}}, ttldb.FindOptions{})
+		page, err := findDocs(c, ttldb.Document{"a": ttldb.Document{"$type": nil}}, ttldb.FindOptions{})
 		assert.ErrorIs(t, err, ttldb.ErrInvalidFilter, "unsupported $type is refused, not ignored")
 		assert.Nil(t, page)
-		page, err = c.Find(ttldb.Document{"a": ttldb.Document{"$gte": 0}},
+		page, err = findDocs(c, ttldb.Document{"a": ttldb.Document{"$gte": 0}},
 			ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}, Skip: 1, Limit: 3, Projection: ttldb.Document{"a": 1}})
 		require.NoError(t, err)
 		assert.Equal(t, []ttldb.Document{{"_id": 3, "a": int64(3)}, {"_id": 2, "a": 2.0}, {"_id": 10, "a": uint16(2)}}, page)
@@ -156,9 +156,9 @@ func TestStoreInvalidFilter(t *testing.T) {
 		{"a..b": 1},
 	} {
 		calls := map[string]func() error{
-			"Find":           func() error { _, err := c.Find(f); return err },
+			"Find":           func() error { _, err := findDocs(c, f); return err },
 			"FindOne":        func() error { _, err := c.FindOne(f).Document(); return err },
-			"CountDocuments": func() error { _, err := c.CountDocuments(f); return err },
+			"CountDocuments": func() error { _, err := c.CountDocuments(context.Background(), f); return err },
 			"Explain":        func() error { _, err := c.Explain(f); return err },
 			"UpdateOne":      func() error { _, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
 			"UpdateMany": func() error {
@@ -359,7 +359,7 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 		require.ErrorIs(t, err, tc.want, "%v %v", tc.filter, tc.update)
 		assert.Equal(t, before, all(t, c), "nothing changed after %v", tc.update)
 		for _, d := range before {
-			n, err := c.CountDocuments(ttldb.Document{"u": d["u"]})
+			n, err := c.CountDocuments(context.Background(), ttldb.Document{"u": d["u"]})
 			require.NoError(t, err)
 			assert.Equal(t, 1, n, "index entry for u=%v", d["u"])
 		}
@@ -388,7 +388,7 @@ func TestStoreNaN(t *testing.T) {
 	assert.True(t, math.IsNaN(got["x"].(float64)))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": math.NaN()}), "NaN equals NaN in queries, as in MongoDB")
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": ttldb.Document{"$gte": 0}}))
-	docs, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("x")}})
+	docs, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	assert.Len(t, docs, 3)
 }

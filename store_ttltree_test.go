@@ -110,7 +110,7 @@ func TestDateTreeServesQueries(t *testing.T) {
 	assert.Equal(t, "IXSCAN", ex.Stage, "every document holds one date: the tree gives the order")
 	assert.False(t, ex.InMemorySort)
 	assert.Equal(t, 3, ex.KeysExamined)
-	got, err := c.Find(nil, FindOptions{Sort: []IndexKey{Desc("t")}, Limit: 3})
+	got, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Desc("t")}, Limit: 3})
 	require.NoError(t, err)
 	assert.Equal(t, []any{day(9), day(9), day(8)}, []any{got[0]["t"], got[1]["t"], got[2]["t"]})
 	ex = explain(Document{"t": Document{"$gt": 3}})
@@ -147,7 +147,7 @@ func mustInsertMany(t *testing.T, c *Collection, docs []Document) {
 
 func intIDsOf(t *testing.T, c *Collection, f Document) []any {
 	t.Helper()
-	docs, err := c.Find(f)
+	docs, err := findDocs(c, f)
 	require.NoError(t, err)
 	var out []any
 	for _, d := range docs {

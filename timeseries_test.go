@@ -115,7 +115,7 @@ func TestTimeSeriesInsertRefusals(t *testing.T) {
 		_, err := c.InsertMany([]Document{good, doc})
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidDocument, name)
-		n, err := c.CountDocuments(nil)
+		n, err := c.CountDocuments(context.Background(), nil)
 		require.NoError(t, err)
 		require.Zero(t, n, "%s: an insert that fails writes nothing", name)
 	}
@@ -130,7 +130,7 @@ func TestTimeSeriesIDsGeneratedAndNotUnique(t *testing.T) {
 	require.IsType(t, ObjectID{}, id)
 	_, err = c.InsertMany([]Document{{"_id": 7, "timestamp": t0, "sensor": "a"}, {"_id": 7, "timestamp": t0.Add(time.Second), "sensor": "a"}})
 	require.NoError(t, err, "measurement _ids need not be unique")
-	n, err := c.CountDocuments(Document{"_id": 7})
+	n, err := c.CountDocuments(context.Background(), Document{"_id": 7})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 }
@@ -196,19 +196,19 @@ func TestTimeSeriesReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": 4, "timestamp": t0.Add(40 * time.Minute), "sensor": "s1", "temp": 4.0}, one)
 
-	got, err := c.Find(Document{"sensor": "s0", "timestamp": Document{"$gte": t0.Add(time.Hour)}},
+	got, err := findDocs(c, Document{"sensor": "s0", "timestamp": Document{"$gte": t0.Add(time.Hour)}},
 		FindOptions{Sort: []IndexKey{Desc("temp")}, Projection: Document{"temp": 1, "_id": 0}})
 	require.NoError(t, err)
 	require.Equal(t, []Document{{"temp": 18.0}, {"temp": 15.0}, {"temp": 12.0}, {"temp": 9.0}, {"temp": 6.0}}, got)
 
-	n, err := c.CountDocuments(Document{"temp": Document{"$lt": 5}})
+	n, err := c.CountDocuments(context.Background(), Document{"temp": Document{"$lt": 5}})
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
-	n, err = c.CountDocuments(nil)
+	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 20, n)
 
-	got, err = c.Find(nil, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Skip: 2, Limit: 2})
+	got, err = findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Skip: 2, Limit: 2})
 	require.NoError(t, err)
 	require.Equal(t, 2, got[0]["_id"])
 	require.Equal(t, 3, got[1]["_id"])
@@ -253,7 +253,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	require.LessOrEqual(t, ex.KeysExamined, 4, "the walk covers one span before the bound, not the whole collection")
 	// The widening keeps a bucket whose start is before the bound but
 	// whose measurements are after it.
-	got, err := c.Find(Document{"timestamp": Document{"$gte": t0.Add(50*time.Hour + 1)}}, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Limit: 1})
+	got, err := findDocs(c, Document{"timestamp": Document{"$gte": t0.Add(50*time.Hour + 1)}}, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 51, got[0]["v"])
 
@@ -271,7 +271,7 @@ func TestTimeSeriesIndexWithinSpanFindsEarlierStartBucket(t *testing.T) {
 	_, err = c.InsertMany([]Document{{"timestamp": t0.Add(50 * time.Minute), "sensor": "a"}})
 	require.NoError(t, err)
 	// The bucket starts at t0, before the bound; its measurement is after.
-	n, err := c.CountDocuments(Document{"timestamp": Document{"$gt": t0.Add(30 * time.Minute)}})
+	n, err := c.CountDocuments(context.Background(), Document{"timestamp": Document{"$gt": t0.Add(30 * time.Minute)}})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
@@ -310,7 +310,7 @@ func TestTimeSeriesDeleteByFilter(t *testing.T) {
 	n, err = c.DeleteOne(Document{"sensor": "a"})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	left, err := c.CountDocuments(nil)
+	left, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 4, left)
 	var b *bucket
@@ -337,7 +337,7 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 	res, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
 	require.NoError(t, err)
 	require.Equal(t, UpdateResult{MatchedCount: 2, ModifiedCount: 2}, res)
-	n, err := c.CountDocuments(Document{"sensor.loc": "z"})
+	n, err := c.CountDocuments(context.Background(), Document{"sensor.loc": "z"})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	ex, err := c.Explain(Document{"sensor.loc": "z"})
@@ -348,7 +348,7 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 	// New measurements with the new meta go to a new bucket, not the moved one.
 	_, err = c.InsertOne(Document{"timestamp": t0, "sensor": Document{"id": 1, "loc": "x"}, "temp": 9})
 	require.NoError(t, err)
-	n, _ = c.CountDocuments(Document{"sensor.loc": "x"})
+	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "x"})
 	require.Equal(t, 1, n)
 
 	refusals := map[string]func() error{
@@ -388,9 +388,9 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidUpdate, name)
 	}
-	n, _ = c.CountDocuments(Document{"sensor.loc": "q"})
+	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "q"})
 	require.Zero(t, n, "refused updates change nothing")
-	n, _ = c.CountDocuments(Document{"sensor.loc": "z"})
+	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "z"})
 	require.Equal(t, 2, n)
 }
 
@@ -399,7 +399,7 @@ func TestTimeSeriesDropAndErrors(t *testing.T) {
 	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
 	require.NoError(t, err)
 	require.NoError(t, db.DropCollection("w"))
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	// After the drop, the name makes an ordinary collection again.
@@ -408,7 +408,7 @@ func TestTimeSeriesDropAndErrors(t *testing.T) {
 	_, ok, _ := c.TimeSeriesInfo()
 	require.False(t, ok)
 	require.True(t, errors.Is(db.Close(), nil))
-	_, err = c.Find(nil)
+	_, err = findDocs(c, nil)
 	require.ErrorIs(t, err, ErrClosed)
 }
 

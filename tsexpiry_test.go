@@ -29,13 +29,13 @@ func TestTimeSeriesExpiryManualExample(t *testing.T) {
 	clk.Set(time.Date(2023, 3, 27, 18, 34, 59, 0, time.UTC))
 	res := tsPass(t, db)
 	require.Zero(t, res.Deleted, "at 18:34:59 the bucket's upper limit + E has not passed")
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 2, n)
 
 	clk.Set(time.Date(2023, 3, 27, 18, 35, 0, 0, time.UTC)) // start <= now - E - span
 	res = tsPass(t, db)
 	require.Equal(t, 1, res.Deleted, "one bucket")
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n)
 	m := db.Metrics().TTL
 	require.Equal(t, int64(1), m.DeletedDocuments)
@@ -55,11 +55,11 @@ func TestTimeSeriesOldAndFreshShareBucketFate(t *testing.T) {
 	require.Equal(t, t0.Add(time.Hour+time.Minute), at, "the whole bucket: start + span + E")
 	clk.Set(t0.Add(time.Hour + time.Minute - time.Second))
 	tsPass(t, db)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 2, n, "the old measurement is long past its own threshold but stays with its bucket")
 	clk.Set(t0.Add(time.Hour + time.Minute))
 	tsPass(t, db)
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n)
 }
 
@@ -105,13 +105,13 @@ func TestTimeSeriesPreciseExpiry(t *testing.T) {
 		th := t0.Add(time.Duration(i)*10*time.Minute + time.Minute)
 		clk.Set(th.Add(-time.Nanosecond))
 		tsPass(t, db)
-		n, _ := c.CountDocuments(Document{"_id": i})
+		n, _ := c.CountDocuments(context.Background(), Document{"_id": i})
 		require.Equal(t, 1, n, "measurement %d is never trimmed before its own threshold", i)
 		clk.Set(th)
 		tsPass(t, db)
-		n, _ = c.CountDocuments(Document{"_id": i})
+		n, _ = c.CountDocuments(context.Background(), Document{"_id": i})
 		require.Zero(t, n, "measurement %d goes at its own threshold", i)
-		left, _ := c.CountDocuments(nil)
+		left, _ := c.CountDocuments(context.Background(), nil)
 		require.Equal(t, 5-i, left)
 	}
 	info, _, _ := c.TimeSeriesInfo()
@@ -219,15 +219,15 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	require.Zero(t, tsPass(t, db).Deleted)
 	clk.Set(t0.Add(600*time.Second + time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
-	n, _ := c.CountDocuments(Document{"sensor": hq})
+	n, _ := c.CountDocuments(context.Background(), Document{"sensor": hq})
 	require.Zero(t, n, "headquarters goes after 1 hour (+ the span)")
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 1, n)
 	require.Equal(t, int64(1), db.Metrics().TTL.DeletedByIndex[IndexRef{"w", name}])
 
 	clk.Set(t0.Add(600*time.Second + 24*time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n, "the others go after 24 hours")
 
 	// A partial index longer than the collection's period has no effect.
@@ -249,7 +249,7 @@ func TestTimeSeriesPartialTTLWithoutCollectionExpiry(t *testing.T) {
 	require.NoError(t, err)
 	clk.Set(t0.Add(1000 * time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 1, n, "only the partial index's measurements expire")
 }
 
@@ -287,7 +287,7 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 	require.Equal(t, 1, res.Deleted, "b's bucket goes")
 	require.False(t, res.Complete)
 	require.Equal(t, 1, res.Errors)
-	n, _ := c.CountDocuments(Document{"sensor": "a"})
+	n, _ := c.CountDocuments(context.Background(), Document{"sensor": "a"})
 	require.Equal(t, 2, n, "a hook error for a1 keeps a's whole bucket")
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []any{"b1", "b2"}, events[0].IDs)
@@ -305,7 +305,7 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 	ids := []any{hooked[0]["_id"], hooked[1]["_id"]}
 	require.ElementsMatch(t, []any{"a1", "a2"}, ids)
 	require.Equal(t, "a", hooked[0]["sensor"], "hooks receive whole measurements")
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n)
 }
 

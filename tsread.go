@@ -216,12 +216,17 @@ func (ts *tsColl) run(q *findQuery) ([]Document, *Explanation, error) {
 	return docs, ex, nil
 }
 
-func (c *Collection) tsFind(ts *tsColl, filter Document, opts []FindOptions) ([]Document, *Explanation, error) {
+func (c *Collection) tsFind(ctx context.Context, ts *tsColl, filter Document, opts []FindOptions) ([]Document, *Explanation, error) {
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ts.run(q)
+	q.ctx = ctx
+	docs, ex, err := ts.run(q)
+	if err == nil && q.err != nil {
+		return nil, nil, ctxError(c.name, q.err)
+	}
+	return docs, ex, err
 }
 
 func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) (Document, error) {
@@ -230,7 +235,7 @@ func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) 
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o.Limit = 1
-	docs, _, err := c.tsFind(ts, filter, []FindOptions{o})
+	docs, _, err := c.tsFind(nil, ts, filter, []FindOptions{o})
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +245,12 @@ func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) 
 	return docs[0], nil
 }
 
-func (c *Collection) tsCount(ts *tsColl, filter Document) (int, error) {
+func (c *Collection) tsCount(ctx context.Context, ts *tsColl, filter Document) (int, error) {
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
 		return 0, err
 	}
+	q.ctx = ctx
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	if ts.dropped {
@@ -255,11 +261,14 @@ func (c *Collection) tsCount(ts *tsColl, filter Document) (int, error) {
 	}
 	n := 0
 	ts.scan(ts.plan(q), q, func(*bucket, int, Document) bool { n++; return true })
+	if q.err != nil {
+		return 0, ctxError(c.name, q.err)
+	}
 	return n, nil
 }
 
 func (c *Collection) tsExplain(ts *tsColl, filter Document, opts []FindOptions) (Explanation, error) {
-	_, ex, err := c.tsFind(ts, filter, opts)
+	_, ex, err := c.tsFind(nil, ts, filter, opts)
 	if err != nil {
 		return Explanation{}, err
 	}

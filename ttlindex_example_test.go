@@ -68,12 +68,12 @@ func ExampleCollection_CreateIndex_ttl() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n, _ := eventlog.CountDocuments(nil)
+	n, _ := eventlog.CountDocuments(context.Background(), nil)
 	fmt.Printf("at %s: deleted %d, %d left\n", res.Now.Format("15:04"), res.Deleted, n)
 
 	clock.Advance(20 * time.Minute)
 	res, _ = db.RunTTLPass(context.Background())
-	n, _ = eventlog.CountDocuments(nil)
+	n, _ = eventlog.CountDocuments(context.Background(), nil)
 	fmt.Printf("at %s: deleted %d, %d left\n", res.Now.Format("15:04"), res.Deleted, n)
 	// Output:
 	// index: lastModifiedDate_1
@@ -190,7 +190,9 @@ func ExampleCollection_CreateIndex_expireDate() {
 		res, _ := db.RunTTLPass(context.Background())
 		fmt.Printf("%s: deleted %d\n", at, res.Deleted)
 	}
-	left, _ := coll.Find(nil)
+	var left []ttldb.Document
+	cur, _ := coll.Find(context.Background(), nil)
+	_ = cur.All(context.Background(), &left)
 	fmt.Println("left:", len(left), left[0]["_id"])
 
 	// Output:

@@ -62,7 +62,7 @@ func pass(t testing.TB, db *DB) int {
 // remainingIDs returns the _id values left in c, sorted.
 func remainingIDs(t testing.TB, c *Collection) []any {
 	t.Helper()
-	docs, err := c.Find(nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
+	docs, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
 	require.NoError(t, err)
 	ids := make([]any, len(docs))
 	for i, d := range docs {
@@ -444,13 +444,13 @@ func TestTTLRule06_WritesDuringBuildAreIndexed(t *testing.T) {
 	}
 
 	total := pre + int(inserted.Load())
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, total, n)
 	require.Equal(t, total, expiryLen(t, c, name), "every document, written before, during or after the build, is in the TTL index")
 	clk.Advance(time.Minute)
 	require.Equal(t, total, pass(t, db))
-	n, err = c.CountDocuments(nil)
+	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
@@ -823,7 +823,7 @@ func TestTTLRule10_NonDatesNeverExpire(t *testing.T) {
 	}
 	clk.Set(farFuture)
 	require.Equal(t, 1, pass(t, db), "only the control document expires")
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, len(docs), n)
 	for _, d := range docs {
@@ -1010,7 +1010,7 @@ func TestTTLRule12_ServesQueriesAndSorts(t *testing.T) {
 			if tc.filter != nil {
 				require.Equal(t, tc.want, ex.DocsExamined, "only the matching keys are visited")
 			}
-			docs, err := c.Find(tc.filter, tc.opts)
+			docs, err := findDocs(c, tc.filter, tc.opts)
 			require.NoError(t, err)
 			require.Len(t, docs, tc.want)
 			if len(tc.opts.Sort) > 0 {

@@ -101,7 +101,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	left, _ := weather.CountDocuments(nil)
+	left, _ := weather.CountDocuments(context.Background(), nil)
 	m := db.Metrics().TTL
 	fmt.Printf("after two days: %d readings left; the monitor deleted %d buckets holding %d readings\n", left, m.DeletedDocuments, m.DeletedMeasurements)
 
