@@ -407,7 +407,7 @@ func TestTimeSeriesDeleteEventMeasurements(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	before, err := c.Find(nil)
+	before, err := findDocs(c, nil)
 	require.NoError(t, err)
 	byID := map[any]Document{}
 	for _, d := range before {

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -80,7 +81,7 @@ func TestTimeSeriesMeasurementIndexExplain(t *testing.T) {
 	require.Equal(t, 1, ex.BucketsUnpacked)
 	require.Equal(t, 1, ex.NReturned)
 	// A delete narrows them again: nothing above 95 is left.
-	_, err = c.DeleteMany(Document{"temp": 100})
+	_, err = c.DeleteMany(context.Background(), Document{"temp": 100})
 	require.NoError(t, err)
 	ex, err = c.Explain(Document{"temp": Document{"$gt": 95}})
 	require.NoError(t, err)
@@ -119,7 +120,7 @@ func TestTimeSeriesMeasurementIndexMixedTypes(t *testing.T) {
 		{Document{"v": Document{"$lt": 6}}, []any{1}, 1},
 		{Document{"v": Document{"$in": []any{7.5, "zzz"}}}, []any{5, 6}, 3}, // 7.5 lies in the mixed bucket's [null, true]
 	} {
-		docs, err := c.Find(tc.f, FindOptions{Sort: []IndexKey{Asc("_id")}})
+		docs, err := findDocs(c, tc.f, FindOptions{Sort: []IndexKey{Asc("_id")}})
 		require.NoError(t, err)
 		var ids []any
 		for _, d := range docs {
@@ -161,13 +162,13 @@ func TestTimeSeriesMeasurementIndexBoundsMaintained(t *testing.T) {
 	clk.Set(t0.Add(20 * time.Minute)) // trims the first ten minutes
 	tsPass(t, db)
 	requireTightBounds(t, c)
-	n, err := c.CountDocuments(Document{"v": Document{"$lt": 10}})
+	n, err := c.CountDocuments(context.Background(), Document{"v": Document{"$lt": 10}})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "only -5 is left below 10")
-	_, err = c.DeleteMany(Document{"v": Document{"$gte": 30}})
+	_, err = c.DeleteMany(context.Background(), Document{"v": Document{"$gte": 30}})
 	require.NoError(t, err)
 	requireTightBounds(t, c)
-	_, err = c.UpdateMany(Document{"sensor": "s1"}, Document{"$set": Document{"sensor": "s9"}})
+	_, err = c.UpdateMany(context.Background(), Document{"sensor": "s1"}, Document{"$set": Document{"sensor": "s9"}})
 	require.NoError(t, err)
 	requireTightBounds(t, c)
 	ex, err := c.Explain(Document{"d.x": -25})
@@ -300,7 +301,7 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 					f := tsDiffFilter(r, arrays)
 					var want int
 					for i, c := range all {
-						n, err := c.DeleteMany(f)
+						n, err := c.DeleteMany(context.Background(), f)
 						require.NoError(t, err)
 						if i == 0 {
 							want = n
@@ -316,7 +317,7 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 					f := tsDiffFilter(r, arrays)
 					var want []Document
 					for i, c := range all {
-						got, err := c.Find(f, FindOptions{Sort: []IndexKey{Asc("_id")}})
+						got, err := findDocs(c, f, FindOptions{Sort: []IndexKey{Asc("_id")}})
 						require.NoError(t, err)
 						if i == 0 {
 							want = got
