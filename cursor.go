@@ -265,12 +265,15 @@ func (cur *Cursor) All(ctx context.Context, results any) error {
 			sl.Set(reflect.Append(sl, reflect.Zero(et)))
 		}
 		el := sl.Index(i)
-		if et.Kind() == reflect.Pointer {
+		dst := el.Addr()
+		switch et.Kind() {
+		case reflect.Pointer:
 			el.Set(reflect.New(et.Elem())) // never the caller's old pointee
-		} else if et.Kind() == reflect.Map {
+			dst = el
+		case reflect.Map:
 			el.Set(reflect.Zero(et)) // a new map, not the old element's
 		}
-		if err := cur.Decode(el.Addr().Interface()); err != nil {
+		if err := cur.Decode(dst.Interface()); err != nil {
 			sl.SetLen(i)
 			return err
 		}
