@@ -126,8 +126,10 @@ func TestDeleteManyCancelledDeletesNothing(t *testing.T) {
 	require.Equal(t, 1000, n)
 }
 
-// Time-series DeleteMany: cancelled mid-scan, it deletes nothing.
-func TestTimeSeriesDeleteManyCancelled(t *testing.T) {
+// Time-series: DeleteMany, Find and CountDocuments cancelled mid-scan
+// (DeleteMany deletes nothing); the cursor, EstimatedDocumentCount and
+// Distinct work on measurements.
+func TestTimeSeriesReadsAndCancel(t *testing.T) {
 	db := openCancelDB(t)
 	c, err := db.CreateCollection("w", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
 	require.NoError(t, err)
@@ -141,8 +143,28 @@ func TestTimeSeriesDeleteManyCancelled(t *testing.T) {
 	ctx, _ := withCancelAt(t, 2) // the call's own look, then the scan's first
 	_, err = c.DeleteMany(ctx, nil)
 	require.ErrorIs(t, err, context.Canceled)
+	ctx, _ = withCancelAt(t, 2)
+	_, err = c.Find(ctx, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	ctx, _ = withCancelAt(t, 2)
+	_, err = c.CountDocuments(ctx, Document{"v": 5})
+	require.ErrorIs(t, err, context.Canceled)
 	cancelHook = nil
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 1000, n)
+	n, err = c.EstimatedDocumentCount()
+	require.NoError(t, err)
+	require.Equal(t, 1000, n)
+	ms, err := c.Distinct(context.Background(), "m", nil)
+	require.NoError(t, err)
+	require.Equal(t, []any{0, 1, 2}, ms)
+	cur, err := c.Find(context.Background(), Document{"m": 1}, FindOptions{Sort: []IndexKey{Desc("v")}, Limit: 2})
+	require.NoError(t, err)
+	var got []struct {
+		V int `bson:"v"`
+	}
+	require.NoError(t, cur.All(context.Background(), &got))
+	require.Equal(t, 997, got[0].V)
+	require.Equal(t, 994, got[1].V)
 }

@@ -268,6 +268,7 @@ func TestFindCancelled(t *testing.T) {
 	cur, err := c.Find(context.Background(), nil)
 	require.NoError(t, err)
 	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
 	n := 0
 	for cur.Next(ctx) {
 		if n++; n == 300 {
