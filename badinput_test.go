@@ -49,7 +49,7 @@ func TestBadInput(t *testing.T) {
 		{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)},
 		{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	var seed []ttldb.Document
@@ -201,7 +201,10 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		}
 	}
 	index := func(m ttldb.IndexModel) func(*ttldb.DB, *ttldb.Collection) error {
-		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CreateIndex(m); return err }
+		return func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CreateIndex(context.Background(), m)
+			return err
+		}
 	}
 	doc, filter, upd, opt := ttldb.ErrInvalidDocument, ttldb.ErrInvalidFilter, ttldb.ErrInvalidUpdate, ttldb.ErrInvalidOptions
 	ix, ttl := ttldb.ErrInvalidIndex, ttldb.ErrInvalidTTL
@@ -499,7 +502,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		add("CreateIndex: "+bi.name, index(bi.m), bi.want)
 	}
 	add("CreateIndex: TTL in a capped collection", func(*ttldb.DB, *ttldb.Collection) error {
-		_, err := capped.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(1)})
+		_, err := capped.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(1)})
 		return err
 	}, ttl)
 	add("DropIndex: the _id index", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("_id_") }, ix)

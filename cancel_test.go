@@ -168,3 +168,43 @@ func TestTimeSeriesReadsAndCancel(t *testing.T) {
 	require.Equal(t, 997, got[0].V)
 	require.Equal(t, 994, got[1].V)
 }
+
+// CreateIndex cancelled before the call or mid-scan builds nothing and
+// leaves nothing behind; the same build then succeeds.
+func TestCreateIndexCancelled(t *testing.T) {
+	db := openCancelDB(t)
+	c := db.Collection("c")
+	fillCancel(t, c, 2000)
+	m := IndexModel{Keys: []IndexKey{Asc("v")}}
+	names := func() []string {
+		ixs, err := c.Indexes()
+		require.NoError(t, err)
+		var out []string
+		for _, ix := range ixs {
+			out = append(out, ix.Name)
+		}
+		return out
+	}
+	before := names()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.CreateIndex(ctx, m)
+	require.ErrorIs(t, err, context.Canceled)
+	for _, k := range []int{2, 4} { // the scan's first and third chunks
+		ctx, _ := withCancelAt(t, k)
+		_, err = c.CreateIndex(ctx, m)
+		require.ErrorIs(t, err, context.Canceled, "cancelled at look %d", k)
+		require.Equal(t, before, names())
+		s, err := c.read()
+		require.NoError(t, err)
+		s.writeMu.Lock()
+		require.Empty(t, s.builds, "no build left registered")
+		s.writeMu.Unlock()
+	}
+	cancelHook = nil
+	name, err := c.CreateIndex(context.Background(), m)
+	require.NoError(t, err)
+	ex, err := c.Explain(Document{"v": 3})
+	require.NoError(t, err)
+	require.Equal(t, name, ex.IndexName)
+}

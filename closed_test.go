@@ -52,6 +52,14 @@ func closedCalls() []closedCall {
 			_, err := db.RunTTLPass(ctx)
 			return err
 		}},
+		{"Distinct", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Distinct(context.Background(), "", badFilter)
+			return err
+		}},
+		{"EstimatedDocumentCount", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.EstimatedDocumentCount()
+			return err
+		}},
 		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(badDoc); return err }},
 		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(cyclic); return err }},
 		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(nil); return err }},
@@ -91,9 +99,12 @@ func closedCalls() []closedCall {
 			_, err := c.DeleteMany(context.Background(), badFilter)
 			return err
 		}},
-		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CreateIndex(badIndex); return err }},
 		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(1)})
+			_, err := c.CreateIndex(context.Background(), badIndex)
+			return err
+		}},
+		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(1)})
 			return err
 		}},
 		{"DropIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("_id_") }},
@@ -151,7 +162,7 @@ func TestClosedComesFirst(t *testing.T) {
 		db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 		require.NoError(t, err)
 		c := db.Collection("c")
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 		require.NoError(t, err)
 		_, err = c.InsertOne(ttldb.Document{"_id": 1, "x": 1})
 		require.NoError(t, err)
@@ -165,7 +176,8 @@ func TestClosedComesFirst(t *testing.T) {
 		require.NoError(t, db.Close())
 		for i, cc := range calls {
 			if cc.method == "ListCollectionNames" || cc.method == "Indexes" && handle == "c" ||
-				cc.method == "Compact" && handle == "c" || cc.method == "TimeSeriesInfo" && handle == "c" {
+				cc.method == "Compact" && handle == "c" || cc.method == "TimeSeriesInfo" && handle == "c" ||
+				cc.method == "EstimatedDocumentCount" && handle == "c" {
 				// Nothing about these calls is wrong while open.
 				assert.NoError(t, open[i], "%s on %q, open", cc.method, handle)
 			} else if cc.method != "RunTTLPass" {

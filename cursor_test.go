@@ -69,7 +69,7 @@ func TestCursorBatchesMatchOneRead(t *testing.T) {
 		{Keys: []IndexKey{Asc("tags")}},
 		{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(1 << 30)},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	cases := []struct {
@@ -149,7 +149,7 @@ func TestCursorConcurrentWriters(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("b")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("b")}})
 	require.NoError(t, err)
 
 	for _, tc := range []struct {

@@ -67,7 +67,7 @@ func TestEstimatedDocumentCount(t *testing.T) {
 	n, err := c.EstimatedDocumentCount()
 	require.NoError(t, err)
 	require.Zero(t, n)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(t, err)
 	for i := range 10 {
 		at := clk.Now()

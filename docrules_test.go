@@ -115,7 +115,7 @@ func TestNestingLimitIsMongoDBs(t *testing.T) {
 func TestInvalidUTF8Refused(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("c")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "s": "é"})
 	bad := "\xc3\x28" // an invalid two-byte sequence
@@ -157,9 +157,9 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	_, err = db.CreateCollection("x"+bad, ttldb.CollectionOptions{})
 	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
 	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
 	_, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
@@ -185,7 +185,7 @@ func TestNamedTypesAccepted(t *testing.T) {
 		if indexed {
 			c = db.Collection("indexed")
 			for _, f := range []string{"dur", "lvl", "n", "f", "lvls"} {
-				_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+				_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
 				require.NoError(t, err)
 			}
 		}
@@ -244,7 +244,7 @@ func TestPointerTimeFilters(t *testing.T) {
 	db, _ := openStore(t)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	indexed, plain := db.Collection("indexed"), db.Collection("plain")
-	_, err := indexed.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+	_, err := indexed.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
 	require.NoError(t, err)
 	for _, c := range []*ttldb.Collection{indexed, plain} {
 		mustInsert(t, c,

@@ -30,7 +30,7 @@ func ExampleOpen() {
 	defer db.Close() // stops the monitor and waits for it
 
 	events := db.Collection("eventlog") // created by the first write
-	name, err := events.CreateIndex(ttldb.IndexModel{
+	name, err := events.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(3600),
 	})
@@ -135,7 +135,7 @@ func ExampleCollection_Explain() {
 	db, _ := openExample()
 	defer db.Close()
 	events := db.Collection("eventlog")
-	if _, err := events.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}}); err != nil {
+	if _, err := events.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}}); err != nil {
 		log.Fatal(err)
 	}
 	for i, user := range []string{"ada", "grace", "ada", "linus"} {

@@ -80,7 +80,7 @@ func TestHideExpiredWriteMeetsExpired(t *testing.T) {
 // free for an insert and for an update.
 func TestHideExpiredUniqueKeyMeetsExpired(t *testing.T) {
 	db, c := openHidden(t)
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("email")}, Unique: true})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("email")}, Unique: true})
 	require.NoError(t, err)
 	_, err = c.InsertOne(Document{"_id": "A", "email": "x@example.com"})
 	require.NoError(t, err, "the only holder of the key is expired")

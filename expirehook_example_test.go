@@ -45,7 +45,7 @@ func ExampleExpireHookError() {
 	}
 	defer db.Close()
 	sessions := db.Collection("sessions")
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(60),
 	}); err != nil {

@@ -155,7 +155,7 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 	}
 	built := make(chan result, 1)
 	go func() {
-		name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+		name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 		built <- result{name, err}
 	}()
 	<-w.paused
@@ -406,7 +406,7 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 			w := watchBuilds(t, "c", true)
 			built := make(chan error, 1)
 			go func() {
-				_, err := c.CreateIndex(unique)
+				_, err := c.CreateIndex(context.Background(), unique)
 				built <- err
 			}()
 			<-w.paused
@@ -461,7 +461,7 @@ func TestIndexBuildEndings(t *testing.T) {
 		w := watchBuilds(t, "c", true)
 		built := make(chan error, 1)
 		go func() {
-			_, err := c.CreateIndex(m)
+			_, err := c.CreateIndex(context.Background(), m)
 			built <- err
 		}()
 		<-w.paused
@@ -482,7 +482,7 @@ func TestIndexBuildEndings(t *testing.T) {
 		_, c, w, built := pausedBuild(t, compound)
 		second := make(chan error, 1)
 		go func() {
-			name, err := c.CreateIndex(compound)
+			name, err := c.CreateIndex(context.Background(), compound)
 			if err == nil && name != "a_1_b_1" {
 				err = fmt.Errorf("name %q", name)
 			}

@@ -343,7 +343,7 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 	m.db = db
 	defer db.Close()
 	for i, ix := range modelIndexes {
-		_, err := db.Collection(ix.coll).CreateIndex(IndexModel{
+		_, err := db.Collection(ix.coll).CreateIndex(context.Background(), IndexModel{
 			Keys: []IndexKey{Asc(ix.field)}, ExpireAfterSeconds: Seconds(int32(eas[i])), TTLValueForms: ix.forms,
 		})
 		require.NoError(t, err)

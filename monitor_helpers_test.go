@@ -43,7 +43,7 @@ func quiet(o MonitorOptions) Option {
 func ttlColl(t testing.TB, db *DB, name string, expireAfter int32) *Collection {
 	t.Helper()
 	c := db.Collection(name)
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(expireAfter)})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(expireAfter)})
 	require.NoError(t, err)
 	return c
 }

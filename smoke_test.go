@@ -15,7 +15,7 @@ func TestSmoke(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("eventlog")
-	name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
+	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
 	require.Equal(t, "lastModifiedDate_1", name)
 	for i := 0; i < 1000; i++ {

@@ -28,7 +28,7 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	w := watchBuilds(t, "c", true)
 	built := make(chan error, 1)
 	go func() {
-		_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+		_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 		built <- err
 	}()
 	<-w.paused

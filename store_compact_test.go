@@ -31,9 +31,9 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 		n = 30_000
 	}
 	fill := func(c *ttldb.Collection, n int) {
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
 		require.NoError(t, err)
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
 		require.NoError(t, err)
 		batch := make([]ttldb.Document, 0, 1000)
 		for i := range n {

@@ -42,7 +42,7 @@ func TestStoreCollections(t *testing.T) {
 
 	_, err = db.Collection("zeta").InsertOne(ttldb.Document{"_id": 1})
 	require.NoError(t, err)
-	_, err = db.Collection("alpha").CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	_, err = db.Collection("alpha").CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	_, err = db.CreateCollection("mid", ttldb.CollectionOptions{})
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestStoreCapped(t *testing.T) {
 	db, _ := openStore(t)
 	c, err := db.CreateCollection("capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 3})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
 	require.NoError(t, err)
 	for _, id := range []int{50, 10, 40, 20, 30} {
 		_, err := c.InsertOne(ttldb.Document{"_id": id, "k": "same"})
@@ -157,7 +157,7 @@ func TestStoreCapped(t *testing.T) {
 		_, err := db.CreateCollection("bad", opts)
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%+v", opts)
 	}
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(10)})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(10)})
 	require.ErrorIs(t, err, ttldb.ErrInvalidTTL, "no TTL index on a capped collection")
 	names, err := db.ListCollectionNames()
 	require.NoError(t, err)
@@ -257,7 +257,7 @@ func TestStoreValidation(t *testing.T) {
 func TestStoreErrorsNameTheirSource(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("errs")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "u": 1, "s": "str"})
 	v, err := db.CreateCollection("valid", ttldb.CollectionOptions{Validator: eventlogValidator()})
@@ -275,15 +275,15 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 		{"duplicate _id", func() error { _, err := c.InsertOne(ttldb.Document{"_id": 1}); return err }, ttldb.ErrDuplicateKey, []string{`"errs"`, `"_id_"`}},
 		{"duplicate unique key", func() error { _, err := c.InsertOne(ttldb.Document{"u": 1}); return err }, ttldb.ErrDuplicateKey, []string{`"errs"`, `"u_1"`}},
 		{"index conflict", func() error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}})
 			return err
 		}, ttldb.ErrIndexOptionsConflict, []string{`"errs"`, `"u_1"`}},
 		{"invalid index", func() error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{{Field: "w", Order: 3}}})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{{Field: "w", Order: 3}}})
 			return err
 		}, ttldb.ErrInvalidIndex, []string{`"errs"`, `"w"`}},
 		{"invalid TTL", func() error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(-1)})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(-1)})
 			return err
 		}, ttldb.ErrInvalidTTL, []string{`"errs"`, `"t_1"`}},
 		{"validation", func() error { _, err := v.InsertOne(ttldb.Document{"x": 1}); return err }, ttldb.ErrValidation, []string{`"valid"`, `"lastModifiedDate"`, "required"}},
@@ -330,7 +330,7 @@ func TestStoreClosed(t *testing.T) {
 	db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	c := db.Collection("c")
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "x": 1})
 	require.NoError(t, db.Close())
@@ -352,11 +352,11 @@ func TestStoreClosed(t *testing.T) {
 			"DeleteOne":  func() error { _, err := h.DeleteOne(nil); return err },
 			"DeleteMany": func() error { _, err := h.DeleteMany(context.Background(), nil); return err },
 			"CreateIndex": func() error {
-				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
+				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
 				return err
 			},
 			"CreateIndex _id": func() error {
-				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
+				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
 				return err
 			},
 			"DropIndex":     func() error { return h.DropIndex("x_1") },
@@ -465,7 +465,7 @@ func TestStoreHostileInput(t *testing.T) {
 	}
 	_, err := c.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})
 	require.Error(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
 	require.Error(t, err)
 	_, err = db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": cycValue}})
 	require.Error(t, err)

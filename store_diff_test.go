@@ -58,7 +58,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 		{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(3600)},
 		{Keys: []IndexKey{Desc("u")}, ExpireAfterSeconds: Seconds(0)},
 	} {
-		_, err := indexed.CreateIndex(m)
+		_, err := indexed.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	nextID := 0

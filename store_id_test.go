@@ -104,7 +104,7 @@ func TestStoreInsertManyAtomic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db, _ := openStore(t)
 			c := db.Collection("c")
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
 			require.NoError(t, err)
 			mustInsert(t, c, ttldb.Document{"_id": "existing", "u": 100})
 			_, err = c.InsertMany(tt.docs)
@@ -172,7 +172,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("own")
 	for _, f := range []string{"tags", "nested.x", "ints", "nested.arr.y"} {
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
 		require.NoError(t, err)
 	}
 	t1 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)

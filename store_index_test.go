@@ -15,7 +15,7 @@ func TestStoreIndexLifecycle(t *testing.T) {
 	c := db.Collection("ix")
 	mustInsert(t, c, ttldb.Document{"_id": 1, "a": 1, "b": 2})
 
-	create := func(m ttldb.IndexModel) (string, error) { return c.CreateIndex(m) }
+	create := func(m ttldb.IndexModel) (string, error) { return c.CreateIndex(context.Background(), m) }
 	name, err := create(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}})
 	require.NoError(t, err)
 	assert.Equal(t, "lastModifiedDate_1", name)
@@ -112,7 +112,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("unique", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "email": "a@x"}, ttldb.Document{"_id": 2})
 		_, err = c.InsertOne(ttldb.Document{"_id": 3, "email": "a@x"})
@@ -142,7 +142,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("compound", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Desc("b")}, Unique: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Desc("b")}, Unique: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "a": 1, "b": 1}, ttldb.Document{"_id": 2, "a": 1, "b": 2}, ttldb.Document{"_id": 3, "a": 2, "b": 1})
 		_, err = c.InsertOne(ttldb.Document{"_id": 4, "a": 1.0, "b": int8(2)})
@@ -154,7 +154,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("sparse", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true, Sparse: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true, Sparse: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1}, ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "email": "a"})
 		_, err = c.InsertOne(ttldb.Document{"_id": 4, "email": "a"})
@@ -174,7 +174,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("partial", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{
 			Keys: []ttldb.IndexKey{ttldb.Asc("user")}, Unique: true,
 			PartialFilterExpression: ttldb.Document{"active": true},
 		})
@@ -199,7 +199,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
 		mustInsert(t, c, ttldb.Document{"_id": 1, "k": 5}, ttldb.Document{"_id": 2, "k": 5.0}, ttldb.Document{"_id": 3})
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
 		var dk *ttldb.DuplicateKeyError
 		require.ErrorAs(t, err, &dk)
 		assert.Equal(t, "k_1", dk.Index)
@@ -213,7 +213,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.UpdateOne(ttldb.Document{"_id": 3}, ttldb.Document{"$set": ttldb.Document{"k": 6}})
 		require.NoError(t, err)
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
 		require.NoError(t, err)
 		_, err = c.InsertOne(ttldb.Document{"_id": 5, "k": 6})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
@@ -225,7 +225,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 func TestStoreMultikeyIndex(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("mk")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
 	specs, err := c.Indexes()
 	require.NoError(t, err)
@@ -266,7 +266,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": "x"}))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": "z"}))
 	// A compound index over two arrays cannot hold a document.
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags"), ttldb.Asc("more")}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags"), ttldb.Asc("more")}})
 	require.NoError(t, err)
 	_, err = c.InsertOne(ttldb.Document{"_id": 9, "tags": []any{1, 2}, "more": []any{3, 4}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
@@ -283,7 +283,7 @@ func TestStoreExplainPlans(t *testing.T) {
 		{Keys: []ttldb.IndexKey{ttldb.Desc("d")}},
 		{Keys: []ttldb.IndexKey{ttldb.Asc("x"), ttldb.Desc("y")}},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	for i := range 10 {
@@ -351,9 +351,9 @@ func TestStoreExplainPlans(t *testing.T) {
 func TestStorePlannerNeverNarrows(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("p")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("e")}, Sparse: true})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("e")}, Sparse: true})
 	require.NoError(t, err)
 	mustInsert(t, c,
 		ttldb.Document{"_id": 1, "tags": []any{1, "x"}},

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -21,7 +22,7 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 		{Keys: []ttldb.IndexKey{ttldb.Asc("s"), ttldb.Desc("n")}},
 		{Keys: []ttldb.IndexKey{ttldb.Desc("t"), ttldb.Asc("n")}},
 	} {
-		_, err := indexed.CreateIndex(m)
+		_, err := indexed.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	leads := []any{"", "a", "a\x00", "a\x00b", "ab", "b", 1, 1.5, nil}
@@ -74,9 +75,9 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 func TestStoreMultikeyLimit(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("mk")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("list.v"), ttldb.Asc("k")}, Unique: true})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("list.v"), ttldb.Asc("k")}, Unique: true})
 	require.NoError(t, err)
 
 	n := ttldb.MaxIndexKeysPerDocument
@@ -133,7 +134,7 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	// is not created.
 	d := db.Collection("build")
 	mustInsert(t, d, ttldb.Document{"_id": 1, "xs": over})
-	_, err = d.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("xs")}})
+	_, err = d.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("xs")}})
 	checkRefused(err, "xs")
 	specs, err := d.Indexes()
 	require.NoError(t, err)

@@ -19,7 +19,7 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("c")
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
 	for i := range 100 {
 		_, err := c.InsertOne(Document{"_id": i, "v": i})

@@ -19,7 +19,7 @@ func TestPlannerOperatorsBoundNothing(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("c")
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("a")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("a")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"_id": 1, "a": "apple"}, {"_id": 2, "a": "banana"}, {"_id": 3, "a": []any{"cherry", "avocado"}}})
 	require.NoError(t, err)
@@ -123,9 +123,9 @@ func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 // of an indexed field are found through the index.
 func TestUpdateOperatorsKeepIndexes(t *testing.T) {
 	c := openOperatorsDB(t).Collection("c")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("tags")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("b")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("b")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"_id": 1, "tags": []any{"a"}, "a": 5}, {"_id": 2, "tags": []any{"b"}}})
 	require.NoError(t, err)

@@ -81,7 +81,7 @@ func TestStoreFilters(t *testing.T) {
 		c := db.Collection("q")
 		if indexed {
 			for _, f := range []string{"a", "b.c", "tags", "b.d.e"} {
-				_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+				_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
 				require.NoError(t, err)
 			}
 		}
@@ -109,7 +109,7 @@ func TestStoreSortTypeOrder(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("s")
 		if indexed {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}})
 			require.NoError(t, err)
 		}
 		mustInsert(t, c, queryDocs()...)
@@ -338,7 +338,7 @@ func TestStoreUpsert(t *testing.T) {
 func TestStoreUpdateManyAtomic(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("atomic")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
 	require.NoError(t, err)
 	mustInsert(t, c,
 		ttldb.Document{"_id": 1, "u": 1, "g": "x", "n": 1},
@@ -376,7 +376,7 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 func TestStoreNaN(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("nan")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "x": math.NaN()}, ttldb.Document{"_id": 2, "x": 1.0})
 	_, err = c.InsertOne(ttldb.Document{"_id": math.NaN()})

@@ -57,9 +57,9 @@ func TestRecordLayoutHasNoPointers(t *testing.T) {
 func TestTTLIndexKeepsOneTree(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("events")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}, ExpireAfterSeconds: Seconds(60), Unique: true, Sparse: true})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}, ExpireAfterSeconds: Seconds(60), Unique: true, Sparse: true})
 	require.NoError(t, err)
 	var docs []Document
 	for i := range 100 {
@@ -82,7 +82,7 @@ func TestTTLIndexKeepsOneTree(t *testing.T) {
 func TestDateTreeServesQueries(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("events")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	day := func(d int) time.Time { return t0.AddDate(0, 0, d) }
 	var docs []Document
@@ -163,7 +163,7 @@ func TestTTLEntriesKeptWithRecord(t *testing.T) {
 	db, clk := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("events")
 	mustInsertMany(t, c, []Document{{"_id": "before", "t": t0}})
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60),
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60),
 		PartialFilterExpression: Document{"keep": Document{"$exists": false}}})
 	require.NoError(t, err)
 	mustInsertMany(t, c, []Document{

@@ -26,7 +26,7 @@ func TestSynctestWithSystemClock(t *testing.T) {
 		db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Interval: time.Minute}))
 		require.NoError(t, err)
 		c := db.Collection("sessions")
-		_, err = c.CreateIndex(ttldb.IndexModel{
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{
 			Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 			ExpireAfterSeconds: ttldb.Seconds(90),
 		})

@@ -234,7 +234,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
 
-	name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("sensor"), Asc("timestamp")}})
+	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("sensor"), Asc("timestamp")}})
 	require.NoError(t, err)
 	ex, err := c.Explain(Document{"sensor": "s3"})
 	require.NoError(t, err)
@@ -243,7 +243,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	require.Equal(t, 10, ex.KeysExamined, "only s3's buckets are visited")
 	require.Equal(t, 10, ex.NReturned)
 
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("timestamp")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}})
 	require.NoError(t, err)
 	from := t0.Add(50*time.Hour + 30*time.Minute)
 	ex, err = c.Explain(Document{"timestamp": Document{"$gte": from, "$lt": t0.Add(53 * time.Hour)}})
@@ -266,7 +266,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 
 func TestTimeSeriesIndexWithinSpanFindsEarlierStartBucket(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(3600, nil))
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("timestamp")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"timestamp": t0.Add(50 * time.Minute), "sensor": "a"}})
 	require.NoError(t, err)
@@ -287,7 +287,7 @@ func TestTimeSeriesIndexRefusals(t *testing.T) {
 		"sparse":               {IndexModel{Keys: []IndexKey{Asc("sensor")}, Sparse: true}, ErrInvalidIndex},
 		"partial on data":      {IndexModel{Keys: []IndexKey{Asc("sensor")}, PartialFilterExpression: Document{"temp": 1}}, ErrInvalidIndex},
 	} {
-		_, err := c.CreateIndex(tc.m)
+		_, err := c.CreateIndex(context.Background(), tc.m)
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, tc.also, name)
 	}
@@ -332,7 +332,7 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 		{"timestamp": t0, "sensor": Document{"id": 2, "loc": "y"}, "temp": 3},
 	})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("sensor.loc")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("sensor.loc")}})
 	require.NoError(t, err)
 	res, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
 	require.NoError(t, err)

@@ -70,7 +70,7 @@ func tsBenchLoad(b *testing.B, ts, precise bool, opts ...ttldb.Option) (*ttldb.D
 		})
 	} else {
 		c = db.Collection("m")
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("timestamp")}, ExpireAfterSeconds: ttldb.Seconds(86400)})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("timestamp")}, ExpireAfterSeconds: ttldb.Seconds(86400)})
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -193,7 +193,7 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 		"compound":             {Keys: []IndexKey{Asc("timestamp"), Asc("sensor")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(60)},
 		"negative":             {Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(-1)},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidTTL, name)
 	}
@@ -203,7 +203,7 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	noMeta, err := db.CreateCollection("nometa", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "timestamp"}})
 	require.NoError(t, err)
-	_, err = noMeta.CreateIndex(hqIndex(60))
+	_, err = noMeta.CreateIndex(context.Background(), hqIndex(60))
 	require.ErrorIs(t, err, ErrTimeSeries)
 }
 
@@ -212,7 +212,7 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 // with a longer E than the collection's has no effect.
 func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(86400)))
-	name, err := c.CreateIndex(hqIndex(3600))
+	name, err := c.CreateIndex(context.Background(), hqIndex(3600))
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq, "temp": 1}, {"timestamp": t0, "sensor": "elsewhere", "temp": 2}})
 	require.NoError(t, err)
@@ -245,7 +245,7 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 
 func TestTimeSeriesPartialTTLWithoutCollectionExpiry(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(600, nil))
-	_, err := c.CreateIndex(hqIndex(3600))
+	_, err := c.CreateIndex(context.Background(), hqIndex(3600))
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq}, {"timestamp": t0, "sensor": "other"}})
 	require.NoError(t, err)

@@ -59,7 +59,7 @@ func TestTimeSeriesMeasurementIndexExplain(t *testing.T) {
 	require.Equal(t, "COLLSCAN", ex.Stage)
 	require.Equal(t, 10, ex.BucketsUnpacked)
 
-	name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("temp")}})
+	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("temp")}})
 	require.NoError(t, err)
 	ex, err = c.Explain(f)
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestTimeSeriesMeasurementIndexExplain(t *testing.T) {
 // bucket is found for a query on any of its types.
 func TestTimeSeriesMeasurementIndexMixedTypes(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(3600, nil))
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{
 		{"_id": 1, "timestamp": t0, "sensor": "mixed", "v": 5},
@@ -146,9 +146,9 @@ func TestTimeSeriesMeasurementIndexBoundsMaintained(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Desc("d.x"), Asc("sensor")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Desc("d.x"), Asc("sensor")}})
 	require.NoError(t, err)
 	requireTightBounds(t, c)
 	specs, err := c.Indexes()
@@ -259,7 +259,7 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 			indexed, err := db.CreateCollection("ix", opts)
 			require.NoError(t, err)
 			plain := db.Collection("plain")
-			_, err = plain.CreateIndex(IndexModel{Keys: []IndexKey{Asc("timestamp")}, ExpireAfterSeconds: Seconds(1800)})
+			_, err = plain.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}, ExpireAfterSeconds: Seconds(1800)})
 			require.NoError(t, err)
 			all := []*Collection{plainTS, indexed, plain}
 			nextID := 0
@@ -287,9 +287,9 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 				}
 			}
 			insert(150)
-			_, err = indexed.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+			_, err = indexed.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 			require.NoError(t, err)
-			_, err = indexed.CreateIndex(IndexModel{Keys: []IndexKey{Desc("d.x")}})
+			_, err = indexed.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Desc("d.x")}})
 			require.NoError(t, err)
 			requireTightBounds(t, indexed)
 			ixScans, pruned := 0, 0

@@ -32,7 +32,7 @@ func ExampleCollection_CreateIndex_ttl() {
 	defer db.Close()
 	eventlog := db.Collection("eventlog")
 
-	name, err := eventlog.CreateIndex(ttldb.IndexModel{
+	name, err := eventlog.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(3600),
 	})
@@ -97,7 +97,7 @@ func ExampleDB_CollMod() {
 	tickets := db.Collection("tickets")
 
 	// An ordinary index: nothing expires.
-	if _, err := tickets.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}}); err != nil {
+	if _, err := tickets.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}}); err != nil {
 		log.Fatal(err)
 	}
 	now := clock.Now()
@@ -159,7 +159,7 @@ func ExampleCollection_CreateIndex_expireDate() {
 
 	// ArangoDB's value forms (ISO 8601 strings, Unix seconds) are on by
 	// default; TTLValueForms: ttldb.TTLValuesDatesOnly turns them off.
-	if _, err := coll.CreateIndex(ttldb.IndexModel{
+	if _, err := coll.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("expireDate")},
 		ExpireAfterSeconds: ttldb.Seconds(0),
 	}); err != nil {

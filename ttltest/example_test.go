@@ -20,7 +20,7 @@ func Example() {
 	}
 	defer db.Close()
 	sessions := db.Collection("sessions")
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(30 * 60),
 	}); err != nil {

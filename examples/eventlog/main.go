@@ -45,7 +45,7 @@ func main() {
 	defer db.Close()
 
 	events := db.Collection("eventlog")
-	name, err := events.CreateIndex(ttldb.IndexModel{
+	name, err := events.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(int32(expireAfter / time.Second)),
 	})

@@ -27,14 +27,14 @@ func main() {
 	sessions := db.Collection("sessions")
 
 	// Sessions expire one hour after they were last used.
-	ttlName, err := sessions.CreateIndex(ttldb.IndexModel{
+	ttlName, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(3600),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	userIdx, err := sessions.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}})
+	userIdx, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}})
 	if err != nil {
 		log.Fatal(err)
 	}
