@@ -21,25 +21,60 @@ var topKOff bool
 // ties keep the order in which the walk met them, as a stable sort would.
 type topK struct {
 	sort    []query.Key
-	fields  []string // the top-level fields the sort reads
 	bounded bool
 	k       int
 	n       int
 	items   []topItem
+	scratch []any
 }
 
 type topItem struct {
-	ref *docRef
-	key Document // the sort fields (or the whole document, if decoded)
-	n   int      // arrival order, the tie-break
+	ref  *docRef
+	keys []any // the document's sort key for each sort field (query.SortKey)
+	n    int   // arrival order, the tie-break
 }
 
 func (t *topK) init(q *findQuery, bounded bool, k int) {
 	t.sort, t.bounded, t.k = q.sort, bounded, k
-	for _, sk := range q.sort {
-		f, _, _ := cutPath(sk.Field)
-		if !slices.Contains(t.fields, f) {
-			t.fields = append(t.fields, f)
+	t.scratch = make([]any, len(q.sort))
+}
+
+// compare orders two items: by the sort, then by arrival.
+func (t *topK) compare(a, b *topItem) int {
+	if topKOff {
+		// As before the heap: whole documents, sort keys computed anew
+		// at each comparison.
+		if c := query.CompareForSort(a.ref.get(), b.ref.get(), t.sort); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	}
+	for i, k := range t.sort {
+		if c := query.Compare(a.keys[i], b.keys[i]); c != 0 {
+			return c * k.Order
+		}
+	}
+	return cmp.Compare(a.n, b.n)
+}
+
+// sortKeys computes r's sort key for each sort field into dst, decoding
+// only the top-level field each path starts in (the whole document is
+// used if the filter decoded it already).
+func (t *topK) sortKeys(r *docRef, dst []any) {
+	for i, k := range t.sort {
+		if r.doc != nil {
+			dst[i] = query.SortKey(r.doc, k)
+			continue
+		}
+		head, _, dotted := cutPath(k.Field)
+		v, ok := codec.EncodedField(r.rec.enc, head)
+		switch {
+		case !ok:
+			dst[i] = nil // a missing field sorts as null
+		case !dotted && !codec.IsArray(v):
+			dst[i] = v
+		default:
+			dst[i] = query.SortKey(Document{head: v}, k)
 		}
 	}
 }
@@ -54,51 +89,39 @@ func cutPath(p string) (first, rest string, ok bool) {
 	return p, "", false
 }
 
-// compare orders two items: by the sort, then by arrival.
-func (t *topK) compare(a, b *topItem) int {
-	if c := query.CompareForSort(a.key, b.key, t.sort); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.n, b.n)
-}
-
-// sortKey returns what the sort reads of r: the decoded document if there
-// is one, else only the sort's fields, decoded from the encoding.
-func (t *topK) sortKey(r *docRef) Document {
-	if r.doc != nil || topKOff {
-		return r.get()
-	}
-	key := make(Document, len(t.fields))
-	for _, f := range t.fields {
-		if v, ok := codec.EncodedField(r.rec.enc, f); ok {
-			key[f] = v
-		}
-	}
-	return key
-}
-
 func (t *topK) add(r *docRef) {
 	it := topItem{ref: r, n: t.n}
 	t.n++
+	if topKOff {
+		t.items = append(t.items, it)
+		return
+	}
 	if !t.bounded {
-		it.key = t.sortKey(r)
+		it.keys = make([]any, len(t.sort))
+		t.sortKeys(r, it.keys)
 		t.items = append(t.items, it)
 		return
 	}
 	if t.k == 0 {
 		return
 	}
-	it.key = t.sortKey(r)
-	if len(t.items) < t.k {
-		t.items = append(t.items, it)
-		t.up(len(t.items) - 1)
+	if len(t.items) == t.k {
+		// Full: compare in scratch first, so that a document that does
+		// not beat the worst kept costs no allocation of its own.
+		it.keys = t.scratch
+		t.sortKeys(r, it.keys)
+		if t.compare(&it, &t.items[0]) >= 0 {
+			return
+		}
+		it.keys = slices.Clone(it.keys)
+		t.items[0] = it
+		t.down(0)
 		return
 	}
-	if t.compare(&it, &t.items[0]) >= 0 {
-		return // no better than the worst kept
-	}
-	t.items[0] = it
-	t.down(0)
+	it.keys = make([]any, len(t.sort))
+	t.sortKeys(r, it.keys)
+	t.items = append(t.items, it)
+	t.up(len(t.items) - 1)
 }
 
 // The heap is ordered with the worst item (the greatest) at the root.
@@ -134,7 +157,14 @@ func (t *topK) down(i int) {
 
 // sorted returns the kept matches, best first.
 func (t *topK) sorted() []*docRef {
-	slices.SortFunc(t.items, func(a, b topItem) int { return t.compare(&a, &b) })
+	if topKOff {
+		slices.SortStableFunc(t.items, func(a, b topItem) int { return query.CompareForSort(a.ref.get(), b.ref.get(), t.sort) })
+	} else {
+		slices.SortFunc(t.items, func(a, b topItem) int { return t.compare(&a, &b) })
+	}
+	if topKOff && t.bounded {
+		t.items = t.items[:min(len(t.items), t.k)]
+	}
 	out := make([]*docRef, len(t.items))
 	for i := range t.items {
 		out[i] = t.items[i].ref
