@@ -378,16 +378,10 @@ func (s *collState) run(q *findQuery, now time.Time) ([]cursorDoc, *Explanation)
 	return docs, ex
 }
 
-// matchingRecords returns up to limit (0: all) records matching a compiled
-// filter, in the order Find would give without sort. Call holding writeMu
+// matchingRecordsCtx returns up to limit (0: all) records matching a
+// compiled filter, in the order Find would give without sort, or ctx's
+// error if ctx ended during the scan (nil: never). Call holding writeMu
 // or mu.
-func (s *collState) matchingRecords(f *query.Filter, limit int, now time.Time) []*docRef {
-	refs, _ := s.matchingRecordsCtx(nil, f, limit, now)
-	return refs
-}
-
-// matchingRecordsCtx is matchingRecords stopped by ctx (nil: never): it
-// returns ctx's error if ctx ended during the scan.
 func (s *collState) matchingRecordsCtx(ctx context.Context, f *query.Filter, limit int, now time.Time) ([]*docRef, error) {
 	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
 	var refs []*docRef

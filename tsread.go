@@ -243,7 +243,7 @@ func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) 
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o.Limit = 1
-	docs, _, err := c.tsFind(nil, ts, filter, []FindOptions{o})
+	docs, _, err := c.tsFind(context.Background(), ts, filter, []FindOptions{o})
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +276,7 @@ func (c *Collection) tsCount(ctx context.Context, ts *tsColl, filter Document) (
 }
 
 func (c *Collection) tsExplain(ts *tsColl, filter Document, opts []FindOptions) (Explanation, error) {
-	_, ex, err := c.tsFind(nil, ts, filter, opts)
+	_, ex, err := c.tsFind(context.Background(), ts, filter, opts)
 	if err != nil {
 		return Explanation{}, err
 	}

@@ -435,7 +435,7 @@ type UpdateResult struct {
 // ErrInvalidUpdate, ErrImmutableID, ErrValidation, ErrDuplicateKey) change
 // nothing.
 func (c *Collection) UpdateOne(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
-	return c.updateMatching(nil, filter, update, 1, opts)
+	return c.updateMatching(context.Background(), filter, update, 1, opts)
 }
 
 // UpdateMany is UpdateOne for every matching document. It is atomic: if any
@@ -528,7 +528,7 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 // update without upsert of a missing collection must not create it.
 func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
-	return c.writeMatchingCtx(nil, f, limit, upsert, res, fn)
+	return c.writeMatchingCtx(context.Background(), f, limit, upsert, res, fn)
 }
 
 // writeMatchingCtx is writeMatching stopped by ctx (nil: never) while it
@@ -719,7 +719,7 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 // DeleteOne deletes the first document matching filter and reports how many
 // it deleted (0 or 1).
 func (c *Collection) DeleteOne(filter Document) (int, error) {
-	return c.deleteMatching(nil, filter, 1)
+	return c.deleteMatching(context.Background(), filter, 1)
 }
 
 // DeleteMany deletes every document matching filter and reports how many.
