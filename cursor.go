@@ -35,7 +35,9 @@ const (
 // document and may be returned again). With a sort that no index gives, or
 // on a time-series collection, Find reads every result under one read-lock
 // hold (with Sort and Limit, keeping only Skip+Limit of them) and the cursor
-// returns that snapshot.
+// returns that snapshot. If the collection is dropped, the iteration ends
+// (Err is nil); if the index it walks is dropped, it ends with an error
+// matching ErrNotFound.
 //
 // A Cursor is for one goroutine. Close releases what it holds (the
 // documents of its current batch); a cursor read to the end, or whose

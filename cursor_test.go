@@ -425,3 +425,33 @@ func TestTopKMatchesFullSort(t *testing.T) {
 	require.Equal(t, 10, maxLen)
 	require.Equal(t, 2000, top.n)
 }
+
+// A cursor whose index is dropped ends with ErrNotFound; one whose
+// collection is dropped ends quietly after the batch it holds.
+func TestCursorIndexOrCollectionDropped(t *testing.T) {
+	db := openCancelDB(t)
+	c := db.Collection("c")
+	fillCancel(t, c, 1000)
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
+	require.NoError(t, err)
+	cur, err := c.Find(context.Background(), Document{"v": Document{"$gte": 0}})
+	require.NoError(t, err)
+	require.Equal(t, "v_1", cur.p.ix.name)
+	require.NoError(t, c.DropIndex("v_1"))
+	n := 0
+	for cur.Next(context.Background()) {
+		n++
+	}
+	require.Equal(t, cursorBatch, n, "the batch read before the drop")
+	require.ErrorIs(t, cur.Err(), ErrNotFound)
+
+	cur, err = c.Find(context.Background(), nil)
+	require.NoError(t, err)
+	require.NoError(t, db.DropCollection("c"))
+	n = 0
+	for cur.Next(context.Background()) {
+		n++
+	}
+	require.Equal(t, cursorBatch, n)
+	require.NoError(t, cur.Err())
+}
