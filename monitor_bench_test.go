@@ -226,7 +226,7 @@ func BenchmarkMassExpiryBackground(b *testing.B) {
 // _id values, one shared date) in InsertMany calls of 1000.
 func fillExpired(b *testing.B, c *Collection, n int) {
 	b.Helper()
-	if _, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)}); err != nil {
+	if _, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)}); err != nil {
 		b.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
@@ -280,7 +280,7 @@ func BenchmarkDeadlineWakeLag(b *testing.B) {
 					b.Fatal(err)
 				}
 				c := db.Collection("events")
-				if _, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(0)}); err != nil {
+				if _, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(0)}); err != nil {
 					b.Fatal(err)
 				}
 				first := time.Now().Add(300 * time.Millisecond)
