@@ -3,6 +3,7 @@ package ttldb
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,14 @@ import (
 type Metrics struct {
 	TTL     TTLMetrics
 	Storage StorageMetrics // gauges: Sub keeps m's
+
+	// Documents is how many documents each collection stores, expired ones
+	// not yet deleted (or hidden by HideExpired) included: what
+	// CountDocuments(nil) counts without HideExpired (for a time-series
+	// collection, its measurements). Every collection has an entry. Read
+	// from counts the writes keep, in O(1) per collection. A gauge: Sub
+	// keeps m's.
+	Documents map[string]int64
 }
 
 // IndexRef names an index of a collection. As a map key it makes Metrics
@@ -85,6 +94,11 @@ type TTLMetrics struct {
 	LastPassStart    time.Time     // the "now" of the last pass to end (zero before the first)
 	LastPassDuration time.Duration // clock time the last pass to end took (0 if the clock stepped back)
 
+	// PassDurations is the distribution of every ended pass's duration
+	// (PassResult.Duration), counted with Passes: a histogram with fixed
+	// bounds from 1 ms to 60 s (see DurationHistogram).
+	PassDurations DurationHistogram
+
 	// Backlog is the number of documents expired at the snapshot's time
 	// but not yet deleted, over all TTL indexes (a document expired under
 	// two indexes counts twice). It is counted to the second, without
@@ -100,6 +114,10 @@ type TTLMetrics struct {
 	// expired.
 	Backlog          int64
 	OldestBacklogAge time.Duration
+	// BacklogByIndex splits Backlog and OldestBacklogAge by TTL index,
+	// counted the same way. Every TTL index of the DB has an entry, also
+	// one with nothing expired. A gauge: Sub keeps m's.
+	BacklogByIndex map[IndexRef]IndexBacklog
 
 	IndexErrors int64 // index visits that failed (a collection dropped mid-pass, …)
 	HookErrors  int64 // OnExpire calls that failed, wholly or for some documents (these were kept)
@@ -113,9 +131,43 @@ type TTLMetrics struct {
 	FailedDeliveries map[IndexRef]FailedDeliveries
 }
 
+// IndexBacklog is one TTL index's backlog (see TTLMetrics.Backlog).
+type IndexBacklog struct {
+	Documents int64         // expired, not yet deleted (counted to the second)
+	OldestAge time.Duration // how long ago the earliest of them expired; 0 if none has
+}
+
+// DurationHistogram counts observed durations in cumulative buckets, as a
+// Prometheus histogram does. Buckets are sorted by UpperBound; each counts
+// the observations at or below its bound, so a bucket's Count includes the
+// earlier buckets' and Count is the implicit +Inf bucket.
+type DurationHistogram struct {
+	Count   int64             // observations
+	Sum     time.Duration     // their total
+	Buckets []HistogramBucket // cumulative, by increasing UpperBound
+}
+
+// HistogramBucket is one cumulative bucket of a DurationHistogram.
+type HistogramBucket struct {
+	UpperBound time.Duration // inclusive
+	Count      int64         // observations at or below UpperBound
+}
+
+// passDurationBounds are the upper bounds of TTLMetrics.PassDurations: an
+// idle pass takes well under a millisecond; PerIndexMaxTime (1 s) bounds
+// one index's visit and SubPassMaxTime (60 s) a sub-pass.
+var passDurationBounds = [...]time.Duration{
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second,
+	10 * time.Second, 30 * time.Second, 60 * time.Second,
+}
+
 // Sub returns the change from prev to m: every counter and per-collection
-// and per-index count minus prev's. Gauges (LastPass*, Backlog,
-// OldestBacklogAge, FailedDeliveries) keep m's values.
+// and per-index count minus prev's, and the PassDurations histogram
+// bucket by bucket. Gauges (LastPass*, Backlog, OldestBacklogAge,
+// BacklogByIndex, FailedDeliveries, Documents) keep m's values.
 func (m Metrics) Sub(prev Metrics) Metrics {
 	d := m
 	t, p := &d.TTL, prev.TTL
@@ -128,6 +180,20 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 	t.HookPanics -= p.HookPanics
 	t.DeletedByCollection = subMap(m.TTL.DeletedByCollection, p.DeletedByCollection)
 	t.DeletedByIndex = subMap(m.TTL.DeletedByIndex, p.DeletedByIndex)
+	t.PassDurations = m.TTL.PassDurations.Sub(p.PassDurations)
+	return d
+}
+
+// Sub returns the observations h has and prev has not: counts and sum
+// minus prev's, bucket by bucket (prev without buckets, such as a zero
+// Metrics, subtracts nothing from them).
+func (h DurationHistogram) Sub(prev DurationHistogram) DurationHistogram {
+	d := DurationHistogram{Count: h.Count - prev.Count, Sum: h.Sum - prev.Sum, Buckets: slices.Clone(h.Buckets)}
+	for i := range d.Buckets {
+		if i < len(prev.Buckets) && prev.Buckets[i].UpperBound == d.Buckets[i].UpperBound {
+			d.Buckets[i].Count -= prev.Buckets[i].Count
+		}
+	}
 	return d
 }
 
@@ -157,6 +223,10 @@ type metricsRecorder struct {
 	byIndex       map[IndexRef]int64
 	lastPassStart time.Time
 	lastPassDur   time.Duration
+	// passDurs counts pass durations per bucket of passDurationBounds (not
+	// cumulative; the last slot is +Inf); passDurSum is their total.
+	passDurs   [len(passDurationBounds) + 1]int64
+	passDurSum time.Duration
 }
 
 func newMetricsRecorder() *metricsRecorder {
@@ -177,6 +247,9 @@ func (r *metricsRecorder) addDeleted(ref IndexRef, n int) {
 func (r *metricsRecorder) passDone(start time.Time, dur time.Duration) {
 	r.mu.Lock()
 	r.lastPassStart, r.lastPassDur = start, dur
+	b, _ := slices.BinarySearch(passDurationBounds[:], dur) // first bound >= dur
+	r.passDurs[b]++
+	r.passDurSum += dur
 	r.mu.Unlock()
 	r.passes.Add(1)
 }
@@ -187,6 +260,9 @@ func (r *metricsRecorder) passDone(start time.Time, dur time.Duration) {
 // backlog: the backlog is read from counts each TTL index keeps up to date
 // as entries come and go (a few hundred map reads per TTL index at most,
 // under the collection's read lock), never by visiting expired documents.
+// It is O(collections + indexes): a map entry per collection and per TTL
+// index, and the histogram's 15 buckets. After Close it reports no
+// backlog.
 func (db *DB) Metrics() Metrics {
 	r := db.metrics
 	var m Metrics
@@ -202,44 +278,75 @@ func (db *DB) Metrics() Metrics {
 	t.DeletedByCollection = maps.Clone(r.byCollection)
 	t.DeletedByIndex = maps.Clone(r.byIndex)
 	t.LastPassStart, t.LastPassDuration = r.lastPassStart, r.lastPassDur
+	t.PassDurations = r.passDurations()
 	r.mu.Unlock()
 	t.FailedDeliveries = db.monitor.delivery.snapshot(db.clock)
 	m.Storage = db.storageMetrics()
-	if !db.closed.Load() {
-		now := db.clock.Now()
-		work := 0
-		for _, s := range db.snapshotCollections() {
-			n, oldest, expired, w := s.backlog(now)
-			t.Backlog += n
-			work += w
-			if expired {
-				t.OldestBacklogAge = max(t.OldestBacklogAge, now.Sub(oldest))
-			}
-		}
-		r.backlogWork.Add(int64(work))
+	t.BacklogByIndex = map[IndexRef]IndexBacklog{}
+	m.Documents = map[string]int64{}
+	open := !db.closed.Load()
+	var now time.Time
+	if open {
+		now = db.clock.Now()
 	}
+	work := 0
+	for _, s := range db.snapshotCollections() {
+		work += s.readMetrics(now, open, &m)
+	}
+	for _, b := range t.BacklogByIndex {
+		t.Backlog += b.Documents
+		t.OldestBacklogAge = max(t.OldestBacklogAge, b.OldestAge)
+	}
+	r.backlogWork.Add(int64(work))
 	return m
 }
 
-// backlog sums the backlog of the collection's TTL indexes at now and
-// returns the earliest expired threshold among them (expired=false if none
-// is); work is how many counts and entries it read.
-func (s *collState) backlog(now time.Time) (n int64, oldest time.Time, expired bool, work int) {
+// passDurations renders the pass-duration counts as a cumulative
+// histogram. Call holding r.mu.
+func (r *metricsRecorder) passDurations() DurationHistogram {
+	h := DurationHistogram{Sum: r.passDurSum, Buckets: make([]HistogramBucket, len(passDurationBounds))}
+	for i, ub := range passDurationBounds {
+		h.Count += r.passDurs[i]
+		h.Buckets[i] = HistogramBucket{UpperBound: ub, Count: h.Count}
+	}
+	h.Count += r.passDurs[len(passDurationBounds)]
+	return h
+}
+
+// readMetrics adds the collection's document count to m and, if ttl, the
+// backlog of each of its TTL indexes at now; it returns how many counts and
+// entries it read for the backlog.
+func (s *collState) readMetrics(now time.Time, ttl bool, m *Metrics) (work int) {
+	if ts := s.ts; ts != nil {
+		// Its measurements live in ts, under ts.mu alone; it has no TTL
+		// index of its own in s.indexes.
+		ts.mu.RLock()
+		defer ts.mu.RUnlock()
+		if !ts.dropped {
+			m.Documents[s.name] = int64(ts.count)
+		}
+		return 0
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.dropped {
-		return 0, time.Time{}, false, 0
+		return 0
+	}
+	m.Documents[s.name] = int64(s.natural.Len())
+	if !ttl {
+		return 0
 	}
 	for _, ix := range s.indexes {
 		if ix.ttl == nil {
 			continue
 		}
-		in, th, exp, w := ix.ttl.backlog(now)
-		n += in
+		n, th, exp, w := ix.ttl.backlog(now)
 		work += w
-		if exp && (!expired || th.Before(oldest)) {
-			oldest, expired = th, true
+		b := IndexBacklog{Documents: n}
+		if exp {
+			b.OldestAge = now.Sub(th)
 		}
+		m.TTL.BacklogByIndex[IndexRef{s.name, ix.name}] = b
 	}
-	return n, oldest, expired, work
+	return work
 }

@@ -3,6 +3,7 @@ package ttldb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,11 +160,15 @@ func TestMetricsBacklog(t *testing.T) {
 	m := db.Metrics().TTL
 	assert.Zero(t, m.Backlog)
 	assert.Zero(t, m.OldestBacklogAge)
+	aRef := IndexRef{"a", "lastModifiedDate_1"}
+	bRef := IndexRef{"b", "lastModifiedDate_1"}
+	assert.Equal(t, map[IndexRef]IndexBacklog{aRef: {}, bRef: {}}, m.BacklogByIndex, "every TTL index, also with nothing expired")
 
 	clk.Advance(25 * time.Second)
 	m = db.Metrics().TTL
 	assert.Equal(t, int64(2), m.Backlog)
 	assert.Equal(t, 15*time.Second, m.OldestBacklogAge)
+	assert.Equal(t, map[IndexRef]IndexBacklog{aRef: {2, 15 * time.Second}, bRef: {}}, m.BacklogByIndex)
 
 	// Another collection, two TTL indexes on one document, and many
 	// entries.
@@ -175,12 +180,78 @@ func TestMetricsBacklog(t *testing.T) {
 	m = db.Metrics().TTL
 	assert.Equal(t, int64(2+2+8209), m.Backlog)
 	assert.Equal(t, time.Hour+25*time.Second, m.OldestBacklogAge)
+	assert.Equal(t, map[IndexRef]IndexBacklog{
+		aRef:             {2, 15 * time.Second},
+		bRef:             {1 + 8209, time.Hour + 25*time.Second},
+		{"b", "other_1"}: {1, 25 * time.Second},
+	}, m.BacklogByIndex)
 
 	_, err = db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	m = db.Metrics().TTL
 	assert.Zero(t, m.Backlog)
 	assert.Zero(t, m.OldestBacklogAge)
+	assert.Len(t, m.BacklogByIndex, 3)
+	for ref, b := range m.BacklogByIndex {
+		assert.Zero(t, b, ref)
+	}
+}
+
+// Rule: PassDurations counts every ended pass's duration in cumulative
+// buckets (a bound is inclusive; longer than the last bound is only in
+// Count), not only the last pass's; Sub subtracts it bucket by bucket.
+func TestMetricsPassDurations(t *testing.T) {
+	var advance func(time.Duration)
+	var step atomic.Int64 // how long the next pass's hook takes
+	hook := func(context.Context, ExpiredBatch) error {
+		advance(time.Duration(step.Load()))
+		return nil
+	}
+	db, clk := openMon(t, quiet(MonitorOptions{}), WithOnExpire(hook))
+	advance = clk.Advance
+	c := ttlColl(t, db, "c", 0)
+	pass := func(d time.Duration) {
+		t.Helper()
+		step.Store(int64(d))
+		insertDated(t, c, fmt.Sprint(d), 1, clk.Now())
+		_, err := db.RunTTLPass(context.Background())
+		require.NoError(t, err)
+	}
+	h := db.Metrics().TTL.PassDurations
+	assert.Zero(t, h.Count)
+	require.Len(t, h.Buckets, 15)
+	assert.Equal(t, time.Millisecond, h.Buckets[0].UpperBound)
+	assert.Equal(t, time.Minute, h.Buckets[14].UpperBound)
+
+	pass(0) // an instant pass: in every bucket
+	before := db.Metrics()
+	pass(time.Second)      // on a bound: in its bucket
+	pass(3 * time.Second)  // between 2.5 s and 5 s
+	pass(2 * time.Minute)  // past the last bound: only in Count
+	pass(time.Millisecond) // the first bound
+	m := db.Metrics()
+	h = m.TTL.PassDurations
+	assert.Equal(t, int64(5), h.Count)
+	assert.Equal(t, m.TTL.Passes, h.Count)
+	assert.Equal(t, time.Second+3*time.Second+2*time.Minute+time.Millisecond, h.Sum)
+	want := map[time.Duration]int64{
+		time.Millisecond: 2, 2500 * time.Microsecond: 2, 5 * time.Millisecond: 2, 10 * time.Millisecond: 2,
+		25 * time.Millisecond: 2, 50 * time.Millisecond: 2, 100 * time.Millisecond: 2, 250 * time.Millisecond: 2,
+		500 * time.Millisecond: 2, time.Second: 3, 2500 * time.Millisecond: 3, 5 * time.Second: 4,
+		10 * time.Second: 4, 30 * time.Second: 4, time.Minute: 4,
+	}
+	for _, b := range h.Buckets {
+		assert.Equal(t, want[b.UpperBound], b.Count, b.UpperBound)
+	}
+	assert.Equal(t, time.Millisecond, m.TTL.LastPassDuration)
+
+	d := m.Sub(before).TTL.PassDurations
+	assert.Equal(t, int64(4), d.Count)
+	assert.Equal(t, h.Sum, d.Sum)
+	assert.Equal(t, int64(1), d.Buckets[0].Count)
+	assert.Equal(t, int64(3), d.Buckets[14].Count)
+	assert.Equal(t, int64(2), h.Buckets[0].Count, "Sub leaves its operands alone")
+	assert.Equal(t, h, m.TTL.PassDurations.Sub(DurationHistogram{}), "a zero histogram subtracts nothing")
 }
 
 // Rule 11: Sub gives the change between two snapshots; gauges keep the
@@ -225,9 +296,17 @@ func TestMetricsSub(t *testing.T) {
 	assert.Equal(t, after.TTL.OldestBacklogAge, d.TTL.OldestBacklogAge)
 	failed := map[IndexRef]FailedDeliveries{{"a", "lastModifiedDate_1"}: {Count: 1}}
 	assert.Equal(t, failed, d.TTL.FailedDeliveries, "a gauge")
+	assert.Equal(t, int64(2), d.TTL.PassDurations.Count)
+	assert.Equal(t, after.TTL.BacklogByIndex, d.TTL.BacklogByIndex, "a gauge")
+	zeroHist := after.TTL.PassDurations
+	zeroHist.Buckets = slices.Clone(zeroHist.Buckets)
+	zeroHist.Count, zeroHist.Sum = 0, 0
+	for i := range zeroHist.Buckets {
+		zeroHist.Buckets[i].Count = 0
+	}
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
-		LastPassStart: after.TTL.LastPassStart, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
-		FailedDeliveries: failed}, Storage: after.Storage}, after.Sub(after))
+		LastPassStart: after.TTL.LastPassStart, PassDurations: zeroHist, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
+		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed}, Storage: after.Storage, Documents: after.Documents}, after.Sub(after))
 	assert.Equal(t, after.Storage, d.Storage, "gauges")
 }
 
@@ -284,4 +363,53 @@ func TestMetricsConcurrentWithWrites(t *testing.T) {
 	final := db.Metrics().TTL
 	assert.Positive(t, final.Passes)
 	assert.Equal(t, final.DeletedDocuments, final.DeletedByCollection["c"])
+}
+
+// Rule: Metrics.Documents has every collection's stored documents (expired
+// ones not yet deleted included), kept by the writes themselves: inserts,
+// upserts, deletes, TTL deletions, capped evictions and drops move it; an
+// update does not. It is still read after Close.
+func TestMetricsDocuments(t *testing.T) {
+	db, clk := openMon(t, quiet(MonitorOptions{}))
+	assert.Empty(t, db.Metrics().Documents)
+	a := ttlColl(t, db, "a", 0)
+	assert.Equal(t, map[string]int64{"a": 0}, db.Metrics().Documents, "an empty collection")
+	insertDated(t, a, "x", 5, t0)
+	_, err := a.UpdateOne(Document{"_id": "x-00000"}, Document{"$set": Document{"n": 9}})
+	require.NoError(t, err)
+	_, err = a.UpdateOne(Document{"_id": "new"}, Document{"$set": Document{"n": 1}}, UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	_, err = a.DeleteOne(Document{"_id": "x-00001"})
+	require.NoError(t, err)
+	capped, err := db.CreateCollection("capped", CollectionOptions{Capped: true, MaxDocuments: 3})
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := capped.InsertOne(Document{"_id": i})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, map[string]int64{"a": 5, "capped": 3}, db.Metrics().Documents)
+
+	clk.Advance(time.Second)
+	_, err = db.RunTTLPass(context.Background()) // deletes x-00000, 2, 3, 4 (not "new": no date)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"a": 1, "capped": 3}, db.Metrics().Documents)
+	require.NoError(t, db.DropCollection("capped"))
+	assert.Equal(t, map[string]int64{"a": 1}, db.Metrics().Documents)
+
+	// A time-series collection counts its measurements, not its buckets.
+	ts, err := db.CreateCollection("weather", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "sensor"}})
+	require.NoError(t, err)
+	for i := range 7 {
+		_, err := ts.InsertOne(Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": i % 2, "temp": 20})
+		require.NoError(t, err)
+	}
+	info, _, err := ts.TimeSeriesInfo()
+	require.NoError(t, err)
+	require.Equal(t, 2, info.Buckets)
+	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, db.Metrics().Documents)
+
+	d := db.Metrics().Sub(db.Metrics())
+	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, d.Documents, "a gauge: Sub keeps it")
+	require.NoError(t, db.Close())
+	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, db.Metrics().Documents, "after Close")
 }

@@ -220,12 +220,15 @@ type expireHookEntry struct{ fn ExpireHook }
 type DeleteEvent struct {
 	Collection string
 	Index      string
-	IDs        []any     // the deleted documents' _id values
-	PassNow    time.Time // the "now" of the pass that deleted them
-	// Measurements are, for a time-series collection, the measurements
-	// removed (whole buckets, or trimmed with PreciseExpiry), in the order
-	// of IDs (their _id values, which need not be unique); nil otherwise.
-	Measurements []Document
+	// IDs are the deleted documents' _id values; for a time-series
+	// collection, the removed measurements' (one each, not necessarily
+	// unique), in the order Measurements yields them.
+	IDs     []any
+	PassNow time.Time // the "now" of the pass that deleted them
+	// removed holds, for a time-series collection, the removed
+	// measurements in their bucket encoding: Measurements decodes them on
+	// demand (tsexpiry.go).
+	removed *tsRemoved
 	// BatchNow is the instant this batch deleted against: every deleted
 	// document's threshold is at or before it. It is the earlier of
 	// PassNow and the clock read when the batch took the collection's write
@@ -730,7 +733,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		db.metrics.addDeleted(ref, n)
 		if len(ids) > 0 {
 			// Counted first: an observer sees metrics that include its event.
-			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow, Measurements: t.measurements()})
+			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow, removed: t.removed()})
 		}
 		next := *m.current.Load()
 		next.Deleted = deleted

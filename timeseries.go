@@ -19,7 +19,7 @@ import (
 // ExpireAfterSeconds on an ordinary collection), a measurement without a
 // date in the timeField or with an array as metaField, an update of
 // anything but the metaField, a replacement, an upsert, a unique index, an
-// index on a measurement field, a TTL index that is not a partial TTL index
+// index on a path inside the timeField, a TTL index that is not a partial TTL index
 // on the timeField filtered by the metaField. The error also wraps the
 // general sentinel that applies (ErrInvalidOptions, ErrInvalidDocument,
 // ErrInvalidUpdate, ErrInvalidIndex or ErrInvalidTTL), so either matches.

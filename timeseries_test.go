@@ -282,10 +282,10 @@ func TestTimeSeriesIndexRefusals(t *testing.T) {
 		m    IndexModel
 		also error
 	}{
-		"measurement field": {IndexModel{Keys: []IndexKey{Asc("temp")}}, ErrInvalidIndex},
-		"unique":            {IndexModel{Keys: []IndexKey{Asc("sensor")}, Unique: true}, ErrInvalidIndex},
-		"sparse":            {IndexModel{Keys: []IndexKey{Asc("sensor")}, Sparse: true}, ErrInvalidIndex},
-		"partial on data":   {IndexModel{Keys: []IndexKey{Asc("sensor")}, PartialFilterExpression: Document{"temp": 1}}, ErrInvalidIndex},
+		"inside the timeField": {IndexModel{Keys: []IndexKey{Asc("timestamp.x")}}, ErrInvalidIndex},
+		"unique":               {IndexModel{Keys: []IndexKey{Asc("sensor")}, Unique: true}, ErrInvalidIndex},
+		"sparse":               {IndexModel{Keys: []IndexKey{Asc("sensor")}, Sparse: true}, ErrInvalidIndex},
+		"partial on data":      {IndexModel{Keys: []IndexKey{Asc("sensor")}, PartialFilterExpression: Document{"temp": 1}}, ErrInvalidIndex},
 	} {
 		_, err := c.CreateIndex(tc.m)
 		require.ErrorIs(t, err, ErrTimeSeries, name)

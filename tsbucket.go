@@ -52,10 +52,16 @@ func (b *bucket) enc(i int) []byte {
 
 // measurement decodes measurement i as the documents reads return.
 func (ts *tsColl) measurement(b *bucket, i int) Document {
+	return decodeMeasurement(ts.opts.TimeField, ts.opts.MetaField, b, i)
+}
+
+// decodeMeasurement decodes measurement i of b, adding the time and meta
+// fields under their names.
+func decodeMeasurement(timeField, metaField string, b *bucket, i int) Document {
 	doc := codec.Decode(b.enc(i))
-	doc[ts.opts.TimeField] = b.timeAt(i)
+	doc[timeField] = b.timeAt(i)
 	if b.hasMeta {
-		doc[ts.opts.MetaField] = codec.CopyValue(b.meta)
+		doc[metaField] = codec.CopyValue(b.meta)
 	}
 	return doc
 }
@@ -236,6 +242,11 @@ func (ts *tsColl) place(m tsMeasurement) *bucket {
 	b.data = append(b.data, m.enc...)
 	b.ends = append(b.ends, uint32(len(b.data)))
 	b.ver = ts.db.writes.Add(1)
+	for _, ix := range ts.indexes {
+		if ix.measured != nil {
+			ix.extendMeasured(b, m.enc)
+		}
+	}
 	ts.count++
 	ts.bytesLen += int64(len(m.enc))
 	return b
@@ -316,6 +327,13 @@ func (ts *tsColl) keep(b *bucket, keep []bool) int {
 	b.ver = ts.db.writes.Add(1)
 	ts.count -= n
 	ts.attachExpiry(b)
+	for _, ix := range ts.indexes {
+		if ix.measured != nil {
+			// The bounds shrink with the measurements: recomputed.
+			ix.remove(ts, b)
+			ix.add(ts, b)
+		}
+	}
 	return n
 }
 

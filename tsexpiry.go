@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -43,13 +44,85 @@ func (s *collState) tsTargets() []ttlTarget {
 	return out
 }
 
-// measurements returns the measurements the target's last batch removed,
-// for a DeleteEvent (nil for a TTL index).
-func (t ttlTarget) measurements() []Document {
+// removed returns the measurements the target's last batch removed, for a
+// DeleteEvent (nil for a TTL index).
+func (t ttlTarget) removed() *tsRemoved {
 	if t.ts == nil {
 		return nil
 	}
-	return t.ts.lastDocs
+	return t.ts.lastRemoved
+}
+
+// tsRemoved is what a DeleteEvent carries of the measurements a batch
+// removed: the buckets' encodings, decoded only when an observer asks.
+// A bucket's slices are never written in place once they hold a
+// measurement (a trim or a delete installs new ones) and are Go memory,
+// not the store's reusable slabs, so the event can share them after the
+// lock is released (were buckets to move into slabs, add must copy).
+type tsRemoved struct {
+	timeField, metaField string
+	parts                []tsRemovedPart
+}
+
+// tsRemovedPart is one bucket's removed measurements: all of them (sel
+// nil) or those at the positions in sel.
+type tsRemovedPart struct {
+	b   *bucket // a copy of the bucket as it was when they were removed
+	sel []int32
+}
+
+// add records the measurements of b that keep marks false, and appends
+// their _id values to ids. Call holding the collection's mu, before the
+// bucket is rewritten.
+func (r *tsRemoved) add(b *bucket, keep []bool, ids []any) []any {
+	snap := *b
+	p := tsRemovedPart{b: &snap}
+	all := !slices.Contains(keep, true)
+	for i, k := range keep {
+		if k {
+			continue
+		}
+		if !all {
+			p.sel = append(p.sel, int32(i))
+		}
+		id, _ := codec.EncodedField(b.enc(i), "_id")
+		ids = append(ids, id)
+	}
+	r.parts = append(r.parts, p)
+	return ids
+}
+
+// Measurements yields, for a time-series collection, the measurements the
+// deletion removed (whole buckets, or trimmed with PreciseExpiry), in the
+// order of IDs, as Find returns them; for an ordinary collection it yields
+// nothing. Each is decoded from its bucket when yielded (the cost of a
+// FindOne per measurement, nothing until asked): an observer that needs
+// only the _id values reads IDs and pays nothing here, and one that stops
+// early decodes no more. Every document yielded is new and the caller's
+// own; each call decodes afresh. slices.Collect(ev.Measurements()) gives a
+// slice. Safe to call from any goroutine, also after the observer returned.
+func (ev DeleteEvent) Measurements() iter.Seq[Document] {
+	return func(yield func(Document) bool) {
+		r := ev.removed
+		if r == nil {
+			return
+		}
+		for _, p := range r.parts {
+			if p.sel == nil {
+				for i := range p.b.offs {
+					if !yield(decodeMeasurement(r.timeField, r.metaField, p.b, i)) {
+						return
+					}
+				}
+				continue
+			}
+			for _, i := range p.sel {
+				if !yield(decodeMeasurement(r.timeField, r.metaField, p.b, int(i))) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // live reports whether the rule still exists. Call holding the
@@ -102,7 +175,7 @@ func (c *tsChosen) removes(i int) bool {
 func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
 	e := t.ts
 	ts := e.ts
-	e.lastMeasurements, e.lastDocs = 0, nil
+	e.lastMeasurements, e.lastRemoved = 0, nil
 	pass := m.delivery.pass // written only between passes
 	observe := len(m.db.cfg.observe) > 0
 	hooks := len(m.db.cfg.hooks) > 0
@@ -181,7 +254,10 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 	}
 	retry := false
 	removed := 0
-	var docs []Document
+	var rem *tsRemoved
+	if observe {
+		rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
+	}
 	for _, c := range chosen {
 		b := c.b
 		if hooks {
@@ -206,11 +282,9 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		keep := make([]bool, b.len())
 		for i := range keep {
 			keep[i] = !c.removes(i)
-			if !keep[i] && observe {
-				d := ts.measurement(b, i)
-				ids = append(ids, d["_id"])
-				docs = append(docs, d)
-			}
+		}
+		if observe {
+			ids = rem.add(b, keep, ids)
 		}
 		removed += ts.keep(b, keep)
 		if b.removed {
@@ -218,7 +292,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		}
 	}
 	ts.mu.Unlock()
-	e.lastMeasurements, e.lastDocs = removed, docs
+	e.lastMeasurements, e.lastRemoved = removed, rem
 	if removed > 0 {
 		m.db.metrics.deletedMeasurements.Add(int64(removed))
 	}

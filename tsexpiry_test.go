@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -273,7 +275,7 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, ev)
-		observed = append(observed, ev.Measurements...)
+		observed = append(observed, slices.Collect(ev.Measurements())...)
 	}
 	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(60)), WithOnExpire(hook), WithDeleteObserver(obs))
 	_, err := c.InsertMany([]Document{
@@ -317,7 +319,7 @@ func TestTimeSeriesMonitorBudgets(t *testing.T) {
 	var mu sync.Mutex
 	obs := func(ev DeleteEvent) {
 		mu.Lock()
-		batches = append(batches, len(ev.Measurements))
+		batches = append(batches, len(slices.Collect(ev.Measurements())))
 		mu.Unlock()
 	}
 	clkStart := t0
@@ -388,4 +390,96 @@ func TestTimeSeriesDeadlineWake(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal(errors.New("the monitor did not wake for the bucket"))
 	}
+}
+
+// DeleteEvent.Measurements yields exactly the removed measurements, as Find
+// returned them, in the order of IDs, for whole buckets and for trims; each
+// call yields documents of the caller's own; the event stays readable after
+// the observer returned and after later writes to the same buckets.
+func TestTimeSeriesDeleteEventMeasurements(t *testing.T) {
+	var events []DeleteEvent
+	opts := weatherOpts(3600, Seconds(60))
+	opts.TimeSeries.PreciseExpiry = true
+	db, clk, c := openTS(t, t0, opts, WithDeleteObserver(func(ev DeleteEvent) { events = append(events, ev) }))
+	var docs []Document
+	for i := range 10 {
+		docs = append(docs, Document{"_id": i, "timestamp": t0.Add(time.Duration(i) * time.Minute), "sensor": fmt.Sprintf("s%d", i%2), "temp": float64(i) / 2, "tags": []any{"x", i}})
+	}
+	_, err := c.InsertMany(docs)
+	require.NoError(t, err)
+	before, err := c.Find(nil)
+	require.NoError(t, err)
+	byID := map[any]Document{}
+	for _, d := range before {
+		byID[d["_id"]] = d
+	}
+
+	clk.Set(t0.Add(5 * time.Minute)) // trims _id 0..4 (times up to 4 min + E = 5 min)
+	tsPass(t, db)
+	// Later writes to the trimmed buckets must not change what the event holds.
+	_, err = c.InsertMany([]Document{{"_id": 100, "timestamp": t0.Add(30 * time.Minute), "sensor": "s0"}, {"_id": 101, "timestamp": t0.Add(31 * time.Minute), "sensor": "s1"}})
+	require.NoError(t, err)
+	clk.Set(t0.Add(2 * time.Hour)) // everything left goes: whole buckets
+	tsPass(t, db)
+
+	var ids []any
+	var got []Document
+	for _, ev := range events {
+		ms := slices.Collect(ev.Measurements())
+		require.Len(t, ms, len(ev.IDs))
+		for k, m := range ms {
+			require.Equal(t, ev.IDs[k], m["_id"], "Measurements follows the order of IDs")
+		}
+		ids = append(ids, ev.IDs...)
+		got = append(got, ms...)
+	}
+	require.ElementsMatch(t, []any{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101}, ids)
+	require.ElementsMatch(t, []any{0, 1, 2, 3, 4}, events[0].IDs, "the first pass trims only what expired")
+	for _, m := range got {
+		if want, ok := byID[m["_id"]]; ok {
+			require.Equal(t, want, m, "a removed measurement is yielded as Find returned it")
+		}
+	}
+	// Each call decodes afresh: a change to one yield is not seen by the next.
+	first := slices.Collect(events[0].Measurements())
+	first[0]["temp"] = "changed"
+	first[0]["tags"].([]any)[0] = "changed"
+	again := slices.Collect(events[0].Measurements())
+	require.Equal(t, byID[again[0]["_id"]], again[0])
+	// Stopping early is allowed.
+	n := 0
+	for range events[len(events)-1].Measurements() {
+		n++
+		break
+	}
+	require.Equal(t, 1, n)
+	// An event of an ordinary collection yields nothing.
+	require.Empty(t, slices.Collect(DeleteEvent{IDs: []any{1}}.Measurements()))
+}
+
+// An observer that reads only IDs costs no decoding of measurements: a
+// mass expiry of whole buckets allocates well under one document's worth
+// (a map and its values, several allocations) per measurement.
+func TestTimeSeriesDeleteEventDecodesLazily(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	const n = 20000
+	seen := 0
+	db, clk, c := openTS(t, t0, weatherOpts(3600, Seconds(0)), WithDeleteObserver(func(ev DeleteEvent) { seen += len(ev.IDs) }))
+	docs := make([]Document, 0, n)
+	for i := range n {
+		docs = append(docs, Document{"timestamp": t0.Add(time.Duration(i) * time.Second / 10), "sensor": fmt.Sprintf("s%d", i%20), "temp": float64(i), "unit": "C"})
+	}
+	_, err := c.InsertMany(docs)
+	require.NoError(t, err)
+	clk.Set(t0.Add(24 * time.Hour))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tsPass(t, db)
+	runtime.ReadMemStats(&after)
+	require.Equal(t, n, seen)
+	perMeasurement := float64(after.Mallocs-before.Mallocs) / n
+	require.Less(t, perMeasurement, 2.0, "the pass decoded measurements nobody asked for")
 }

@@ -17,10 +17,12 @@ import (
 // tsIndex is an index of a time-series collection. As in MongoDB it
 // indexes buckets, not measurements: a key on the metaField (or a path
 // inside it) is the bucket's meta value there; a key on the timeField is
-// the bucket's start. A query bounded on its leading field visits only the
-// buckets whose key is in bounds (for the time field, widened by the bucket
-// span: a bucket starting up to a span before a bound may hold later
-// measurements), then unpacks and filters their measurements.
+// the bucket's start; a key led by a measurement field is the bucket's
+// [min, max] of that field (tsmindex.go). A query bounded on its leading
+// field visits only the buckets whose key is in bounds (for the time field,
+// widened by the bucket span: a bucket starting up to a span before a bound
+// may hold later measurements), then unpacks and filters their
+// measurements.
 type tsIndex struct {
 	name     string
 	keys     []IndexKey
@@ -28,7 +30,10 @@ type tsIndex struct {
 	partDoc  Document
 	tree     *btree.BTreeG[tsEntry]
 	exp      *tsExpiry // set for a partial TTL index
-	multikey bool      // a bucket's meta path held an array: the planner skips it
+	multikey bool      // a bucket's meta path (or measurement field) held an array
+	// measured is set when the leading field is a measurement field: tree
+	// then holds the buckets by their min key of it (tsmindex.go).
+	measured *tsMeasured
 }
 
 // tsEntry is one bucket's key in a tsIndex: each field's key ascending
@@ -77,12 +82,20 @@ func (ix *tsIndex) add(ts *tsColl, b *bucket) {
 	if !ix.member(ts, b) {
 		return
 	}
+	if ix.measured != nil {
+		ix.addMeasured(b)
+		return
+	}
 	k, multi := ix.keyOf(ts, b)
 	ix.multikey = ix.multikey || multi
 	ix.tree.ReplaceOrInsert(tsEntry{k, b})
 }
 
 func (ix *tsIndex) remove(ts *tsColl, b *bucket) {
+	if ix.measured != nil {
+		ix.removeMeasured(b)
+		return
+	}
 	k, _ := ix.keyOf(ts, b)
 	ix.tree.Delete(tsEntry{k, b})
 }
@@ -117,11 +130,11 @@ type tsExpiry struct {
 	// that failed them: not offered again in that pass. Guarded by the
 	// collection's mu; written in a pass.
 	setAside map[*bucket]uint64
-	// lastMeasurements and lastDocs are the last batch's removals, for the
-	// monitor to report (CurrentOp, DeleteEvent). Written and read by the
-	// pass only.
+	// lastMeasurements and lastRemoved are the last batch's removals, for
+	// the monitor to report (CurrentOp, DeleteEvent). Written and read by
+	// the pass only.
 	lastMeasurements int
-	lastDocs         []Document
+	lastRemoved      *tsRemoved
 }
 
 type tsExpEntry struct {
@@ -306,7 +319,6 @@ func (ts *tsColl) metaOnly(f Document) error {
 func (ts *tsColl) createIndex(m IndexModel) (string, error) {
 	where := fmt.Sprintf("collection %q index %q", ts.name, m.Name)
 	tf, mf := ts.opts.TimeField, ts.opts.MetaField
-	isMeta := func(f string) bool { return mf != "" && (f == mf || strings.HasPrefix(f, mf+".")) }
 	if m.ExpireAfterSeconds != nil {
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("%w: %w: %s: %s", ErrInvalidTTL, ErrTimeSeries, where, fmt.Sprintf(format, args...))
@@ -342,8 +354,8 @@ func (ts *tsColl) createIndex(m IndexModel) (string, error) {
 			return "", fmt.Errorf("%w: %s: field %q appears twice", ErrInvalidIndex, where, k.Field)
 		}
 		seen[k.Field] = true
-		if k.Field != tf && !isMeta(k.Field) {
-			return "", fmt.Errorf("%w: %w: %s: field %q is a measurement field: indexes of a time-series collection may only hold the metaField and the timeField (buckets keep no min/max of other fields)", ErrInvalidIndex, ErrTimeSeries, where, k.Field)
+		if strings.HasPrefix(k.Field, tf+".") {
+			return "", fmt.Errorf("%w: %w: %s: field %q is a path inside the timeField %q, which holds a date", ErrInvalidIndex, ErrTimeSeries, where, k.Field, tf)
 		}
 	}
 	switch {
@@ -355,6 +367,9 @@ func (ts *tsColl) createIndex(m IndexModel) (string, error) {
 		return "", fmt.Errorf("%w: %s: the name is reserved", ErrInvalidIndex, where)
 	}
 	ix := &tsIndex{name: m.Name, keys: slices.Clone(m.Keys), tree: btree.NewG(btreeDegree, tsEntryLess)}
+	if ts.isMeasurementField(m.Keys[0].Field) {
+		ix.measured = &tsMeasured{bounds: map[*bucket]tsBounds{}, byMax: btree.NewG(btreeDegree, tsEntryLess)}
+	}
 	if len(m.PartialFilterExpression) > 0 {
 		if err := ts.metaOnly(m.PartialFilterExpression); err != nil {
 			return "", fmt.Errorf("%w: %w: %s: the partialFilterExpression may only name the metaField: %v", ErrInvalidIndex, ErrTimeSeries, where, err)

@@ -44,11 +44,15 @@ func (ts *tsColl) plan(q *findQuery) *tsPlan {
 	}
 	best := 0
 	for _, ix := range ts.indexes {
-		if ix.partial != nil || ix.multikey {
+		if ix.partial != nil || ix.multikey && ix.measured == nil {
 			continue
 		}
 		lead := ix.keys[0].Field
-		ivs, score := boundsFor(q.filterDoc, lead, plainBounds)
+		standIn := plainBounds
+		if ix.measured != nil {
+			standIn = ix.measuredStandIn()
+		}
+		ivs, score := boundsFor(q.filterDoc, lead, standIn)
 		if score <= best {
 			continue
 		}
@@ -145,6 +149,10 @@ func (ts *tsColl) scan(p *tsPlan, q *findQuery, visit func(b *bucket, i int, doc
 	for _, iv := range p.shown {
 		ex.IndexBounds = append(ex.IndexBounds, iv.String())
 	}
+	if p.ix.measured != nil {
+		p.ix.scanMeasured(p.intervals, &ex.KeysExamined, consider)
+		return ex
+	}
 	var seen map[*bucket]bool
 	if len(p.intervals) > 1 {
 		seen = map[*bucket]bool{}
@@ -182,7 +190,7 @@ func (ts *tsColl) run(q *findQuery) ([]Document, *Explanation, error) {
 		return nil, nil, nil
 	}
 	p := ts.plan(q)
-	var docs []Document
+	docs := []Document{} // as an ordinary collection: empty, not nil
 	need := -1
 	if q.opts.Limit > 0 && len(q.sort) == 0 {
 		need = q.opts.Skip + q.opts.Limit

@@ -172,6 +172,12 @@ func (s *ttldbStore) get(key string) bool {
 func (s *ttldbStore) remaining() int { return int(s.inserted.Load() - s.deleted.Load()) }
 func (s *ttldbStore) close()         { s.db.Close() }
 
+// accounter is a store that accounts its own memory (ttldb's memory
+// budget), so the bench can compare the accounting with the heap.
+type accounter interface{ accountedBytes() int64 }
+
+func (s *ttldbStore) accountedBytes() int64 { return s.db.Metrics().Storage.Bytes }
+
 // probeFindOne reports whether FindOne({_id: key}) is a correct point
 // lookup here (it returns that document, examining at most one).
 func (s *ttldbStore) probeFindOne(key string) (bool, string) {

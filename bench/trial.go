@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -274,6 +275,11 @@ func trialMass(p trialParams, pct int, out *trialOut) error {
 			out.add("heap_per_doc", "bytes", float64(int64(h)-int64(base))/float64(p.n))
 			out.add("heap_objects_per_doc", "objects", float64(int64(hObj)-int64(baseObj))/float64(p.n))
 			out.add("gc_cycles_insert", "cycles", float64(gcInsert))
+			if a, ok := s.(accounter); ok && h > base {
+				// The memory budget's accounting against the measured heap:
+				// |accounted / heap growth - 1|.
+				out.add("accounting_error", "fraction", math.Abs(float64(a.accountedBytes())/float64(h-base)-1))
+			}
 		}
 		time.Sleep(time.Until(tExp) - 20*time.Millisecond)
 		stopProf := startProfile()

@@ -43,7 +43,7 @@ func main() {
 		ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}), // passes run below, on demand
 		ttldb.WithDeleteObserver(func(ev ttldb.DeleteEvent) {
 			bySensor := map[string]int{}
-			for _, m := range ev.Measurements {
+			for m := range ev.Measurements() {
 				bySensor[m["sensor"].(string)]++
 			}
 			for _, s := range slices.Sorted(maps.Keys(bySensor)) {

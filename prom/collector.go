@@ -1,0 +1,168 @@
+// Package prom exports a ttldb DB's metrics to Prometheus: a
+// prometheus.Collector that reads DB.Metrics on every scrape.
+//
+// It is a module of its own (github.com/ttldb/ttldb/prom), so that the
+// core module does not depend on prometheus/client_golang.
+//
+//	reg := prometheus.NewRegistry()
+//	reg.MustRegister(prom.NewCollector(db, prometheus.Labels{"db": "sessions"}))
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+package prom
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/ttldb/ttldb"
+)
+
+// Collector is a prometheus.Collector for one DB. Each scrape calls
+// DB.Metrics once, whose cost does not grow with the documents or the
+// backlog (O(collections + indexes)); the collector keeps no state of its
+// own. It is safe for concurrent scrapes, and keeps working after the DB is
+// closed (showing its last counters).
+//
+// The metrics, all prefixed ttldb_ (counters end in _total; durations and
+// ages are in seconds; ages and durations follow the DB's clock):
+//
+//	ttl_passes_total                                   TTL monitor passes ended (MongoDB's metrics.ttl.passes)
+//	ttl_subpasses_total                                sub-passes ended (metrics.ttl.subPasses)
+//	ttl_deleted_documents_total{collection,index}      documents the monitor deleted (metrics.ttl.deletedDocuments, split;
+//	                                                   buckets, for a time-series collection)
+//	ttl_deleted_measurements_total                     measurements removed from time-series collections
+//	ttl_backlog_documents{collection,index}            expired documents not yet deleted
+//	ttl_oldest_expired_age_seconds{collection,index}   how long ago the earliest of them expired (0 if none)
+//	ttl_failed_delivery_documents{collection,index}    expired documents whose expire hook failed, waiting for a retry
+//	ttl_failed_delivery_oldest_age_seconds{collection,index} how long ago the oldest of those failures was
+//	ttl_pass_duration_seconds                          histogram of every pass's duration
+//	ttl_last_pass_timestamp_seconds                    the start of the last pass to end (absent before the first)
+//	ttl_index_errors_total                             failed index visits
+//	ttl_hook_errors_total                              failed expire-hook calls
+//	ttl_hook_panics_total                              expire-hook calls that panicked (also in hook_errors)
+//	collection_documents{collection}                   documents stored (expired ones not yet deleted included)
+//	collection_bytes{collection}                       memory the collection holds, as WithMemoryLimit accounts it
+//	memory_limit_bytes                                 the WithMemoryLimit limit (absent when there is none)
+//
+// Every TTL index has its series from the start (0 until it deletes or
+// falls behind); an index that is dropped keeps its deleted-documents
+// counter and loses its gauges. The expiry rules of time-series
+// collections have the deleted-documents counter only, from their first
+// deletion: Metrics counts no backlog for them.
+type Collector struct {
+	db    *ttldb.DB
+	descs descs
+}
+
+type descs struct {
+	passes, subPasses, deleted     *prometheus.Desc
+	deletedMeasurements            *prometheus.Desc
+	backlog, oldestAge             *prometheus.Desc
+	failedDocs, failedAge          *prometheus.Desc
+	passDuration, lastPass         *prometheus.Desc
+	indexErrors, hookErr, hookPans *prometheus.Desc
+	documents, bytes, memLimit     *prometheus.Desc
+}
+
+// NewCollector returns a Collector for db. constLabels are added to every
+// metric: give each DB of a process its own value (e.g.
+// prometheus.Labels{"db": "sessions"}) so that several collectors register
+// side by side in one registry. A const label named "collection" or "index"
+// clashes with the metrics' own labels: registering the collector then
+// fails.
+func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
+	byIndex := []string{"collection", "index"}
+	d := func(name, help string, labels []string) *prometheus.Desc {
+		return prometheus.NewDesc("ttldb_"+name, help, labels, constLabels)
+	}
+	return &Collector{db: db, descs: descs{
+		passes:              d("ttl_passes_total", "TTL monitor passes ended, completed or cut short (MongoDB's metrics.ttl.passes).", nil),
+		subPasses:           d("ttl_subpasses_total", "TTL monitor sub-passes ended, completed or cut short (MongoDB's metrics.ttl.subPasses).", nil),
+		deleted:             d("ttl_deleted_documents_total", "Documents the TTL monitor deleted, by collection and TTL index.", byIndex),
+		deletedMeasurements: d("ttl_deleted_measurements_total", "Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.", nil),
+		backlog:             d("ttl_backlog_documents", "Documents expired but not yet deleted, by TTL index (counted to the second).", byIndex),
+		oldestAge:           d("ttl_oldest_expired_age_seconds", "How long ago the earliest expired, undeleted document of the TTL index expired; 0 if none.", byIndex),
+		failedDocs:          d("ttl_failed_delivery_documents", "Expired documents whose expire hook failed and that wait for a retry, by TTL index.", byIndex),
+		failedAge:           d("ttl_failed_delivery_oldest_age_seconds", "How long ago the oldest waiting failed expire-hook delivery of the TTL index failed; 0 if none.", byIndex),
+		passDuration:        d("ttl_pass_duration_seconds", "Duration of TTL monitor passes (DB clock).", nil),
+		lastPass:            d("ttl_last_pass_timestamp_seconds", "Start of the last TTL monitor pass to end, in Unix seconds (DB clock).", nil),
+		indexErrors:         d("ttl_index_errors_total", "TTL index visits that failed.", nil),
+		hookErr:             d("ttl_hook_errors_total", "Expire-hook calls that failed, wholly or for some documents.", nil),
+		hookPans:            d("ttl_hook_panics_total", "Expire-hook calls that panicked (also counted in ttldb_ttl_hook_errors_total).", nil),
+		documents:           d("collection_documents", "Documents stored in the collection, expired ones not yet deleted included.", []string{"collection"}),
+		bytes:               d("collection_bytes", "Memory the collection holds, as the DB accounts it for its memory limit.", []string{"collection"}),
+		memLimit:            d("memory_limit_bytes", "The DB's memory limit (WithMemoryLimit).", nil),
+	}}
+}
+
+// Describe sends the descriptors of every metric the collector exports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	d := &c.descs
+	for _, x := range []*prometheus.Desc{
+		d.passes, d.subPasses, d.deleted, d.deletedMeasurements, d.backlog, d.oldestAge, d.failedDocs, d.failedAge,
+		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans,
+		d.documents, d.bytes, d.memLimit,
+	} {
+		ch <- x
+	}
+}
+
+// Collect reads the DB's metrics once and sends them.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	all := c.db.Metrics()
+	m, d := all.TTL, &c.descs
+	counter := func(desc *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	counter(d.passes, m.Passes)
+	counter(d.subPasses, m.SubPasses)
+	counter(d.deletedMeasurements, m.DeletedMeasurements)
+	counter(d.indexErrors, m.IndexErrors)
+	counter(d.hookErr, m.HookErrors)
+	counter(d.hookPans, m.HookPanics)
+
+	for ref, n := range m.DeletedByIndex {
+		counter(d.deleted, n, ref.Collection, ref.Index)
+	}
+	for ref, b := range m.BacklogByIndex {
+		if _, ok := m.DeletedByIndex[ref]; !ok {
+			counter(d.deleted, 0, ref.Collection, ref.Index)
+		}
+		gauge(d.backlog, float64(b.Documents), ref.Collection, ref.Index)
+		gauge(d.oldestAge, seconds(b.OldestAge), ref.Collection, ref.Index)
+		f := m.FailedDeliveries[ref]
+		gauge(d.failedDocs, float64(f.Count), ref.Collection, ref.Index)
+		gauge(d.failedAge, seconds(f.OldestAge), ref.Collection, ref.Index)
+	}
+	// A failed delivery of an index gone since (dropped mid-retry) still
+	// shows until its index's next retry clears it.
+	for ref, f := range m.FailedDeliveries {
+		if _, ok := m.BacklogByIndex[ref]; !ok {
+			gauge(d.failedDocs, float64(f.Count), ref.Collection, ref.Index)
+			gauge(d.failedAge, seconds(f.OldestAge), ref.Collection, ref.Index)
+		}
+	}
+
+	h := m.PassDurations
+	buckets := make(map[float64]uint64, len(h.Buckets))
+	for _, b := range h.Buckets {
+		buckets[seconds(b.UpperBound)] = uint64(b.Count)
+	}
+	ch <- prometheus.MustNewConstHistogram(d.passDuration, uint64(h.Count), seconds(h.Sum), buckets)
+	if !m.LastPassStart.IsZero() {
+		gauge(d.lastPass, float64(m.LastPassStart.UnixNano())/1e9)
+	}
+	for coll, n := range all.Documents {
+		gauge(d.documents, float64(n), coll)
+	}
+	for coll, n := range all.Storage.ByCollection {
+		gauge(d.bytes, float64(n), coll)
+	}
+	if all.Storage.Limit > 0 {
+		gauge(d.memLimit, float64(all.Storage.Limit))
+	}
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
