@@ -364,7 +364,9 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 				_, err := c.InsertOne(Document{"_id": i, "lastModifiedDate": t0.Add(time.Duration(i%20) * time.Second)})
 				require.NoError(t, err)
 			}
-			stop := make(chan struct{})
+			// Each step of the clock lets 20 refreshes run, during and
+			// between the monitor's passes.
+			tokens := make(chan struct{}, 40*20)
 			var wg sync.WaitGroup
 			var refreshed, missed atomic.Int64
 			for w := range 2 {
@@ -372,12 +374,7 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					r := rand.New(rand.NewPCG(uint64(w), 1))
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
+					for range tokens {
 						id := r.IntN(n)
 						start := tick.Add(1)
 						err := c.FindOneAndUpdate(Document{"_id": id},
@@ -398,16 +395,15 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 				}()
 			}
 			for range 40 {
-				// Let the refreshers run between the monitor's passes (and
-				// during them: the pass does not wait for them).
-				for mark := refreshed.Load() + missed.Load(); refreshed.Load()+missed.Load() < mark+20; {
-					runtime.Gosched()
+				for range 20 {
+					tokens <- struct{}{}
 				}
+				runtime.Gosched()
 				clk.Advance(3 * time.Second)
 				_, err := db.RunTTLPass(context.Background())
 				require.NoError(t, err)
 			}
-			close(stop)
+			close(tokens)
 			wg.Wait()
 			mu.Lock()
 			defer mu.Unlock()
