@@ -420,3 +420,18 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 		})
 	}
 }
+
+// A capped collection may evict the document its update grew: After still
+// returns the document as the update wrote it.
+func TestFindOneAndUpdateAfterOnCappedEviction(t *testing.T) {
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	c, err := db.CreateCollection("capped", CollectionOptions{Capped: true, MaxBytes: 200})
+	require.NoError(t, err)
+	_, err = c.InsertOne(Document{"_id": 1, "s": "small"})
+	require.NoError(t, err)
+	big := string(make([]byte, 300))
+	d, err := c.FindOneAndUpdate(Document{"_id": 1}, Document{"$set": Document{"s": big}}, FindOneAndUpdateOptions{ReturnDocument: After}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, Document{"_id": 1, "s": big}, d)
+	require.ErrorIs(t, c.FindOne(Document{"_id": 1}).Err(), ErrNotFound, "evicted by the cap")
+}
