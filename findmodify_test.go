@@ -310,6 +310,20 @@ func TestFindOneAndModifyHideExpired(t *testing.T) {
 		require.Len(t, log.events(), 1)
 		assert.Equal(t, []any{"X"}, log.events()[0].IDs)
 	})
+	t.Run("upsert after the expire hook saw the expired one", func(t *testing.T) {
+		var seen []any
+		_, c := openHidden(t, WithOnExpire(func(_ context.Context, b ExpiredBatch) error {
+			for _, d := range b.Docs {
+				seen = append(seen, d["_id"])
+			}
+			return nil
+		}))
+		d, err := c.FindOneAndUpdate(Document{"_id": "X"}, Document{"$setOnInsert": Document{"v": "new"}},
+			FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Document()
+		require.NoError(t, err)
+		assert.Equal(t, Document{"_id": "X", "v": "new"}, d)
+		assert.Equal(t, []any{"X"}, seen, "the hook saw the expired document before it went")
+	})
 	t.Run("replace upsert inserts a new document", func(t *testing.T) {
 		db, c := openHidden(t)
 		d, err := c.FindOneAndReplace(Document{"_id": "X"}, Document{"lastModifiedDate": t0.Add(time.Hour), "v": "new"},
