@@ -145,7 +145,7 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 14))
 	db, clk := openMon(t, quiet(MonitorOptions{PerIndexMaxDeletes: 7}))
 	colls := []*Collection{ttlColl(t, db, "a", 30), ttlColl(t, db, "b", 0)}
-	_, err := colls[1].CreateIndex(IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(5)})
+	_, err := colls[1].CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(5)})
 	require.NoError(t, err)
 	date := func() any {
 		base := clk.Now().Add(time.Duration(rng.IntN(240)-120) * time.Second)
@@ -170,7 +170,7 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 		case op < 30:
 			_, err = c.InsertOne(Document{"_id": fmt.Sprint(id, "-", step), "lastModifiedDate": date(), "seen": date()})
 		case op < 50:
-			_, err = c.UpdateMany(Document{"_id": Document{"$gte": fmt.Sprint(id)}}, Document{"$set": Document{"lastModifiedDate": date()}})
+			_, err = c.UpdateMany(context.Background(), Document{"_id": Document{"$gte": fmt.Sprint(id)}}, Document{"$set": Document{"lastModifiedDate": date()}})
 		case op < 55:
 			_, err = c.UpdateOne(Document{}, Document{"$unset": Document{"seen": ""}})
 		case op < 62:
@@ -187,7 +187,7 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 			err = c.Compact()
 		case op < 91:
 			if err = colls[1].DropIndex("seen_1"); err == nil {
-				_, err = colls[1].CreateIndex(IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(int32(rng.IntN(10)))})
+				_, err = colls[1].CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(int32(rng.IntN(10)))})
 			}
 		}
 		require.NoError(t, err, "step %d", step)
@@ -274,7 +274,7 @@ func TestMetricsBacklogAfterConcurrentBuild(t *testing.T) {
 			}
 		}
 	}()
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(10)})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(10)})
 	close(stop)
 	<-done
 	require.NoError(t, err)

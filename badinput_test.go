@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func TestBadInput(t *testing.T) {
 		{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)},
 		{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	var seed []ttldb.Document
@@ -90,11 +91,11 @@ func TestBadInput(t *testing.T) {
 		st.docs = all(t, c)
 		st.count = count(t, c, nil)
 		for _, p := range probes {
-			got, err := c.Find(p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			got, err := findDocs(c, p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 			require.NoError(t, err)
 			// The same filter by a full scan, over the same documents in a
 			// collection without indexes.
-			want, err := scan.Find(p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			want, err := findDocs(scan, p, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 			require.NoError(t, err)
 			require.Equal(t, ids(want), ids(got), "probe %v: index and scan disagree", p)
 			st.answers = append(st.answers, ids(got))
@@ -191,16 +192,19 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(d); return err }
 	}
 	find := func(f ttldb.Document, opts ...ttldb.FindOptions) func(*ttldb.DB, *ttldb.Collection) error {
-		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(f, opts...); return err }
+		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, f, opts...); return err }
 	}
 	update := func(f, u ttldb.Document) func(*ttldb.DB, *ttldb.Collection) error {
 		return func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.UpdateMany(f, u, ttldb.UpdateOptions{Upsert: true})
+			_, err := c.UpdateMany(context.Background(), f, u, ttldb.UpdateOptions{Upsert: true})
 			return err
 		}
 	}
 	index := func(m ttldb.IndexModel) func(*ttldb.DB, *ttldb.Collection) error {
-		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CreateIndex(m); return err }
+		return func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CreateIndex(context.Background(), m)
+			return err
+		}
 	}
 	doc, filter, upd, opt := ttldb.ErrInvalidDocument, ttldb.ErrInvalidFilter, ttldb.ErrInvalidUpdate, ttldb.ErrInvalidOptions
 	ix, ttl := ttldb.ErrInvalidIndex, ttldb.ErrInvalidTTL
@@ -328,9 +332,15 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		f := bf.f
 		add("Find: "+bf.name, find(f), filter)
 		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(f).Document(); return err }, filter)
-		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(f); return err }, filter)
+		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CountDocuments(context.Background(), f)
+			return err
+		}, filter)
 		add("Explain: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(f); return err }, filter)
-		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteMany(f); return err }, filter)
+		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.DeleteMany(context.Background(), f)
+			return err
+		}, filter)
 		add("DeleteOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(f); return err }, filter)
 		add("UpdateMany: "+bf.name, update(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}), filter)
 		add("ReplaceOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
@@ -492,7 +502,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		add("CreateIndex: "+bi.name, index(bi.m), bi.want)
 	}
 	add("CreateIndex: TTL in a capped collection", func(*ttldb.DB, *ttldb.Collection) error {
-		_, err := capped.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(1)})
+		_, err := capped.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(1)})
 		return err
 	}, ttl)
 	add("DropIndex: the _id index", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("_id_") }, ix)

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func loadBench(b *testing.B, size int) (*ttldb.DB, *ttldb.Collection) {
 		b.Fatal(err)
 	}
 	c := db.Collection("bench")
-	if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("g")}}); err != nil {
+	if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("g")}}); err != nil {
 		b.Fatal(err)
 	}
 	groups := benchGroups(size)
@@ -93,7 +94,7 @@ func BenchmarkFindIndexed(b *testing.B) {
 		}
 		i := 0
 		for b.Loop() {
-			docs, err := c.Find(ttldb.Document{"g": (i * 7919) % groups})
+			docs, err := findDocs(c, ttldb.Document{"g": (i * 7919) % groups})
 			if err != nil || len(docs) != 10 {
 				b.Fatalf("%d docs, %v", len(docs), err)
 			}
@@ -131,7 +132,7 @@ func BenchmarkInsertMultikey(b *testing.B) {
 			}
 			defer db.Close()
 			c := db.Collection("mk")
-			if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}}); err != nil {
+			if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}}); err != nil {
 				b.Fatal(err)
 			}
 			tags := make([]any, n)

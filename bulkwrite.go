@@ -130,7 +130,10 @@ func (e *BulkWriteError) Unwrap() []error {
 // listing each failed model's index and error, returned with the result
 // of the models that succeeded. ctx is checked before each model: once it
 // is done, BulkWrite stops and reports ctx's error at the index of the
-// first model not attempted. No models (or a nil model, reported at its
+// first model not attempted. UpdateManyModel and DeleteManyModel run with
+// ctx as UpdateMany and DeleteMany do: cancelled while they run, they
+// change nothing and their error (matching ctx.Err()) is reported at their
+// index. No models (or a nil model, reported at its
 // index) is ErrInvalidOptions. Closed DB: ErrClosed, nothing done.
 func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ...BulkWriteOptions) (BulkWriteResult, error) {
 	res := BulkWriteResult{UpsertedIDs: map[int]any{}, InsertedIDs: map[int]any{}}
@@ -150,7 +153,7 @@ func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ..
 			errs = append(errs, WriteError{Index: i, Err: err})
 			break
 		}
-		if err := c.bulkOne(m, i, &res); err != nil {
+		if err := c.bulkOne(ctx, m, i, &res); err != nil {
 			errs = append(errs, WriteError{Index: i, Err: err})
 			if !unordered {
 				break
@@ -164,7 +167,7 @@ func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ..
 }
 
 // bulkOne runs model i and adds its counts to res.
-func (c *Collection) bulkOne(m WriteModel, i int, res *BulkWriteResult) error {
+func (c *Collection) bulkOne(ctx context.Context, m WriteModel, i int, res *BulkWriteResult) error {
 	upd := func(r UpdateResult, err error) error {
 		if err != nil {
 			return err
@@ -195,10 +198,10 @@ func (c *Collection) bulkOne(m WriteModel, i int, res *BulkWriteResult) error {
 			return upd(c.UpdateOne(m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert}))
 		}
 	case UpdateManyModel:
-		return upd(c.updateMatching(m.Filter, m.Update, 0, []UpdateOptions{{Upsert: m.Upsert}}))
+		return upd(c.updateMatching(ctx, m.Filter, m.Update, 0, []UpdateOptions{{Upsert: m.Upsert}}))
 	case *UpdateManyModel:
 		if m != nil {
-			return upd(c.updateMatching(m.Filter, m.Update, 0, []UpdateOptions{{Upsert: m.Upsert}}))
+			return upd(c.updateMatching(ctx, m.Filter, m.Update, 0, []UpdateOptions{{Upsert: m.Upsert}}))
 		}
 	case ReplaceOneModel:
 		return upd(c.ReplaceOne(m.Filter, m.Replacement, UpdateOptions{Upsert: m.Upsert}))
@@ -213,10 +216,10 @@ func (c *Collection) bulkOne(m WriteModel, i int, res *BulkWriteResult) error {
 			return del(c.DeleteOne(m.Filter))
 		}
 	case DeleteManyModel:
-		return del(c.deleteMatching(m.Filter, 0))
+		return del(c.deleteMatching(ctx, m.Filter, 0))
 	case *DeleteManyModel:
 		if m != nil {
-			return del(c.deleteMatching(m.Filter, 0))
+			return del(c.deleteMatching(ctx, m.Filter, 0))
 		}
 	}
 	return fmt.Errorf("%w: collection %q: nil write model", ErrInvalidOptions, c.name)

@@ -20,8 +20,10 @@ func bulkColl(t *testing.T) (*DB, *Collection) {
 
 func bulkIDs(t *testing.T, c *Collection) []any {
 	t.Helper()
-	docs, err := c.Find(nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
+	cur, err := c.Find(context.Background(), nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
 	require.NoError(t, err)
+	var docs []Document
+	require.NoError(t, cur.All(context.Background(), &docs))
 	out := make([]any, len(docs))
 	for i, d := range docs {
 		out[i] = d["_id"]
@@ -140,6 +142,25 @@ func TestBulkWriteArgumentsAndContext(t *testing.T) {
 	require.ErrorAs(t, err, &bwe)
 	assert.Equal(t, 1, bwe.WriteErrors[0].Index, "stops at the first model not attempted")
 	assert.Equal(t, 1, res.DeletedCount)
+
+	// An UpdateManyModel or DeleteManyModel runs with the bulk's ctx:
+	// cancelled inside it, it changes nothing and reports ctx's error.
+	for _, m := range []WriteModel{
+		UpdateManyModel{Filter: nil, Update: Document{"$set": Document{"z": 1}}},
+		DeleteManyModel{},
+	} {
+		calls = 0
+		ctx, cancel = context.WithCancel(context.Background())
+		res, err = c.BulkWrite(ctxAfter(ctx, &calls, 1, cancel), []WriteModel{m})
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorAs(t, err, &bwe)
+		assert.Equal(t, 0, bwe.WriteErrors[0].Index)
+		assert.Zero(t, res.ModifiedCount+res.DeletedCount)
+		n, err := c.CountDocuments(context.Background(), Document{"z": 1})
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		assert.Len(t, bulkIDs(t, c), 2, "nothing deleted")
+	}
 
 	require.NoError(t, db.Close())
 	_, err = c.BulkWrite(context.Background(), []WriteModel{DeleteManyModel{}})

@@ -52,6 +52,14 @@ func closedCalls() []closedCall {
 			_, err := db.RunTTLPass(ctx)
 			return err
 		}},
+		{"Distinct", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Distinct(context.Background(), "", badFilter)
+			return err
+		}},
+		{"EstimatedDocumentCount", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.EstimatedDocumentCount()
+			return err
+		}},
 		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(badDoc); return err }},
 		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(cyclic); return err }},
 		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(nil); return err }},
@@ -63,18 +71,24 @@ func closedCalls() []closedCall {
 			_, err := c.InsertMany([]ttldb.Document{{"_id": 1}})
 			return err
 		}},
-		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(badFilter); return err }},
-		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Find(nil, badOpts); return err }},
+		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, badFilter); return err }},
+		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, nil, badOpts); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter).Document(); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.FindOne(ttldb.Document{"_id": "missing"}).Document()
 			return err
 		}},
-		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CountDocuments(badFilter); return err }},
+		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CountDocuments(context.Background(), badFilter)
+			return err
+		}},
 		{"Explain", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(badFilter); return err }},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(badFilter, badUpdate); return err }},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(nil, badUpdate); return err }},
-		{"UpdateMany", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateMany(nil, badUpdate); return err }},
+		{"UpdateMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.UpdateMany(context.Background(), nil, badUpdate)
+			return err
+		}},
 		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ReplaceOne(nil, badDoc); return err }},
 		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.ReplaceOne(nil, ttldb.Document{"$set": 1})
@@ -94,10 +108,16 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"DeleteOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(badFilter); return err }},
-		{"DeleteMany", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteMany(badFilter); return err }},
-		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CreateIndex(badIndex); return err }},
+		{"DeleteMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.DeleteMany(context.Background(), badFilter)
+			return err
+		}},
 		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(1)})
+			_, err := c.CreateIndex(context.Background(), badIndex)
+			return err
+		}},
+		{"CreateIndex", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(1)})
 			return err
 		}},
 		{"DropIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("_id_") }},
@@ -155,7 +175,7 @@ func TestClosedComesFirst(t *testing.T) {
 		db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 		require.NoError(t, err)
 		c := db.Collection("c")
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 		require.NoError(t, err)
 		_, err = c.InsertOne(ttldb.Document{"_id": 1, "x": 1})
 		require.NoError(t, err)
@@ -169,7 +189,8 @@ func TestClosedComesFirst(t *testing.T) {
 		require.NoError(t, db.Close())
 		for i, cc := range calls {
 			if cc.method == "ListCollectionNames" || cc.method == "Indexes" && handle == "c" ||
-				cc.method == "Compact" && handle == "c" || cc.method == "TimeSeriesInfo" && handle == "c" {
+				cc.method == "Compact" && handle == "c" || cc.method == "TimeSeriesInfo" && handle == "c" ||
+				cc.method == "EstimatedDocumentCount" && handle == "c" {
 				// Nothing about these calls is wrong while open.
 				assert.NoError(t, open[i], "%s on %q, open", cc.method, handle)
 			} else if cc.method != "RunTTLPass" {

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -177,6 +178,11 @@ type collState struct {
 	// inWay is the running write's record of the expired documents it
 	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
 	inWay *expiredInWay
+
+	// writeCtx, if not nil, stops the running write's preparation
+	// (UpdateMany's context; replaceRecords looks at it). Guarded by
+	// writeMu.
+	writeCtx context.Context
 
 	// ts holds a time-series collection's buckets (timeseries.go); nil
 	// for an ordinary collection, whose other fields it leaves unused.

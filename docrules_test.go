@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestCyclicAndDeepIDsRefused(t *testing.T) {
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
 		_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"x": 1}}, ttldb.UpdateOptions{Upsert: true})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		_, err = c.Find(ttldb.Document{"_id": ttldb.Document{"$in": []any{id}}})
+		_, err = findDocs(c, ttldb.Document{"_id": ttldb.Document{"$in": []any{id}}})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
 		_, err = c.InsertOne(ttldb.Document{"_id": id})
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
@@ -83,7 +84,7 @@ func TestNestingLimitIsMongoDBs(t *testing.T) {
 		}
 		_, err := c.InsertOne(ttldb.Document{"_id": n, "a": v})
 		check("InsertOne", err, ttldb.ErrInvalidDocument)
-		_, err = c.Find(ttldb.Document{"a": v})
+		_, err = findDocs(c, ttldb.Document{"a": v})
 		check("Find", err, ttldb.ErrInvalidFilter)
 		_, err = c.UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$set": ttldb.Document{"a": v}})
 		check("UpdateOne", err, ttldb.ErrInvalidUpdate)
@@ -97,7 +98,7 @@ func TestNestingLimitIsMongoDBs(t *testing.T) {
 		for range n {
 			f = ttldb.Document{"$and": []any{f}}
 		}
-		_, err := c.Find(f)
+		_, err := findDocs(c, f)
 		if n <= 100 {
 			require.NoError(t, err)
 		} else {
@@ -114,7 +115,7 @@ func TestNestingLimitIsMongoDBs(t *testing.T) {
 func TestInvalidUTF8Refused(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("c")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "s": "é"})
 	bad := "\xc3\x28" // an invalid two-byte sequence
@@ -137,11 +138,11 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		{"s": bad}, {"_id": bad}, {"s": ttldb.Document{"$in": []any{"a", bad}}}, {"s" + bad: 1},
 		{"s": ttldb.Document{"$gte": bad}}, {"$or": []any{ttldb.Document{"s": bad}}},
 	} {
-		_, err := c.Find(f)
+		_, err := findDocs(c, f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
 		_, err = c.FindOne(f).Document()
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-		_, err = c.DeleteMany(f)
+		_, err = c.DeleteMany(context.Background(), f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
 	}
 	for _, u := range []ttldb.Document{
@@ -156,13 +157,13 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	_, err = db.CreateCollection("x"+bad, ttldb.CollectionOptions{})
 	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
 	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
-	_, err = c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	_, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
-	_, err = c.Find(nil, ttldb.FindOptions{Projection: ttldb.Document{"s" + bad: 1}})
+	_, err = findDocs(c, nil, ttldb.FindOptions{Projection: ttldb.Document{"s" + bad: 1}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
 	// Nothing changed, and what is stored encodes as JSON.
 	docs := all(t, c)
@@ -184,7 +185,7 @@ func TestNamedTypesAccepted(t *testing.T) {
 		if indexed {
 			c = db.Collection("indexed")
 			for _, f := range []string{"dur", "lvl", "n", "f", "lvls"} {
-				_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+				_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
 				require.NoError(t, err)
 			}
 		}
@@ -225,7 +226,7 @@ func TestNamedTypesAccepted(t *testing.T) {
 		var de *ttldb.DocumentError
 		require.ErrorAs(t, err, &de)
 		assert.Equal(t, "n", de.Path)
-		_, err = c.Find(ttldb.Document{"n": json.Number("NaN")})
+		_, err = findDocs(c, ttldb.Document{"n": json.Number("NaN")})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter)
 		_, err = c.UpdateOne(ttldb.Document{}, ttldb.Document{"$set": ttldb.Document{"n": json.Number("1e999")}})
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
@@ -243,7 +244,7 @@ func TestPointerTimeFilters(t *testing.T) {
 	db, _ := openStore(t)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	indexed, plain := db.Collection("indexed"), db.Collection("plain")
-	_, err := indexed.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+	_, err := indexed.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
 	require.NoError(t, err)
 	for _, c := range []*ttldb.Collection{indexed, plain} {
 		mustInsert(t, c,
@@ -271,7 +272,7 @@ func TestPointerTimeFilters(t *testing.T) {
 		{ttldb.Document{"_id": ttldb.Document{"$in": []any{tp, 2}}}, []any{t0, 2}},
 	} {
 		for _, c := range []*ttldb.Collection{indexed, plain} {
-			docs, err := c.Find(tc.f, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			docs, err := findDocs(c, tc.f, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 			require.NoError(t, err)
 			assert.ElementsMatch(t, tc.want, ids(docs), "%s: %v", c.Name(), tc.f)
 		}
@@ -293,7 +294,7 @@ func TestPointerTimeFilters(t *testing.T) {
 		n, err := c.DeleteOne(ttldb.Document{"_id": tp})
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, c.Name())
-		n, err = c.DeleteMany(ttldb.Document{"d": nilTime})
+		n, err = c.DeleteMany(context.Background(), ttldb.Document{"d": nilTime})
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, c.Name())
 	}

@@ -20,7 +20,7 @@ func ExampleCollection_FindOneAndUpdate() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastSeen")}, ExpireAfterSeconds: ttldb.Seconds(1800)}); err != nil {
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastSeen")}, ExpireAfterSeconds: ttldb.Seconds(1800)}); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := sessions.InsertOne(ttldb.Document{"_id": "tok", "user": "ada", "lastSeen": clk.Now()}); err != nil {

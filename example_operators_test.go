@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"regexp"
@@ -113,11 +114,13 @@ func ExampleCollection_Find_regex() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	n, _ := users.CountDocuments(ttldb.Document{"email": ttldb.Document{"$regex": `@example\.com$`, "$options": "i"}})
+	n, _ := users.CountDocuments(context.Background(), ttldb.Document{"email": ttldb.Document{"$regex": `@example\.com$`, "$options": "i"}})
 	fmt.Println(n)
-	docs, _ := users.Find(ttldb.Document{"aliases": regexp.MustCompile(`\.org$`)})
+	var docs []ttldb.Document
+	cur, _ := users.Find(context.Background(), ttldb.Document{"aliases": regexp.MustCompile(`\.org$`)})
+	_ = cur.All(context.Background(), &docs)
 	fmt.Println(docs[0]["_id"])
-	_, err := users.Find(ttldb.Document{"email": ttldb.Document{"$regex": `^(?!bob)`}})
+	_, err := users.Find(context.Background(), ttldb.Document{"email": ttldb.Document{"$regex": `^(?!bob)`}})
 	fmt.Println(err)
 	// Output:
 	// 2
@@ -138,12 +141,15 @@ func ExampleCollection_Find_arrayOperators() {
 		log.Fatal(err)
 	}
 	ids := func(f ttldb.Document) []any {
-		docs, err := orders.Find(f)
+		cur, err := orders.Find(context.Background(), f)
 		if err != nil {
 			log.Fatal(err)
 		}
 		var out []any
-		for _, d := range docs {
+		for d, err := range cur.Documents(context.Background()) {
+			if err != nil {
+				log.Fatal(err)
+			}
 			out = append(out, d["_id"])
 		}
 		return out
@@ -173,13 +179,13 @@ func ExampleCollection_Find_typeAndMod() {
 		{"v": ttldb.Document{"$type": []any{"string", "null"}}},
 		{"v": ttldb.Document{"$mod": []any{4, 0}}},
 	} {
-		n, err := readings.CountDocuments(f)
+		n, err := readings.CountDocuments(context.Background(), f)
 		if err != nil {
 			log.Fatal(err)
 		}
 		fmt.Println(n)
 	}
-	_, err := readings.Find(ttldb.Document{"v": ttldb.Document{"$mod": []any{0, 1}}})
+	_, err := readings.Find(context.Background(), ttldb.Document{"v": ttldb.Document{"$mod": []any{0, 1}}})
 	fmt.Println(err)
 	// Output:
 	// 2

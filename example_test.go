@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -29,7 +30,7 @@ func ExampleOpen() {
 	defer db.Close() // stops the monitor and waits for it
 
 	events := db.Collection("eventlog") // created by the first write
-	name, err := events.CreateIndex(ttldb.IndexModel{
+	name, err := events.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(3600),
 	})
@@ -83,7 +84,7 @@ func ExampleCollection_Find() {
 			log.Fatal(err)
 		}
 	}
-	docs, err := events.Find(
+	cur, err := events.Find(context.Background(),
 		ttldb.Document{"user": ttldb.Document{"$in": []any{"ada", "grace"}}},
 		ttldb.FindOptions{
 			Sort:       []ttldb.IndexKey{ttldb.Desc("lastModifiedDate")},
@@ -94,7 +95,10 @@ func ExampleCollection_Find() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, d := range docs {
+	for d, err := range cur.Documents(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
 		fmt.Println(d)
 	}
 	// Output:
@@ -131,7 +135,7 @@ func ExampleCollection_Explain() {
 	db, _ := openExample()
 	defer db.Close()
 	events := db.Collection("eventlog")
-	if _, err := events.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}}); err != nil {
+	if _, err := events.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}}); err != nil {
 		log.Fatal(err)
 	}
 	for i, user := range []string{"ada", "grace", "ada", "linus"} {

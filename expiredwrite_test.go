@@ -80,7 +80,7 @@ func TestHideExpiredWriteMeetsExpired(t *testing.T) {
 // free for an insert and for an update.
 func TestHideExpiredUniqueKeyMeetsExpired(t *testing.T) {
 	db, c := openHidden(t)
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("email")}, Unique: true})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("email")}, Unique: true})
 	require.NoError(t, err)
 	_, err = c.InsertOne(Document{"_id": "A", "email": "x@example.com"})
 	require.NoError(t, err, "the only holder of the key is expired")
@@ -103,7 +103,7 @@ func TestHideExpiredUpdateDoesNotRevive(t *testing.T) {
 	res, err := c.UpdateOne(Document{"_id": "X"}, Document{"$set": Document{"lastModifiedDate": t0.Add(time.Hour)}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
-	res, err = c.UpdateMany(Document{"email": "x@example.com"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
+	res, err = c.UpdateMany(context.Background(), Document{"email": "x@example.com"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
 	_, err = c.FindOne(Document{"_id": "X"}).Document()
@@ -125,7 +125,7 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	)
 	hook := func(ctx context.Context, b ExpiredBatch) error {
 		c := db.Collection(b.Collection)
-		if _, err := c.CountDocuments(nil); err != nil { // no lock is held
+		if _, err := c.CountDocuments(context.Background(), nil); err != nil { // no lock is held
 			return err
 		}
 		mu.Lock()

@@ -45,7 +45,7 @@ func ExampleExpireHookError() {
 	}
 	defer db.Close()
 	sessions := db.Collection("sessions")
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(60),
 	}); err != nil {
@@ -66,7 +66,7 @@ func ExampleExpireHookError() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	archived, _ := db.Collection("archive").CountDocuments(nil)
+	archived, _ := db.Collection("archive").CountDocuments(context.Background(), nil)
 	failed := db.Metrics().TTL.FailedDeliveries[ttldb.IndexRef{Collection: "sessions", Index: "lastSeen_1"}]
 	fmt.Printf("deleted %d, errors %d, complete %v\n", res.Deleted, res.Errors, res.Complete)
 	fmt.Printf("archived %d, waiting for a retry %d\n", archived, failed.Count)

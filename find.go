@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,6 +63,29 @@ type findQuery struct {
 	opts      FindOptions
 	sort      []query.Key // opts.Sort
 	proj      *query.Projection
+	// ctx, if not nil, stops execute (checked every cancelEvery
+	// documents examined); err is then its error.
+	ctx context.Context
+	err error
+	// from, if not nil, resumes a walk just after that position (a
+	// cursor's next batch); at is the position of the last document
+	// examined. budget, if > 0, pauses the walk (paused set) before it
+	// examines more than budget documents.
+	from   *scanPos
+	at     scanPos
+	budget int
+	paused bool
+}
+
+// scanPos is a walk's position: the interval (in walk order) and the
+// entry of the tree walked, which a resumed walk starts just after. Trees
+// are ordered by value then insertion seq, both of which a document keeps
+// when it is updated in place, and Compact keeps them too.
+type scanPos struct {
+	iv   int
+	nat  natItem
+	ent  indexEntry
+	date expiryEntry
 }
 
 // sortKeys converts a sort specification for the query package.
@@ -89,29 +113,65 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*find
 	return &findQuery{filterDoc: f.Doc(), filter: f, opts: o, sort: sortKeys(o.Sort), proj: p}, nil
 }
 
-// Find returns copies of the documents matching filter (nil or empty:
-// all), sorted, skipped, limited and projected as opts say. The result is a
-// slice, not a cursor: the read lock is held only while matching, never
-// while the caller works through the results. Errors: ErrInvalidFilter,
-// ErrInvalidOptions, ErrClosed.
-func (c *Collection) Find(filter Document, opts ...FindOptions) ([]Document, error) {
+// Find returns a cursor over the documents matching filter (nil or empty:
+// all), sorted, skipped, limited and projected as opts say. The cursor
+// streams: it reads the results in batches of at most 256 (see Cursor for
+// what it sees of concurrent writes), so Find(ctx, nil) over a million
+// documents holds 256 of them at a time, not a million. Read it with Next
+// and Decode, with All, or with a range loop over Documents or Decoded.
+//
+// ctx stops Find and every batch the cursor reads afterwards is stopped by
+// the ctx given to Next: done, they return an error matching ctx.Err(),
+// looked at every 256 documents examined. A sort no index gives is done in
+// memory when Find is called (O(Skip+Limit) memory with a Limit, all
+// matches without one), under one hold of the read lock. Errors:
+// ErrInvalidFilter, ErrInvalidOptions, ErrClosed, ctx's error.
+func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOptions) (*Cursor, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if err := checkCtx(ctx); err != nil {
+		return nil, ctxError(c.name, err)
+	}
 	if ts := c.timeSeries(); ts != nil {
-		docs, _, err := c.tsFind(ts, filter, opts) // time-series: tsread.go
-		return docs, err
+		docs, _, err := c.tsFind(ctx, ts, filter, opts) // time-series: tsread.go
+		if err != nil {
+			return nil, err
+		}
+		return docsCursor(docs), nil
 	}
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, err
 	}
 	s, err := c.read()
-	if err != nil || s == nil {
+	if err != nil {
 		return nil, err
 	}
-	docs, _ := s.run(q, c.db.clock.Now())
-	return docs, nil
+	if s == nil {
+		return &Cursor{done: true}, nil
+	}
+	s.mu.RLock()
+	p := s.plan(q)
+	s.mu.RUnlock()
+	if p.byID || p.needsSort(q) {
+		// A few points, or a sort done in memory: read them all now.
+		q.ctx = ctx
+		docs, _ := s.run(q, c.db.clock.Now())
+		if q.err != nil {
+			return nil, ctxError(c.name, q.err)
+		}
+		return &Cursor{batch: docs, done: true}, nil
+	}
+	cur := &Cursor{s: s, q: q, p: p, skip: q.opts.Skip, left: -1}
+	if q.opts.Limit > 0 {
+		cur.left = q.opts.Limit
+	}
+	cur.fetch(ctx) // the first batch, under Find's ctx
+	if cur.err != nil {
+		return nil, cur.err
+	}
+	return cur, nil
 }
 
 // FindOne finds the first document Find would return. Its result holds
@@ -136,14 +196,22 @@ func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult 
 		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
 	o.Limit = 1
-	docs, err := c.Find(filter, o)
+	q, err := c.compileQuery(filter, []FindOptions{o})
 	if err != nil {
 		return SingleResult{err: err}
+	}
+	s, err := c.read()
+	if err != nil {
+		return SingleResult{err: err}
+	}
+	var docs []cursorDoc
+	if s != nil {
+		docs, _ = s.run(q, c.db.clock.Now())
 	}
 	if len(docs) == 0 {
 		return SingleResult{err: fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)}
 	}
-	return SingleResult{doc: docs[0]}
+	return SingleResult{enc: docs[0].enc, doc: docs[0].doc}
 }
 
 // findByID answers FindOne({_id: v}) (v a plain value) straight from the
@@ -228,18 +296,27 @@ func (s *collState) findID(k []byte) (enc []byte, found bool) {
 	return r.Doc, true
 }
 
-// CountDocuments returns how many documents match filter.
-func (c *Collection) CountDocuments(filter Document) (int, error) {
+// CountDocuments returns how many documents match filter (nil or empty:
+// all, hidden expired documents left out). It examines every matching
+// document (or, with an empty filter, every document) under one hold of
+// the read lock; ctx stops it (looked at every 256 documents examined),
+// and it then returns an error matching ctx.Err(). For the size of a
+// collection in O(1), see EstimatedDocumentCount.
+func (c *Collection) CountDocuments(ctx context.Context, filter Document) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
 	}
+	if err := checkCtx(ctx); err != nil {
+		return 0, ctxError(c.name, err)
+	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsCount(ts, filter) // time-series: tsread.go
+		return c.tsCount(ctx, ts, filter) // time-series: tsread.go
 	}
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
 		return 0, err
 	}
+	q.ctx = ctx
 	s, err := c.read()
 	if err != nil || s == nil {
 		return 0, err
@@ -248,55 +325,74 @@ func (c *Collection) CountDocuments(filter Document) (int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	s.execute(s.plan(q), q, c.db.clock.Now(), func(*docRef) bool { n++; return true })
+	if q.err != nil {
+		return 0, ctxError(c.name, q.err)
+	}
 	return n, nil
 }
 
-// run executes q under the read lock and returns the matching documents,
-// decoded: new copies the caller owns.
-func (s *collState) run(q *findQuery, now time.Time) ([]Document, *Explanation) {
+// run executes q under one hold of the read lock and returns every
+// result: their encodings (which never change) and, where the query
+// decoded them, the documents. With an in-memory sort and a Limit, it
+// keeps only the Skip+Limit best documents as it goes (topK). It returns
+// nil results and q.err if q.ctx ended during the scan.
+func (s *collState) run(q *findQuery, now time.Time) ([]cursorDoc, *Explanation) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	p := s.plan(q)
+	ex := &Explanation{}
 	var refs []*docRef
-	// Without an in-memory sort, skip and limit apply as records stream.
-	need := -1
-	if q.opts.Limit > 0 && !p.needsSort(q) {
-		need = q.opts.Skip + q.opts.Limit
+	switch {
+	case p.needsSort(q):
+		var top topK
+		top.init(q, q.opts.Limit > 0 && !topKOff, q.opts.Skip+q.opts.Limit)
+		ex = s.execute(p, q, now, func(r *docRef) bool { top.add(r); return true })
+		refs = top.sorted()
+		ex.InMemorySort = true
+	default:
+		// Without an in-memory sort, skip and limit apply as records stream.
+		need := -1
+		if q.opts.Limit > 0 {
+			need = q.opts.Skip + q.opts.Limit
+		}
+		ex = s.execute(p, q, now, func(r *docRef) bool {
+			refs = append(refs, r)
+			return need < 0 || len(refs) < need
+		})
 	}
-	ex := s.execute(p, q, now, func(r *docRef) bool {
-		refs = append(refs, r)
-		return need < 0 || len(refs) < need
-	})
-	ex.InMemorySort = p.needsSort(q)
-	if ex.InMemorySort {
-		slices.SortStableFunc(refs, func(a, b *docRef) int { return query.CompareForSort(a.get(), b.get(), q.sort) })
+	if q.err != nil {
+		return nil, ex
 	}
 	refs = refs[min(q.opts.Skip, len(refs)):]
 	if q.opts.Limit > 0 && len(refs) > q.opts.Limit {
 		refs = refs[:q.opts.Limit]
 	}
-	docs := make([]Document, len(refs))
+	docs := make([]cursorDoc, len(refs))
 	for i, r := range refs {
-		docs[i] = r.get() // decoded for this call alone: no copy needed
+		docs[i] = cursorDoc{enc: r.rec.enc, doc: r.doc, seq: r.rec.seq}
 		if q.proj != nil {
-			docs[i] = q.proj.Apply(docs[i])
+			docs[i] = cursorDoc{doc: q.proj.Apply(r.get())}
 		}
 	}
 	ex.NReturned = len(docs)
 	return docs, ex
 }
 
-// matchingRecords returns up to limit (0: all) records matching a compiled
-// filter, in the order Find would give without sort. Call holding writeMu
+// matchingRecordsCtx returns up to limit (0: all) records matching a
+// compiled filter, in the order Find would give without sort, or ctx's
+// error if ctx ended during the scan (nil: never). Call holding writeMu
 // or mu.
-func (s *collState) matchingRecords(f *query.Filter, limit int, now time.Time) []*docRef {
-	q := &findQuery{filterDoc: f.Doc(), filter: f}
+func (s *collState) matchingRecordsCtx(ctx context.Context, f *query.Filter, limit int, now time.Time) ([]*docRef, error) {
+	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
 	var refs []*docRef
 	s.execute(s.plan(q), q, now, func(r *docRef) bool {
 		refs = append(refs, r)
 		return limit <= 0 || len(refs) < limit
 	})
-	return refs
+	if q.err != nil {
+		return nil, q.err
+	}
+	return refs, nil
 }
 
 // idIndex stands for the implicit unique _id index (a hash map, not a
@@ -432,8 +528,18 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	ex := &Explanation{Collection: s.name, Stage: "COLLSCAN", Filter: q.filterDoc}
 	hide := s.hideExpiredActive()
 	matchAll := len(q.filterDoc) == 0
-	consider := func(slot store.Slot) bool {
+	consider := func(slot store.Slot, pos scanPos) bool {
+		if q.budget > 0 && ex.DocsExamined >= q.budget {
+			q.paused = true
+			return false
+		}
+		q.at = pos
 		ex.DocsExamined++
+		if q.ctx != nil && ex.DocsExamined%cancelEvery == 0 {
+			if q.err = checkCtx(q.ctx); q.err != nil {
+				return false
+			}
+		}
 		ref := &docRef{rec: s.rec(slot)}
 		if hide && s.expiredAt(ref, now) {
 			return true
@@ -445,11 +551,14 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	}
 	if p.byID {
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}
-		for _, iv := range p.intervals {
+		for i, iv := range p.intervals {
 			ex.IndexBounds = append(ex.IndexBounds, iv.String())
+			if q.from != nil && i <= q.from.iv {
+				continue
+			}
 			if slot, ok := s.store().Lookup([]byte(iv.loKey)); ok {
 				ex.KeysExamined++
-				if !consider(slot) {
+				if !consider(slot, scanPos{iv: i}) {
 					break
 				}
 			}
@@ -457,7 +566,11 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		return ex
 	}
 	if p.ix == nil {
-		s.natural.Ascend(func(it natItem) bool { return consider(it.slot) })
+		var start natItem
+		if q.from != nil {
+			start.seq = q.from.nat.seq + 1
+		}
+		s.natural.AscendGreaterOrEqual(start, func(it natItem) bool { return consider(it.slot, scanPos{nat: it}) })
 		return ex
 	}
 	ex.Stage, ex.IndexName = "IXSCAN", p.ix.name
@@ -466,9 +579,9 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		ex.IndexBounds = append(ex.IndexBounds, iv.String())
 	}
 	if p.ix.tree == nil {
-		s.scanDates(p, func(slot store.Slot) bool {
+		s.scanDates(p, q.from, func(e expiryEntry, i int) bool {
 			ex.KeysExamined++
-			return consider(slot)
+			return consider(e.slot, scanPos{iv: i, date: e})
 		})
 		return ex
 	}
@@ -481,8 +594,17 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		ivs = slices.Clone(ivs)
 		slices.Reverse(ivs)
 	}
-	for _, iv := range ivs {
-		if !s.scanInterval(p, iv, func(e indexEntry) bool {
+	for i, iv := range ivs {
+		var from *indexEntry
+		if q.from != nil {
+			if i < q.from.iv {
+				continue
+			}
+			if i == q.from.iv {
+				from = &q.from.ent
+			}
+		}
+		if !s.scanInterval(p, iv, from, func(e indexEntry) bool {
 			ex.KeysExamined++
 			if seen != nil {
 				if seen[e.slot] {
@@ -490,7 +612,7 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 				}
 				seen[e.slot] = true
 			}
-			return consider(e.slot)
+			return consider(e.slot, scanPos{iv: i, ent: e})
 		}) {
 			break
 		}
@@ -499,8 +621,9 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 }
 
 // scanInterval visits the entries of p.ix whose leading value lies in iv,
-// in the walk's direction. It returns false if visit stopped the walk.
-func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bool) bool {
+// in the walk's direction, from just after from if it is not nil. It
+// returns false if visit stopped the walk.
+func (s *collState) scanInterval(p *plan, iv interval, from *indexEntry, visit func(indexEntry) bool) bool {
 	ix := p.ix
 	// The tree holds a descending leading field's keys inverted: compare
 	// entries with the bounds' keys in that form, and turn the result back
@@ -538,6 +661,9 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 	}
 	stopped := false
 	walk := func(e indexEntry) bool {
+		if from != nil && e.seq == from.seq && e.key == from.key {
+			return true // the last entry visited
+		}
 		if !startInc && valueCmp(e, start) == 0 {
 			return true
 		}
@@ -553,9 +679,14 @@ func (s *collState) scanInterval(p *plan, iv interval, visit func(indexEntry) bo
 	// Every key whose leading field is start begins with start's key: the
 	// first such entry is at or after (start, lowest seq), the last at or
 	// before (start then 0xFF, highest seq).
-	if forward {
+	switch {
+	case from != nil && forward:
+		ix.tree.AscendGreaterOrEqual(*from, walk)
+	case from != nil:
+		ix.tree.DescendLessOrEqual(*from, walk)
+	case forward:
 		ix.tree.AscendGreaterOrEqual(indexEntry{key: start, seq: pivotSeq(true)}, walk)
-	} else {
+	default:
 		ix.tree.DescendLessOrEqual(indexEntry{key: keys.After(start), seq: pivotSeq(false)}, walk)
 	}
 	return !stopped
@@ -593,8 +724,10 @@ func (ix *index) dateTreeServes(ivs []interval) bool {
 }
 
 // scanDates visits the entries of p.ix's date tree whose dates lie in
-// p.intervals, in the walk's direction, until visit returns false.
-func (s *collState) scanDates(p *plan, visit func(store.Slot) bool) {
+// p.intervals, in the walk's direction (resuming just after from's entry
+// if from is not nil), with the interval's index in walk order, until
+// visit returns false.
+func (s *collState) scanDates(p *plan, from *scanPos, visit func(expiryEntry, int) bool) {
 	tree := p.ix.ttl.expiry
 	desc := p.ix.keys[0].Order < 0 != p.reverse
 	ivs := p.intervals
@@ -602,11 +735,18 @@ func (s *collState) scanDates(p *plan, visit func(store.Slot) bool) {
 		ivs = slices.Clone(ivs)
 		slices.Reverse(ivs)
 	}
-	for _, iv := range ivs {
+	for i, iv := range ivs {
+		if from != nil && i < from.iv {
+			continue
+		}
+		resume := from != nil && i == from.iv
 		lo, loDate := iv.lo.(time.Time)
 		hi, hiDate := iv.hi.(time.Time)
 		stopped := false
 		walk := func(e expiryEntry) bool {
+			if resume && e == from.date {
+				return true // the last entry visited
+			}
 			if loDate {
 				c := compareEntry(e, lo)
 				if c < 0 || c == 0 && !iv.loInc {
@@ -625,13 +765,17 @@ func (s *collState) scanDates(p *plan, visit func(store.Slot) bool) {
 					return false // above the interval: done
 				}
 			}
-			if !visit(e.slot) {
+			if !visit(e, i) {
 				stopped = true
 				return false
 			}
 			return true
 		}
 		switch {
+		case resume && !desc:
+			tree.AscendGreaterOrEqual(from.date, walk)
+		case resume:
+			tree.DescendLessOrEqual(from.date, walk)
 		case !desc && loDate:
 			tree.AscendGreaterOrEqual(expiryEntry{sec: lo.Unix(), nsec: int32(lo.Nanosecond())}, walk)
 		case !desc:

@@ -63,7 +63,7 @@ func TestFindOneAndUpdateSortPicksFirst(t *testing.T) {
 		t.Run(fmt.Sprint("indexed=", indexed), func(t *testing.T) {
 			_, c := fmColl(t)
 			if indexed {
-				_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("rank")}})
+				_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("rank")}})
 				require.NoError(t, err)
 			}
 			set := Document{"$set": Document{"picked": true}}
@@ -73,7 +73,7 @@ func TestFindOneAndUpdateSortPicksFirst(t *testing.T) {
 			d, err = c.FindOneAndUpdate(Document{"picked": Document{"$exists": false}}, set, FindOneAndUpdateOptions{Sort: []IndexKey{Desc("rank")}}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, "a", d["_id"], "highest rank")
-			n, err := c.CountDocuments(Document{"picked": true})
+			n, err := c.CountDocuments(context.Background(), Document{"picked": true})
 			require.NoError(t, err)
 			assert.Equal(t, 2, n, "one document per call")
 		})
@@ -117,7 +117,7 @@ func TestFindOneAndUpdateUpsert(t *testing.T) {
 	d, err := c.FindOneAndUpdate(Document{"_id": "a"}, up, FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Document()
 	require.NoError(t, err)
 	assert.NotContains(t, d, "created")
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	assert.Equal(t, 5, n)
 }
 
@@ -143,7 +143,7 @@ func TestFindOneAndDelete(t *testing.T) {
 	require.NoError(t, c.FindOneAndDelete(nil, FindOneAndDeleteOptions{Sort: []IndexKey{Desc("rank")}}).Decode(&gone))
 	assert.Equal(t, "a", gone.ID)
 	require.ErrorIs(t, c.FindOne(Document{"_id": "a"}).Err(), ErrNotFound)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	assert.Equal(t, 2, n)
 	require.ErrorIs(t, c.FindOneAndDelete(Document{"_id": "a"}).Err(), ErrNotFound)
 }
@@ -162,7 +162,7 @@ func TestFindOneAndModifyNotFoundCreatesNothing(t *testing.T) {
 // Every error of a find-and-modify leaves the collection as it was.
 func TestFindOneAndModifyErrorsChangeNothing(t *testing.T) {
 	db, c := fmColl(t)
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("user")}, Unique: true})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("user")}, Unique: true})
 	require.NoError(t, err)
 	v, err := db.CreateCollection("v", CollectionOptions{Validator: Document{"$jsonSchema": Document{"required": []any{"user"}}}})
 	require.NoError(t, err)
@@ -172,8 +172,10 @@ func TestFindOneAndModifyErrorsChangeNothing(t *testing.T) {
 	require.NoError(t, err)
 
 	snapshot := func() []Document {
-		docs, err := c.Find(nil)
+		cur, err := c.Find(context.Background(), nil)
 		require.NoError(t, err)
+		var docs []Document
+		require.NoError(t, cur.All(context.Background(), &docs))
 		return docs
 	}
 	before := snapshot()
@@ -427,7 +429,7 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 			for id := range deletedAt {
 				require.ErrorIs(t, c.FindOne(Document{"_id": id}).Err(), ErrNotFound, "session %v came back", id)
 			}
-			cnt, err := c.CountDocuments(nil)
+			cnt, err := c.CountDocuments(context.Background(), nil)
 			require.NoError(t, err)
 			assert.Equal(t, n-len(deletedAt), cnt)
 			t.Logf("refreshed %d, missed %d, deleted %d", refreshed.Load(), missed.Load(), len(deletedAt))

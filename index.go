@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -544,9 +545,21 @@ func (ix *index) conflict(key string, self uint64) bool {
 // made during the build; a failed build leaves nothing behind. While an
 // index is being built, CreateIndex of the same keys or name waits for it,
 // and DropIndex and CollMod do not see it yet (ErrNotFound).
-func (c *Collection) CreateIndex(m IndexModel) (string, error) {
+//
+// ctx stops the build (looked at every 256 documents scanned, and before
+// each catch-up round) and a wait for another build of the same index:
+// cancelled or past its deadline, CreateIndex returns an error matching
+// ctx.Err() and leaves nothing of the index behind. The final catch-up
+// and the index's publication, under the write lock, do not stop.
+func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, error) {
 	if err := c.usable(); err != nil {
 		return "", err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := checkCtx(ctx); err != nil {
+		return "", ctxError(c.name, err)
 	}
 	if m.Name == "" && len(m.Keys) > 0 {
 		m.Name = defaultIndexName(m.Keys)
@@ -571,7 +584,7 @@ func (c *Collection) CreateIndex(m IndexModel) (string, error) {
 		}
 		return idIndexName, nil // the implicit _id index
 	}
-	return c.createIndex(m)
+	return c.createIndex(ctx, m)
 }
 
 // DropIndex removes the named index. The _id index cannot be dropped

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -65,6 +66,9 @@ type indexBuild struct {
 	ix       *index
 	snapshot *btree.BTreeG[natItem] // copy-on-write clone of collState.natural
 	done     chan struct{}          // closed when the build has ended, either way
+	// ctx stops the build (CreateIndex's context), looked at before each
+	// chunk of the scan and each drain of the side table; nil: never.
+	ctx context.Context
 
 	mu   sync.Mutex
 	side []sideWrite // changes since the snapshot, in order; guarded by mu
@@ -130,7 +134,7 @@ func (s *collState) noteWrite(old, new *record) {
 // existing index of the same specification (a no-op), a conflicting one
 // (ErrIndexOptionsConflict) or a build of the same keys or name under way
 // (it waits for it to end, then looks again); else it builds the index.
-func (c *Collection) createIndex(m IndexModel) (string, error) {
+func (c *Collection) createIndex(ctx context.Context, m IndexModel) (string, error) {
 	for {
 		var (
 			name string
@@ -167,11 +171,16 @@ func (c *Collection) createIndex(m IndexModel) (string, error) {
 		case err != nil:
 			return "", err
 		case wait != nil:
-			<-wait
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return "", ctxError(c.name, ctx.Err()) // the other build goes on
+			}
 			continue
 		case b == nil:
 			return name, nil
 		}
+		b.ctx = ctx
 		if err := b.run(); err != nil {
 			return "", err
 		}
@@ -206,6 +215,10 @@ func (b *indexBuild) run() (err error) {
 	for {
 		for b.figures.drainRounds < maxDrainRounds && b.sideLen() > finalCatchUpMax {
 			b.figures.drainRounds++
+			if err := checkCtx(b.ctx); err != nil {
+				b.abandon()
+				return ctxError(s.name, err)
+			}
 			n, err := b.drain()
 			b.figures.drained += n
 			if err != nil {
@@ -298,6 +311,9 @@ func (b *indexBuild) scan() error {
 		})
 		if err := s.db.checkOpen(); err != nil {
 			return err
+		}
+		if err := checkCtx(b.ctx); err != nil {
+			return ctxError(s.name, err)
 		}
 		// Read each document as it is now; one deleted since the snapshot
 		// (its slot free, or another document's) is in the side table.

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"os"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ func BenchmarkCreateIndexWriterWait(b *testing.B) {
 				worst = max(worst, time.Since(start))
 			}
 		}()
-		if _, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}}); err != nil {
+		if _, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}}); err != nil {
 			b.Fatal(err)
 		}
 		close(stop)

@@ -155,7 +155,7 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 	}
 	built := make(chan result, 1)
 	go func() {
-		name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+		name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 		built <- result{name, err}
 	}()
 	<-w.paused
@@ -174,7 +174,7 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 		return err
 	})
 	completes(t, d, "UpdateMany to arrays", func() error {
-		_, err := c.UpdateMany(Document{"v": 3}, Document{"$set": Document{"v": []any{3, 1000, "x"}}})
+		_, err := c.UpdateMany(context.Background(), Document{"v": 3}, Document{"$set": Document{"v": []any{3, 1000, "x"}}})
 		return err
 	})
 	completes(t, d, "ReplaceOne", func() error {
@@ -182,7 +182,7 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 		return err
 	})
 	completes(t, d, "DeleteMany", func() error {
-		_, err := c.DeleteMany(Document{"v": 4})
+		_, err := c.DeleteMany(context.Background(), Document{"v": 4})
 		return err
 	})
 	completes(t, d, "an update of a document inserted during the build", func() error {
@@ -210,9 +210,9 @@ func TestIndexBuildWritersDoNotWaitForTheScan(t *testing.T) {
 		ex, err := c.Explain(f)
 		require.NoError(t, err)
 		assert.Equal(t, "IXSCAN", ex.Stage, "%v", f)
-		viaIndex, err := c.Find(f)
+		viaIndex, err := findDocs(c, f)
 		require.NoError(t, err)
-		all, err := c.Find(nil)
+		all, err := findDocs(c, nil)
 		require.NoError(t, err)
 		q, err := c.compileQuery(f, nil)
 		require.NoError(t, err)
@@ -406,7 +406,7 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 			w := watchBuilds(t, "c", true)
 			built := make(chan error, 1)
 			go func() {
-				_, err := c.CreateIndex(unique)
+				_, err := c.CreateIndex(context.Background(), unique)
 				built <- err
 			}()
 			<-w.paused
@@ -430,7 +430,7 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 			assert.Equal(t, before, all(t, c), "the failed build changed the documents")
 			// Writes go on unconstrained, and once the duplicates are gone
 			// the index builds.
-			_, err = c.DeleteMany(nil)
+			_, err = c.DeleteMany(context.Background(), nil)
 			require.NoError(t, err)
 			mustInsert(t, c, Document{"_id": 1, "u": 1})
 			mustCreateIndex(t, c, unique)
@@ -443,7 +443,7 @@ func TestIndexBuildUniqueDuplicates(t *testing.T) {
 // all returns every document of c sorted by _id.
 func all(t *testing.T, c *Collection) []Document {
 	t.Helper()
-	docs, err := c.Find(nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
+	docs, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
 	require.NoError(t, err)
 	return docs
 }
@@ -461,7 +461,7 @@ func TestIndexBuildEndings(t *testing.T) {
 		w := watchBuilds(t, "c", true)
 		built := make(chan error, 1)
 		go func() {
-			_, err := c.CreateIndex(m)
+			_, err := c.CreateIndex(context.Background(), m)
 			built <- err
 		}()
 		<-w.paused
@@ -482,7 +482,7 @@ func TestIndexBuildEndings(t *testing.T) {
 		_, c, w, built := pausedBuild(t, compound)
 		second := make(chan error, 1)
 		go func() {
-			name, err := c.CreateIndex(compound)
+			name, err := c.CreateIndex(context.Background(), compound)
 			if err == nil && name != "a_1_b_1" {
 				err = fmt.Errorf("name %q", name)
 			}

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
@@ -28,7 +29,7 @@ func liveHeap() (bytes, objects uint64) {
 // lastModifiedDate.
 func memoryDocs(b *testing.B, c *ttldb.Collection, n int) {
 	b.Helper()
-	if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}, ExpireAfterSeconds: ttldb.Seconds(3600)}); err != nil {
+	if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}, ExpireAfterSeconds: ttldb.Seconds(3600)}); err != nil {
 		b.Fatal(err)
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

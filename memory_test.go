@@ -22,9 +22,9 @@ func TestMemoryLimit(t *testing.T) {
 	const limit = 256 << 10
 	db, clk := openMon(t, quiet(MonitorOptions{}), WithMemoryLimit(limit))
 	c := db.Collection("c")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("g")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("g")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	doc := func(i int) Document {
 		return Document{"_id": i, "g": i % 10, "t": t0, "s": fmt.Sprintf("%0100d", i)}
@@ -52,7 +52,7 @@ func TestMemoryLimit(t *testing.T) {
 	assert.Equal(t, n, count(t, c))
 	_, err = c.FindOne(Document{"_id": "small"}).Document()
 	require.ErrorIs(t, err, ErrNotFound)
-	res, err := c.UpdateMany(nil, Document{"$set": Document{"s": fmt.Sprintf("%0500d", 1)}})
+	res, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"s": fmt.Sprintf("%0500d", 1)}})
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	assert.Zero(t, res.ModifiedCount)
 	got, err := c.FindOne(Document{"_id": 3}).Document()
@@ -87,9 +87,9 @@ func TestMemoryLimitIndexBuild(t *testing.T) {
 		}
 	}
 	// Make a little room, not enough for an index of every key.
-	_, err := c.DeleteMany(Document{"_id": Document{"$lt": n / 20}})
+	_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$lt": n / 20}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("k")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("k")}})
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	specs, err := c.Indexes()
 	require.NoError(t, err)
@@ -110,9 +110,9 @@ func TestMemoryAccountingMatchesHeap(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("events")
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("user")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("user")}})
 	require.NoError(t, err)
 	const n = 200_000
 	users := make([]string, 1000)

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func BenchmarkMetrics(b *testing.B) {
 			}
 			defer db.Close()
 			c := db.Collection("sessions")
-			if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)}); err != nil {
+			if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)}); err != nil {
 				b.Fatal(err)
 			}
 			batch := make([]ttldb.Document, 0, 10_000)
@@ -60,7 +61,7 @@ func BenchmarkInsertOneTTL(b *testing.B) {
 	}
 	defer db.Close()
 	c := db.Collection("sessions")
-	if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(3600)}); err != nil {
+	if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(3600)}); err != nil {
 		b.Fatal(err)
 	}
 	const preload = 100_000

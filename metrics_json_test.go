@@ -16,7 +16,7 @@ import (
 func TestMetricsJSONRoundTrip(t *testing.T) {
 	db, clk := openMon(t, quiet(MonitorOptions{}))
 	a := ttlColl(t, db, "logs.2026", 0)
-	_, err := a.CreateIndex(IndexModel{Keys: []IndexKey{Asc("meta.seen")}, ExpireAfterSeconds: Seconds(0)})
+	_, err := a.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("meta.seen")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	insertDated(t, a, "a", 3, t0)
 	_, err = a.InsertOne(Document{"_id": "s", "meta": Document{"seen": t0}})

@@ -91,7 +91,7 @@ func TestMetricsCountOnlyCommittedDeletions(t *testing.T) {
 func TestMetricsPerCollectionAndIndex(t *testing.T) {
 	db, clk := openMon(t, quiet(MonitorOptions{}))
 	a, b := ttlColl(t, db, "a", 0), ttlColl(t, db, "b", 0)
-	_, err := a.CreateIndex(IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(0)})
+	_, err := a.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	insertDated(t, a, "a", 4, t0)
 	_, err = a.InsertMany([]Document{
@@ -172,7 +172,7 @@ func TestMetricsBacklog(t *testing.T) {
 
 	// Another collection, two TTL indexes on one document, and many
 	// entries.
-	_, err = b.CreateIndex(IndexModel{Keys: []IndexKey{Asc("other")}, ExpireAfterSeconds: Seconds(0)})
+	_, err = b.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("other")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	_, err = b.InsertOne(Document{"_id": "both", "lastModifiedDate": t0.Add(-time.Hour), "other": t0})
 	require.NoError(t, err)

@@ -343,7 +343,7 @@ func runModel(t testing.TB, cfg modelConfig) *modelReport {
 	m.db = db
 	defer db.Close()
 	for i, ix := range modelIndexes {
-		_, err := db.Collection(ix.coll).CreateIndex(IndexModel{
+		_, err := db.Collection(ix.coll).CreateIndex(context.Background(), IndexModel{
 			Keys: []IndexKey{Asc(ix.field)}, ExpireAfterSeconds: Seconds(int32(eas[i])), TTLValueForms: ix.forms,
 		})
 		require.NoError(t, err)
@@ -886,7 +886,7 @@ func (m *model) finalPass(interval time.Duration) {
 		}
 	}
 	for ci, mc := range modelColls {
-		stored, err := m.db.Collection(mc.name).Find(nil)
+		stored, err := findDocs(m.db.Collection(mc.name), nil)
 		if err != nil {
 			m.violation("model", "Find in %s: %v", mc.name, err)
 			continue

@@ -22,7 +22,7 @@ func massExpiryDB(b *testing.B, n, live int) (*DB, *Collection, []any) {
 		b.Fatal(err)
 	}
 	c := db.Collection("events")
-	if _, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)}); err != nil {
+	if _, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)}); err != nil {
 		b.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)

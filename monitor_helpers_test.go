@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -42,7 +43,7 @@ func quiet(o MonitorOptions) Option {
 func ttlColl(t testing.TB, db *DB, name string, expireAfter int32) *Collection {
 	t.Helper()
 	c := db.Collection(name)
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(expireAfter)})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(expireAfter)})
 	require.NoError(t, err)
 	return c
 }
@@ -62,7 +63,7 @@ func insertDated(t testing.TB, c *Collection, prefix string, n int, date time.Ti
 
 func count(t testing.TB, c *Collection) int {
 	t.Helper()
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	return n
 }

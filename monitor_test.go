@@ -100,7 +100,7 @@ func TestNewIndexPickedUpAtNextSubPass(t *testing.T) {
 					if newCollection {
 						insertDatedErr(late, "late", 5, t0, &herr)
 					}
-					_, err := late.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(0)})
+					_, err := late.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(0)})
 					if err != nil {
 						herr = err
 					}
@@ -355,7 +355,7 @@ func TestMaxTotalRemoves(t *testing.T) {
 func TestMaxCollectionRemoves(t *testing.T) {
 	db, clk := openMon(t, quiet(MonitorOptions{MaxCollectionRemoves: 10, BatchSize: 3}))
 	a, b := ttlColl(t, db, "a", 0), ttlColl(t, db, "b", 0)
-	_, err := a.CreateIndex(IndexModel{Keys: []IndexKey{Asc("other")}, ExpireAfterSeconds: Seconds(0)})
+	_, err := a.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("other")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	insertDated(t, a, "a", 12, t0)
 	_, err = a.InsertMany([]Document{{"_id": "o1", "other": t0}, {"_id": "o2", "other": t0}})
@@ -859,7 +859,7 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 		herr = errors.Join(herr, err)
 		_, err = c.InsertOne(Document{"_id": "from-hook", "lastModifiedDate": t0.Add(time.Hour)})
 		herr = errors.Join(herr, err)
-		_, err = c.CountDocuments(nil)
+		_, err = c.CountDocuments(context.Background(), nil)
 		herr = errors.Join(herr, err)
 		for _, d := range b.Docs {
 			d["lastModifiedDate"] = t0.Add(100 * time.Hour)
@@ -1200,7 +1200,7 @@ func TestHideExpired(t *testing.T) {
 			db, clk := openMon(t, append(tc.opts, quiet(MonitorOptions{}))...)
 			c, err := db.CreateCollection("s", tc.coll)
 			require.NoError(t, err)
-			_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)})
+			_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)})
 			require.NoError(t, err)
 			_, err = c.InsertMany([]Document{
 				{"_id": "old", "lastModifiedDate": t0.Add(-2 * time.Minute)},
@@ -1216,14 +1216,14 @@ func TestHideExpired(t *testing.T) {
 			}
 			check := func(visible []any) {
 				t.Helper()
-				docs, err := c.Find(nil)
+				docs, err := findDocs(c, nil)
 				require.NoError(t, err)
 				var ids []any
 				for _, d := range docs {
 					ids = append(ids, d["_id"])
 				}
 				assert.Equal(t, visible, ids, "Find")
-				n, err := c.CountDocuments(nil)
+				n, err := c.CountDocuments(context.Background(), nil)
 				require.NoError(t, err)
 				assert.Equal(t, len(visible), n, "CountDocuments")
 				ex, err := c.Explain(nil)
@@ -1260,7 +1260,7 @@ func TestExplainTTLDelete(t *testing.T) {
 	c := ttlColl(t, db, "c", 60)
 	insertDated(t, c, "old", 150, t0.Add(-2*time.Minute))
 	insertDated(t, c, "new", 10, t0)
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("n")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("n")}})
 	require.NoError(t, err)
 
 	ex, err := c.ExplainTTLDelete("lastModifiedDate_1")

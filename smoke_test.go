@@ -15,7 +15,7 @@ func TestSmoke(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("eventlog")
-	name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
+	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
 	require.Equal(t, "lastModifiedDate_1", name)
 	for i := 0; i < 1000; i++ {
@@ -26,7 +26,7 @@ func TestSmoke(t *testing.T) {
 	res, err := db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 501, res.Deleted)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 499, n)
 	ex, err := c.Explain(Document{"_id": 3})
 	require.NoError(t, err)

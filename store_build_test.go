@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -27,13 +28,13 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	w := watchBuilds(t, "c", true)
 	built := make(chan error, 1)
 	go func() {
-		_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+		_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 		built <- err
 	}()
 	<-w.paused
 
 	// Free half the slots, then insert documents that take them.
-	_, err := c.DeleteMany(Document{"_id": Document{"$lt": 1000}})
+	_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$lt": 1000}})
 	require.NoError(t, err)
 	more := make([]Document, 1000)
 	for i := range more {
@@ -56,7 +57,7 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	assert.Equal(t, 999, ex.NReturned)
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 2000, n)
 }
@@ -111,7 +112,7 @@ func TestReadByIDDuringRewritesAndCompact(t *testing.T) {
 			_, err := c.ReplaceOne(Document{"_id": i}, doc(i, v))
 			require.NoError(t, err)
 		}
-		_, err := c.DeleteMany(Document{"_id": Document{"$mod": []any{10, v % 10}}})
+		_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$mod": []any{10, v % 10}}})
 		require.NoError(t, err)
 		for i := v % 10; i < n; i += 10 {
 			mustInsert(t, c, doc(i, v))

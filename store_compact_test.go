@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"testing"
@@ -30,9 +31,9 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 		n = 30_000
 	}
 	fill := func(c *ttldb.Collection, n int) {
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
 		require.NoError(t, err)
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
 		require.NoError(t, err)
 		batch := make([]ttldb.Document, 0, 1000)
 		for i := range n {
@@ -48,7 +49,7 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 	c := db.Collection("big")
 	fill(c, n)
 	full := heapAlloc()
-	deleted, err := c.DeleteMany(ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
+	deleted, err := c.DeleteMany(context.Background(), ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
 	require.NoError(t, err)
 	require.Equal(t, n-n/10, deleted)
 	before := heapAlloc()

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,7 @@ import (
 func TestStoreConcurrentMixedWorkload(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("mixed")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("w")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("w")}})
 	require.NoError(t, err)
 	const workers, ops = 8, 200
 	var wg sync.WaitGroup
@@ -34,7 +35,7 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 				if _, err := c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}); err != nil {
 					errs <- err
 				}
-				if _, err := c.Find(ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
+				if _, err := findDocs(c, ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
 					errs <- err
 				}
 				if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); err != nil {
@@ -47,11 +48,11 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 				}
 				switch i {
 				case 50:
-					if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("i")}}); err != nil {
+					if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("i")}}); err != nil {
 						errs <- err
 					}
 				case 100:
-					if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("n"), ttldb.Asc("w")}}); err != nil {
+					if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("n"), ttldb.Asc("w")}}); err != nil {
 						errs <- err
 					}
 				case 150:
@@ -160,7 +161,7 @@ func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
 	}()
 	<-readerReady
 	close(buildStarted)
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
 	close(buildDone)
 	require.NoError(t, err)
 	writerWG.Wait()

@@ -23,16 +23,16 @@ func TestStoreCollections(t *testing.T) {
 
 	ghost := db.Collection("ghost")
 	assert.Equal(t, "ghost", ghost.Name())
-	docs, err := ghost.Find(nil)
+	docs, err := findDocs(ghost, nil)
 	require.NoError(t, err)
 	assert.Empty(t, docs)
 	_, err = ghost.FindOne(nil).Document()
 	require.ErrorIs(t, err, ttldb.ErrNotFound)
 	assert.Equal(t, 0, count(t, ghost, nil))
-	n, err := ghost.DeleteMany(nil)
+	n, err := ghost.DeleteMany(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Zero(t, n)
-	res, err := ghost.UpdateMany(ttldb.Document{"a": 1}, ttldb.Document{"$set": ttldb.Document{"b": 1}})
+	res, err := ghost.UpdateMany(context.Background(), ttldb.Document{"a": 1}, ttldb.Document{"$set": ttldb.Document{"b": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{}, res)
 	require.NoError(t, ghost.Compact())
@@ -42,7 +42,7 @@ func TestStoreCollections(t *testing.T) {
 
 	_, err = db.Collection("zeta").InsertOne(ttldb.Document{"_id": 1})
 	require.NoError(t, err)
-	_, err = db.Collection("alpha").CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	_, err = db.Collection("alpha").CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	_, err = db.CreateCollection("mid", ttldb.CollectionOptions{})
 	require.NoError(t, err)
@@ -87,7 +87,7 @@ func TestStoreCollections(t *testing.T) {
 		c := db.Collection(name)
 		_, err := c.InsertOne(ttldb.Document{"x": 1})
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
-		_, err = c.Find(nil)
+		_, err = findDocs(c, nil)
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
 		_, err = db.CreateCollection(name, ttldb.CollectionOptions{})
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%q", name)
@@ -102,21 +102,21 @@ func TestStoreCapped(t *testing.T) {
 	db, _ := openStore(t)
 	c, err := db.CreateCollection("capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 3})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
 	require.NoError(t, err)
 	for _, id := range []int{50, 10, 40, 20, 30} {
 		_, err := c.InsertOne(ttldb.Document{"_id": id, "k": "same"})
 		require.NoError(t, err)
 	}
-	docs, err := c.Find(nil)
+	docs, err := findDocs(c, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []any{40, 20, 30}, ids(docs), "natural order is insertion order; the two oldest are gone")
-	docs, err = c.Find(ttldb.Document{"k": "same"})
+	docs, err = findDocs(c, ttldb.Document{"k": "same"})
 	require.NoError(t, err)
 	assert.Equal(t, []int{20, 30, 40}, intIDs(t, docs), "evicted documents left the index")
 	_, err = c.InsertMany([]ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}, {"_id": 4}})
 	require.NoError(t, err)
-	docs, err = c.Find(nil)
+	docs, err = findDocs(c, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []any{2, 3, 4}, ids(docs))
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"k": "same"}))
@@ -130,7 +130,7 @@ func TestStoreCapped(t *testing.T) {
 		_, err := bc.InsertOne(ttldb.Document{"_id": i, "p": payload})
 		require.NoError(t, err)
 	}
-	docs, err = bc.Find(nil)
+	docs, err = findDocs(bc, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, docs)
 	assert.Less(t, len(docs), 5, "about 4 KiB of 1 KB documents")
@@ -157,7 +157,7 @@ func TestStoreCapped(t *testing.T) {
 		_, err := db.CreateCollection("bad", opts)
 		require.ErrorIs(t, err, ttldb.ErrInvalidOptions, "%+v", opts)
 	}
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(10)})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(10)})
 	require.ErrorIs(t, err, ttldb.ErrInvalidTTL, "no TTL index on a capped collection")
 	names, err := db.ListCollectionNames()
 	require.NoError(t, err)
@@ -208,7 +208,7 @@ func TestStoreValidation(t *testing.T) {
 	check(err, "lastModifiedDate", "bsonType")
 	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$unset": ttldb.Document{"lastModifiedDate": ""}})
 	check(err, "lastModifiedDate", "required")
-	_, err = c.UpdateMany(nil, ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": nil}})
+	_, err = c.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": nil}})
 	check(err, "lastModifiedDate", "bsonType")
 	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"msg": "replaced"})
 	check(err, "lastModifiedDate", "required")
@@ -257,7 +257,7 @@ func TestStoreValidation(t *testing.T) {
 func TestStoreErrorsNameTheirSource(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("errs")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "u": 1, "s": "str"})
 	v, err := db.CreateCollection("valid", ttldb.CollectionOptions{Validator: eventlogValidator()})
@@ -275,15 +275,15 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 		{"duplicate _id", func() error { _, err := c.InsertOne(ttldb.Document{"_id": 1}); return err }, ttldb.ErrDuplicateKey, []string{`"errs"`, `"_id_"`}},
 		{"duplicate unique key", func() error { _, err := c.InsertOne(ttldb.Document{"u": 1}); return err }, ttldb.ErrDuplicateKey, []string{`"errs"`, `"u_1"`}},
 		{"index conflict", func() error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}})
 			return err
 		}, ttldb.ErrIndexOptionsConflict, []string{`"errs"`, `"u_1"`}},
 		{"invalid index", func() error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{{Field: "w", Order: 3}}})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{{Field: "w", Order: 3}}})
 			return err
 		}, ttldb.ErrInvalidIndex, []string{`"errs"`, `"w"`}},
 		{"invalid TTL", func() error {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(-1)})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(-1)})
 			return err
 		}, ttldb.ErrInvalidTTL, []string{`"errs"`, `"t_1"`}},
 		{"validation", func() error { _, err := v.InsertOne(ttldb.Document{"x": 1}); return err }, ttldb.ErrValidation, []string{`"valid"`, `"lastModifiedDate"`, "required"}},
@@ -291,7 +291,7 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 			_, err := c.InsertOne(ttldb.Document{"a": ttldb.Document{"b": make(chan int)}})
 			return err
 		}, ttldb.ErrInvalidDocument, []string{`"errs"`, `"a.b"`}},
-		{"invalid filter", func() error { _, err := c.Find(ttldb.Document{"a": ttldb.Document{"$where": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$where"}},
+		{"invalid filter", func() error { _, err := findDocs(c, ttldb.Document{"a": ttldb.Document{"$where": "x"}}); return err }, ttldb.ErrInvalidFilter, []string{`"errs"`, "$where"}},
 		{"invalid update", func() error {
 			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"s": 1}})
 			return err
@@ -300,13 +300,13 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 			_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 5}})
 			return err
 		}, ttldb.ErrImmutableID, []string{`"errs"`, "_id"}},
-		{"invalid find options", func() error { _, err := c.Find(nil, ttldb.FindOptions{Skip: -1}); return err }, ttldb.ErrInvalidOptions, []string{`"errs"`}},
+		{"invalid find options", func() error { _, err := findDocs(c, nil, ttldb.FindOptions{Skip: -1}); return err }, ttldb.ErrInvalidOptions, []string{`"errs"`}},
 		{"invalid sort", func() error {
-			_, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{{Field: "q", Order: 0}}})
+			_, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{{Field: "q", Order: 0}}})
 			return err
 		}, ttldb.ErrInvalidOptions, []string{`"errs"`, `"q"`}},
 		{"invalid projection", func() error {
-			_, err := c.Find(nil, ttldb.FindOptions{Projection: ttldb.Document{"a": 1, "b": 0}})
+			_, err := findDocs(c, nil, ttldb.FindOptions{Projection: ttldb.Document{"a": 1, "b": 0}})
 			return err
 		}, ttldb.ErrInvalidOptions, []string{`"errs"`}},
 		{"invalid collection name", func() error { _, err := db.Collection("a$b").InsertOne(ttldb.Document{}); return err }, ttldb.ErrInvalidOptions, []string{`"a$b"`}},
@@ -330,7 +330,7 @@ func TestStoreClosed(t *testing.T) {
 	db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	c := db.Collection("c")
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "x": 1})
 	require.NoError(t, db.Close())
@@ -341,19 +341,22 @@ func TestStoreClosed(t *testing.T) {
 			"InsertOne":  func() error { _, err := h.InsertOne(ttldb.Document{"x": 2}); return err },
 			"InsertMany": func() error { _, err := h.InsertMany([]ttldb.Document{{"x": 2}}); return err },
 			"FindOne":    func() error { _, err := h.FindOne(nil).Document(); return err },
-			"Find":       func() error { _, err := h.Find(nil); return err },
-			"Count":      func() error { _, err := h.CountDocuments(nil); return err },
+			"Find":       func() error { _, err := findDocs(h, nil); return err },
+			"Count":      func() error { _, err := h.CountDocuments(context.Background(), nil); return err },
 			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
-			"UpdateMany": func() error { _, err := h.UpdateMany(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
+			"UpdateMany": func() error {
+				_, err := h.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"y": 1}})
+				return err
+			},
 			"ReplaceOne": func() error { _, err := h.ReplaceOne(nil, ttldb.Document{"y": 1}); return err },
 			"DeleteOne":  func() error { _, err := h.DeleteOne(nil); return err },
-			"DeleteMany": func() error { _, err := h.DeleteMany(nil); return err },
+			"DeleteMany": func() error { _, err := h.DeleteMany(context.Background(), nil); return err },
 			"CreateIndex": func() error {
-				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
+				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
 				return err
 			},
 			"CreateIndex _id": func() error {
-				_, err := h.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
+				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
 				return err
 			},
 			"DropIndex":     func() error { return h.DropIndex("x_1") },
@@ -455,14 +458,14 @@ func TestStoreHostileInput(t *testing.T) {
 	cycValue := ttldb.Document{}
 	cycValue["x"] = cycValue
 	for _, f := range []ttldb.Document{cycFilter, {"a": cycValue}, {"a": ttldb.Document{"$in": []any{cycValue}}}, {"a": make(chan int)}} {
-		_, err := c.Find(f)
+		_, err := findDocs(c, f)
 		require.Error(t, err, "%p", f)
-		_, err = c.DeleteMany(f)
+		_, err = c.DeleteMany(context.Background(), f)
 		require.Error(t, err)
 	}
 	_, err := c.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})
 	require.Error(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
 	require.Error(t, err)
 	_, err = db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": cycValue}})
 	require.Error(t, err)

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -57,7 +58,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 		{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(3600)},
 		{Keys: []IndexKey{Desc("u")}, ExpireAfterSeconds: Seconds(0)},
 	} {
-		_, err := indexed.CreateIndex(m)
+		_, err := indexed.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	nextID := 0
@@ -83,25 +84,25 @@ func TestStoreIndexDifferential(t *testing.T) {
 			continue
 		case 1:
 			f, u := g.filter(), g.update()
-			r1, err1 := indexed.UpdateMany(f, u)
-			r2, err2 := plain.UpdateMany(f, u)
+			r1, err1 := indexed.UpdateMany(context.Background(), f, u)
+			r2, err2 := plain.UpdateMany(context.Background(), f, u)
 			require.Equal(t, err2 == nil, err1 == nil, "%s: UpdateMany(%v, %v): %v vs %v", where, f, u, err1, err2)
 			require.Equal(t, r2, r1, "%s: UpdateMany(%v, %v)", where, f, u)
 			continue
 		case 2:
 			f := g.filter()
-			n1, err := indexed.DeleteMany(f)
+			n1, err := indexed.DeleteMany(context.Background(), f)
 			require.NoError(t, err, where)
-			n2, err := plain.DeleteMany(f)
+			n2, err := plain.DeleteMany(context.Background(), f)
 			require.NoError(t, err, where)
 			require.Equal(t, n2, n1, "%s: DeleteMany(%v)", where, f)
 			continue
 		}
 		f, opts := g.filter(), g.findOptions()
 		where = fmt.Sprintf("%s: Find(%v, %+v)", where, f, opts)
-		got, err := indexed.Find(f, opts)
+		got, err := findDocs(indexed, f, opts)
 		require.NoError(t, err, where)
-		want, err := plain.Find(f, opts)
+		want, err := findDocs(plain, f, opts)
 		require.NoError(t, err, where)
 		require.Equal(t, len(want), len(got), where)
 		if len(opts.Sort) > 0 {
@@ -111,9 +112,9 @@ func TestStoreIndexDifferential(t *testing.T) {
 		}
 		// Without skip and limit, the same documents.
 		full := FindOptions{Sort: opts.Sort}
-		got, err = indexed.Find(f, full)
+		got, err = findDocs(indexed, f, full)
 		require.NoError(t, err, where)
-		want, err = plain.Find(f, full)
+		want, err = findDocs(plain, f, full)
 		require.NoError(t, err, where)
 		byID := func(a, b Document) int { return query.Compare(a["_id"], b["_id"]) }
 		slices.SortFunc(got, byID)
@@ -123,7 +124,7 @@ func TestStoreIndexDifferential(t *testing.T) {
 			// Compare, not Equal: NaN equals NaN in a document.
 			require.Zero(t, query.Compare(want[i], got[i]), "%s: %v vs %v", where, want[i], got[i])
 		}
-		n, err := indexed.CountDocuments(f)
+		n, err := indexed.CountDocuments(context.Background(), f)
 		require.NoError(t, err, where)
 		require.Equal(t, len(want), n, where)
 		ex, err := indexed.Explain(f, opts)
@@ -139,8 +140,8 @@ func TestStoreIndexDifferential(t *testing.T) {
 		}
 	}
 	require.Greater(t, ixscans, rounds/10, "seed %d: the indexes were hardly used: %v", seed, plans)
-	n1, _ := indexed.CountDocuments(nil)
-	n2, _ := plain.CountDocuments(nil)
+	n1, _ := indexed.CountDocuments(context.Background(), nil)
+	n2, _ := plain.CountDocuments(context.Background(), nil)
 	require.Equal(t, n2, n1)
 }
 

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func mustInsert(t testing.TB, c *ttldb.Collection, docs ...ttldb.Document) {
 // count returns CountDocuments(filter), failing the test on error.
 func count(t testing.TB, c *ttldb.Collection, filter ttldb.Document) int {
 	t.Helper()
-	n, err := c.CountDocuments(filter)
+	n, err := c.CountDocuments(context.Background(), filter)
 	require.NoError(t, err)
 	return n
 }
@@ -65,7 +66,7 @@ func count(t testing.TB, c *ttldb.Collection, filter ttldb.Document) int {
 // all returns every document of c sorted by _id.
 func all(t testing.TB, c *ttldb.Collection) []ttldb.Document {
 	t.Helper()
-	docs, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+	docs, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 	require.NoError(t, err)
 	return docs
 }

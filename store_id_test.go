@@ -2,6 +2,7 @@ package ttldb_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestStoreInsertManyAtomic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db, _ := openStore(t)
 			c := db.Collection("c")
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
 			require.NoError(t, err)
 			mustInsert(t, c, ttldb.Document{"_id": "existing", "u": 100})
 			_, err = c.InsertMany(tt.docs)
@@ -133,7 +134,7 @@ func TestStoreImmutableID(t *testing.T) {
 		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
 		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
-		_, err = c.UpdateMany(nil, u)
+		_, err = c.UpdateMany(context.Background(), nil, u)
 		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
 	}
 	assert.Equal(t, before, all(t, c), "failed updates changed nothing")
@@ -171,7 +172,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("own")
 	for _, f := range []string{"tags", "nested.x", "ints", "nested.arr.y"} {
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
 		require.NoError(t, err)
 	}
 	t1 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -232,7 +233,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	mutate(got)
 	check("after mutating FindOne's result")
 
-	found, err := c.Find(ttldb.Document{"tags": "a"})
+	found, err := findDocs(c, ttldb.Document{"tags": "a"})
 	require.NoError(t, err)
 	require.Len(t, found, 1)
 	mutate(found[0])

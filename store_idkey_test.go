@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestStoreIDKeyDistinctDocuments(t *testing.T) {
 				got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
 				require.NoError(t, err)
 				assert.Equal(t, v, got["v"], "FindOne(_id: %v) found the other document", id)
-				n, err := c.CountDocuments(ttldb.Document{"_id": id})
+				n, err := c.CountDocuments(context.Background(), ttldb.Document{"_id": id})
 				require.NoError(t, err)
 				assert.Equal(t, 1, n, "CountDocuments(_id: %v)", id)
 				_, expires, err := c.ExpiresAt(id)

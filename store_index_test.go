@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ func TestStoreIndexLifecycle(t *testing.T) {
 	c := db.Collection("ix")
 	mustInsert(t, c, ttldb.Document{"_id": 1, "a": 1, "b": 2})
 
-	create := func(m ttldb.IndexModel) (string, error) { return c.CreateIndex(m) }
+	create := func(m ttldb.IndexModel) (string, error) { return c.CreateIndex(context.Background(), m) }
 	name, err := create(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}})
 	require.NoError(t, err)
 	assert.Equal(t, "lastModifiedDate_1", name)
@@ -111,7 +112,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("unique", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "email": "a@x"}, ttldb.Document{"_id": 2})
 		_, err = c.InsertOne(ttldb.Document{"_id": 3, "email": "a@x"})
@@ -141,7 +142,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("compound", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Desc("b")}, Unique: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Desc("b")}, Unique: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "a": 1, "b": 1}, ttldb.Document{"_id": 2, "a": 1, "b": 2}, ttldb.Document{"_id": 3, "a": 2, "b": 1})
 		_, err = c.InsertOne(ttldb.Document{"_id": 4, "a": 1.0, "b": int8(2)})
@@ -153,16 +154,16 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("sparse", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true, Sparse: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true, Sparse: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1}, ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "email": "a"})
 		_, err = c.InsertOne(ttldb.Document{"_id": 4, "email": "a"})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 		// Queries on null still find the documents the index leaves out.
-		docs, err := c.Find(ttldb.Document{"email": nil})
+		docs, err := findDocs(c, ttldb.Document{"email": nil})
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2}, intIDs(t, docs))
-		docs, err = c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("email")}})
+		docs, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("email")}})
 		require.NoError(t, err)
 		assert.Len(t, docs, 3, "a sort does not use a sparse index to drop documents")
 		ex, err := c.Explain(ttldb.Document{"email": "a"})
@@ -173,7 +174,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 	t.Run("partial", func(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
-		_, err := c.CreateIndex(ttldb.IndexModel{
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{
 			Keys: []ttldb.IndexKey{ttldb.Asc("user")}, Unique: true,
 			PartialFilterExpression: ttldb.Document{"active": true},
 		})
@@ -187,7 +188,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 		_, err = c.UpdateOne(ttldb.Document{"_id": 2}, ttldb.Document{"$set": ttldb.Document{"active": true}})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "an update moving a document into the partial index is checked")
-		docs, err := c.Find(ttldb.Document{"user": "ada"})
+		docs, err := findDocs(c, ttldb.Document{"user": "ada"})
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2, 3}, intIDs(t, docs), "a partial index never hides documents from a query")
 		specs, err := c.Indexes()
@@ -198,7 +199,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("u")
 		mustInsert(t, c, ttldb.Document{"_id": 1, "k": 5}, ttldb.Document{"_id": 2, "k": 5.0}, ttldb.Document{"_id": 3})
-		_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
 		var dk *ttldb.DuplicateKeyError
 		require.ErrorAs(t, err, &dk)
 		assert.Equal(t, "k_1", dk.Index)
@@ -208,11 +209,11 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		mustInsert(t, c, ttldb.Document{"_id": 4, "k": 5})
 		// Without the duplicate the build succeeds (a missing field and
 		// one explicit null would conflict too, so give _id 3 a value).
-		_, err = c.DeleteMany(ttldb.Document{"k": 5, "_id": ttldb.Document{"$ne": 1}})
+		_, err = c.DeleteMany(context.Background(), ttldb.Document{"k": 5, "_id": ttldb.Document{"$ne": 1}})
 		require.NoError(t, err)
 		_, err = c.UpdateOne(ttldb.Document{"_id": 3}, ttldb.Document{"$set": ttldb.Document{"k": 6}})
 		require.NoError(t, err)
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
 		require.NoError(t, err)
 		_, err = c.InsertOne(ttldb.Document{"_id": 5, "k": 6})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
@@ -224,7 +225,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 func TestStoreMultikeyIndex(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("mk")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
 	specs, err := c.Indexes()
 	require.NoError(t, err)
@@ -248,7 +249,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 		{ttldb.Document{"tags": ttldb.Document{"$in": []any{"x", "y"}}}, []int{1, 2, 3}, 4},
 		{ttldb.Document{"tags": ttldb.Document{"$gte": "a"}}, []int{1, 2, 3}, 4},
 	} {
-		docs, err := c.Find(tc.filter)
+		docs, err := findDocs(c, tc.filter)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, intIDs(t, docs), "%v", tc.filter)
 		ex, err := c.Explain(tc.filter)
@@ -265,7 +266,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": "x"}))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": "z"}))
 	// A compound index over two arrays cannot hold a document.
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags"), ttldb.Asc("more")}})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags"), ttldb.Asc("more")}})
 	require.NoError(t, err)
 	_, err = c.InsertOne(ttldb.Document{"_id": 9, "tags": []any{1, 2}, "more": []any{3, 4}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
@@ -282,7 +283,7 @@ func TestStoreExplainPlans(t *testing.T) {
 		{Keys: []ttldb.IndexKey{ttldb.Desc("d")}},
 		{Keys: []ttldb.IndexKey{ttldb.Asc("x"), ttldb.Desc("y")}},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	for i := range 10 {
@@ -332,7 +333,7 @@ func TestStoreExplainPlans(t *testing.T) {
 			assert.Equal(t, tt.docs, ex.DocsExamined, "docs examined")
 			assert.Equal(t, tt.ret, ex.NReturned)
 			assert.Equal(t, tt.inMem, ex.InMemorySort)
-			docs, err := c.Find(tt.filter, tt.opts)
+			docs, err := findDocs(c, tt.filter, tt.opts)
 			require.NoError(t, err)
 			require.Len(t, docs, tt.ret)
 			if len(tt.opts.Sort) > 0 || len(docs) > 0 && tt.stage == "IXSCAN" {
@@ -350,9 +351,9 @@ func TestStoreExplainPlans(t *testing.T) {
 func TestStorePlannerNeverNarrows(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("p")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("e")}, Sparse: true})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("e")}, Sparse: true})
 	require.NoError(t, err)
 	mustInsert(t, c,
 		ttldb.Document{"_id": 1, "tags": []any{1, "x"}},
@@ -372,9 +373,9 @@ func TestStorePlannerNeverNarrows(t *testing.T) {
 		{"e": ttldb.Document{"$gte": nil, "$lte": nil}},
 		{"e": ttldb.Document{"$lt": 5}},
 	} {
-		want, err := plain.Find(f)
+		want, err := findDocs(plain, f)
 		require.NoError(t, err)
-		got, err := c.Find(f)
+		got, err := findDocs(c, f)
 		require.NoError(t, err)
 		assert.Equal(t, intIDs(t, want), intIDs(t, got), "%v", f)
 	}

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -21,7 +22,7 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 		{Keys: []ttldb.IndexKey{ttldb.Asc("s"), ttldb.Desc("n")}},
 		{Keys: []ttldb.IndexKey{ttldb.Desc("t"), ttldb.Asc("n")}},
 	} {
-		_, err := indexed.CreateIndex(m)
+		_, err := indexed.CreateIndex(context.Background(), m)
 		require.NoError(t, err)
 	}
 	leads := []any{"", "a", "a\x00", "a\x00b", "ab", "b", 1, 1.5, nil}
@@ -53,9 +54,9 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 					ex, err := indexed.Explain(f, opts)
 					require.NoError(t, err)
 					require.Equal(t, "IXSCAN", ex.Stage, "%v", f)
-					got, err := indexed.Find(f, opts)
+					got, err := findDocs(indexed, f, opts)
 					require.NoError(t, err)
-					want, err := plain.Find(f, opts)
+					want, err := findDocs(plain, f, opts)
 					require.NoError(t, err)
 					require.Equal(t, ids(want), ids(got), "Find(%q, sort %v): plan %+v", f, sort, ex)
 					if _, isEq := f[field].(string); isEq && !ex.InMemorySort {
@@ -74,9 +75,9 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 func TestStoreMultikeyLimit(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("mk")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("list.v"), ttldb.Asc("k")}, Unique: true})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("list.v"), ttldb.Asc("k")}, Unique: true})
 	require.NoError(t, err)
 
 	n := ttldb.MaxIndexKeysPerDocument
@@ -91,7 +92,7 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	tags = append(tags, 0, "1", 0.0, float32(2)) // duplicates of elements already there
 	mustInsert(t, c, ttldb.Document{"_id": "big", "tags": tags, "k": 1})
 	for _, probe := range []any{0, 2.0, "1", n - 2, fmt.Sprint(n - 1)} {
-		docs, err := c.Find(ttldb.Document{"tags": probe})
+		docs, err := findDocs(c, ttldb.Document{"tags": probe})
 		require.NoError(t, err)
 		require.Len(t, docs, 1, "tags: %v", probe)
 	}
@@ -133,7 +134,7 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	// is not created.
 	d := db.Collection("build")
 	mustInsert(t, d, ttldb.Document{"_id": 1, "xs": over})
-	_, err = d.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("xs")}})
+	_, err = d.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("xs")}})
 	checkRefused(err, "xs")
 	specs, err := d.Indexes()
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("c")
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
 	for i := range 100 {
 		_, err := c.InsertOne(Document{"_id": i, "v": i})
@@ -34,11 +35,11 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 				done <- err
 				return
 			}
-			if docs, err := c.Find(Document{"v": Document{"$gte": 50}}); err != nil || len(docs) != 50 {
+			if docs, err := findDocs(c, Document{"v": Document{"$gte": 50}}); err != nil || len(docs) != 50 {
 				done <- err
 				return
 			}
-			if _, err := c.CountDocuments(nil); err != nil {
+			if _, err := c.CountDocuments(context.Background(), nil); err != nil {
 				done <- err
 				return
 			}

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"regexp"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestPlannerOperatorsBoundNothing(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	c := db.Collection("c")
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("a")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("a")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"_id": 1, "a": "apple"}, {"_id": 2, "a": "banana"}, {"_id": 3, "a": []any{"cherry", "avocado"}}})
 	require.NoError(t, err)
@@ -38,10 +39,10 @@ func TestPlannerOperatorsBoundNothing(t *testing.T) {
 			require.Equal(t, []string{"[MinKey, MaxKey]"}, ex.IndexBounds, "%v", f)
 		}
 	}
-	docs, err := c.Find(Document{"a": regexp.MustCompile("^a")})
+	docs, err := findDocs(c, Document{"a": regexp.MustCompile("^a")})
 	require.NoError(t, err)
 	require.Len(t, docs, 2) // apple, and the array holding avocado
-	docs, err = c.Find(Document{"a": Document{"$in": []any{regexp.MustCompile("^b"), "cherry"}}})
+	docs, err = findDocs(c, Document{"a": Document{"$in": []any{regexp.MustCompile("^b"), "cherry"}}})
 	require.NoError(t, err)
 	require.Len(t, docs, 2)
 }
@@ -76,7 +77,7 @@ func TestUpsertSetOnInsert(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": "k", "seen": true, "n": 2, "created": "first"}, doc, "a match ignores $setOnInsert")
 
-	res, err = c.UpdateMany(Document{"kind": "x"}, Document{"$setOnInsert": Document{"created": "many"}}, UpdateOptions{Upsert: true})
+	res, err = c.UpdateMany(context.Background(), Document{"kind": "x"}, Document{"$setOnInsert": Document{"created": "many"}}, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	require.NotNil(t, res.UpsertedID)
 	doc, err = c.FindOne(Document{"kind": "x"}).Document()
@@ -102,17 +103,17 @@ func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 		{"_id": 3, "tags": []any{"b"}},
 	})
 	require.NoError(t, err)
-	before, err := c.Find(nil)
+	before, err := findDocs(c, nil)
 	require.NoError(t, err)
-	_, err = c.UpdateMany(nil, Document{"$push": Document{"tags": "new"}, "$set": Document{"touched": true}})
+	_, err = c.UpdateMany(context.Background(), nil, Document{"$push": Document{"tags": "new"}, "$set": Document{"touched": true}})
 	require.ErrorIs(t, err, ErrInvalidUpdate)
 	require.Contains(t, err.Error(), "$push")
-	after, err := c.Find(nil)
+	after, err := findDocs(c, nil)
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 
 	// A conflicting update is refused before anything is read.
-	_, err = c.UpdateMany(nil, Document{"$rename": Document{"tags": "labels"}, "$set": Document{"labels": 1}})
+	_, err = c.UpdateMany(context.Background(), nil, Document{"$rename": Document{"tags": "labels"}, "$set": Document{"labels": 1}})
 	require.ErrorIs(t, err, ErrInvalidUpdate)
 	require.Contains(t, err.Error(), "conflict")
 }
@@ -122,9 +123,9 @@ func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 // of an indexed field are found through the index.
 func TestUpdateOperatorsKeepIndexes(t *testing.T) {
 	c := openOperatorsDB(t).Collection("c")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("tags")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("tags")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("b")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("b")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"_id": 1, "tags": []any{"a"}, "a": 5}, {"_id": 2, "tags": []any{"b"}}})
 	require.NoError(t, err)
@@ -140,7 +141,7 @@ func TestUpdateOperatorsKeepIndexes(t *testing.T) {
 		require.Equal(t, "IXSCAN", ex.Stage, f)
 		require.Equal(t, 1, ex.NReturned, f)
 	}
-	n, err := c.CountDocuments(Document{"tags": "b"})
+	n, err := c.CountDocuments(context.Background(), Document{"tags": "b"})
 	require.NoError(t, err)
 	require.Zero(t, n)
 }

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -80,13 +81,13 @@ func TestStoreFilters(t *testing.T) {
 		c := db.Collection("q")
 		if indexed {
 			for _, f := range []string{"a", "b.c", "tags", "b.d.e"} {
-				_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+				_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
 				require.NoError(t, err)
 			}
 		}
 		mustInsert(t, c, queryDocs()...)
 		for _, tt := range tests {
-			docs, err := c.Find(tt.filter)
+			docs, err := findDocs(c, tt.filter)
 			require.NoError(t, err, "%v", tt.filter)
 			got := intIDs(t, docs)
 			want := tt.want
@@ -108,7 +109,7 @@ func TestStoreSortTypeOrder(t *testing.T) {
 		db, _ := openStore(t)
 		c := db.Collection("s")
 		if indexed {
-			_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}})
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}})
 			require.NoError(t, err)
 		}
 		mustInsert(t, c, queryDocs()...)
@@ -118,16 +119,16 @@ func TestStoreSortTypeOrder(t *testing.T) {
 			ttldb.Document{"_id": 13, "a": ttldb.ObjectID{1}},
 			ttldb.Document{"_id": 14, "a": -0.5},
 		)
-		asc, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Asc("_id")}})
+		asc, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Asc("_id")}})
 		require.NoError(t, err)
 		assert.Equal(t, []any{5, 6, 14, 1, 7, 2, 10, 3, 4, 11, 12, 13, 9, 8}, ids(asc), "indexed=%v", indexed)
-		desc, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}})
+		desc, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}})
 		require.NoError(t, err)
 		assert.Equal(t, []any{8, 9, 13, 12, 11, 4, 7, 3, 2, 10, 1, 14, 5, 6}, ids(desc), "indexed=%v", indexed)
-		page, err := c.Find(ttldb.Document{"a": ttldb.Document{"$type": nil}}, ttldb.FindOptions{})
+		page, err := findDocs(c, ttldb.Document{"a": ttldb.Document{"$type": nil}}, ttldb.FindOptions{})
 		assert.ErrorIs(t, err, ttldb.ErrInvalidFilter, "unsupported $type is refused, not ignored")
 		assert.Nil(t, page)
-		page, err = c.Find(ttldb.Document{"a": ttldb.Document{"$gte": 0}},
+		page, err = findDocs(c, ttldb.Document{"a": ttldb.Document{"$gte": 0}},
 			ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Desc("a"), ttldb.Asc("_id")}, Skip: 1, Limit: 3, Projection: ttldb.Document{"a": 1}})
 		require.NoError(t, err)
 		assert.Equal(t, []ttldb.Document{{"_id": 3, "a": int64(3)}, {"_id": 2, "a": 2.0}, {"_id": 10, "a": uint16(2)}}, page)
@@ -155,19 +156,22 @@ func TestStoreInvalidFilter(t *testing.T) {
 		{"a..b": 1},
 	} {
 		calls := map[string]func() error{
-			"Find":           func() error { _, err := c.Find(f); return err },
+			"Find":           func() error { _, err := findDocs(c, f); return err },
 			"FindOne":        func() error { _, err := c.FindOne(f).Document(); return err },
-			"CountDocuments": func() error { _, err := c.CountDocuments(f); return err },
+			"CountDocuments": func() error { _, err := c.CountDocuments(context.Background(), f); return err },
 			"Explain":        func() error { _, err := c.Explain(f); return err },
 			"UpdateOne":      func() error { _, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
-			"UpdateMany":     func() error { _, err := c.UpdateMany(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
+			"UpdateMany": func() error {
+				_, err := c.UpdateMany(context.Background(), f, ttldb.Document{"$set": ttldb.Document{"z": 1}})
+				return err
+			},
 			"Upsert": func() error {
 				_, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}, ttldb.UpdateOptions{Upsert: true})
 				return err
 			},
 			"ReplaceOne": func() error { _, err := c.ReplaceOne(f, ttldb.Document{"z": 1}); return err },
 			"DeleteOne":  func() error { _, err := c.DeleteOne(f); return err },
-			"DeleteMany": func() error { _, err := c.DeleteMany(f); return err },
+			"DeleteMany": func() error { _, err := c.DeleteMany(context.Background(), f); return err },
 		}
 		for name, call := range calls {
 			err := call()
@@ -244,10 +248,10 @@ func TestStoreUpdateCounts(t *testing.T) {
 		ttldb.Document{"_id": 3, "g": 1},
 		ttldb.Document{"_id": 4, "g": 2},
 	)
-	res, err := c.UpdateMany(ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
-	res, err = c.UpdateMany(ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	res, err = c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
 	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
@@ -299,7 +303,7 @@ func TestStoreUpsert(t *testing.T) {
 	assert.Equal(t, 1, count(t, c, nil))
 
 	// The filter's _id becomes the document's.
-	res, err = c.UpdateMany(ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
+	res, err = c.UpdateMany(context.Background(), ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, "u1", res.UpsertedID)
 	got, err = c.FindOne(ttldb.Document{"_id": "u1"}).Document()
@@ -334,7 +338,7 @@ func TestStoreUpsert(t *testing.T) {
 func TestStoreUpdateManyAtomic(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("atomic")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
 	require.NoError(t, err)
 	mustInsert(t, c,
 		ttldb.Document{"_id": 1, "u": 1, "g": "x", "n": 1},
@@ -351,17 +355,17 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 		{ttldb.Document{"g": "x"}, ttldb.Document{"$unset": ttldb.Document{"u": 1}}, ttldb.ErrDuplicateKey}, // two nulls
 		{nil, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.ErrInvalidUpdate},                       // third doc fails
 	} {
-		_, err := c.UpdateMany(tc.filter, tc.update)
+		_, err := c.UpdateMany(context.Background(), tc.filter, tc.update)
 		require.ErrorIs(t, err, tc.want, "%v %v", tc.filter, tc.update)
 		assert.Equal(t, before, all(t, c), "nothing changed after %v", tc.update)
 		for _, d := range before {
-			n, err := c.CountDocuments(ttldb.Document{"u": d["u"]})
+			n, err := c.CountDocuments(context.Background(), ttldb.Document{"u": d["u"]})
 			require.NoError(t, err)
 			assert.Equal(t, 1, n, "index entry for u=%v", d["u"])
 		}
 	}
 	// Keys swapped within one batch are fine: the check is on the result.
-	res, err := c.UpdateMany(ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
+	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.ModifiedCount)
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"u": 11}))
@@ -372,7 +376,7 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 func TestStoreNaN(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("nan")
-	_, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "x": math.NaN()}, ttldb.Document{"_id": 2, "x": 1.0})
 	_, err = c.InsertOne(ttldb.Document{"_id": math.NaN()})
@@ -384,7 +388,7 @@ func TestStoreNaN(t *testing.T) {
 	assert.True(t, math.IsNaN(got["x"].(float64)))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": math.NaN()}), "NaN equals NaN in queries, as in MongoDB")
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": ttldb.Document{"$gte": 0}}))
-	docs, err := c.Find(nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("x")}})
+	docs, err := findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	assert.Len(t, docs, 3)
 }

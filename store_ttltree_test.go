@@ -57,9 +57,9 @@ func TestRecordLayoutHasNoPointers(t *testing.T) {
 func TestTTLIndexKeepsOneTree(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("events")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}, ExpireAfterSeconds: Seconds(60), Unique: true, Sparse: true})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}, ExpireAfterSeconds: Seconds(60), Unique: true, Sparse: true})
 	require.NoError(t, err)
 	var docs []Document
 	for i := range 100 {
@@ -82,7 +82,7 @@ func TestTTLIndexKeepsOneTree(t *testing.T) {
 func TestDateTreeServesQueries(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("events")
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	day := func(d int) time.Time { return t0.AddDate(0, 0, d) }
 	var docs []Document
@@ -110,7 +110,7 @@ func TestDateTreeServesQueries(t *testing.T) {
 	assert.Equal(t, "IXSCAN", ex.Stage, "every document holds one date: the tree gives the order")
 	assert.False(t, ex.InMemorySort)
 	assert.Equal(t, 3, ex.KeysExamined)
-	got, err := c.Find(nil, FindOptions{Sort: []IndexKey{Desc("t")}, Limit: 3})
+	got, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Desc("t")}, Limit: 3})
 	require.NoError(t, err)
 	assert.Equal(t, []any{day(9), day(9), day(8)}, []any{got[0]["t"], got[1]["t"], got[2]["t"]})
 	ex = explain(Document{"t": Document{"$gt": 3}})
@@ -147,7 +147,7 @@ func mustInsertMany(t *testing.T, c *Collection, docs []Document) {
 
 func intIDsOf(t *testing.T, c *Collection, f Document) []any {
 	t.Helper()
-	docs, err := c.Find(f)
+	docs, err := findDocs(c, f)
 	require.NoError(t, err)
 	var out []any
 	for _, d := range docs {
@@ -163,7 +163,7 @@ func TestTTLEntriesKeptWithRecord(t *testing.T) {
 	db, clk := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("events")
 	mustInsertMany(t, c, []Document{{"_id": "before", "t": t0}})
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60),
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60),
 		PartialFilterExpression: Document{"keep": Document{"$exists": false}}})
 	require.NoError(t, err)
 	mustInsertMany(t, c, []Document{

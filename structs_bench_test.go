@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func BenchmarkInsertOneShape(b *testing.B) {
 			}
 			defer db.Close()
 			c := db.Collection("bench")
-			if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("g")}}); err != nil {
+			if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("g")}}); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -114,9 +115,9 @@ func TestStructAndDocumentStoreAndMatchIdentically(t *testing.T) {
 		_, err = docs.InsertOne(d)
 		require.NoError(t, err)
 	}
-	all, err := structs.Find(nil)
+	all, err := findDocs(structs, nil)
 	require.NoError(t, err)
-	allDocs, err := docs.Find(nil)
+	allDocs, err := findDocs(docs, nil)
 	require.NoError(t, err)
 	assert.Equal(t, allDocs, all)
 
@@ -139,13 +140,13 @@ func TestStructAndDocumentStoreAndMatchIdentically(t *testing.T) {
 		{"score": ttldb.Document{"$in": []any{10, 25}}},
 	}
 	for _, f := range filters {
-		a, err := structs.Find(f)
+		a, err := findDocs(structs, f)
 		require.NoError(t, err, "%v", f)
-		b, err := docs.Find(f)
+		b, err := findDocs(docs, f)
 		require.NoError(t, err, "%v", f)
 		assert.Equal(t, b, a, "%v", f)
 	}
-	n, err := structs.CountDocuments(ttldb.Document{"age": ttldb.Document{"$gte": 40}})
+	n, err := structs.CountDocuments(context.Background(), ttldb.Document{"age": ttldb.Document{"$gte": 40}})
 	require.NoError(t, err)
 	assert.Equal(t, 3, n, "the filters select something")
 }
@@ -169,7 +170,7 @@ func TestInsertManyForms(t *testing.T) {
 	ids, err = c.InsertMany(nil)
 	require.NoError(t, err)
 	assert.Empty(t, ids)
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 9, n)
 
@@ -191,7 +192,7 @@ func TestInsertManyForms(t *testing.T) {
 	dupID := ttldb.NewObjectIDFromTime(structT0)
 	_, err = c.InsertMany([]user{{ID: dupID}, {ID: dupID}})
 	require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
-	n, err = c.CountDocuments(nil)
+	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 9, n)
 }
@@ -284,7 +285,7 @@ func TestStructInsertValidated(t *testing.T) {
 		Age int `bson:"age"`
 	}{Age: 3})
 	assert.ErrorIs(t, err, ttldb.ErrValidation)
-	ids, err := c.Find(nil)
+	ids, err := findDocs(c, nil)
 	require.NoError(t, err)
 	assert.Len(t, ids, 1)
 	assert.True(t, slices.ContainsFunc(ids, func(d ttldb.Document) bool { return d["name"] == "ok" }))

@@ -3,6 +3,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -25,7 +26,7 @@ func TestSynctestWithSystemClock(t *testing.T) {
 		db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Interval: time.Minute}))
 		require.NoError(t, err)
 		c := db.Collection("sessions")
-		_, err = c.CreateIndex(ttldb.IndexModel{
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{
 			Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 			ExpireAfterSeconds: ttldb.Seconds(90),
 		})
@@ -38,7 +39,7 @@ func TestSynctestWithSystemClock(t *testing.T) {
 
 		time.Sleep(time.Minute + time.Second) // the pass at 1 min: nothing expired yet
 		synctest.Wait()
-		n, err := c.CountDocuments(nil)
+		n, err := c.CountDocuments(context.Background(), nil)
 		require.NoError(t, err)
 		assert.Equal(t, 2, n)
 		assert.Equal(t, int64(1), db.Metrics().TTL.Passes)

@@ -115,7 +115,7 @@ func TestTimeSeriesInsertRefusals(t *testing.T) {
 		_, err := c.InsertMany([]Document{good, doc})
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidDocument, name)
-		n, err := c.CountDocuments(nil)
+		n, err := c.CountDocuments(context.Background(), nil)
 		require.NoError(t, err)
 		require.Zero(t, n, "%s: an insert that fails writes nothing", name)
 	}
@@ -130,7 +130,7 @@ func TestTimeSeriesIDsGeneratedAndNotUnique(t *testing.T) {
 	require.IsType(t, ObjectID{}, id)
 	_, err = c.InsertMany([]Document{{"_id": 7, "timestamp": t0, "sensor": "a"}, {"_id": 7, "timestamp": t0.Add(time.Second), "sensor": "a"}})
 	require.NoError(t, err, "measurement _ids need not be unique")
-	n, err := c.CountDocuments(Document{"_id": 7})
+	n, err := c.CountDocuments(context.Background(), Document{"_id": 7})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 }
@@ -196,19 +196,19 @@ func TestTimeSeriesReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": 4, "timestamp": t0.Add(40 * time.Minute), "sensor": "s1", "temp": 4.0}, one)
 
-	got, err := c.Find(Document{"sensor": "s0", "timestamp": Document{"$gte": t0.Add(time.Hour)}},
+	got, err := findDocs(c, Document{"sensor": "s0", "timestamp": Document{"$gte": t0.Add(time.Hour)}},
 		FindOptions{Sort: []IndexKey{Desc("temp")}, Projection: Document{"temp": 1, "_id": 0}})
 	require.NoError(t, err)
 	require.Equal(t, []Document{{"temp": 18.0}, {"temp": 15.0}, {"temp": 12.0}, {"temp": 9.0}, {"temp": 6.0}}, got)
 
-	n, err := c.CountDocuments(Document{"temp": Document{"$lt": 5}})
+	n, err := c.CountDocuments(context.Background(), Document{"temp": Document{"$lt": 5}})
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
-	n, err = c.CountDocuments(nil)
+	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 20, n)
 
-	got, err = c.Find(nil, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Skip: 2, Limit: 2})
+	got, err = findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Skip: 2, Limit: 2})
 	require.NoError(t, err)
 	require.Equal(t, 2, got[0]["_id"])
 	require.Equal(t, 3, got[1]["_id"])
@@ -234,7 +234,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
 
-	name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("sensor"), Asc("timestamp")}})
+	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("sensor"), Asc("timestamp")}})
 	require.NoError(t, err)
 	ex, err := c.Explain(Document{"sensor": "s3"})
 	require.NoError(t, err)
@@ -243,7 +243,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	require.Equal(t, 10, ex.KeysExamined, "only s3's buckets are visited")
 	require.Equal(t, 10, ex.NReturned)
 
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("timestamp")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}})
 	require.NoError(t, err)
 	from := t0.Add(50*time.Hour + 30*time.Minute)
 	ex, err = c.Explain(Document{"timestamp": Document{"$gte": from, "$lt": t0.Add(53 * time.Hour)}})
@@ -253,7 +253,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	require.LessOrEqual(t, ex.KeysExamined, 4, "the walk covers one span before the bound, not the whole collection")
 	// The widening keeps a bucket whose start is before the bound but
 	// whose measurements are after it.
-	got, err := c.Find(Document{"timestamp": Document{"$gte": t0.Add(50*time.Hour + 1)}}, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Limit: 1})
+	got, err := findDocs(c, Document{"timestamp": Document{"$gte": t0.Add(50*time.Hour + 1)}}, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 51, got[0]["v"])
 
@@ -266,12 +266,12 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 
 func TestTimeSeriesIndexWithinSpanFindsEarlierStartBucket(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(3600, nil))
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("timestamp")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"timestamp": t0.Add(50 * time.Minute), "sensor": "a"}})
 	require.NoError(t, err)
 	// The bucket starts at t0, before the bound; its measurement is after.
-	n, err := c.CountDocuments(Document{"timestamp": Document{"$gt": t0.Add(30 * time.Minute)}})
+	n, err := c.CountDocuments(context.Background(), Document{"timestamp": Document{"$gt": t0.Add(30 * time.Minute)}})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
@@ -287,7 +287,7 @@ func TestTimeSeriesIndexRefusals(t *testing.T) {
 		"sparse":               {IndexModel{Keys: []IndexKey{Asc("sensor")}, Sparse: true}, ErrInvalidIndex},
 		"partial on data":      {IndexModel{Keys: []IndexKey{Asc("sensor")}, PartialFilterExpression: Document{"temp": 1}}, ErrInvalidIndex},
 	} {
-		_, err := c.CreateIndex(tc.m)
+		_, err := c.CreateIndex(context.Background(), tc.m)
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, tc.also, name)
 	}
@@ -304,20 +304,20 @@ func TestTimeSeriesDeleteByFilter(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	n, err := c.DeleteMany(Document{"temp": Document{"$gte": 5}})
+	n, err := c.DeleteMany(context.Background(), Document{"temp": Document{"$gte": 5}})
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
 	n, err = c.DeleteOne(Document{"sensor": "a"})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	left, err := c.CountDocuments(nil)
+	left, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 4, left)
 	var b *bucket
 	c.timeSeries().buckets.Ascend(func(x *bucket) bool { b = x; return false })
 	require.Equal(t, t0.Add(time.Minute), b.min, "min/max follow the measurements left")
 	require.Equal(t, t0.Add(4*time.Minute), b.max)
-	n, err = c.DeleteMany(nil)
+	n, err = c.DeleteMany(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
 	info, _, _ := c.TimeSeriesInfo()
@@ -332,12 +332,12 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 		{"timestamp": t0, "sensor": Document{"id": 2, "loc": "y"}, "temp": 3},
 	})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("sensor.loc")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("sensor.loc")}})
 	require.NoError(t, err)
-	res, err := c.UpdateMany(Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
+	res, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
 	require.NoError(t, err)
 	require.Equal(t, UpdateResult{MatchedCount: 2, ModifiedCount: 2}, res)
-	n, err := c.CountDocuments(Document{"sensor.loc": "z"})
+	n, err := c.CountDocuments(context.Background(), Document{"sensor.loc": "z"})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	ex, err := c.Explain(Document{"sensor.loc": "z"})
@@ -348,46 +348,49 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 	// New measurements with the new meta go to a new bucket, not the moved one.
 	_, err = c.InsertOne(Document{"timestamp": t0, "sensor": Document{"id": 1, "loc": "x"}, "temp": 9})
 	require.NoError(t, err)
-	n, _ = c.CountDocuments(Document{"sensor.loc": "x"})
+	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "x"})
 	require.Equal(t, 1, n)
 
 	refusals := map[string]func() error{
 		"data field": func() error {
-			_, err := c.UpdateMany(Document{"sensor.id": 1}, Document{"$set": Document{"temp": 5}})
+			_, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"temp": 5}})
 			return err
 		},
 		"time field": func() error {
-			_, err := c.UpdateMany(nil, Document{"$set": Document{"timestamp": clk.Now()}})
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"timestamp": clk.Now()}})
 			return err
 		},
 		"filter on data": func() error {
-			_, err := c.UpdateMany(Document{"temp": 1}, Document{"$set": Document{"sensor.loc": "q"}})
+			_, err := c.UpdateMany(context.Background(), Document{"temp": 1}, Document{"$set": Document{"sensor.loc": "q"}})
 			return err
 		},
 		"filter on time": func() error {
-			_, err := c.UpdateMany(Document{"timestamp": t0}, Document{"$set": Document{"sensor.loc": "q"}})
+			_, err := c.UpdateMany(context.Background(), Document{"timestamp": t0}, Document{"$set": Document{"sensor.loc": "q"}})
 			return err
 		},
 		"rename out of meta": func() error {
-			_, err := c.UpdateMany(nil, Document{"$rename": Document{"sensor.loc": "loc"}})
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$rename": Document{"sensor.loc": "loc"}})
 			return err
 		},
 		"UpdateOne": func() error { _, err := c.UpdateOne(nil, Document{"$set": Document{"sensor.loc": "q"}}); return err },
 		"upsert": func() error {
-			_, err := c.UpdateMany(nil, Document{"$set": Document{"sensor.loc": "q"}}, UpdateOptions{Upsert: true})
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"sensor.loc": "q"}}, UpdateOptions{Upsert: true})
 			return err
 		},
-		"replace":            func() error { _, err := c.ReplaceOne(nil, Document{"timestamp": t0}); return err },
-		"meta becomes array": func() error { _, err := c.UpdateMany(nil, Document{"$set": Document{"sensor": []any{1}}}); return err },
+		"replace": func() error { _, err := c.ReplaceOne(nil, Document{"timestamp": t0}); return err },
+		"meta becomes array": func() error {
+			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"sensor": []any{1}}})
+			return err
+		},
 	}
 	for name, f := range refusals {
 		err := f()
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidUpdate, name)
 	}
-	n, _ = c.CountDocuments(Document{"sensor.loc": "q"})
+	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "q"})
 	require.Zero(t, n, "refused updates change nothing")
-	n, _ = c.CountDocuments(Document{"sensor.loc": "z"})
+	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "z"})
 	require.Equal(t, 2, n)
 }
 
@@ -396,7 +399,7 @@ func TestTimeSeriesDropAndErrors(t *testing.T) {
 	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
 	require.NoError(t, err)
 	require.NoError(t, db.DropCollection("w"))
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	// After the drop, the name makes an ordinary collection again.
@@ -405,7 +408,7 @@ func TestTimeSeriesDropAndErrors(t *testing.T) {
 	_, ok, _ := c.TimeSeriesInfo()
 	require.False(t, ok)
 	require.True(t, errors.Is(db.Close(), nil))
-	_, err = c.Find(nil)
+	_, err = findDocs(c, nil)
 	require.ErrorIs(t, err, ErrClosed)
 }
 

@@ -70,7 +70,7 @@ func tsBenchLoad(b *testing.B, ts, precise bool, opts ...ttldb.Option) (*ttldb.D
 		})
 	} else {
 		c = db.Collection("m")
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("timestamp")}, ExpireAfterSeconds: ttldb.Seconds(86400)})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("timestamp")}, ExpireAfterSeconds: ttldb.Seconds(86400)})
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -135,7 +135,7 @@ func BenchmarkTimeSeries(b *testing.B) {
 			// A pass a minute through the first hour past E: each trims
 			// the readings of that minute out of the 1,000 sensors' first
 			// buckets (about 700 buckets rewritten per pass).
-			before, _ := c.CountDocuments(nil)
+			before, _ := c.CountDocuments(context.Background(), nil)
 			var took time.Duration
 			for m := 1; m <= 60; m++ {
 				clk.Set(tsBenchStart.Add(86400*time.Second + time.Duration(m)*time.Minute))
@@ -145,7 +145,7 @@ func BenchmarkTimeSeries(b *testing.B) {
 				}
 				took += time.Since(start)
 			}
-			after, _ := c.CountDocuments(nil)
+			after, _ := c.CountDocuments(context.Background(), nil)
 			b.ReportMetric(float64(before-after)/took.Seconds(), "measurements/s")
 			b.ReportMetric(float64(before-after), "trimmed")
 			db.Close()

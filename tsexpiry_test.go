@@ -31,13 +31,13 @@ func TestTimeSeriesExpiryManualExample(t *testing.T) {
 	clk.Set(time.Date(2023, 3, 27, 18, 34, 59, 0, time.UTC))
 	res := tsPass(t, db)
 	require.Zero(t, res.Deleted, "at 18:34:59 the bucket's upper limit + E has not passed")
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 2, n)
 
 	clk.Set(time.Date(2023, 3, 27, 18, 35, 0, 0, time.UTC)) // start <= now - E - span
 	res = tsPass(t, db)
 	require.Equal(t, 1, res.Deleted, "one bucket")
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n)
 	m := db.Metrics().TTL
 	require.Equal(t, int64(1), m.DeletedDocuments)
@@ -57,11 +57,11 @@ func TestTimeSeriesOldAndFreshShareBucketFate(t *testing.T) {
 	require.Equal(t, t0.Add(time.Hour+time.Minute), at, "the whole bucket: start + span + E")
 	clk.Set(t0.Add(time.Hour + time.Minute - time.Second))
 	tsPass(t, db)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 2, n, "the old measurement is long past its own threshold but stays with its bucket")
 	clk.Set(t0.Add(time.Hour + time.Minute))
 	tsPass(t, db)
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n)
 }
 
@@ -107,13 +107,13 @@ func TestTimeSeriesPreciseExpiry(t *testing.T) {
 		th := t0.Add(time.Duration(i)*10*time.Minute + time.Minute)
 		clk.Set(th.Add(-time.Nanosecond))
 		tsPass(t, db)
-		n, _ := c.CountDocuments(Document{"_id": i})
+		n, _ := c.CountDocuments(context.Background(), Document{"_id": i})
 		require.Equal(t, 1, n, "measurement %d is never trimmed before its own threshold", i)
 		clk.Set(th)
 		tsPass(t, db)
-		n, _ = c.CountDocuments(Document{"_id": i})
+		n, _ = c.CountDocuments(context.Background(), Document{"_id": i})
 		require.Zero(t, n, "measurement %d goes at its own threshold", i)
-		left, _ := c.CountDocuments(nil)
+		left, _ := c.CountDocuments(context.Background(), nil)
 		require.Equal(t, 5-i, left)
 	}
 	info, _, _ := c.TimeSeriesInfo()
@@ -193,7 +193,7 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 		"compound":             {Keys: []IndexKey{Asc("timestamp"), Asc("sensor")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(60)},
 		"negative":             {Keys: []IndexKey{Asc("timestamp")}, PartialFilterExpression: metaF, ExpireAfterSeconds: Seconds(-1)},
 	} {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidTTL, name)
 	}
@@ -203,7 +203,7 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	noMeta, err := db.CreateCollection("nometa", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "timestamp"}})
 	require.NoError(t, err)
-	_, err = noMeta.CreateIndex(hqIndex(60))
+	_, err = noMeta.CreateIndex(context.Background(), hqIndex(60))
 	require.ErrorIs(t, err, ErrTimeSeries)
 }
 
@@ -212,7 +212,7 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 // with a longer E than the collection's has no effect.
 func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(86400)))
-	name, err := c.CreateIndex(hqIndex(3600))
+	name, err := c.CreateIndex(context.Background(), hqIndex(3600))
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq, "temp": 1}, {"timestamp": t0, "sensor": "elsewhere", "temp": 2}})
 	require.NoError(t, err)
@@ -221,15 +221,15 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	require.Zero(t, tsPass(t, db).Deleted)
 	clk.Set(t0.Add(600*time.Second + time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
-	n, _ := c.CountDocuments(Document{"sensor": hq})
+	n, _ := c.CountDocuments(context.Background(), Document{"sensor": hq})
 	require.Zero(t, n, "headquarters goes after 1 hour (+ the span)")
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 1, n)
 	require.Equal(t, int64(1), db.Metrics().TTL.DeletedByIndex[IndexRef{"w", name}])
 
 	clk.Set(t0.Add(600*time.Second + 24*time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n, "the others go after 24 hours")
 
 	// A partial index longer than the collection's period has no effect.
@@ -245,13 +245,13 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 
 func TestTimeSeriesPartialTTLWithoutCollectionExpiry(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(600, nil))
-	_, err := c.CreateIndex(hqIndex(3600))
+	_, err := c.CreateIndex(context.Background(), hqIndex(3600))
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq}, {"timestamp": t0, "sensor": "other"}})
 	require.NoError(t, err)
 	clk.Set(t0.Add(1000 * time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
-	n, _ := c.CountDocuments(nil)
+	n, _ := c.CountDocuments(context.Background(), nil)
 	require.Equal(t, 1, n, "only the partial index's measurements expire")
 }
 
@@ -289,7 +289,7 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 	require.Equal(t, 1, res.Deleted, "b's bucket goes")
 	require.False(t, res.Complete)
 	require.Equal(t, 1, res.Errors)
-	n, _ := c.CountDocuments(Document{"sensor": "a"})
+	n, _ := c.CountDocuments(context.Background(), Document{"sensor": "a"})
 	require.Equal(t, 2, n, "a hook error for a1 keeps a's whole bucket")
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []any{"b1", "b2"}, events[0].IDs)
@@ -307,7 +307,7 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 	ids := []any{hooked[0]["_id"], hooked[1]["_id"]}
 	require.ElementsMatch(t, []any{"a1", "a2"}, ids)
 	require.Equal(t, "a", hooked[0]["sensor"], "hooks receive whole measurements")
-	n, _ = c.CountDocuments(nil)
+	n, _ = c.CountDocuments(context.Background(), nil)
 	require.Zero(t, n)
 }
 
@@ -407,7 +407,7 @@ func TestTimeSeriesDeleteEventMeasurements(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	before, err := c.Find(nil)
+	before, err := findDocs(c, nil)
 	require.NoError(t, err)
 	byID := map[any]Document{}
 	for _, d := range before {

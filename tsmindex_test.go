@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -58,7 +59,7 @@ func TestTimeSeriesMeasurementIndexExplain(t *testing.T) {
 	require.Equal(t, "COLLSCAN", ex.Stage)
 	require.Equal(t, 10, ex.BucketsUnpacked)
 
-	name, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("temp")}})
+	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("temp")}})
 	require.NoError(t, err)
 	ex, err = c.Explain(f)
 	require.NoError(t, err)
@@ -80,7 +81,7 @@ func TestTimeSeriesMeasurementIndexExplain(t *testing.T) {
 	require.Equal(t, 1, ex.BucketsUnpacked)
 	require.Equal(t, 1, ex.NReturned)
 	// A delete narrows them again: nothing above 95 is left.
-	_, err = c.DeleteMany(Document{"temp": 100})
+	_, err = c.DeleteMany(context.Background(), Document{"temp": 100})
 	require.NoError(t, err)
 	ex, err = c.Explain(Document{"temp": Document{"$gt": 95}})
 	require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestTimeSeriesMeasurementIndexExplain(t *testing.T) {
 // bucket is found for a query on any of its types.
 func TestTimeSeriesMeasurementIndexMixedTypes(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(3600, nil))
-	_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{
 		{"_id": 1, "timestamp": t0, "sensor": "mixed", "v": 5},
@@ -119,7 +120,7 @@ func TestTimeSeriesMeasurementIndexMixedTypes(t *testing.T) {
 		{Document{"v": Document{"$lt": 6}}, []any{1}, 1},
 		{Document{"v": Document{"$in": []any{7.5, "zzz"}}}, []any{5, 6}, 3}, // 7.5 lies in the mixed bucket's [null, true]
 	} {
-		docs, err := c.Find(tc.f, FindOptions{Sort: []IndexKey{Asc("_id")}})
+		docs, err := findDocs(c, tc.f, FindOptions{Sort: []IndexKey{Asc("_id")}})
 		require.NoError(t, err)
 		var ids []any
 		for _, d := range docs {
@@ -145,9 +146,9 @@ func TestTimeSeriesMeasurementIndexBoundsMaintained(t *testing.T) {
 	}
 	_, err := c.InsertMany(docs)
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(IndexModel{Keys: []IndexKey{Desc("d.x"), Asc("sensor")}})
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Desc("d.x"), Asc("sensor")}})
 	require.NoError(t, err)
 	requireTightBounds(t, c)
 	specs, err := c.Indexes()
@@ -161,13 +162,13 @@ func TestTimeSeriesMeasurementIndexBoundsMaintained(t *testing.T) {
 	clk.Set(t0.Add(20 * time.Minute)) // trims the first ten minutes
 	tsPass(t, db)
 	requireTightBounds(t, c)
-	n, err := c.CountDocuments(Document{"v": Document{"$lt": 10}})
+	n, err := c.CountDocuments(context.Background(), Document{"v": Document{"$lt": 10}})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "only -5 is left below 10")
-	_, err = c.DeleteMany(Document{"v": Document{"$gte": 30}})
+	_, err = c.DeleteMany(context.Background(), Document{"v": Document{"$gte": 30}})
 	require.NoError(t, err)
 	requireTightBounds(t, c)
-	_, err = c.UpdateMany(Document{"sensor": "s1"}, Document{"$set": Document{"sensor": "s9"}})
+	_, err = c.UpdateMany(context.Background(), Document{"sensor": "s1"}, Document{"$set": Document{"sensor": "s9"}})
 	require.NoError(t, err)
 	requireTightBounds(t, c)
 	ex, err := c.Explain(Document{"d.x": -25})
@@ -258,7 +259,7 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 			indexed, err := db.CreateCollection("ix", opts)
 			require.NoError(t, err)
 			plain := db.Collection("plain")
-			_, err = plain.CreateIndex(IndexModel{Keys: []IndexKey{Asc("timestamp")}, ExpireAfterSeconds: Seconds(1800)})
+			_, err = plain.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}, ExpireAfterSeconds: Seconds(1800)})
 			require.NoError(t, err)
 			all := []*Collection{plainTS, indexed, plain}
 			nextID := 0
@@ -286,9 +287,9 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 				}
 			}
 			insert(150)
-			_, err = indexed.CreateIndex(IndexModel{Keys: []IndexKey{Asc("v")}})
+			_, err = indexed.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 			require.NoError(t, err)
-			_, err = indexed.CreateIndex(IndexModel{Keys: []IndexKey{Desc("d.x")}})
+			_, err = indexed.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Desc("d.x")}})
 			require.NoError(t, err)
 			requireTightBounds(t, indexed)
 			ixScans, pruned := 0, 0
@@ -300,7 +301,7 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 					f := tsDiffFilter(r, arrays)
 					var want int
 					for i, c := range all {
-						n, err := c.DeleteMany(f)
+						n, err := c.DeleteMany(context.Background(), f)
 						require.NoError(t, err)
 						if i == 0 {
 							want = n
@@ -316,7 +317,7 @@ func TestTimeSeriesMeasurementIndexDifferential(t *testing.T) {
 					f := tsDiffFilter(r, arrays)
 					var want []Document
 					for i, c := range all {
-						got, err := c.Find(f, FindOptions{Sort: []IndexKey{Asc("_id")}})
+						got, err := findDocs(c, f, FindOptions{Sort: []IndexKey{Asc("_id")}})
 						require.NoError(t, err)
 						if i == 0 {
 							want = got

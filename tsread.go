@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -130,6 +131,12 @@ func (ts *tsColl) scan(p *tsPlan, q *findQuery, visit func(b *bucket, i int, doc
 		ex.BucketsUnpacked++
 		for i := range b.offs {
 			ex.DocsExamined++
+			if q.ctx != nil && ex.DocsExamined%cancelEvery == 0 {
+				if q.err = checkCtx(q.ctx); q.err != nil {
+					stopped = true
+					return false
+				}
+			}
 			doc := ts.measurement(b, i)
 			if !matchAll && !q.filter.Matches(doc) {
 				continue
@@ -217,12 +224,17 @@ func (ts *tsColl) run(q *findQuery) ([]Document, *Explanation, error) {
 	return docs, ex, nil
 }
 
-func (c *Collection) tsFind(ts *tsColl, filter Document, opts []FindOptions) ([]Document, *Explanation, error) {
+func (c *Collection) tsFind(ctx context.Context, ts *tsColl, filter Document, opts []FindOptions) ([]Document, *Explanation, error) {
 	q, err := c.compileQuery(filter, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ts.run(q)
+	q.ctx = ctx
+	docs, ex, err := ts.run(q)
+	if err == nil && q.err != nil {
+		return nil, nil, ctxError(c.name, q.err)
+	}
+	return docs, ex, err
 }
 
 func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) (Document, error) {
@@ -231,7 +243,7 @@ func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) 
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o.Limit = 1
-	docs, _, err := c.tsFind(ts, filter, []FindOptions{o})
+	docs, _, err := c.tsFind(context.Background(), ts, filter, []FindOptions{o})
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +253,12 @@ func (c *Collection) tsFindOne(ts *tsColl, filter Document, opts []FindOptions) 
 	return docs[0], nil
 }
 
-func (c *Collection) tsCount(ts *tsColl, filter Document) (int, error) {
+func (c *Collection) tsCount(ctx context.Context, ts *tsColl, filter Document) (int, error) {
 	q, err := c.compileQuery(filter, nil)
 	if err != nil {
 		return 0, err
 	}
+	q.ctx = ctx
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	if ts.dropped {
@@ -256,11 +269,14 @@ func (c *Collection) tsCount(ts *tsColl, filter Document) (int, error) {
 	}
 	n := 0
 	ts.scan(ts.plan(q), q, func(*bucket, int, Document) bool { n++; return true })
+	if q.err != nil {
+		return 0, ctxError(c.name, q.err)
+	}
 	return n, nil
 }
 
 func (c *Collection) tsExplain(ts *tsColl, filter Document, opts []FindOptions) (Explanation, error) {
-	_, ex, err := c.tsFind(ts, filter, opts)
+	_, ex, err := c.tsFind(context.Background(), ts, filter, opts)
 	if err != nil {
 		return Explanation{}, err
 	}
@@ -273,12 +289,12 @@ func (c *Collection) tsExplain(ts *tsColl, filter Document, opts []FindOptions) 
 // tsDelete deletes the measurements matching filter (up to limit; 0: all),
 // as MongoDB deletes from a time-series collection: by filter, on any
 // field. A bucket left empty is removed.
-func (c *Collection) tsDelete(ts *tsColl, filter Document, limit int) (int, error) {
+func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, limit int) (int, error) {
 	f, err := query.CompileFilter(filter)
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	q := &findQuery{filterDoc: f.Doc(), filter: f}
+	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.dropped {
@@ -301,6 +317,9 @@ func (c *Collection) tsDelete(ts *tsColl, filter Document, limit int) (int, erro
 		n++
 		return limit <= 0 || n < limit
 	})
+	if q.err != nil {
+		return 0, ctxError(c.name, q.err) // nothing deleted yet
+	}
 	for _, b := range order {
 		ts.keep(b, marks[b])
 	}

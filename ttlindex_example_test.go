@@ -32,7 +32,7 @@ func ExampleCollection_CreateIndex_ttl() {
 	defer db.Close()
 	eventlog := db.Collection("eventlog")
 
-	name, err := eventlog.CreateIndex(ttldb.IndexModel{
+	name, err := eventlog.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(3600),
 	})
@@ -68,12 +68,12 @@ func ExampleCollection_CreateIndex_ttl() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n, _ := eventlog.CountDocuments(nil)
+	n, _ := eventlog.CountDocuments(context.Background(), nil)
 	fmt.Printf("at %s: deleted %d, %d left\n", res.Now.Format("15:04"), res.Deleted, n)
 
 	clock.Advance(20 * time.Minute)
 	res, _ = db.RunTTLPass(context.Background())
-	n, _ = eventlog.CountDocuments(nil)
+	n, _ = eventlog.CountDocuments(context.Background(), nil)
 	fmt.Printf("at %s: deleted %d, %d left\n", res.Now.Format("15:04"), res.Deleted, n)
 	// Output:
 	// index: lastModifiedDate_1
@@ -97,7 +97,7 @@ func ExampleDB_CollMod() {
 	tickets := db.Collection("tickets")
 
 	// An ordinary index: nothing expires.
-	if _, err := tickets.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}}); err != nil {
+	if _, err := tickets.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}}); err != nil {
 		log.Fatal(err)
 	}
 	now := clock.Now()
@@ -159,7 +159,7 @@ func ExampleCollection_CreateIndex_expireDate() {
 
 	// ArangoDB's value forms (ISO 8601 strings, Unix seconds) are on by
 	// default; TTLValueForms: ttldb.TTLValuesDatesOnly turns them off.
-	if _, err := coll.CreateIndex(ttldb.IndexModel{
+	if _, err := coll.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("expireDate")},
 		ExpireAfterSeconds: ttldb.Seconds(0),
 	}); err != nil {
@@ -190,7 +190,9 @@ func ExampleCollection_CreateIndex_expireDate() {
 		res, _ := db.RunTTLPass(context.Background())
 		fmt.Printf("%s: deleted %d\n", at, res.Deleted)
 	}
-	left, _ := coll.Find(nil)
+	var left []ttldb.Document
+	cur, _ := coll.Find(context.Background(), nil)
+	_ = cur.All(context.Background(), &left)
 	fmt.Println("left:", len(left), left[0]["_id"])
 
 	// Output:

@@ -38,7 +38,7 @@ func ttlModel(field string, secs int32) IndexModel {
 
 func mustCreateIndex(t testing.TB, c *Collection, m IndexModel) string {
 	t.Helper()
-	name, err := c.CreateIndex(m)
+	name, err := c.CreateIndex(context.Background(), m)
 	require.NoError(t, err)
 	return name
 }
@@ -62,7 +62,7 @@ func pass(t testing.TB, db *DB) int {
 // remainingIDs returns the _id values left in c, sorted.
 func remainingIDs(t testing.TB, c *Collection) []any {
 	t.Helper()
-	docs, err := c.Find(nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
+	docs, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("_id")}})
 	require.NoError(t, err)
 	ids := make([]any, len(docs))
 	for i, d := range docs {
@@ -177,12 +177,12 @@ func TestTTLRule01_ExpireAfterSeconds(t *testing.T) {
 		t.Run(fmt.Sprintf("negative %d", secs), func(t *testing.T) {
 			db, _ := newTTLDB(t)
 			c := db.Collection("c")
-			_, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}, Name: "expiry", ExpireAfterSeconds: Seconds(secs)})
+			_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, Name: "expiry", ExpireAfterSeconds: Seconds(secs)})
 			require.ErrorIs(t, err, ErrInvalidTTL)
 			assert.Contains(t, err.Error(), `"expiry"`, "the message names the index")
 			assert.Contains(t, err.Error(), fmt.Sprint(secs), "the message names the value")
 			// Default name too.
-			_, err = c.CreateIndex(ttlModel("at", secs))
+			_, err = c.CreateIndex(context.Background(), ttlModel("at", secs))
 			require.ErrorIs(t, err, ErrInvalidTTL)
 			assert.Contains(t, err.Error(), `"at_1"`)
 			specs, err := c.Indexes()
@@ -219,7 +219,7 @@ func TestTTLRule02_RefusedSpecs(t *testing.T) {
 				c = db.Collection("c")
 			}
 			mustInsert(t, c, Document{"_id": 1, "at": ttlT0.Add(-time.Hour), "user": "u"})
-			_, err := c.CreateIndex(tc.model)
+			_, err := c.CreateIndex(context.Background(), tc.model)
 			require.ErrorIs(t, err, ErrInvalidTTL)
 			specs, err := c.Indexes()
 			require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestTTLRule02_RefusedSpecs(t *testing.T) {
 			// is the implicit index).
 			m := tc.model
 			m.ExpireAfterSeconds = nil
-			_, err = c.CreateIndex(m)
+			_, err = c.CreateIndex(context.Background(), m)
 			require.NoError(t, err)
 		})
 	}
@@ -243,10 +243,10 @@ func TestTTLRule03_OptionsConflict(t *testing.T) {
 	name := mustCreateIndex(t, c, ttlModel("at", 3600))
 	require.Equal(t, "at_1", name)
 
-	again, err := c.CreateIndex(ttlModel("at", 3600))
+	again, err := c.CreateIndex(context.Background(), ttlModel("at", 3600))
 	require.NoError(t, err, "the same specification again is a no-op")
 	require.Equal(t, name, again)
-	named, err := c.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}, Name: "at_1", ExpireAfterSeconds: Seconds(3600)})
+	named, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, Name: "at_1", ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
 	require.Equal(t, name, named)
 
@@ -259,7 +259,7 @@ func TestTTLRule03_OptionsConflict(t *testing.T) {
 		"same name, keys": {Keys: []IndexKey{Asc("other")}, Name: "at_1", ExpireAfterSeconds: Seconds(3600)},
 	}
 	for what, m := range conflicts {
-		_, err := c.CreateIndex(m)
+		_, err := c.CreateIndex(context.Background(), m)
 		require.ErrorIs(t, err, ErrIndexOptionsConflict, what)
 	}
 	specs, err := c.Indexes()
@@ -271,9 +271,9 @@ func TestTTLRule03_OptionsConflict(t *testing.T) {
 	// CollMod value stays.
 	_, err = c.CollMod(CollModIndex{Name: name, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
-	_, err = c.CreateIndex(ttlModel("at", 3600))
+	_, err = c.CreateIndex(context.Background(), ttlModel("at", 3600))
 	require.ErrorIs(t, err, ErrIndexOptionsConflict)
-	again, err = c.CreateIndex(ttlModel("at", 60))
+	again, err = c.CreateIndex(context.Background(), ttlModel("at", 60))
 	require.NoError(t, err)
 	require.Equal(t, name, again)
 	require.EqualValues(t, 60, *indexSpec(t, c, name).ExpireAfterSeconds)
@@ -282,10 +282,10 @@ func TestTTLRule03_OptionsConflict(t *testing.T) {
 	// CollMod to convert), and the index stays non-TTL.
 	d := db.Collection("d")
 	plain := mustCreateIndex(t, d, IndexModel{Keys: []IndexKey{Asc("at")}})
-	_, err = d.CreateIndex(ttlModel("at", 0))
+	_, err = d.CreateIndex(context.Background(), ttlModel("at", 0))
 	require.ErrorIs(t, err, ErrIndexOptionsConflict)
 	require.Nil(t, indexSpec(t, d, plain).ExpireAfterSeconds)
-	again, err = d.CreateIndex(IndexModel{Keys: []IndexKey{Asc("at")}})
+	again, err = d.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}})
 	require.NoError(t, err)
 	require.Equal(t, plain, again)
 }
@@ -444,13 +444,13 @@ func TestTTLRule06_WritesDuringBuildAreIndexed(t *testing.T) {
 	}
 
 	total := pre + int(inserted.Load())
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, total, n)
 	require.Equal(t, total, expiryLen(t, c, name), "every document, written before, during or after the build, is in the TTL index")
 	clk.Advance(time.Minute)
 	require.Equal(t, total, pass(t, db))
-	n, err = c.CountDocuments(nil)
+	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
@@ -789,7 +789,7 @@ func TestTTLRule09_ArangoValueForms(t *testing.T) {
 		db, _ := newTTLDB(t)
 		m := ttlModel("at", 0)
 		m.TTLValueForms = 7
-		_, err := db.Collection("c").CreateIndex(m)
+		_, err := db.Collection("c").CreateIndex(context.Background(), m)
 		require.ErrorIs(t, err, ErrInvalidTTL)
 	})
 }
@@ -823,7 +823,7 @@ func TestTTLRule10_NonDatesNeverExpire(t *testing.T) {
 	}
 	clk.Set(farFuture)
 	require.Equal(t, 1, pass(t, db), "only the control document expires")
-	n, err := c.CountDocuments(nil)
+	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, len(docs), n)
 	for _, d := range docs {
@@ -915,7 +915,7 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("UpdateMany re-keys all", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		res, err := c.UpdateMany(nil, Document{"$currentDate": Document{"at": true}})
+		res, err := c.UpdateMany(context.Background(), nil, Document{"$currentDate": Document{"at": true}})
 		require.NoError(t, err)
 		require.Equal(t, 2, res.ModifiedCount)
 		require.Equal(t, 2, expiryLen(t, c, name))
@@ -962,7 +962,7 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("DeleteMany removes entries", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		n, err := c.DeleteMany(nil)
+		n, err := c.DeleteMany(context.Background(), nil)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		require.Zero(t, expiryLen(t, c, name))
@@ -1010,7 +1010,7 @@ func TestTTLRule12_ServesQueriesAndSorts(t *testing.T) {
 			if tc.filter != nil {
 				require.Equal(t, tc.want, ex.DocsExamined, "only the matching keys are visited")
 			}
-			docs, err := c.Find(tc.filter, tc.opts)
+			docs, err := findDocs(c, tc.filter, tc.opts)
 			require.NoError(t, err)
 			require.Len(t, docs, tc.want)
 			if len(tc.opts.Sort) > 0 {
@@ -1161,7 +1161,7 @@ func TestTTLRule15_CollModConvert(t *testing.T) {
 
 	// The converted index is a TTL index for CreateIndex's comparisons.
 	m.ExpireAfterSeconds = Seconds(100)
-	again, err := c.CreateIndex(m)
+	again, err := c.CreateIndex(context.Background(), m)
 	require.NoError(t, err)
 	require.Equal(t, name, again)
 }

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -434,13 +435,23 @@ type UpdateResult struct {
 // ErrInvalidUpdate, ErrImmutableID, ErrValidation, ErrDuplicateKey) change
 // nothing.
 func (c *Collection) UpdateOne(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
-	return c.updateMatching(filter, update, 1, opts)
+	return c.updateMatching(context.Background(), filter, update, 1, opts)
 }
 
 // UpdateMany is UpdateOne for every matching document. It is atomic: if any
-// document cannot be updated, none is.
-func (c *Collection) UpdateMany(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
-	return c.updateMatching(filter, update, 0, opts)
+// document cannot be updated, none is. ctx stops it while it finds and
+// prepares the documents (it looks every 256 documents): cancelled or past
+// its deadline, UpdateMany changes nothing and returns an error matching
+// ctx.Err() (context.Canceled, context.DeadlineExceeded). Once the prepared
+// changes are being applied (under the collection's write lock, a step
+// that does no matching, encoding nor validation) it no longer stops. The
+// collection's writers wait for it from start to end; readers only while
+// the changes are applied.
+func (c *Collection) UpdateMany(ctx context.Context, filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return c.updateMatching(ctx, filter, update, 0, opts)
 }
 
 func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
@@ -451,9 +462,12 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 	return o
 }
 
-func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
+	}
+	if err := checkCtx(ctx); err != nil {
+		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
 		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
@@ -468,7 +482,7 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 	}
 	o := mergeUpdateOptions(opts)
 	var res UpdateResult
-	err = c.writeMatching(f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatchingCtx(ctx, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
@@ -483,6 +497,11 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 		}
 		newDocs := make([]Document, len(refs))
 		for i, ref := range refs {
+			if i%cancelEvery == cancelEvery-1 {
+				if err := checkCtx(ctx); err != nil {
+					return ctxError(s.name, err)
+				}
+			}
 			nd, changed, err := u.Apply(ref.get(), now)
 			if err != nil {
 				return fmt.Errorf("collection %q: document %v: %w", s.name, ref.get()["_id"], err)
@@ -491,10 +510,15 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 				newDocs[i] = nd
 			}
 		}
+		s.writeCtx = ctx
 		n, err := s.replaceRecords(refs, newDocs)
+		s.writeCtx = nil
 		res.ModifiedCount = n
 		return err
 	})
+	if err != nil && ctx != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		res = UpdateResult{} // cancelled: nothing matched, nothing changed
+	}
 	return res, err
 }
 
@@ -504,6 +528,13 @@ func (c *Collection) updateMatching(filterDoc, updateDoc Document, limit int, op
 // update without upsert of a missing collection must not create it.
 func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
+	return c.writeMatchingCtx(context.Background(), f, limit, upsert, res, fn)
+}
+
+// writeMatchingCtx is writeMatching stopped by ctx (nil: never) while it
+// finds the records: it then returns ctx's error and fn does not run.
+func (c *Collection) writeMatchingCtx(ctx context.Context, f *query.Filter, limit int, upsert bool, res *UpdateResult,
+	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
 			return err
@@ -511,7 +542,10 @@ func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res 
 	}
 	return c.write(func(s *collState) error {
 		now := c.db.clock.Now()
-		refs := s.matchingRecords(f, limit, now)
+		refs, err := s.matchingRecordsCtx(ctx, f, limit, now)
+		if err != nil {
+			return ctxError(s.name, err)
+		}
 		res.MatchedCount = len(refs)
 		if len(refs) == 0 && !upsert {
 			return nil
@@ -562,6 +596,11 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		if nd == nil {
 			continue
 		}
+		if i%cancelEvery == cancelEvery-1 {
+			if err := checkCtx(s.writeCtx); err != nil {
+				return 0, ctxError(s.name, err)
+			}
+		}
 		id := ref.get()["_id"]
 		if query.Compare(nd["_id"], id) != 0 {
 			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
@@ -589,6 +628,9 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 	}
 	if err := s.inWay.ready(); err != nil {
 		return 0, err
+	}
+	if err := checkCtx(s.writeCtx); err != nil {
+		return 0, ctxError(s.name, err) // the last look before the commit
 	}
 	if err := s.reserve(cost); err != nil {
 		return 0, err
@@ -677,20 +719,30 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 // DeleteOne deletes the first document matching filter and reports how many
 // it deleted (0 or 1).
 func (c *Collection) DeleteOne(filter Document) (int, error) {
-	return c.deleteMatching(filter, 1)
+	return c.deleteMatching(context.Background(), filter, 1)
 }
 
 // DeleteMany deletes every document matching filter and reports how many.
-func (c *Collection) DeleteMany(filter Document) (int, error) {
-	return c.deleteMatching(filter, 0)
+// It is atomic: ctx stops it while it finds the documents (it looks every
+// 256 documents examined, and once more just before deleting); cancelled
+// or past its deadline, it deletes nothing and returns an error matching
+// ctx.Err(). The deletion itself, under the write lock, does not stop.
+func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return c.deleteMatching(ctx, filter, 0)
 }
 
-func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) {
+func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
 	}
+	if err := checkCtx(ctx); err != nil {
+		return 0, ctxError(c.name, err)
+	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsDelete(ts, filterDoc, limit) // time-series: tsread.go
+		return c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
@@ -702,7 +754,13 @@ func (c *Collection) deleteMatching(filterDoc Document, limit int) (int, error) 
 	}
 	n := 0
 	err = c.write(func(s *collState) error {
-		refs := s.matchingRecords(f, limit, c.db.clock.Now())
+		refs, err := s.matchingRecordsCtx(ctx, f, limit, c.db.clock.Now())
+		if err == nil {
+			err = checkCtx(ctx)
+		}
+		if err != nil {
+			return ctxError(s.name, err)
+		}
 		s.mu.Lock()
 		for _, ref := range refs {
 			s.removeRecord(&ref.rec)

@@ -134,7 +134,7 @@ func newTTLDBStore(o storeOpts) (*ttldbStore, error) {
 		return nil, err
 	}
 	s.db, s.coll = db, db.Collection("events")
-	if _, err := s.coll.CreateIndex(ttldb.IndexModel{
+	if _, err := s.coll.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(ttlSeconds),
 	}); err != nil {

@@ -499,7 +499,7 @@ func trialCompact(p trialParams, out *trialOut) error {
 			return nil, nil, err
 		}
 		c := db.Collection("events")
-		_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}, ExpireAfterSeconds: ttldb.Seconds(ttlSeconds)})
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}, ExpireAfterSeconds: ttldb.Seconds(ttlSeconds)})
 		return db, c, err
 	}
 	insert := func(c *ttldb.Collection, keep func(int) bool) error {

@@ -1,6 +1,7 @@
 package prom_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +30,7 @@ func BenchmarkScrape(b *testing.B) {
 				}
 				defer db.Close()
 				c := db.Collection("sessions")
-				if _, err := c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)}); err != nil {
+				if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)}); err != nil {
 					b.Fatal(err)
 				}
 				batch := make([]ttldb.Document, 0, 10_000)

@@ -48,7 +48,7 @@ func openScenario(t testing.TB) (*ttldb.DB, *ttltest.Clock) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	for name, secs := range map[string]int32{"sessions": 0, "carts": 3600} {
-		_, err := db.Collection(name).CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(secs)})
+		_, err := db.Collection(name).CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(secs)})
 		require.NoError(t, err)
 	}
 	_, err = db.Collection("sessions").InsertMany([]ttldb.Document{
@@ -173,7 +173,7 @@ func TestCollectorPassDurations(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	c := db.Collection("c")
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
 	require.NoError(t, err)
 	for i, d := range []time.Duration{20 * time.Millisecond, 3 * time.Second, 2 * time.Minute} {
 		step = d

@@ -37,7 +37,7 @@ func openWithExpired(t *testing.T, coll string, n int) *ttldb.DB {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	c := db.Collection(coll)
-	_, err = c.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
 	require.NoError(t, err)
 	for i := range n {
 		_, err := c.InsertOne(ttldb.Document{"_id": i, "at": t0})

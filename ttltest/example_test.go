@@ -1,6 +1,7 @@
 package ttltest_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -19,7 +20,7 @@ func Example() {
 	}
 	defer db.Close()
 	sessions := db.Collection("sessions")
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(30 * 60),
 	}); err != nil {
@@ -32,12 +33,12 @@ func Example() {
 	clk.BlockUntilWaiters(1) // the monitor is asleep
 	clk.Advance(29 * time.Minute)
 	clk.BlockUntilWaiters(1) // it woke, ran a pass and sleeps again
-	n, _ := sessions.CountDocuments(nil)
+	n, _ := sessions.CountDocuments(context.Background(), nil)
 	fmt.Println("after 29 min:", n, "session")
 
 	clk.Advance(time.Minute)
 	clk.BlockUntilWaiters(1)
-	n, _ = sessions.CountDocuments(nil)
+	n, _ = sessions.CountDocuments(context.Background(), nil)
 	fmt.Println("after 30 min:", n, "sessions")
 	fmt.Println("passes:", db.Metrics().TTL.Passes)
 	// Output:

@@ -45,7 +45,7 @@ func main() {
 	defer db.Close()
 
 	events := db.Collection("eventlog")
-	name, err := events.CreateIndex(ttldb.IndexModel{
+	name, err := events.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(int32(expireAfter / time.Second)),
 	})
@@ -83,7 +83,7 @@ func main() {
 				log.Fatal(err)
 			}
 		}
-		n, err := events.CountDocuments(nil)
+		n, err := events.CountDocuments(context.Background(), nil)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -94,8 +94,12 @@ func main() {
 			break
 		}
 	}
-	left, err := events.Find(nil)
+	cur, err := events.Find(context.Background(), nil)
 	if err != nil {
+		log.Fatal(err)
+	}
+	var left []ttldb.Document
+	if err := cur.All(context.Background(), &left); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("\nleft: %d event(s)", len(left))

@@ -27,14 +27,14 @@ func main() {
 	sessions := db.Collection("sessions")
 
 	// Sessions expire one hour after they were last used.
-	ttlName, err := sessions.CreateIndex(ttldb.IndexModel{
+	ttlName, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(3600),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	userIdx, err := sessions.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}})
+	userIdx, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,8 +51,12 @@ func main() {
 	}
 
 	// A query through the index on user.
-	adas, err := sessions.Find(ttldb.Document{"user": "ada"}, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+	cur, err := sessions.Find(context.Background(), ttldb.Document{"user": "ada"}, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 	if err != nil {
+		log.Fatal(err)
+	}
+	var adas []ttldb.Document
+	if err := cur.All(context.Background(), &adas); err != nil {
 		log.Fatal(err)
 	}
 	ex, err := sessions.Explain(ttldb.Document{"user": "ada"})
@@ -79,7 +83,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	left, err := sessions.CountDocuments(nil)
+	left, err := sessions.CountDocuments(context.Background(), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func NewServer(db *ttldb.DB) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
 		ExpireAfterSeconds: ttldb.Seconds(int32(SessionTTL / time.Second)),
 	}); err != nil {

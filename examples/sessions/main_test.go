@@ -133,7 +133,7 @@ func TestExpiredSessionNeverServedNorRevived(t *testing.T) {
 	res, err := h.db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Deleted, "the expired session was still stored, unrefreshed, for the monitor")
-	n, err := h.db.Collection("sessions").CountDocuments(ttldb.Document{"_id": token})
+	n, err := h.db.Collection("sessions").CountDocuments(context.Background(), ttldb.Document{"_id": token})
 	require.NoError(t, err)
 	assert.Zero(t, n)
 
@@ -161,7 +161,7 @@ func TestLogout(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, code)
 	code, _ = h.req(http.MethodPost, "/logout", "")
 	assert.Equal(t, http.StatusUnauthorized, code, "logging out twice")
-	n, err := h.db.Collection("sessions").CountDocuments(nil)
+	n, err := h.db.Collection("sessions").CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }

@@ -69,7 +69,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := weather.CreateIndex(ttldb.IndexModel{
+	if _, err := weather.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:                    []ttldb.IndexKey{ttldb.Asc("timestamp")},
 		PartialFilterExpression: ttldb.Document{"sensor": ttldb.Document{"$eq": hq}},
 		ExpireAfterSeconds:      ttldb.Seconds(3600),
@@ -101,7 +101,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	left, _ := weather.CountDocuments(nil)
+	left, _ := weather.CountDocuments(context.Background(), nil)
 	m := db.Metrics().TTL
 	fmt.Printf("after two days: %d readings left; the monitor deleted %d buckets holding %d readings\n", left, m.DeletedDocuments, m.DeletedMeasurements)
 
@@ -114,7 +114,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := hours.CreateIndex(ttldb.IndexModel{
+	if _, err := hours.CreateIndex(context.Background(), ttldb.IndexModel{
 		Keys:                    []ttldb.IndexKey{ttldb.Asc("timestamp")},
 		PartialFilterExpression: ttldb.Document{"sensor": hq},
 		ExpireAfterSeconds:      ttldb.Seconds(3600),

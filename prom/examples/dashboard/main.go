@@ -47,7 +47,7 @@ func run(addr string, once bool) error {
 	}
 	defer db.Close()
 	sessions := db.Collection("sessions")
-	if _, err := sessions.CreateIndex(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastSeen")}, ExpireAfterSeconds: ttldb.Seconds(2)}); err != nil {
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastSeen")}, ExpireAfterSeconds: ttldb.Seconds(2)}); err != nil {
 		return err
 	}
 
