@@ -94,6 +94,19 @@ func closedCalls() []closedCall {
 			_, err := c.ReplaceOne(nil, ttldb.Document{"$set": 1})
 			return err
 		}},
+		{"FindOneAndUpdate", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			return c.FindOneAndUpdate(badFilter, badUpdate).Err()
+		}},
+		{"FindOneAndReplace", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.FindOneAndReplace(nil, badDoc).Err() }},
+		{"FindOneAndDelete", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.FindOneAndDelete(badFilter).Err() }},
+		{"BulkWrite", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.BulkWrite(context.Background(), nil)
+			return err
+		}},
+		{"BulkWrite", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.BulkWrite(context.Background(), []ttldb.WriteModel{ttldb.DeleteManyModel{Filter: badFilter}})
+			return err
+		}},
 		{"DeleteOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(badFilter); return err }},
 		{"DeleteMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.DeleteMany(context.Background(), badFilter)

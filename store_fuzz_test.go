@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ttldb/ttldb"
 )
@@ -86,6 +87,9 @@ func (b *docBuilder) rawValue(depth int) (in, want any) {
 		s := make([]byte, n)
 		for i := range s {
 			s[i] = b.byte()
+		}
+		if !utf8.Valid(s) {
+			b.bad = true // strings must be valid UTF-8
 		}
 		return string(s), nil
 	case 9:

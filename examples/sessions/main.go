@@ -1,0 +1,286 @@
+// Command sessions is an HTTP session store on ttldb: login, a sliding
+// 30-minute expiry refreshed atomically on every request, logout, and a
+// JSON metrics endpoint.
+//
+// Each request refreshes its session with one FindOneAndUpdate and
+// $currentDate: the read and the extension are one step, so the TTL
+// monitor either deletes the session before (the request gets 401) or
+// sees it refreshed; it never deletes a session a request has just
+// extended, and a request never brings back one it deleted. The collection
+// hides expired documents (HideExpired), so a session past its 30 minutes
+// is never served nor revived, even before the monitor's next pass.
+//
+// By default (-demo) it makes a few requests against an in-process server
+// on a fake clock, prints what happens and exits; -addr :8080 serves for
+// real on the system clock:
+//
+//	curl -c jar -d user=ada localhost:8080/login
+//	curl -b jar localhost:8080/me
+//	curl -b jar -X POST localhost:8080/logout
+//	curl localhost:8080/metrics
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ttldb/ttldb"
+	"github.com/ttldb/ttldb/ttltest"
+)
+
+// SessionTTL is how long a session lives after its last request.
+const SessionTTL = 30 * time.Minute
+
+// cookieName names the cookie holding the session token.
+const cookieName = "session"
+
+// Session is a stored session. Its _id is the token the client holds.
+type Session struct {
+	Token    string    `bson:"_id" json:"-"`
+	User     string    `bson:"user" json:"user"`
+	Created  time.Time `bson:"created" json:"created"`
+	LastSeen time.Time `bson:"lastSeen" json:"lastSeen"`
+}
+
+// Server serves the session store's endpoints. Its handlers are safe for
+// concurrent use.
+type Server struct {
+	db       *ttldb.DB
+	sessions *ttldb.Collection
+	mux      *http.ServeMux
+}
+
+// NewServer makes the sessions collection (HideExpired, a TTL index of
+// SessionTTL on lastSeen) in db and returns the server.
+func NewServer(db *ttldb.DB) (*Server, error) {
+	sessions, err := db.CreateCollection("sessions", ttldb.CollectionOptions{HideExpired: true})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{
+		Keys:               []ttldb.IndexKey{ttldb.Asc("lastSeen")},
+		ExpireAfterSeconds: ttldb.Seconds(int32(SessionTTL / time.Second)),
+	}); err != nil {
+		return nil, err
+	}
+	s := &Server{db: db, sessions: sessions, mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST /login", s.login)
+	s.mux.HandleFunc("GET /me", s.me)
+	s.mux.HandleFunc("POST /logout", s.logout)
+	s.mux.HandleFunc("GET /metrics", s.metrics)
+	return s, nil
+}
+
+// ServeHTTP dispatches to the endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// login starts a session for the form value user and sets its cookie.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	user := r.FormValue("user")
+	if user == "" {
+		http.Error(w, "user required", http.StatusBadRequest)
+		return
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	token := hex.EncodeToString(b[:])
+	// $currentDate writes the DB clock's time: the same clock the TTL
+	// monitor judges expiry by.
+	var sess Session
+	err := s.sessions.FindOneAndUpdate(ttldb.Document{"_id": token},
+		ttldb.Document{
+			"$set":         ttldb.Document{"user": user},
+			"$currentDate": ttldb.Document{"created": true, "lastSeen": true},
+		},
+		ttldb.FindOneAndUpdateOptions{Upsert: true, ReturnDocument: ttldb.After}).Decode(&sess)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	writeJSON(w, sess)
+}
+
+// me returns the caller's session, refreshing it: one atomic step.
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	sess, ok := s.refresh(w, r)
+	if ok {
+		writeJSON(w, sess)
+	}
+}
+
+// refresh extends the request's session by SessionTTL and returns it, or
+// answers 401 (no cookie, unknown token, or expired: HideExpired makes an
+// expired session absent, and without Upsert nothing is inserted).
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request) (Session, bool) {
+	var sess Session
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		http.Error(w, "no session", http.StatusUnauthorized)
+		return sess, false
+	}
+	err = s.sessions.FindOneAndUpdate(ttldb.Document{"_id": c.Value},
+		ttldb.Document{"$currentDate": ttldb.Document{"lastSeen": true}},
+		ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).Decode(&sess)
+	if errors.Is(err, ttldb.ErrNotFound) {
+		http.Error(w, "session expired or unknown", http.StatusUnauthorized)
+		return sess, false
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return sess, false
+	}
+	return sess, true
+}
+
+// logout deletes the caller's session.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		http.Error(w, "no session", http.StatusUnauthorized)
+		return
+	}
+	if err := s.sessions.FindOneAndDelete(ttldb.Document{"_id": c.Value}).Err(); err != nil {
+		if errors.Is(err, ttldb.ErrNotFound) {
+			http.Error(w, "session expired or unknown", http.StatusUnauthorized)
+			return
+		}
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// metrics returns the DB's metrics as JSON.
+func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
+	b, err := json.Marshal(s.db.Metrics())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func main() {
+	addr := flag.String("addr", "", "serve on this address (e.g. :8080) on the system clock; empty: run the demo and exit")
+	flag.Parse()
+	if *addr != "" {
+		if err := serve(*addr); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if err := demo(os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// serve runs the store for real: the system clock, the monitor every 60 s.
+func serve(addr string) error {
+	db, err := ttldb.Open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	srv, err := NewServer(db)
+	if err != nil {
+		return err
+	}
+	log.Printf("sessions: serving on %s", addr)
+	return http.ListenAndServe(addr, srv)
+}
+
+// demo runs a session's life against an in-process server on a fake
+// clock, with TTL passes run by hand, and prints it to out.
+func demo(out io.Writer) error {
+	clock := ttltest.NewClock(time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
+	db, err := ttldb.Open(ttldb.WithClock(clock), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	srv, err := NewServer(db)
+	if err != nil {
+		return err
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Jar: jar}
+	defer client.CloseIdleConnections()
+
+	do := func(step, method, path string, form string) error {
+		var resp *http.Response
+		var err error
+		if method == http.MethodPost {
+			resp, err = client.Post(ts.URL+path, "application/x-www-form-urlencoded", strings.NewReader(form))
+		} else {
+			resp, err = client.Get(ts.URL + path)
+		}
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-44s %-4s %-8s -> %d %s", step, method, path, resp.StatusCode, body)
+		if len(body) == 0 || body[len(body)-1] != '\n' {
+			fmt.Fprintln(out)
+		}
+		return nil
+	}
+	steps := []struct {
+		advance      time.Duration
+		step         string
+		method, path string
+		form         string
+	}{
+		{0, "09:00 ada logs in", http.MethodPost, "/login", "user=ada"},
+		{20 * time.Minute, "09:20 a request refreshes the session", http.MethodGet, "/me", ""},
+		{25 * time.Minute, "09:45 still alive: 25 min since the last", http.MethodGet, "/me", ""},
+		{31 * time.Minute, "10:16 31 min idle: expired, not served", http.MethodGet, "/me", ""},
+		{0, "10:16 grace logs in", http.MethodPost, "/login", "user=grace"},
+		{0, "10:16 grace logs out", http.MethodPost, "/logout", ""},
+		{0, "10:16 after logout", http.MethodGet, "/me", ""},
+	}
+	for _, st := range steps {
+		clock.Advance(st.advance)
+		if err := do(st.step, st.method, st.path, st.form); err != nil {
+			return err
+		}
+	}
+	res, err := db.RunTTLPass(context.Background())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "TTL pass: %d expired session(s) deleted\n", res.Deleted)
+	return do("metrics", http.MethodGet, "/metrics", "")
+}
