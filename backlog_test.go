@@ -285,3 +285,47 @@ func TestMetricsBacklogAfterConcurrentBuild(t *testing.T) {
 	assert.Equal(t, oldest, m.OldestBacklogAge)
 	assert.Positive(t, m.Backlog)
 }
+
+// Within a TTL batch (deferAdds .. flush) the counts sum the changes of one
+// key and touch the maps only when the key changes: a batch of one second's
+// documents changes each level once. After flush they equal counts kept
+// change by change, for any sequence.
+func TestExpiryCountsDeferredBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	ref, c := newExpiryCounts(), newExpiryCounts()
+	base := int64(1_770_000_000)
+	for round := range 200 {
+		// Some documents to delete, over a few seconds.
+		for range 20 {
+			sec := base + rng.Int64N(5)
+			ref.add(sec, 0, 1)
+			c.add(sec, 0, 1)
+		}
+		c.deferAdds()
+		for range rng.IntN(30) {
+			sec := base + rng.Int64N(5)
+			if rng.IntN(8) == 0 {
+				ref.add(sec, 0, 1) // a rare add inside the batch
+				c.add(sec, 0, 1)
+			} else if ref.levels[0][countKey(sec, 0)] > 0 {
+				ref.add(sec, 0, -1)
+				c.add(sec, 0, -1)
+			}
+		}
+		if round == 0 {
+			// One key repeated: the levels wait for flush.
+			k := countKey(base, 0)
+			n := c.levels[0][k]
+			c.add(base, 0, -1)
+			c.add(base, 0, -1)
+			require.Equal(t, n, c.levels[0][k], "changes of one key are deferred")
+			ref.add(base, 0, -1)
+			ref.add(base, 0, -1)
+		}
+		c.flush()
+		require.Equal(t, ref.total, c.total, "round %d", round)
+		for l := range ref.levels {
+			require.Equal(t, ref.levels[l], c.levels[l], "round %d level %d", round, l)
+		}
+	}
+}

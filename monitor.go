@@ -334,6 +334,11 @@ type monitor struct {
 	current  atomic.Pointer[CurrentOp]
 	delivery *deliveries // failed expire-hook deliveries, retried with backoff
 
+	// batch is the buffer a batch without expire hooks chooses its
+	// documents into, reused from batch to batch (passes are serialized
+	// by passSem). Empty between batches.
+	batch []chosenDoc
+
 	started  bool
 	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
 }
@@ -803,12 +808,24 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	// document's current date, so what it lists as expired now is.
 	recheck := chosen != nil
 	if !recheck {
-		chosen = s.chooseExpired(ix, batchNow, limit)
+		chosen = s.appendExpired(m.batch[:0], ix, batchNow, limit)
 		more = len(chosen) >= limit
+		// The buffer is reused by the next batch; cleared below, so that
+		// it keeps no chunk memory alive.
+		m.batch = chosen
+		defer clear(m.batch)
+	}
+	if len(m.db.cfg.observe) > 0 {
+		ids = make([]any, 0, len(chosen))
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
 	s.mu.Lock()
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.deferAdds()
+		}
+	}
 	for _, c := range chosen {
 		if recheck {
 			var verdict recheckResult
@@ -831,6 +848,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 		s.removeRecord(&c.rec)
 		n++
+	}
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.flush()
+		}
 	}
 	s.mu.Unlock()
 	s.settleMemory(0)
@@ -890,11 +912,10 @@ type chosenDoc struct {
 	rec record
 }
 
-// chooseExpired returns up to limit records at the head of ix's expiry
-// tree that are expired at now. Call holding mu or writeMu.
-func (s *collState) chooseExpired(ix *index, now time.Time, limit int) []chosenDoc {
+// appendExpired appends to out up to limit records at the head of ix's
+// expiry tree that are expired at now. Call holding mu or writeMu.
+func (s *collState) appendExpired(out []chosenDoc, ix *index, now time.Time, limit int) []chosenDoc {
 	cutoff := ix.ttl.cutoff(now)
-	out := make([]chosenDoc, 0, min(limit, 1024))
 	ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 		if !entryNotAfter(e, cutoff) {
 			return false

@@ -3,7 +3,10 @@ package ttldb
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -168,5 +171,146 @@ func openLoopReads(b *testing.B, c *Collection, ids []any, interval time.Duratio
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(sched))
+	}
+}
+
+// BenchmarkMassExpiryBackground is BenchmarkMassExpiry through the
+// background monitor as an application runs it, and as the bench's mass
+// expiry trial does: DeadlineWake, a DeleteObserver counting the IDs it is
+// given, n documents with string _id values and one shared date (every tie
+// in the expiry tree). The timer starts when the monitor is enabled and
+// stops when the observer has seen all n. The "pass" runs delete the same
+// documents with RunTTLPass and no observer, for comparison.
+func BenchmarkMassExpiryBackground(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		for _, mode := range []string{"monitor", "pass"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				deleted := 0
+				b.ReportAllocs()
+				b.StopTimer()
+				for range b.N {
+					var seen atomic.Int64
+					all := make(chan struct{})
+					opts := []Option{WithMonitor(MonitorOptions{Disabled: true, DeadlineWake: true})}
+					if mode == "monitor" {
+						opts = append(opts, WithDeleteObserver(func(ev DeleteEvent) {
+							if seen.Add(int64(len(ev.IDs))) == int64(n) {
+								close(all)
+							}
+						}))
+					}
+					db, err := Open(opts...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					fillExpired(b, db.Collection("events"), n)
+					runtime.GC()
+					b.StartTimer()
+					if mode == "monitor" {
+						db.SetTTLMonitorEnabled(true)
+						<-all
+					} else if res, err := db.RunTTLPass(context.Background()); err != nil || res.Deleted != n {
+						b.Fatalf("deleted %d of %d: %v", res.Deleted, n, err)
+					}
+					b.StopTimer()
+					deleted += n
+					_ = db.Close()
+				}
+				b.ReportMetric(float64(deleted)/b.Elapsed().Seconds(), "docs/s")
+			})
+		}
+	}
+}
+
+// fillExpired inserts n expired documents shaped like the bench's (string
+// _id values, one shared date) in InsertMany calls of 1000.
+func fillExpired(b *testing.B, c *Collection, n int) {
+	b.Helper()
+	if _, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)}); err != nil {
+		b.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	docs := make([]Document, 0, 1000)
+	for i := range n {
+		docs = append(docs, Document{"_id": fmt.Sprintf("doc:%09d", i), "user": fmt.Sprintf("user%d", i%1000), "kind": "click", "bytes": i % 4096, "lastModifiedDate": old})
+		if len(docs) == cap(docs) || i == n-1 {
+			if _, err := c.InsertMany(docs); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
+	}
+}
+
+// BenchmarkDeadlineWakeLag measures expiry lag with DeadlineWake on the
+// real clock, as the bench's lag workload does: n documents whose
+// thresholds are spread evenly over one second (one every 100 µs),
+// inserted before the first, and for each the time from its threshold to
+// the DeleteObserver's call that reports it (stamped once per batch).
+// floor=default runs the default DeadlineWakeFloor.
+func BenchmarkDeadlineWakeLag(b *testing.B) {
+	const n = 10_000
+	const spread = time.Second
+	for _, floor := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
+		name := "default"
+		if floor != 0 {
+			name = floor.String()
+		}
+		b.Run("floor="+name, func(b *testing.B) {
+			var lags []time.Duration
+			b.StopTimer()
+			for range b.N {
+				th := make(map[string]time.Time, n)
+				var mu sync.Mutex
+				done := make(chan struct{})
+				got := 0
+				obs := func(ev DeleteEvent) {
+					at := time.Now()
+					mu.Lock()
+					defer mu.Unlock()
+					for _, id := range ev.IDs {
+						lags = append(lags, at.Sub(th[id.(string)]))
+					}
+					if got += len(ev.IDs); got == n {
+						close(done)
+					}
+				}
+				db, err := Open(WithMonitor(MonitorOptions{DeadlineWake: true, DeadlineWakeFloor: floor}), WithDeleteObserver(obs))
+				if err != nil {
+					b.Fatal(err)
+				}
+				c := db.Collection("events")
+				if _, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(0)}); err != nil {
+					b.Fatal(err)
+				}
+				first := time.Now().Add(300 * time.Millisecond)
+				docs := make([]Document, n)
+				mu.Lock()
+				for i := range n {
+					id := fmt.Sprintf("doc:%09d", (i*7919)%n) // shuffled
+					t := first.Add(time.Duration((i*7919)%n) * spread / n)
+					th[id] = t
+					docs[i] = Document{"_id": id, "lastModifiedDate": t}
+				}
+				mu.Unlock()
+				if _, err := c.InsertMany(docs); err != nil {
+					b.Fatal(err)
+				}
+				if time.Now().After(first) {
+					b.Fatal("inserts ran past the first threshold")
+				}
+				b.StartTimer()
+				<-done
+				b.StopTimer()
+				_ = db.Close()
+			}
+			slices.Sort(lags)
+			q := func(p float64) float64 {
+				return float64(lags[min(int(p*float64(len(lags))), len(lags)-1)]) / float64(time.Microsecond)
+			}
+			b.ReportMetric(q(0.5), "p50-µs")
+			b.ReportMetric(q(0.99), "p99-µs")
+			b.ReportMetric(float64(lags[len(lags)-1])/float64(time.Microsecond), "max-µs")
+		})
 	}
 }

@@ -52,7 +52,7 @@ func BenchmarkFindExpired(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				s.mu.RLock()
-				got := s.chooseExpired(ix, ttlT0, DefaultMonitorBatchSize) // one monitor batch
+				got := s.appendExpired(nil, ix, ttlT0, DefaultMonitorBatchSize) // one monitor batch
 				s.mu.RUnlock()
 				if len(got) != k {
 					b.Fatalf("chose %d expired documents, want %d", len(got), k)

@@ -585,13 +585,13 @@ func TestTTLRule07_ThresholdIsInclusive(t *testing.T) {
 			clk.Set(threshold.Add(tc.offset))
 			s, ix := internalIndex(t, c, name)
 			s.mu.RLock()
-			chosen := len(s.chooseExpired(ix, clk.Now(), 10))
+			chosen := len(s.appendExpired(nil, ix, clk.Now(), 10))
 			s.mu.RUnlock()
 			want := 0
 			if tc.expired {
 				want = 1
 			}
-			require.Equal(t, want, chosen, "chooseExpired")
+			require.Equal(t, want, chosen, "appendExpired")
 			require.Equal(t, want, pass(t, db), "pass")
 		})
 	}

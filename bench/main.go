@@ -62,6 +62,7 @@ func main() {
 		idle      = flag.Duration("idle", time.Second, "latency workload: idle read phase before the threshold")
 		outDir    = flag.String("out", ".", "directory for results.json and the SVGs")
 		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the expiry phase (mass, latency) to this file")
+		traceOut  = flag.String("trace", "", "with -trial: write an execution trace of the expiry phase (mass, latency) to this file (go tool trace)")
 		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
 		workloads = flag.String("workloads", "mass,latency,compact,lag,host", "which trial kinds to run (host: workload 7)")
 	)
@@ -76,6 +77,7 @@ func main() {
 			fatalf("-trial: bad n: %v", err)
 		}
 		cpuProfile = *cpuprof
+		traceFile = *traceOut
 		sp := *spread
 		if sp == 0 {
 			sp = 10 * time.Second

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -657,7 +658,37 @@ func lagOnce(p trialParams, th []time.Time, order []int, est time.Duration, fact
 // expiry phase to (mass and latency workloads).
 var cpuProfile string
 
+// traceFile, if set, names the file the trial writes an execution trace
+// of its expiry phase to (mass and latency workloads).
+var traceFile string
+
 func startProfile() func() {
+	stopTrace := startTrace()
+	stopCPU := startCPUProfile()
+	return func() { stopCPU(); stopTrace() }
+}
+
+func startTrace() func() {
+	if traceFile == "" {
+		return func() {}
+	}
+	f, err := os.Create(traceFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trace:", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintln(os.Stderr, "trace:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}
+}
+
+func startCPUProfile() func() {
 	if cpuProfile == "" {
 		return func() {}
 	}
