@@ -25,6 +25,8 @@ func PathValues(doc map[string]any, path string) (vals []any, found bool) {
 	return vals, len(vals) > 0
 }
 
+// AppendPathValues appends to out the values the path parts reach from v,
+// descending into documents and across array elements, and returns out.
 func AppendPathValues(out []any, v any, parts []string) []any {
 	if len(parts) == 0 {
 		return append(out, v)

@@ -90,6 +90,8 @@ func CopyValue(v any) any {
 	return v
 }
 
+// JoinPath returns the dotted path of field key under parent ("" for the
+// document itself).
 func JoinPath(parent, key string) string {
 	if parent == "" {
 		return key

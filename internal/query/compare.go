@@ -38,11 +38,15 @@ type (
 	MaxKeyType struct{}
 )
 
+// MinKey and MaxKey are the values of the bound types, as index bounds use
+// them.
 var (
 	MinKey any = MinKeyType{}
 	MaxKey any = MaxKeyType{}
 )
 
+// RankOf returns v's place in the BSON type order (TypeRank); an
+// unsupported value ranks as MaxKey.
 func RankOf(v any) TypeRank {
 	switch v.(type) {
 	case nil:
@@ -262,6 +266,8 @@ func compareDocuments(a, b map[string]any) int {
 	return cmp.Compare(len(ka), len(kb))
 }
 
+// SortedKeys returns m's keys in ascending order, the order documents
+// compare their fields in.
 func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
