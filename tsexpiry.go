@@ -142,15 +142,16 @@ type tsChosen struct {
 }
 
 // choose returns up to limit buckets expired at cutoff (see
-// tsExpiry.cutoff), skipping those set aside in this pass. Call holding the
-// collection's mu.
-func (e *tsExpiry) choose(cutoff time.Time, limit int, pass uint64) (out []tsChosen, more bool) {
+// tsExpiry.cutoff), skipping those set aside in this pass or whose retry
+// is not due at now (a zero now: every set-aside bucket not of this pass,
+// for Explain). Call holding the collection's mu.
+func (e *tsExpiry) choose(cutoff time.Time, limit int, pass uint64, now time.Time) (out []tsChosen, more bool) {
 	cs, cn := cutoff.Unix(), int32(cutoff.Nanosecond())
 	e.tree.Ascend(func(en tsExpEntry) bool {
 		if en.sec > cs || en.sec == cs && en.nsec > cn {
 			return false
 		}
-		if p, ok := e.setAside[en.b]; ok && p == pass {
+		if p, ok := e.setAside[en.b]; ok && (p == pass || !now.IsZero() && !e.retryDue(now)) {
 			return true
 		}
 		out = append(out, tsChosen{b: en.b, ver: en.b.ver, cut: cutoff, whole: !e.ts.opts.PreciseExpiry || !en.b.max.After(cutoff)})
@@ -192,9 +193,10 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 			ts.mu.RUnlock()
 			return 0, nil, false, batchNow, errIndexDropped
 		}
-		cut, on := e.cutoff(earlier(passNow, m.db.clock.Now()))
+		now := earlier(passNow, m.db.clock.Now())
+		cut, on := e.cutoff(now)
 		if on {
-			chosen, more = e.choose(cut, limit, pass)
+			chosen, more = e.choose(cut, limit, pass, now)
 		}
 		offered := make([][]Document, len(chosen))
 		for j := range chosen {
@@ -238,19 +240,15 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		ts.mu.Unlock()
 		return 0, nil, false, batchNow, errIndexDropped
 	}
-	for _, b := range failed {
-		if !b.removed {
-			e.setAside[b] = pass
-		}
-	}
 	batchNow = earlier(passNow, m.db.clock.Now())
+	e.backOff(failed, pass, batchNow, m.opts.Load())
 	cut, on := e.cutoff(batchNow)
 	if !on {
 		ts.mu.Unlock()
 		return 0, nil, true, batchNow, nil // turned off by CollModTimeSeries meanwhile
 	}
 	if !hooks {
-		chosen, more = e.choose(cut, limit, pass)
+		chosen, more = e.choose(cut, limit, pass, batchNow)
 	}
 	retry := false
 	removed := 0
@@ -416,7 +414,7 @@ func (c *Collection) tsExplainTTLDelete(ts *tsColl, name string) (Explanation, e
 	if o.MaxCollectionRemoves > 0 {
 		limit = min(limit, o.MaxCollectionRemoves)
 	}
-	chosen, _ := e.choose(cut, max(limit, 1), 0)
+	chosen, _ := e.choose(cut, max(limit, 1), 0, time.Time{})
 	if limit <= 0 {
 		chosen = nil
 	}

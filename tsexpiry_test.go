@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -302,7 +303,10 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 	fail = false
 	mu.Unlock()
 	res = tsPass(t, db)
-	require.Equal(t, 1, res.Deleted, "retried at the next pass")
+	require.Equal(t, 0, res.Deleted, "the failed bucket backs off")
+	clk.Advance(DefaultDeadlineWakeFloor) // the first backoff step
+	res = tsPass(t, db)
+	require.Equal(t, 1, res.Deleted, "retried once its backoff has passed")
 	require.Len(t, hooked, 2)
 	ids := []any{hooked[0]["_id"], hooked[1]["_id"]}
 	require.ElementsMatch(t, []any{"a1", "a2"}, ids)
@@ -482,4 +486,82 @@ func TestTimeSeriesDeleteEventDecodesLazily(t *testing.T) {
 	require.Equal(t, n, seen)
 	perMeasurement := float64(after.Mallocs-before.Mallocs) / n
 	require.Less(t, perMeasurement, 2.0, "the pass decoded measurements nobody asked for")
+}
+
+// TestTimeSeriesHookFailureBackoff: a bucket whose hook always fails is
+// offered again after a backoff that doubles from the wake floor up to
+// Interval, as documents are (TestHookFailureBackoff), so DeadlineWake does
+// not call the hook at every wake; other buckets of the rule still expire
+// at their threshold, and a clock stepped back makes the retry due at once.
+func TestTimeSeriesHookFailureBackoff(t *testing.T) {
+	const floor, interval = time.Millisecond, time.Minute
+	var (
+		mu    sync.Mutex
+		calls []time.Time // of the failing bucket
+	)
+	var clk interface{ Now() time.Time }
+	hook := func(ctx context.Context, b ExpiredBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range b.Docs {
+			if d["sensor"] == "poison" {
+				calls = append(calls, clk.Now())
+				return errors.New("archive refuses it")
+			}
+		}
+		return nil
+	}
+	db, fake := openMon(t, quiet(MonitorOptions{DeadlineWake: true, DeadlineWakeFloor: floor, Interval: interval}), WithOnExpire(hook))
+	clk = fake
+	ex := int32(0)
+	c, err := db.CreateCollection("w", CollectionOptions{
+		TimeSeries:         &TimeSeriesOptions{TimeField: "timestamp", MetaField: "sensor", BucketMaxSpanSeconds: 60, BucketRoundingSeconds: 60},
+		ExpireAfterSeconds: &ex,
+	})
+	require.NoError(t, err)
+	start := fake.Now().Truncate(time.Minute).Add(-2 * time.Minute)
+	_, err = c.InsertOne(Document{"timestamp": start, "sensor": "poison"})
+	require.NoError(t, err)
+
+	end := fake.Now().Add(10 * time.Minute)
+	freshAt := fake.Now().Add(5*time.Minute + 30*time.Second)
+	inserted := false
+	for i := 0; fake.Now().Before(end); i++ {
+		require.Less(t, i, 10000, "the monitor keeps waking: %d hook calls", len(calls))
+		if !inserted && !fake.Now().Before(freshAt) {
+			inserted = true
+			_, err := c.InsertOne(Document{"timestamp": fake.Now().Add(-time.Minute), "sensor": "fresh"})
+			require.NoError(t, err)
+		}
+		fake.Advance(db.monitor.sleepFor(fake.Now()))
+		_, err := db.RunTTLPass(context.Background())
+		require.NoError(t, err)
+	}
+	require.True(t, inserted)
+	n, err := c.CountDocuments(context.Background(), Document{"sensor": "fresh"})
+	require.NoError(t, err)
+	assert.Zero(t, n, "the fresh bucket went while the failing one backs off")
+
+	mu.Lock()
+	got := len(calls)
+	for i := 1; i < len(calls); i++ {
+		want := min(floor<<(i-1), interval)
+		assert.Equal(t, want, calls[i].Sub(calls[i-1]), "gap %d", i)
+	}
+	mu.Unlock()
+	assert.Less(t, got, 40, "hook calls in 10 minutes (without backoff: one per wake, thousands)")
+	assert.Greater(t, got, 10)
+
+	// A failure while the clock is a day fast, then the clock corrected:
+	// the retry is due at once, not a day later.
+	now := fake.Now()
+	fake.Set(now.Add(24 * time.Hour))
+	_, err = db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	fake.Set(now)
+	_, err = db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	mu.Lock()
+	assert.Equal(t, got+2, len(calls), "offered with the clock fast, then again at the first pass after the correction")
+	mu.Unlock()
 }

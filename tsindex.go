@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -130,6 +131,17 @@ type tsExpiry struct {
 	// that failed them: not offered again in that pass. Guarded by the
 	// collection's mu; written in a pass.
 	setAside map[*bucket]uint64
+	// The backoff of set-aside buckets, as expirehook.go's per index:
+	// every pass in which a bucket's hook fails doubles hookDelay (from the
+	// wake floor up to Interval) and sets retryAt = now + hookDelay; until
+	// then set-aside buckets are not offered, nor do they wake the monitor.
+	// backedOffAt (that now) tells when the clock has since stepped back:
+	// the retry is then due at once. Reset when none is set aside. Guarded
+	// like setAside.
+	hookDelay   time.Duration
+	retryAt     time.Time
+	backedOffAt time.Time
+	bumped      uint64 // the pass that last set hookDelay
 	// lastMeasurements and lastRemoved are the last batch's removals, for
 	// the monitor to report (CurrentOp, DeleteEvent). Written and read by
 	// the pass only.
@@ -243,11 +255,47 @@ func (e *tsExpiry) thresholdOf(b *bucket) (time.Time, bool) {
 // earliestThreshold returns the earliest threshold of any bucket under the
 // rule. Call holding the collection's mu.
 func (e *tsExpiry) earliestThreshold() (time.Time, bool) {
-	first, ok := e.tree.Min()
-	if !ok {
-		return time.Time{}, false
+	// Set-aside buckets wake the monitor at their retry, not at their
+	// threshold: the walk passes over at most len(setAside) of them.
+	var best time.Time
+	found := false
+	e.tree.Ascend(func(en tsExpEntry) bool {
+		if _, aside := e.setAside[en.b]; aside {
+			return true
+		}
+		best, found = e.thresholdOf(en.b)
+		return false
+	})
+	if len(e.setAside) > 0 && (!found || e.retryAt.Before(best)) {
+		best, found = e.retryAt, true
 	}
-	return e.thresholdOf(first.b)
+	return best, found
+}
+
+// retryDue reports whether set-aside buckets may be offered again at now:
+// their retry time has come, or the clock stepped back behind the moment
+// the backoff was set.
+func (e *tsExpiry) retryDue(now time.Time) bool {
+	return !now.Before(e.retryAt) || now.Before(e.backedOffAt)
+}
+
+// backOff sets failed buckets aside and backs the rule off (see
+// tsExpiry.hookDelay). Call holding the collection's mu, in a pass.
+func (e *tsExpiry) backOff(failed []*bucket, pass uint64, now time.Time, o *MonitorOptions) {
+	for _, b := range failed {
+		if !b.removed {
+			e.setAside[b] = pass
+		}
+	}
+	if len(e.setAside) == 0 {
+		e.hookDelay = 0
+		return
+	}
+	if len(failed) > 0 && e.bumped != pass {
+		e.bumped = pass
+		e.hookDelay = max(min(cmp.Or(2*e.hookDelay, o.DeadlineWakeFloor), o.Interval), time.Nanosecond)
+		e.retryAt, e.backedOffAt = now.Add(e.hookDelay), now
+	}
 }
 
 // earliestThresholdOf returns when a bucket's first measurements expire
