@@ -63,19 +63,51 @@ type indexDeliveries struct {
 	parked map[string]*parkedDoc // by _id key (idKey)
 	oldest time.Time             // the earliest since among parked
 
-	// The backoff: parked documents are retried from retryAt, in the first
-	// pass at or after it (round). Every pass in which a delivery of the
-	// index fails doubles delay (bumped), from the wake floor up to the
-	// monitor's Interval, and sets retryAt = now + delay. The backoff is
-	// read on the wall clock, so backedOffAt (that now) tells when the
-	// clock has since stepped back: the retry is then due at once, never a
-	// step's length late (see due).
+	// Parked documents are retried when the backoff is due, in the first
+	// pass at or after it (round).
+	backoff hookBackoff
+	round   uint64   // the pass retrying the parked documents
+	queue   []string // keys of parked documents the round has still to try
+}
+
+// hookBackoff is the retry schedule of one index's (or time-series
+// rule's) failed deliveries: every pass in which a delivery fails doubles
+// delay, from the wake floor up to the monitor's Interval, and sets
+// retryAt = now + delay. It is read on the wall clock, so backedOffAt (that
+// now) tells when the clock has since stepped back: the retry is then due
+// at once, never a step's length late.
+type hookBackoff struct {
 	delay       time.Duration
 	retryAt     time.Time
 	backedOffAt time.Time
-	bumped      uint64   // the pass that last set delay
-	round       uint64   // the pass retrying the parked documents
-	queue       []string // keys of parked documents the round has still to try
+	bumped      uint64 // the pass that last set delay
+}
+
+// bump backs off after a failure in pass, once per pass.
+func (b *hookBackoff) bump(pass uint64, now time.Time, o *MonitorOptions) {
+	if b.bumped == pass {
+		return
+	}
+	b.bumped = pass
+	b.delay = max(min(cmp.Or(2*b.delay, o.DeadlineWakeFloor), o.Interval), time.Nanosecond)
+	b.retryAt, b.backedOffAt = now.Add(b.delay), now
+}
+
+// due reports whether the retry is due at now: retryAt has come, or the
+// clock has stepped back behind the moment the backoff was set (a
+// wall-clock deadline set by a clock that was fast would otherwise wait for
+// as long as the clock was wrong).
+func (b *hookBackoff) due(now time.Time) bool {
+	return !now.Before(b.retryAt) || now.Before(b.backedOffAt)
+}
+
+// next returns when the retry is due, seen at now: now itself where the
+// clock has stepped back since the backoff was set.
+func (b *hookBackoff) next(now time.Time) time.Time {
+	if now.Before(b.backedOffAt) {
+		return now
+	}
+	return b.retryAt
 }
 
 // parkedDoc is one failed delivery.
@@ -124,7 +156,7 @@ func (d *deliveries) endPass(db *DB, res *PassResult) {
 func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit int) (chosen []chosenDoc, retry bool) {
 	cutoff := ix.ttl.cutoff(passNow)
 	e := d.byIndex[ix]
-	if e != nil && e.round != d.pass && e.due(passNow) {
+	if e != nil && e.round != d.pass && e.backoff.due(passNow) {
 		// The retry is due: this pass offers every parked document once.
 		d.mu.Lock()
 		e.round = d.pass
@@ -200,20 +232,7 @@ func (d *deliveries) park(t ttlTarget, failed []chosenDoc, now time.Time, o *Mon
 		}
 		p.rec = c.rec
 	}
-	if e.bumped != d.pass {
-		e.bumped = d.pass
-		e.delay = max(min(cmp.Or(2*e.delay, o.DeadlineWakeFloor), o.Interval), time.Nanosecond)
-		e.retryAt = now.Add(e.delay)
-		e.backedOffAt = now
-	}
-}
-
-// due reports whether the index's retry is due at now: retryAt has come,
-// or the clock has stepped back behind the moment the backoff was set (a
-// wall-clock deadline set by a clock that was fast would otherwise wait for
-// as long as the clock was wrong).
-func (e *indexDeliveries) due(now time.Time) bool {
-	return !now.Before(e.retryAt) || now.Before(e.backedOffAt)
+	e.backoff.bump(d.pass, now, o)
 }
 
 // unpark forgets the failed deliveries of documents now delivered. Call in
@@ -279,10 +298,7 @@ func (d *deliveries) nextRetry(now time.Time) (time.Time, bool) {
 	defer d.mu.Unlock()
 	var at time.Time
 	for _, e := range d.byIndex {
-		next := e.retryAt
-		if now.Before(e.backedOffAt) {
-			next = now
-		}
+		next := e.backoff.next(now)
 		if at.IsZero() || next.Before(at) {
 			at = next
 		}

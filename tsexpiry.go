@@ -151,7 +151,7 @@ func (e *tsExpiry) choose(cutoff time.Time, limit int, pass uint64, now time.Tim
 		if en.sec > cs || en.sec == cs && en.nsec > cn {
 			return false
 		}
-		if p, ok := e.setAside[en.b]; ok && (p == pass || !now.IsZero() && !e.retryDue(now)) {
+		if p, ok := e.setAside[en.b]; ok && (p == pass || !now.IsZero() && !e.backoff.due(now)) {
 			return true
 		}
 		out = append(out, tsChosen{b: en.b, ver: en.b.ver, cut: cutoff, whole: !e.ts.opts.PreciseExpiry || !en.b.max.After(cutoff)})

@@ -1,7 +1,6 @@
 package ttldb
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -131,17 +130,11 @@ type tsExpiry struct {
 	// that failed them: not offered again in that pass. Guarded by the
 	// collection's mu; written in a pass.
 	setAside map[*bucket]uint64
-	// The backoff of set-aside buckets, as expirehook.go's per index:
-	// every pass in which a bucket's hook fails doubles hookDelay (from the
-	// wake floor up to Interval) and sets retryAt = now + hookDelay; until
-	// then set-aside buckets are not offered, nor do they wake the monitor.
-	// backedOffAt (that now) tells when the clock has since stepped back:
-	// the retry is then due at once. Reset when none is set aside. Guarded
-	// like setAside.
-	hookDelay   time.Duration
-	retryAt     time.Time
-	backedOffAt time.Time
-	bumped      uint64 // the pass that last set hookDelay
+	// backoff schedules the set-aside buckets' retry, as a TTL index's
+	// failed deliveries (expirehook.go): until it is due they are not
+	// offered, nor do they wake the monitor. Reset when none is set aside.
+	// Guarded like setAside.
+	backoff hookBackoff
 	// lastMeasurements and lastRemoved are the last batch's removals, for
 	// the monitor to report (CurrentOp, DeleteEvent). Written and read by
 	// the pass only.
@@ -266,21 +259,14 @@ func (e *tsExpiry) earliestThreshold() (time.Time, bool) {
 		best, found = e.thresholdOf(en.b)
 		return false
 	})
-	if len(e.setAside) > 0 && (!found || e.retryAt.Before(best)) {
-		best, found = e.retryAt, true
+	if len(e.setAside) > 0 && (!found || e.backoff.retryAt.Before(best)) {
+		best, found = e.backoff.retryAt, true
 	}
 	return best, found
 }
 
-// retryDue reports whether set-aside buckets may be offered again at now:
-// their retry time has come, or the clock stepped back behind the moment
-// the backoff was set.
-func (e *tsExpiry) retryDue(now time.Time) bool {
-	return !now.Before(e.retryAt) || now.Before(e.backedOffAt)
-}
-
 // backOff sets failed buckets aside and backs the rule off (see
-// tsExpiry.hookDelay). Call holding the collection's mu, in a pass.
+// tsExpiry.backoff). Call holding the collection's mu, in a pass.
 func (e *tsExpiry) backOff(failed []*bucket, pass uint64, now time.Time, o *MonitorOptions) {
 	for _, b := range failed {
 		if !b.removed {
@@ -288,13 +274,11 @@ func (e *tsExpiry) backOff(failed []*bucket, pass uint64, now time.Time, o *Moni
 		}
 	}
 	if len(e.setAside) == 0 {
-		e.hookDelay = 0
+		e.backoff = hookBackoff{}
 		return
 	}
-	if len(failed) > 0 && e.bumped != pass {
-		e.bumped = pass
-		e.hookDelay = max(min(cmp.Or(2*e.hookDelay, o.DeadlineWakeFloor), o.Interval), time.Nanosecond)
-		e.retryAt, e.backedOffAt = now.Add(e.hookDelay), now
+	if len(failed) > 0 {
+		e.backoff.bump(pass, now, o)
 	}
 }
 
