@@ -34,6 +34,7 @@ type DB struct {
 	mem     atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
 	monitor *monitor
 	metrics *metricsRecorder
+	ops     committer // numbers committed ops and hands them on (commit.go)
 }
 
 // Option configures Open.
