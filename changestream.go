@@ -148,11 +148,11 @@ type ChangeStream struct {
 
 	// The filters: a mask of operationTypes bits, the collections (nil:
 	// all).
-	types  uint16
-	colls  []string
+	types   uint16
+	colls   []string
 	fullDoc bool
-	before FullDocument
-	maxLag uint64
+	before  FullDocument
+	maxLag  uint64
 
 	// The place: op is the op being read (nil between ops), idx its next
 	// event, n its event count; next is the Seq of the op after it.
