@@ -223,7 +223,7 @@ func (b *changeBuffer) holds(t ResumeToken, head uint64) error {
 func (db *DB) attachChanges() {
 	b := newChangeBuffer(db.cfg.changes.Size)
 	if db.cfg.changes.PreImages {
-		db.ops.wantPreImages(1)
+		db.ops.requestPreImages(true)
 	}
 	last := db.ops.attach(b)
 	b.first = last + 1

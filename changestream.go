@@ -272,7 +272,7 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 	}
 	cs.buf = buf
 	if cs.before != FullDocumentOff {
-		db.ops.wantPreImages(1)
+		db.ops.requestPreImages(true)
 		cs.preImages = true
 		db.preImageBarrier()
 	}
@@ -493,7 +493,7 @@ func (cs *ChangeStream) Close() error {
 		cs.closed.Store(true)
 		close(cs.done)
 		if cs.preImages {
-			cs.db.ops.wantPreImages(-1)
+			cs.db.ops.requestPreImages(false)
 		}
 	})
 	return nil

@@ -289,7 +289,7 @@ func TestChangeStreamPreImages(t *testing.T) {
 	require.NoError(t, err)
 	none := watchT(t, db)
 	assert.True(t, db.ops.preImagesWanted())
-	assert.Equal(t, int64(2), db.ops.preImages.Load())
+	assert.Equal(t, int32(2), db.ops.preImages.Load())
 
 	before := enc(t, Document{"_id": 1, "v": "old"})
 	withPre := delOp(t, "c", 1)
@@ -312,7 +312,7 @@ func TestChangeStreamPreImages(t *testing.T) {
 
 	require.NoError(t, when.Close())
 	require.NoError(t, when.Close())
-	assert.Equal(t, int64(1), db.ops.preImages.Load(), "Close withdraws the request, once")
+	assert.Equal(t, int32(1), db.ops.preImages.Load(), "Close withdraws the request, once")
 	require.NoError(t, req.Close())
 	assert.False(t, db.ops.preImagesWanted())
 
