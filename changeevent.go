@@ -287,11 +287,11 @@ func afterEvent(op *Op, i int) ResumeToken {
 // documentKeyOf returns {_id: v} for the encoded document doc: one small
 // allocation, the _id's bytes copied as they are.
 func documentKeyOf(doc RawDocument) RawDocument {
-	k, ok := codec.IDDocument(doc)
+	raw, ok := codec.EncodedFieldRaw(doc, "_id")
 	if !ok {
 		return nil
 	}
-	return k
+	return codec.AppendRawField(append(make([]byte, 0, 5+len(raw)), 1), "_id", raw)
 }
 
 // describeUpdate builds the UpdateDescription of an update document (as

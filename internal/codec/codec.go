@@ -669,18 +669,3 @@ func CloneValue(v any, path string) (any, error) {
 	d := decoder{b: e.buf}
 	return d.value(), nil
 }
-
-// IDDocument returns the document {_id: v} for the encoded document b,
-// copying the _id's encoded value as it is (one allocation, no decoding).
-// ok is false when b has no _id.
-func IDDocument(b []byte) (doc []byte, ok bool) {
-	d := decoder{b: b}
-	if !d.findField("_id") {
-		return nil, false
-	}
-	start := d.i
-	d.skipValue()
-	doc = make([]byte, 0, 5+d.i-start)
-	doc = append(doc, 1, 3, '_', 'i', 'd')
-	return append(doc, b[start:d.i]...), true
-}
