@@ -1,0 +1,65 @@
+package ttldb_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/ttldb/ttldb"
+)
+
+// BenchmarkWatchInsert is BenchmarkInsertOne (1e5 documents pre-loaded)
+// with 0, 1 and 4 change streams attached, each reading every event on
+// its own goroutine as the inserts run. With none attached, writes build
+// no ops. After the timed loop each stream must have read every insert
+// (checked, not timed). Compare the sub-benchmarks of one run:
+//
+//	go test -run '^$' -bench 'WatchInsert' -count 8 .
+func BenchmarkWatchInsert(b *testing.B) {
+	const size = 100_000
+	for _, watchers := range []int{0, 1, 4} {
+		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+			db, c := loadBench(b, size)
+			defer db.Close()
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			read := make([]int, watchers)
+			errs := make([]error, watchers)
+			streams := make([]*ttldb.ChangeStream, watchers)
+			for w := range watchers {
+				cs, err := db.Watch(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				streams[w] = cs
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for read[w] < b.N && cs.Next(ctx) {
+						if cs.Event().OperationType == ttldb.OperationInsert {
+							read[w]++
+						}
+					}
+					errs[w] = cs.Err()
+				}()
+			}
+			groups := benchGroups(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := size; i < size+b.N; i++ {
+				if _, err := c.InsertOne(ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			wg.Wait()
+			for w, cs := range streams {
+				if read[w] != b.N || errs[w] != nil {
+					b.Fatalf("watcher %d read %d of %d inserts: %v", w, read[w], b.N, errs[w])
+				}
+				cs.Close()
+			}
+		})
+	}
+}
