@@ -24,7 +24,7 @@ func ExampleCollection_Watch() {
 	})
 
 	cs, err := sessions.Watch(ctx, ttldb.ChangeStreamOptions{
-		FullDocument:             ttldb.FullDocumentUpdateLookup, // updates carry the new document
+		FullDocument:             ttldb.FullDocumentUpdateLookup,  // updates carry the new document
 		FullDocumentBeforeChange: ttldb.FullDocumentWhenAvailable, // updates and deletes the old one
 	})
 	if err != nil {
