@@ -1,0 +1,4 @@
+package ttldb
+
+// ThreadCPU is threadCPU for the benchmarks of package ttldb_test.
+var ThreadCPU = threadCPU
