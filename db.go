@@ -34,7 +34,7 @@ type DB struct {
 	mem     atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
 	monitor *monitor
 	metrics *metricsRecorder
-	ops     committer // numbers committed ops and hands them on (commit.go)
+	ops     committer  // numbers committed ops and hands them on (commit.go)
 	applyMu sync.Mutex // serializes Apply calls (opapply.go)
 }
 
