@@ -370,10 +370,10 @@ func TestApplyExpire(t *testing.T) {
 	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	_, err = c.InsertMany([]Document{
-		{"_id": 1, "at": opEpoch},                      // expired at the cutoff
+		{"_id": 1, "at": opEpoch},                       // expired at the cutoff
 		{"_id": 2, "at": opEpoch.Add(30 * time.Second)}, // expires exactly at it
 		{"_id": 3, "at": opEpoch.Add(31 * time.Second)}, // not expired at it
-		{"_id": 4},                                      // no date
+		{"_id": 4}, // no date
 	})
 	require.NoError(t, err)
 	var events []DeleteEvent
