@@ -243,14 +243,14 @@ func (db *DB) closeChanges() {
 // preImageBarrier returns once every write that may have built its ops
 // before the committer's pre-image count went up has committed them: it
 // takes and releases each collection's write lock, under which writes
-// build and commit their ops. Ops committed after it returns carry
-// pre-images (while the count stays up).
+// decide whether to keep pre-images and commit their ops. Ops committed
+// after it returns carry pre-images (while the count stays up). Call it
+// after raising the count: a collection missing from the snapshot was
+// added to the DB after that, so its writes see the count up. No lock is
+// held while a write lock is awaited (DropCollection takes a write lock
+// before DB.mu).
 func (db *DB) preImageBarrier() {
-	// Holding DB.mu for reading, no collection can be created meanwhile;
-	// one created after it is released sees the count already up.
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	for _, st := range db.collections {
+	for _, st := range db.snapshotCollections() {
 		st.writeMu.Lock()
 		//lint:ignore SA2001 an empty critical section: waiting for the write under way is the point
 		st.writeMu.Unlock()

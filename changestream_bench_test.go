@@ -3,7 +3,6 @@ package ttldb
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -14,7 +13,7 @@ import (
 // goroutine while the pass runs. The timer covers the pass; the stream
 // must then have received every deletion, each marked Expired (checked;
 // delivered-ms reports when its last event arrived, from the pass's
-// start; pass-cpu-ms the CPU time of the pass's thread, Linux only).
+// start).
 // Compare the sub-benchmarks of one run:
 //
 //	go test -run '^$' -bench 'WatchMassExpiry' -benchtime 1x -count 5 .
@@ -22,10 +21,7 @@ func BenchmarkWatchMassExpiry(b *testing.B) {
 	const n = 1_000_000
 	for _, watchers := range []int{0, 1} {
 		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
-			var passTime, deliveredTime, cpu time.Duration
-			cpuOK := true
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
+			var passTime, deliveredTime time.Duration
 			b.ReportAllocs()
 			b.StopTimer()
 			for range b.N {
@@ -54,14 +50,10 @@ func BenchmarkWatchMassExpiry(b *testing.B) {
 					}()
 				}
 				start := time.Now()
-				cpu0, ok0 := threadCPU()
 				b.StartTimer()
 				res, err := db.RunTTLPass(ctx)
 				b.StopTimer()
 				passTime += time.Since(start)
-				cpu1, ok1 := threadCPU()
-				cpu += cpu1 - cpu0
-				cpuOK = cpuOK && ok0 && ok1
 				if err != nil || res.Deleted != n {
 					b.Fatalf("deleted %d of %d: %v", res.Deleted, n, err)
 				}
@@ -75,9 +67,6 @@ func BenchmarkWatchMassExpiry(b *testing.B) {
 				_ = db.Close()
 			}
 			b.ReportMetric(float64(n*b.N)/passTime.Seconds(), "docs/s")
-			if cpuOK {
-				b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "pass-cpu-ms")
-			}
 			if watchers == 1 {
 				b.ReportMetric(float64(deliveredTime.Milliseconds())/float64(b.N), "delivered-ms")
 			}

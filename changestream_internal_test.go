@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -671,4 +673,61 @@ func TestChangeStreamClosedDBFirst(t *testing.T) {
 	_, err = db.Collection("a").Watch(context.Background())
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.False(t, errors.Is(err, ErrInvalidOptions))
+}
+
+// TestChangeStreamPreImageBarrierWithDrops: opening streams that ask for
+// pre-images while collections are dropped and written (DropCollection
+// takes a collection's write lock before the DB's) never deadlocks, and
+// every stream sees pre-images for the ops after its start.
+func TestChangeStreamPreImageBarrierWithDrops(t *testing.T) {
+	db := openCS(t)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := db.Collection(fmt.Sprintf("c%d", w))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, _ = c.InsertOne(Document{"_id": i % 5})
+				_, _ = c.DeleteOne(Document{"_id": (i + 2) % 5})
+				if i%7 == 0 {
+					_ = db.DropCollection(c.Name())
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			cs, err := db.Watch(ctx, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired, OperationTypes: []OperationType{OperationDelete}})
+			if !assert.NoError(t, err) {
+				return
+			}
+			for range 3 {
+				if !cs.Next(ctx) {
+					break
+				}
+				assert.NotNil(t, cs.Event().FullDocumentBeforeChange)
+			}
+			assert.NoError(t, cs.Err())
+			cs.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Error("Watch with pre-images did not return: deadlock")
+	}
+	close(stop)
+	wg.Wait()
+	<-done
+	assert.False(t, db.ops.preImagesWanted(), "every stream withdrew its request")
 }

@@ -3,7 +3,6 @@ package ttldb_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -14,9 +13,7 @@ import (
 // with 0, 1 and 4 change streams attached, each reading every event on
 // its own goroutine as the inserts run. With none attached, writes build
 // no ops. After the timed loop each stream must have read every insert
-// (checked, not timed). writer-cpu-ns/op is the CPU time the inserting
-// goroutine's thread used per insert (Linux only): on a shared machine it
-// varies less than ns/op. Compare the sub-benchmarks of one run:
+// (checked, not timed). Compare the sub-benchmarks of one run:
 //
 //	go test -run '^$' -bench 'WatchInsert' -count 8 .
 func BenchmarkWatchInsert(b *testing.B) {
@@ -48,20 +45,14 @@ func BenchmarkWatchInsert(b *testing.B) {
 				}()
 			}
 			groups := benchGroups(size)
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0, cpuOK := ttldb.ThreadCPU()
 			for i := size; i < size+b.N; i++ {
 				if _, err := c.InsertOne(ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.StopTimer()
-			if cpu1, ok := ttldb.ThreadCPU(); ok && cpuOK {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "writer-cpu-ns/op")
-			}
 			wg.Wait()
 			for w, cs := range streams {
 				if read[w] != b.N || errs[w] != nil {
