@@ -147,7 +147,6 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.TimeSeriesInfo(); return err }},
-		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 1 << 40}) }},
 		{"Watch", func(db *ttldb.DB, _ *ttldb.Collection) error {
 			_, err := db.Watch(context.Background(), ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{"upsert"}})
 			return err
