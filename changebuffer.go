@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultChangeStreamBufferSize is the number of ops a DB's change-stream
@@ -84,13 +85,15 @@ type changeBuffer struct {
 	// op s (or a later one that overwrote it) in its slot.
 	head atomic.Uint64
 
-	// Waking: a stream with nothing to read sets waiting and waits on
-	// wake (made by the first such stream); the next append that sees
-	// waiting closes wake. Both are guarded by mu; waiting is also read
-	// without it by appendOps, so that an append with nobody waiting
-	// costs one atomic load.
+	// Waking: a stream with nothing to read sets waiting, lowers wakeAt
+	// to the Seq it waits for and waits on wake (made by the first such
+	// stream); the next append whose head reaches wakeAt closes wake and
+	// resets both. All three are guarded by mu; waiting and wakeAt are
+	// also read without it by appendOps, so that an append with nobody to
+	// wake costs one or two atomic loads.
 	mu      sync.Mutex
 	waiting atomic.Bool
+	wakeAt  atomic.Uint64
 	wake    chan struct{}
 	// closed is closed by DB.Close: every stream's Next returns false.
 	closed chan struct{}
@@ -111,17 +114,22 @@ func (b *changeBuffer) appendOps(ops []Op) {
 	for i := range ops {
 		b.slots[ops[i].Seq%b.size].Store(&ops[i])
 	}
-	b.head.Store(ops[len(ops)-1].Seq)
-	if b.waiting.Load() {
+	head := ops[len(ops)-1].Seq
+	b.head.Store(head)
+	if b.waiting.Load() && head >= b.wakeAt.Load() {
 		b.mu.Lock()
 		if b.wake != nil {
 			close(b.wake)
 			b.wake = nil
 		}
 		b.waiting.Store(false)
+		b.wakeAt.Store(noWake)
 		b.mu.Unlock()
 	}
 }
+
+// noWake is wakeAt while no stream waits.
+const noWake = ^uint64(0)
 
 // oldest returns the Seq of the oldest op the buffer still holds, given
 // its head: head+1 when it holds none.
@@ -145,16 +153,31 @@ func (b *changeBuffer) load(seq uint64) *Op {
 // errStreamClosed ends a wait when the stream itself was closed.
 var errStreamClosed = fmt.Errorf("%w: change stream closed", ErrClosed)
 
-// waitFor blocks until op seq is appended, ctx is done, the DB closes
-// (ErrClosed) or done is closed (errStreamClosed). It never spins: it
-// sleeps on the wake channel, re-checking head after each wake.
-func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, done <-chan struct{}) error {
-	for b.head.Load() < seq {
+// waitFor blocks until op seq+batch-1 is appended (op seq, for a batch
+// of 1), ctx is done, the DB closes (ErrClosed) or done is closed
+// (errStreamClosed). With a batch above 1 it waits at most maxAwait (on
+// clock) for the batch to fill, then for op seq alone. It never spins: it
+// sleeps on the wake channel, re-checking head after each wake (a wake
+// for another stream's target is spurious for this one).
+func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAwait time.Duration, clock Clock, done <-chan struct{}) error {
+	target := seq
+	var expired <-chan time.Time
+	if batch > 1 {
+		target = seq + uint64(batch) - 1
+		t := clock.NewTimer(maxAwait)
+		defer t.Stop()
+		expired = t.C()
+	}
+	for b.head.Load() < target {
 		b.mu.Lock()
-		// waiting is set before head is read again: an append either sees
-		// it (and closes wake) or stored its head before that read.
+		// waiting and wakeAt are set before head is read again: an
+		// append either sees them (and closes wake) or stored its head
+		// before that read.
 		b.waiting.Store(true)
-		if b.head.Load() >= seq {
+		if target < b.wakeAt.Load() {
+			b.wakeAt.Store(target)
+		}
+		if b.head.Load() >= target {
 			b.mu.Unlock()
 			return nil
 		}
@@ -165,6 +188,10 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, done <-chan stru
 		b.mu.Unlock()
 		select {
 		case <-w:
+		case <-expired:
+			// The batch did not fill in time: deliver what is there, or
+			// the next op as soon as it comes.
+			target, expired = seq, nil
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-b.closed:
@@ -228,6 +255,7 @@ func (db *DB) attachChanges() {
 	last := db.ops.attach(b)
 	b.first = last + 1
 	b.head.Store(last)
+	b.wakeAt.Store(noWake)
 	db.changeBuf = b
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
 )
@@ -94,7 +95,24 @@ type ChangeStreamOptions struct {
 	// is still retained: resumed at once from the error's token, it
 	// misses nothing.
 	MaxLag int
+
+	// BatchSize is how many ops a Next that has nothing to return lets
+	// the writers commit before it wakes: 1 to the buffer's Size; 0 means
+	// 1 (wake at every commit, the lowest latency). Waking a stream costs
+	// the writer that commits (a goroutine to make runnable): a stream
+	// that keeps up with a busy writer is woken once per commit, which a
+	// BatchSize of, say, 64 cuts 64-fold, at the price of latency up to
+	// MaxAwaitTime. Ops, not events: one op may hold many events.
+	BatchSize int
+	// MaxAwaitTime bounds, with BatchSize above 1, how long Next waits
+	// for a batch to fill (by the DB's clock): then it returns what is
+	// there, or the next op as soon as one comes. 0 means
+	// DefaultMaxAwaitTime; negative is ErrInvalidOptions.
+	MaxAwaitTime time.Duration
 }
+
+// DefaultMaxAwaitTime is ChangeStreamOptions.MaxAwaitTime's default.
+const DefaultMaxAwaitTime = 10 * time.Millisecond
 
 func mergeChangeStreamOptions(opts []ChangeStreamOptions) ChangeStreamOptions {
 	var o ChangeStreamOptions
@@ -122,6 +140,12 @@ func mergeChangeStreamOptions(opts []ChangeStreamOptions) ChangeStreamOptions {
 		}
 		if x.MaxLag != 0 {
 			o.MaxLag = x.MaxLag
+		}
+		if x.BatchSize != 0 {
+			o.BatchSize = x.BatchSize
+		}
+		if x.MaxAwaitTime != 0 {
+			o.MaxAwaitTime = x.MaxAwaitTime
 		}
 	}
 	return o
@@ -153,6 +177,9 @@ type ChangeStream struct {
 	fullDoc bool
 	before  FullDocument
 	maxLag  uint64
+	// batch and maxAwait: ChangeStreamOptions.BatchSize and MaxAwaitTime.
+	batch    int
+	maxAwait time.Duration
 
 	// The place: op is the op being read (nil between ops), idx its next
 	// event, n its event count; next is the Seq of the op after it.
@@ -254,6 +281,16 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 		cs.maxLag = size
 	default:
 		cs.maxLag = uint64(o.MaxLag)
+	}
+	switch {
+	case o.BatchSize < 0 || uint64(o.BatchSize) > size:
+		return nil, fmt.Errorf("%w: Watch: BatchSize %d is outside 0..%d (the change-stream buffer's size)", ErrInvalidOptions, o.BatchSize, size)
+	case o.MaxAwaitTime < 0:
+		return nil, fmt.Errorf("%w: Watch: negative MaxAwaitTime %v", ErrInvalidOptions, o.MaxAwaitTime)
+	}
+	cs.batch, cs.maxAwait = max(o.BatchSize, 1), o.MaxAwaitTime
+	if cs.maxAwait == 0 {
+		cs.maxAwait = DefaultMaxAwaitTime
 	}
 	resume := o.ResumeAfter
 	if resume == nil {
@@ -397,7 +434,7 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 			if !wait {
 				return false
 			}
-			if err := cs.buf.waitFor(ctx, cs.next, cs.done); err != nil {
+			if err := cs.buf.waitFor(ctx, cs.next, cs.batch, cs.maxAwait, cs.db.clock, cs.done); err != nil {
 				if !errors.Is(err, errStreamClosed) {
 					cs.err = err
 				}

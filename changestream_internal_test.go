@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/ttltest"
 )
 
 // These tests commit ops by hand, through the committer, as writes do:
@@ -730,4 +731,69 @@ func TestChangeStreamPreImageBarrierWithDrops(t *testing.T) {
 	wg.Wait()
 	<-done
 	assert.False(t, db.ops.preImagesWanted(), "every stream withdrew its request")
+}
+
+// TestChangeStreamBatchSize: a waiting Next with BatchSize n is woken by
+// the commit that makes n ops ready, not before; or, once MaxAwaitTime
+// has passed on the DB's clock, with what is ready, then by the next
+// commit.
+func TestChangeStreamBatchSize(t *testing.T) {
+	clk := ttltest.NewClock(csT0)
+	db := openCS(t, WithClock(clk), WithChangeStreamBuffer(ChangeStreamBufferOptions{Size: 64}))
+	cs := watchT(t, db, ChangeStreamOptions{BatchSize: 4, MaxAwaitTime: time.Second})
+	ctx := context.Background()
+	got := make(chan any, 16)
+	go func() {
+		for cs.Next(ctx) {
+			got <- cs.Event().DocumentKey.ID()
+		}
+		close(got)
+	}()
+	// waitingFor returns once Next waits to be woken by op seq at the
+	// latest (a stream that left an earlier wait may leave a lower target
+	// behind: a spurious wake-up, harmless) and, if armedBefore >= 0, has
+	// armed a timer since the clock had armed armedBefore (the disabled
+	// monitor's timer counts among the clock's waiters, so Waiters cannot
+	// tell).
+	waitingFor := func(seq uint64, armedBefore int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !db.changeBuf.waiting.Load() || db.changeBuf.wakeAt.Load() > seq || armedBefore >= 0 && clk.Armed() <= armedBefore {
+			require.True(t, time.Now().Before(deadline), "Next never waited for op %d", seq)
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	waitingFor(4, -1) // a batch of 4: ops 1 to 4
+	for i := range 3 {
+		commitOps(db, insOp(t, "c", i))
+		require.True(t, db.changeBuf.waiting.Load(), "commit %d woke the stream before its batch filled", i)
+		assert.Len(t, got, 0)
+	}
+	commitOps(db, insOp(t, "c", 3))
+	for i := range 4 {
+		assert.Equal(t, i, <-got)
+	}
+	// A batch that does not fill: the timer delivers what is ready.
+	waitingFor(8, -1)
+	commitOps(db, insOp(t, "c", 4))
+	assert.Len(t, got, 0)
+	armed := clk.Armed()
+	clk.Advance(time.Second)
+	assert.Equal(t, 4, <-got)
+	// After an expiry with nothing ready, the next op comes at once.
+	waitingFor(9, armed)
+	clk.Advance(time.Second)
+	waitingFor(6, -1)
+	commitOps(db, insOp(t, "c", 5))
+	assert.Equal(t, 5, <-got)
+	require.NoError(t, cs.Close())
+	_, open := <-got
+	assert.False(t, open)
+
+	_, err := db.Watch(ctx, ChangeStreamOptions{BatchSize: 65})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = db.Watch(ctx, ChangeStreamOptions{BatchSize: -1})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = db.Watch(ctx, ChangeStreamOptions{BatchSize: 2, MaxAwaitTime: -time.Second})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
 }

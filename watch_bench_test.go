@@ -11,15 +11,21 @@ import (
 
 // BenchmarkWatchInsert is BenchmarkInsertOne (1e5 documents pre-loaded)
 // with 0, 1 and 4 change streams attached, each reading every event on
-// its own goroutine as the inserts run. With none attached, writes build
+// its own goroutine as the inserts run, woken at every commit (the
+// default) or every 64 (BatchSize 64). With none attached, writes build
 // no ops. After the timed loop each stream must have read every insert
 // (checked, not timed). Compare the sub-benchmarks of one run:
 //
 //	go test -run '^$' -bench 'WatchInsert' -count 8 .
 func BenchmarkWatchInsert(b *testing.B) {
 	const size = 100_000
-	for _, watchers := range []int{0, 1, 4} {
-		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+	for _, run := range []struct{ watchers, batch int }{{0, 0}, {1, 0}, {4, 0}, {1, 64}, {4, 64}} {
+		watchers := run.watchers
+		name := fmt.Sprintf("watchers=%d", watchers)
+		if run.batch > 0 {
+			name += fmt.Sprintf("/batch=%d", run.batch)
+		}
+		b.Run(name, func(b *testing.B) {
 			db, c := loadBench(b, size)
 			defer db.Close()
 			ctx := context.Background()
@@ -28,7 +34,7 @@ func BenchmarkWatchInsert(b *testing.B) {
 			errs := make([]error, watchers)
 			streams := make([]*ttldb.ChangeStream, watchers)
 			for w := range watchers {
-				cs, err := db.Watch(ctx)
+				cs, err := db.Watch(ctx, ttldb.ChangeStreamOptions{BatchSize: run.batch})
 				if err != nil {
 					b.Fatal(err)
 				}
