@@ -548,14 +548,15 @@ func (l *Log) Append(seq uint64, payload []byte) error {
 	return l.Wait(seq)
 }
 
-// Sync fsyncs every record written so far, whatever the policy.
+// Sync fsyncs every record written so far, whatever the policy. On a
+// failed log it returns the failure.
 func (l *Log) Sync() error {
 	l.mu.Lock()
 	last := l.lastSeq
-	closed := l.closed
+	err := l.writableState()
 	l.mu.Unlock()
-	if closed {
-		return ErrClosed
+	if err != nil {
+		return err
 	}
 	return l.syncTo(last)
 }

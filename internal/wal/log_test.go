@@ -175,8 +175,8 @@ func TestSegmentRollover(t *testing.T) {
 		require.NoError(t, headerProblem(data, base, n))
 		offs := recordOffsets(t, data)
 		require.NotEmpty(t, offs, n)
-		first := leUint64(data[offs[0]+8:])
-		last := leUint64(data[offs[len(offs)-1]+8:])
+		first := leUint64(data[offs[0]+4:])
+		last := leUint64(data[offs[len(offs)-1]+4:])
 		require.Equal(t, prevLast+1, base, "segment %d's base follows the last seq before it", i)
 		require.Equal(t, base, first)
 		if i < len(names)-1 {
