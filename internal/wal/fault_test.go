@@ -2,6 +2,7 @@ package wal
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"syscall"
@@ -96,8 +97,14 @@ func TestFailingFlush(t *testing.T) {
 // TestDiskFull: a full disk fails the log with an error matching ENOSPC;
 // every acknowledged record survives, and the log opens once there is room.
 func TestDiskFull(t *testing.T) {
+	for _, bs := range bufferSizes {
+		t.Run(fmt.Sprint("buffer=", bs), func(t *testing.T) { testDiskFull(t, bs) })
+	}
+}
+
+func testDiskFull(t *testing.T, bs int) {
 	m := vfs.NewFaultFS()
-	l := open(t, m, Options{Sync: SyncAlways, SegmentSize: 2 << 10})
+	l := open(t, m, Options{Sync: SyncAlways, SegmentSize: 2 << 10, BufferSize: bs})
 	m.SetDiskSize(6 << 10)
 	var acked uint64
 	var err error

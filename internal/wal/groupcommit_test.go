@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -10,10 +11,11 @@ import (
 )
 
 // TestGroupCommit: 8 writers under SyncAlways share fsyncs. The first
-// writer's fsync is held (the FaultFS's sync hook) until all 8 records are
-// written, as a slow disk would hold it; then one more fsync covers the
-// other 7. The counts come from the FaultFS, not from timing: 8 commits,
-// 2 fsyncs.
+// fsync is held (the FaultFS's sync hook) until all 8 records are written,
+// as a slow disk would hold it; then at most one more fsync covers the
+// records it did not (none, if the leader gathered all 8 before it
+// looked). The counts come from the FaultFS, not from timing: 8 commits,
+// at most 2 fsyncs.
 func TestGroupCommit(t *testing.T) {
 	m := vfs.NewFaultFS()
 	l := open(t, m, Options{Sync: SyncAlways})
@@ -45,10 +47,10 @@ func TestGroupCommit(t *testing.T) {
 	wg.Wait()
 	st := m.Stats()
 	syncs := st.Syncs - base.Syncs
-	require.Equal(t, int64(2), syncs, "8 commits, 1 held fsync, 1 for the other 7")
 	ratio := float64(writers) / float64(syncs)
 	t.Logf("%d commits, %d fsyncs: %.1f commits per fsync", writers, syncs, ratio)
-	require.Greater(t, ratio, 1.0)
+	require.LessOrEqual(t, syncs, int64(2), "8 commits: 1 held fsync, at most 1 for the records it did not cover")
+	require.GreaterOrEqual(t, ratio, 4.0)
 	require.Equal(t, span(1, writers), replay(t, l, 1))
 }
 
@@ -56,13 +58,19 @@ func TestGroupCommit(t *testing.T) {
 // yields, as a real one does; every commit is acknowledged once synced
 // and no commit waits for an fsync that did not cover it.
 func TestGroupCommitUnderLoad(t *testing.T) {
+	for _, bs := range bufferSizes {
+		t.Run(fmt.Sprint("buffer=", bs), func(t *testing.T) { testGroupCommitUnderLoad(t, bs) })
+	}
+}
+
+func testGroupCommitUnderLoad(t *testing.T, bs int) {
 	m := vfs.NewFaultFS()
 	m.SetSyncHook(func(string) {
 		for range 20 {
 			runtime.Gosched()
 		}
 	})
-	l := open(t, m, Options{Sync: SyncAlways})
+	l := open(t, m, Options{Sync: SyncAlways, BufferSize: bs})
 	w := &writer{l: l}
 	var wg sync.WaitGroup
 	for range 8 {

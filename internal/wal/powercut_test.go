@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -39,9 +40,9 @@ func (w *writer) commit() (uint64, bool) {
 func TestPowerCutSyncAlways(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
-	for round := range 30 {
+	for round := range 40 {
 		m := vfs.NewFaultFS()
-		l := open(t, m, Options{Sync: SyncAlways, SegmentSize: 1 << 10})
+		l := open(t, m, Options{Sync: SyncAlways, SegmentSize: 1 << 10, BufferSize: bufferSizes[round%2]})
 		w := &writer{l: l}
 		var acked atomic.Uint64 // the highest acknowledged seq
 		var count atomic.Int64
@@ -92,9 +93,15 @@ func TestPowerCutSyncAlways(t *testing.T) {
 // TestPowerCutSyncEverySecond: a power cut loses what was written after the
 // last flush and nothing before it.
 func TestPowerCutSyncEverySecond(t *testing.T) {
+	for _, bs := range bufferSizes {
+		t.Run(fmt.Sprint("buffer=", bs), func(t *testing.T) { testPowerCutSyncEverySecond(t, bs) })
+	}
+}
+
+func testPowerCutSyncEverySecond(t *testing.T, bs int) {
 	m := vfs.NewFaultFS()
 	timers := newFakeTimers()
-	opts := Options{SegmentSize: 1 << 20, NewTimer: timers.NewTimer}
+	opts := Options{SegmentSize: 1 << 20, NewTimer: timers.NewTimer, BufferSize: bs}
 	l := open(t, m, opts)
 	w := &writer{l: l}
 	for range 10 {
@@ -177,4 +184,49 @@ func TestPowerCutAfterTruncateFront(t *testing.T) {
 	defer l.Close()
 	require.LessOrEqual(t, l.FirstSeq(), uint64(60))
 	require.Equal(t, span(60, 110), replay(t, l, 60))
+}
+
+// TestCrashLosesOnlyTheBuffer: a crash of the process (the OS keeps what
+// was written) loses nothing written without a buffer, and with one only
+// the records since the last flush, fewer than BufferSize bytes of them.
+func TestCrashLosesOnlyTheBuffer(t *testing.T) {
+	for _, pol := range []SyncPolicy{SyncEverySecond, SyncNever} {
+		m := vfs.NewFaultFS()
+		timers := newFakeTimers()
+		l := open(t, m, Options{Sync: pol, NewTimer: timers.NewTimer})
+		appendN(t, l, 1, 20)
+		m.Crash()
+		_ = l.Close()
+		l = open(t, m, Options{})
+		require.Equal(t, span(1, 20), replay(t, l, 1), "%s without a buffer", pol)
+		require.NoError(t, l.Close())
+
+		m = vfs.NewFaultFS()
+		timers = newFakeTimers()
+		l = open(t, m, Options{Sync: pol, NewTimer: timers.NewTimer, BufferSize: 1 << 20})
+		appendN(t, l, 1, 10)
+		timers.flush(t)
+		appendN(t, l, 11, 20)
+		m.Crash()
+		_ = l.Close()
+		l = open(t, m, Options{})
+		require.Equal(t, span(1, 10), replay(t, l, 1), "%s: what the flush wrote survives, the buffer does not", pol)
+		require.NoError(t, l.Close())
+
+		// A buffer that fills is written at once.
+		m = vfs.NewFaultFS()
+		l = open(t, m, Options{Sync: pol, NewTimer: timers.NewTimer, BufferSize: 512})
+		appendN(t, l, 1, 100)
+		m.Crash()
+		_ = l.Close()
+		l = open(t, m, Options{})
+		got := replay(t, l, 1)
+		require.Equal(t, span(1, uint64(len(got))), got)
+		var lost int
+		for s := uint64(len(got)) + 1; s <= 100; s++ {
+			lost += recHeaderSize + len(payload(s))
+		}
+		require.Less(t, lost, 512, "%s: more than the buffer was lost", pol)
+		require.NoError(t, l.Close())
+	}
 }
