@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/vfs"
@@ -41,7 +42,14 @@ func TestGroupCommit(t *testing.T) {
 	}
 	// Writers write while the first fsync is held: the log's lock is not
 	// held across an fsync.
+	deadline := time.Now().Add(10 * time.Second)
 	for m.Stats().Writes-base.Writes < writers {
+		if time.Now().After(deadline) {
+			wrote := m.Stats().Writes - base.Writes
+			close(release)
+			wg.Wait()
+			t.Fatalf("only %d of %d writers wrote while an fsync was held", wrote, writers)
+		}
 		runtime.Gosched()
 	}
 	close(release)

@@ -28,6 +28,7 @@ const (
 	SyncNever
 )
 
+// String returns the policy's name, as its constant is spelled.
 func (p SyncPolicy) String() string {
 	switch p {
 	case SyncEverySecond:
