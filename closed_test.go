@@ -147,6 +147,14 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.TimeSeriesInfo(); return err }},
+		{"Watch", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			_, err := db.Watch(context.Background(), ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{"upsert"}})
+			return err
+		}},
+		{"Watch", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Watch(context.Background(), ttldb.ChangeStreamOptions{Collections: []string{"other"}})
+			return err
+		}},
 	}
 }
 

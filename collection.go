@@ -191,6 +191,7 @@ type collState struct {
 	// oprec records the running write's ops while a sink wants them
 	// (oplog.go); nil otherwise. Guarded by writeMu.
 	oprec *opRecorder
+	opBuf opRecorder // what oprec points to while set (oplog.go)
 	// applying is set while DB.Apply changes the collection (opapply.go):
 	// the write stores what the op says, with no eviction and no
 	// validation of its own. Guarded by writeMu.

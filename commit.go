@@ -9,8 +9,10 @@ import (
 // opSink receives committed ops in sequence order: the change-stream
 // buffer (Watch), the durability log. appendOps runs holding the
 // committer's lock (and the committing collection's write lock): it must
-// not block, call back into the DB or keep ops' slices beyond their
-// documented lifetime; it copies what it keeps.
+// not block nor call back into the DB. It may keep the ops it is given,
+// by pointer (&ops[i]) with every slice they hold: a committed op is
+// immutable, and commit's caller never changes nor reuses ops, their
+// slices or the documents in them after commit.
 type opSink interface {
 	appendOps(ops []Op)
 }
@@ -112,8 +114,10 @@ func (c *committer) lastSeq() uint64 {
 	return c.seq
 }
 
-// attach adds a sink; from the next commit on it receives every op.
-func (c *committer) attach(s opSink) {
+// attach adds a sink; from the next commit on it receives every op. It
+// returns the sequence number of the last op committed before: the sink's
+// first op is the one after it.
+func (c *committer) attach(s opSink) (last uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var list []opSink
@@ -126,4 +130,5 @@ func (c *committer) attach(s opSink) {
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(1)
 	}
+	return c.seq
 }

@@ -36,6 +36,12 @@ type DB struct {
 	metrics *metricsRecorder
 	ops     committer  // numbers committed ops and hands them on (commit.go)
 	applyMu sync.Mutex // serializes Apply calls (opapply.go)
+
+	// changeBuf is the change-stream buffer (changebuffer.go), attached
+	// by the first Watch (or by Open); guarded by changesMu, which Close
+	// takes to end every stream.
+	changesMu sync.Mutex
+	changeBuf *changeBuffer
 }
 
 // Option configures Open.
@@ -52,6 +58,7 @@ type config struct {
 	observe     []DeleteObserver
 	hideExpired bool
 	memLimit    int64 // bytes; 0: none
+	changes     ChangeStreamBufferOptions
 }
 
 // WithClock makes the DB read all time through c (default: SystemClock).
@@ -107,6 +114,9 @@ func Open(opts ...Option) (*DB, error) {
 		collections: map[string]*collState{},
 		metrics:     newMetricsRecorder(),
 	}
+	if cfg.changes.AttachAtOpen {
+		db.attachChanges()
+	}
 	db.monitor = newMonitor(db, cfg.monitor)
 	db.monitor.start()
 	return db, nil
@@ -114,8 +124,10 @@ func Open(opts ...Option) (*DB, error) {
 
 // Close stops the TTL monitor, waiting for its goroutine to exit (it stops
 // between two batches, even in the middle of a long pass), and makes every
-// later call on the DB or its collections fail with ErrClosed. Close is
-// idempotent: a second call returns nil at once.
+// later call on the DB or its collections fail with ErrClosed. It ends
+// every change stream: a waiting Next returns false at once, and Err
+// returns ErrClosed. Close is idempotent: a second call returns nil at
+// once.
 //
 // Called from an ExpireHook or DeleteObserver, Close does not wait for the
 // pass it is called from (that would wait for itself): it returns at once,
@@ -127,6 +139,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.monitor.stop()
+	db.closeChanges()
 	return nil
 }
 

@@ -338,6 +338,9 @@ type monitor struct {
 	// documents into, reused from batch to batch (passes are serialized
 	// by passSem). Empty between batches.
 	batch []chosenDoc
+	// gone is the buffer of a batch's deleted records while ops are
+	// wanted (deleteBatch), reused likewise. Cleared between batches.
+	gone []record
 
 	started  bool
 	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
@@ -822,6 +825,13 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	retry := false
 	var gone []record // the deleted records, when ops are wanted
 	wantOps := m.db.ops.opsWanted()
+	if wantOps {
+		// m.gone's array, reused from batch to batch as m.batch is (it is
+		// grown once, not appended into from nil 256 times a batch);
+		// commitExpire copies what it keeps.
+		gone = m.gone[:0]
+		defer func() { m.gone = gone; clear(gone) }()
+	}
 	s.mu.Lock()
 	for _, x := range s.indexes {
 		if x.ttl != nil {
