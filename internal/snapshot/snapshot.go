@@ -146,6 +146,12 @@ type Collection struct {
 	// Indexes are the index definitions, each an encoded document, in
 	// creation order.
 	Indexes [][]byte
+	// AsOf, when not 0, says the collection's blocks are its exact state
+	// after op AsOf (a time-series collection, copied in one hold of its
+	// lock): ops of the collection numbered AsOf or less are in it
+	// already. At 0 its documents were copied while writes went on, and
+	// every op after the header's StartSeq applies to them.
+	AsOf uint64
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -173,7 +179,7 @@ func (c Collection) append(dst []byte) []byte {
 	for _, ix := range c.Indexes {
 		dst = appendBytes(dst, ix)
 	}
-	return dst
+	return binary.AppendUvarint(dst, c.AsOf)
 }
 
 // parser reads the fields of a block's payload; the first malformed field
@@ -275,6 +281,7 @@ func ParseCollection(b []byte) (Collection, error) {
 	for i := uint64(0); i < n && p.err == nil; i++ {
 		c.Indexes = append(c.Indexes, p.bytes("index spec"))
 	}
+	c.AsOf = p.uvarint("collection as-of sequence")
 	return c, p.end("collection")
 }
 
