@@ -253,12 +253,6 @@ func (ts *tsColl) errDropped() error {
 	return fmt.Errorf("%w: collection %q was dropped", ErrNotFound, ts.name)
 }
 
-func (ts *tsColl) markDropped() {
-	ts.mu.Lock()
-	ts.dropped = true
-	ts.mu.Unlock()
-}
-
 // TimeSeriesCollMod is the collection part of MongoDB's collMod on a
 // time-series collection: {collMod: <collection>, expireAfterSeconds: <n> |
 // "off"}. Give exactly one of its fields.

@@ -433,6 +433,9 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 			s.mu.Unlock()
 			s.settleMemory(cost)
 		}
+		if r := s.oprec; r != nil {
+			r.add(s, Op{Kind: OpCollMod, Index: ix.name, Spec: collModSpec(m.ExpireAfterSeconds)})
+		}
 		if e, ok := ix.ttl.earliest(); ok {
 			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
 		}
