@@ -10,9 +10,10 @@ package snapshot
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
 // Magic opens every snapshot file.
@@ -92,14 +93,19 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrCorrupt is wrapped by every error about bytes that are not a valid
-// snapshot: a checksum mismatch, a truncated file, a malformed field.
-var ErrCorrupt = errors.New("snapshot: corrupt")
+// snapshot: a checksum mismatch, a truncated file, a malformed field. It
+// is the storage layer's sentinel (ttldb.ErrCorrupt).
+var ErrCorrupt = errs.ErrCorrupt
 
 // VersionError reports a snapshot of a format version this package does
-// not read. Supported is Version.
+// not read. Supported is Version. It wraps errs.ErrFormatVersion
+// (ttldb.ErrFormatVersion).
 type VersionError struct {
 	Found, Supported uint32
 }
+
+// Unwrap lets errors.Is(err, ttldb.ErrFormatVersion) match.
+func (e *VersionError) Unwrap() error { return errs.ErrFormatVersion }
 
 func (e *VersionError) Error() string {
 	if e.Found > e.Supported {
