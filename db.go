@@ -34,7 +34,8 @@ type DB struct {
 	mem     atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
 	monitor *monitor
 	metrics *metricsRecorder
-	ops     committer // numbers committed ops and hands them on (commit.go)
+	ops     committer  // numbers committed ops and hands them on (commit.go)
+	applyMu sync.Mutex // serializes Apply calls (opapply.go)
 }
 
 // Option configures Open.
@@ -244,7 +245,7 @@ func (db *DB) DropCollection(name string) error {
 		// and commit the drop before a write can create it anew: in the
 		// op log the drop comes after every op of the collection it
 		// drops and before every op of the one that replaces it.
-		if st.dropIfCurrent(db) {
+		if dropped, _ := st.dropIfCurrent(db, nil); dropped {
 			return nil
 		}
 		// Dropped and replaced meanwhile: drop the one there is now.
@@ -252,37 +253,43 @@ func (db *DB) DropCollection(name string) error {
 }
 
 // dropIfCurrent drops s if it is still the DB's collection of its name,
-// and reports whether it was.
-func (s *collState) dropIfCurrent(db *DB) bool {
+// and reports whether it was. applied is the OpDropCollection DB.Apply
+// applies (nil for a local drop): committed with its number, and if it
+// cannot be (ErrOpSequence), nothing is dropped.
+func (s *collState) dropIfCurrent(db *DB, applied *Op) (bool, error) {
 	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	if s.ts != nil {
 		s.ts.mu.Lock()
+		defer s.ts.mu.Unlock()
 	}
 	db.mu.Lock()
 	current := db.collections[s.name] == s
-	if current {
+	var err error
+	switch {
+	case !current:
+	case applied != nil:
+		err = db.ops.commitApplied([]Op{*applied})
+	case db.ops.opsWanted():
+		db.ops.commit([]Op{{Kind: OpDropCollection, Collection: s.name, Time: opTime(db.clock.Now())}})
+	}
+	if current && err == nil {
 		delete(db.collections, s.name)
-		if db.ops.opsWanted() {
-			db.ops.commit([]Op{{Kind: OpDropCollection, Collection: s.name, Time: opTime(db.clock.Now())}})
-		}
 	}
 	db.mu.Unlock()
+	if !current || err != nil {
+		return false, err
+	}
 	if s.ts != nil {
-		if current {
-			s.ts.dropped = true
-		}
-		s.ts.mu.Unlock()
+		s.ts.dropped = true
 	}
-	if current {
-		s.mu.Lock()
-		s.dropped = true
-		s.mu.Unlock()
-		s.db.mem.Add(-s.memAcct) // its memory goes with it
-		s.memAcct = 0
-		s.memPub.Store(0)
-	}
-	s.writeMu.Unlock()
-	return current
+	s.mu.Lock()
+	s.dropped = true
+	s.mu.Unlock()
+	s.db.mem.Add(-s.memAcct) // its memory goes with it
+	s.memAcct = 0
+	s.memPub.Store(0)
+	return true, nil
 }
 
 // state returns the collection's state, creating it when create is set. It

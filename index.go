@@ -580,7 +580,7 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 		m.Name = defaultIndexName(m.Keys)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return ts.createIndex(m) // time-series: tsindex.go
+		return ts.createIndex(m, nil) // time-series: tsindex.go
 	}
 	m.Keys = slices.Clone(m.Keys)
 	if len(m.PartialFilterExpression) > 0 {
@@ -606,7 +606,7 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 // (ErrInvalidIndex); a missing index is ErrNotFound.
 func (c *Collection) DropIndex(name string) error {
 	if ts := c.timeSeries(); ts != nil {
-		return ts.dropIndex(name) // time-series: tsindex.go
+		return ts.dropIndex(name, nil) // time-series: tsindex.go
 	}
 	s, err := c.read()
 	if err != nil {

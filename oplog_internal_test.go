@@ -151,3 +151,46 @@ func TestOpsOfTTLBatchAndCapped(t *testing.T) {
 	require.Equal(t, []any{1}, keyIDs(ops[2].Keys))
 	require.Equal(t, ops[1].Seq+1, ops[2].Seq)
 }
+
+// replay applies ops to a fresh DB (monitor disabled, clock far in the
+// future) and returns it.
+func replay(t testing.TB, ops []Op, opts ...Option) *DB {
+	t.Helper()
+	clk := ttltest.NewClock(opEpoch.AddDate(100, 0, 0))
+	opts = append([]Option{WithClock(clk), WithMonitor(MonitorOptions{Disabled: true})}, opts...)
+	db, err := Open(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	require.NoError(t, db.Apply(ops...))
+	return db
+}
+
+func TestApplySmoke(t *testing.T) {
+	ctx := context.Background()
+	db, clk, sink := openRecorded(t)
+	c := db.Collection("c")
+	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	_, err = c.InsertMany([]Document{{"a": 1, "at": opEpoch}, {"_id": 2, "at": opEpoch.Add(time.Hour)}})
+	require.NoError(t, err)
+	_, err = c.UpdateMany(ctx, nil, Document{"$inc": Document{"n": 1}})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute)
+	_, err = db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	ops := sink.take()
+	var bin []Op
+	for _, op := range ops {
+		b, err := op.MarshalBinary()
+		require.NoError(t, err)
+		var back Op
+		require.NoError(t, back.UnmarshalBinary(b))
+		bin = append(bin, back)
+	}
+	r := replay(t, bin)
+	got, err := r.Collection("c").Find(ctx, nil)
+	require.NoError(t, err)
+	var docs []Document
+	require.NoError(t, got.All(ctx, &docs))
+	require.Equal(t, []Document{{"_id": 2, "at": opEpoch.Add(time.Hour), "n": 1}}, docs)
+}

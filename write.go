@@ -339,7 +339,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	var cost int64
 	for i, d := range docs {
 		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
-		if s.validator != nil {
+		if s.validator != nil && !s.applying {
 			if err := s.validator.Validate(ref.get()); err != nil {
 				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 			}
@@ -618,6 +618,13 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 // nothing on error. It returns how many records changed. Call holding
 // writeMu.
 func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, error) {
+	return s.replaceEncoded(refs, newDocs, nil)
+}
+
+// replaceEncoded is replaceRecords with the new documents given encoded
+// (encs, when not nil: DB.Apply stores an op's bytes as they are), newDocs
+// then holding their decodings or nil.
+func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]byte) (int, error) {
 	type change struct {
 		rec    record
 		enc    []byte
@@ -627,32 +634,41 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 	}
 	uc := newUniqueCheck(s)
 	for i, ref := range refs {
-		if newDocs[i] != nil && uc != nil {
+		if (encs != nil || newDocs[i] != nil) && uc != nil {
 			uc.batch[ref.rec.slot] = true
 		}
 	}
 	var changes []change
 	var cost int64
 	for i, ref := range refs {
-		nd := newDocs[i]
-		if nd == nil {
-			continue
-		}
-		if i%cancelEvery == cancelEvery-1 {
-			if err := checkCtx(s.writeCtx); err != nil {
-				return 0, ctxError(s.name, err)
+		var (
+			nd  Document
+			enc []byte
+			id  any
+		)
+		if encs != nil {
+			// Applying an op: the _id is the one the record was found by.
+			enc, id = encs[i], ref.rec.id()
+		} else {
+			if nd = newDocs[i]; nd == nil {
+				continue
 			}
-		}
-		id := ref.get()["_id"]
-		if query.Compare(nd["_id"], id) != 0 {
-			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
-		}
-		if err := s.validator.Validate(nd); err != nil {
-			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
-		}
-		enc, err := codec.Encode(nd, nil)
-		if err != nil {
-			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+			if i%cancelEvery == cancelEvery-1 {
+				if err := checkCtx(s.writeCtx); err != nil {
+					return 0, ctxError(s.name, err)
+				}
+			}
+			id = ref.get()["_id"]
+			if query.Compare(nd["_id"], id) != 0 {
+				return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
+			}
+			if err := s.validator.Validate(nd); err != nil {
+				return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+			}
+			var err error
+			if enc, err = codec.Encode(nd, nil); err != nil {
+				return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+			}
 		}
 		nk, err := s.computeKeys(&docRef{rec: record{enc: enc}, doc: nd})
 		if err != nil {

@@ -82,3 +82,14 @@ func AppendTimeValue(dst []byte, t time.Time) []byte {
 	dst = binary.AppendVarint(dst, t.Unix())
 	return binary.AppendUvarint(dst, uint64(t.Nanosecond()))
 }
+
+// AppendInt64Value appends the encoding of an int64 value (tag and
+// payload).
+func AppendInt64Value(dst []byte, v int64) []byte {
+	return binary.AppendVarint(append(dst, tagInt64), v)
+}
+
+// AppendInt32Value appends the encoding of an int32 value.
+func AppendInt32Value(dst []byte, v int32) []byte {
+	return binary.AppendVarint(append(dst, tagInt32), int64(v))
+}
