@@ -92,7 +92,7 @@ func TestOpReplay(t *testing.T) {
 
 // history drives random writes on a DB.
 type history struct {
-	t   *testing.T
+	t   testing.TB
 	rng *rand.Rand
 	db  *DB
 	clk *ttltest.Clock
@@ -193,8 +193,16 @@ func (h *history) setup() {
 
 func (h *history) run(steps int) {
 	h.setup()
+	h.steps(steps)
+	h.clk.Advance(10 * time.Minute)
+	_, err := h.db.RunTTLPass(context.Background())
+	require.NoError(h.t, err)
+}
+
+// steps runs n random steps on collections setup made.
+func (h *history) steps(n int) {
 	ctx := context.Background()
-	for range steps {
+	for range n {
 		name := h.pick(plainColls)
 		c := h.db.Collection(name)
 		switch r := h.rng.IntN(100); {
@@ -250,9 +258,6 @@ func (h *history) run(steps int) {
 			h.timeSeries(ctx)
 		}
 	}
-	h.clk.Advance(10 * time.Minute)
-	_, err := h.db.RunTTLPass(ctx)
-	require.NoError(h.t, err)
 }
 
 func (h *history) indexChange(c *Collection) {

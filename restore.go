@@ -73,8 +73,8 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 			_, err = snapfile.ParseBuckets(b.Payload, l.bucket)
 		case snapfile.KindOps:
 			_, err = snapfile.ParseOps(b.Payload, func(raw []byte) error {
-				op, err := decodeOp(raw)
-				if err != nil {
+				var op Op
+				if err := op.UnmarshalBinary(raw); err != nil {
 					return corrupt("snapshot op: %v", err)
 				}
 				return l.apply(op)
@@ -128,10 +128,28 @@ func (l *loader) collection(payload []byte) error {
 			return corrupt("collection %q: %v", c.Name, err)
 		}
 	}
+	multikey, tsExpire, err := parseCollectionState(c.State)
+	if err != nil {
+		return corrupt("collection %q: %v", c.Name, err)
+	}
+	if s.ts != nil {
+		if tsExpire == nil {
+			return corrupt("collection %q: no current expiry", c.Name)
+		}
+		s.ts.collExp.expireAfter.Store(*tsExpire)
+		for _, ix := range s.ts.indexes {
+			ix.multikey = multikey[ix.name]
+		}
+	} else {
+		for _, ix := range s.indexes {
+			ix.multikey = ix.multikey || multikey[ix.name]
+		}
+	}
 	l.db.collections[c.Name] = s
 	l.byID[c.ID] = s
 	if s.ts != nil {
 		l.asOf[s] = c.AsOf
+		s.ts.nextSeq = max(c.Next, 1)
 	}
 	return nil
 }
@@ -210,7 +228,7 @@ func (l *loader) applyOp(op Op) error {
 		if op.Seq <= l.asOf[s] {
 			return nil // the snapshot's copy holds it already
 		}
-		return s.ts.loadApply(op)
+		return l.tsApply(s.ts, op)
 	}
 	switch op.Kind {
 	case OpInsert, OpUpdate, OpReplace:
@@ -256,6 +274,9 @@ func (l *loader) applyOp(op Op) error {
 // opVersion returns the record version op stored its i-th document with,
 // 0 if the op does not say.
 func opVersion(op Op, i int) uint64 {
+	if i < len(op.Versions) {
+		return op.Versions[i]
+	}
 	return 0
 }
 
@@ -323,7 +344,7 @@ func (s *collState) loadDelete(key []byte) error {
 // replacing an index of the same name.
 func (s *collState) loadCreateIndex(m IndexModel) error {
 	if s.ts != nil {
-		_, err := s.ts.createIndex(m)
+		_, err := s.ts.createIndex(m, nil)
 		return err
 	}
 	ix, err := newIndex(s.name, m, s.opts.Capped)

@@ -379,11 +379,18 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		return err
 	}
 	var earliest time.Time
+	var vers []uint64 // for the op
+	if s.oprec != nil {
+		vers = make([]uint64, 0, len(batch))
+	}
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	for _, p := range batch {
 		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
+		if vers != nil {
+			vers = append(vers, rec.ver)
+		}
 		s.nextSeq++
 		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
 		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
@@ -395,7 +402,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	evicted := s.evictCapped()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil {
-		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p pending) []byte { return p.enc })})
+		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p pending) []byte { return p.enc }), Versions: vers})
 		r.deleted(s, evicted)
 	}
 	s.settleMemory(cost)
@@ -694,6 +701,10 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 		return 0, err
 	}
 	var earliest time.Time
+	var vers []uint64 // for the op
+	if s.oprec != nil {
+		vers = make([]uint64, 0, len(changes))
+	}
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
@@ -704,6 +715,9 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
+		if vers != nil {
+			vers = append(vers, nr.ver)
+		}
 		s.noteWrite(&ch.rec, &nr)
 		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
@@ -711,7 +725,7 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	evicted := s.evictCapped()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil && len(changes) > 0 {
-		op := Op{Kind: r.replaceKind, Docs: make([]RawDocument, len(changes))}
+		op := Op{Kind: r.replaceKind, Docs: make([]RawDocument, len(changes)), Versions: vers}
 		if op.Kind == 0 {
 			op.Kind = OpUpdate
 		}
