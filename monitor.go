@@ -728,7 +728,13 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
+		if err := db.logErr(); err != nil {
+			return false, err // deletions that cannot be logged would come back
+		}
 		n, ids, exhausted, batchNow, err := m.deleteBatch(ctx, t, ps.now, limit)
+		if err == nil && n > 0 {
+			err = db.syncLog() // logged before it is counted and told
+		}
 		if err != nil {
 			return false, err
 		}

@@ -39,6 +39,7 @@ type loader struct {
 	maxVer  uint64                // the greatest record version met
 	docs    int                   // documents loaded from the snapshot
 	ops     int                   // ops applied
+	salvage bool                  // accept gaps in the sequence (WithSalvage)
 }
 
 func newLoader(db *DB) *loader {
@@ -47,7 +48,7 @@ func newLoader(db *DB) *loader {
 
 // corrupt wraps an error about loaded data with ErrCorrupt.
 func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errs.ErrCorrupt, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: "+format, append([]any{errs.ErrCorrupt}, args...)...)
 }
 
 // loadSnapshot reads a whole snapshot into the (empty) DB.
@@ -183,7 +184,7 @@ func (l *loader) bucket(id uint32, raw []byte) error {
 
 // apply applies one op, the next in sequence.
 func (l *loader) apply(op Op) error {
-	if op.Seq != l.lastSeq+1 {
+	if op.Seq != l.lastSeq+1 && !(l.salvage && op.Seq > l.lastSeq) {
 		return corrupt("op %d follows op %d", op.Seq, l.lastSeq)
 	}
 	l.lastSeq = op.Seq

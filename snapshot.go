@@ -74,6 +74,12 @@ type snapshotInfo struct {
 // writeSnapshot writes a snapshot of the DB to w (see the comment at the
 // top). It holds no DB lock while it writes to w.
 func (db *DB) writeSnapshot(w io.Writer) (snapshotInfo, error) {
+	return db.writeSnapshotAbortable(w, nil)
+}
+
+// writeSnapshotAbortable is writeSnapshot giving up, with
+// errSnapshotClosing, once abort is closed (nil: never).
+func (db *DB) writeSnapshotAbortable(w io.Writer, abort <-chan struct{}) (snapshotInfo, error) {
 	capture := &opCapture{}
 	start := db.ops.attachAt(capture)
 	detached := false
@@ -102,7 +108,7 @@ func (db *DB) writeSnapshot(w io.Writer) (snapshotInfo, error) {
 		return snapshotInfo{}, err
 	}
 	for i, s := range colls {
-		if err := s.writeTo(sw, uint32(i)); err != nil {
+		if err := s.writeTo(sw, uint32(i), abort); err != nil {
 			return snapshotInfo{}, err
 		}
 	}
@@ -135,7 +141,7 @@ type snapDoc struct {
 
 // writeTo writes the collection's definition and documents to sw as
 // collection id.
-func (s *collState) writeTo(sw *snapfile.Writer, id uint32) error {
+func (s *collState) writeTo(sw *snapfile.Writer, id uint32, abort <-chan struct{}) error {
 	if s.ts != nil {
 		return s.tsWriteTo(sw, id) // tssnapshot.go
 	}
@@ -185,6 +191,11 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32) error {
 		}
 		if len(batch) < snapshotChunk {
 			return nil
+		}
+		select {
+		case <-abort:
+			return errSnapshotClosing
+		default:
 		}
 	}
 }

@@ -293,6 +293,10 @@ func (c *Collection) InsertMany(docs any) (ids []any, err error) {
 }
 
 func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
+	if err := c.db.writable(); err != nil {
+		return nil, err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -505,7 +509,11 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 	return o
 }
 
-func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (res UpdateResult, err error) {
+	if err := c.db.writable(); err != nil {
+		return UpdateResult{}, err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
@@ -524,7 +532,6 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
-	var res UpdateResult
 	err = c.writeMatchingCtx(ctx, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
@@ -832,7 +839,11 @@ func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, erro
 	return c.deleteMatching(ctx, filter, 0)
 }
 
-func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int) (int, error) {
+func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int) (n int, err error) {
+	if err := c.db.writable(); err != nil {
+		return 0, err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return 0, err
 	}
@@ -850,7 +861,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 	if err != nil || s == nil {
 		return 0, err
 	}
-	n := 0
+	n = 0
 	err = c.write(func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
