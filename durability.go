@@ -303,7 +303,7 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 		cfg.fs = vfs.Default
 	}
 	p := &persistence{db: db, fs: cfg.fs, dir: cfg.dir, cfg: cfg, closing: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if err := p.fs.MkdirAll(p.dir, vfs.DirPerm); err != nil {
+	if err := vfs.MkdirAllDurable(p.fs, p.dir); err != nil {
 		return fmt.Errorf("ttldb: data directory %s: %w", p.dir, err)
 	}
 	lock, err := p.fs.Lock(p.join(lockName))
@@ -377,7 +377,7 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 			"salvaged_blocks", rec.SalvagedBlocks, "salvaged_bytes", rec.SalvagedBytes, "salvaged_log_bytes", rec.SalvagedLogBytes)
 	}
 
-	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways}
+	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes}
 	if !cfg.auto.Disabled {
 		p.sink.onWrite = p.maybeSnapshot
 	}
@@ -446,7 +446,7 @@ func (p *persistence) openLog(l *loader) error {
 		if err == nil {
 			before := l.lastSeq
 			err = log.Replay(l.lastSeq+1, func(seq uint64, payload []byte) error {
-				return decodeRecord(payload, func(op Op) error {
+				return decodeRecord(payload, func(v uint64) { l.maxVer = max(l.maxVer, v) }, func(op Op) error {
 					if op.Seq <= l.lastSeq {
 						return nil // the snapshot holds it
 					}

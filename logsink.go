@@ -30,13 +30,16 @@ import (
 // A write thus returns once its ops are in the operating system (SIGKILL
 // loses nothing it acknowledged) and, under SyncAlways, on the disk.
 //
-// A record's payload is its ops' binary forms (Op.AppendBinary), each
-// after a 4-byte little-endian length; the record's sequence number is its
-// last op's. A failed write or fsync fails the sink: the DB then refuses
+// A record's payload is a uvarint, the DB's record-version counter when
+// the record was written (at least every version its ops stored: a DB
+// loaded from the log gives only greater ones), then its ops' binary forms
+// (Op.AppendBinary), each after a 4-byte little-endian length; the
+// record's sequence number is its last op's. A failed write or fsync fails the sink: the DB then refuses
 // every write (ErrLogFailed) until it is reopened.
 type logSink struct {
-	log    *wal.Log
-	always bool // SyncAlways
+	log      *wal.Log
+	always   bool           // SyncAlways
+	versions *atomic.Uint64 // the DB's record-version counter (DB.writes)
 
 	mu      sync.Mutex
 	pending []byte // ops appended, not yet written
@@ -54,6 +57,10 @@ type logSink struct {
 func (k *logSink) appendOps(ops []Op) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if len(k.pending) == 0 {
+		// Room for the record's version counter, written by flush.
+		k.pending = append(k.pending, make([]byte, binary.MaxVarintLen64)...)
+	}
 	for _, op := range ops {
 		at := len(k.pending)
 		k.pending = append(k.pending, 0, 0, 0, 0)
@@ -109,7 +116,13 @@ func (k *logSink) flush(seq uint64) error {
 		return k.fail(encErr)
 	}
 	if len(buf) > 0 {
-		if err := k.log.Write(last, buf); err != nil {
+		// Read after the ops were appended: at least every version they
+		// carry. It goes, right-aligned, in the room appendOps left.
+		var v [binary.MaxVarintLen64]byte
+		n := binary.PutUvarint(v[:], k.versions.Load())
+		off := binary.MaxVarintLen64 - n
+		copy(buf[off:], v[:n])
+		if err := k.log.Write(last, buf[off:]); err != nil {
 			return k.fail(err)
 		}
 		k.bytes.Add(int64(len(buf)))
@@ -142,8 +155,15 @@ func (k *logSink) sync() error {
 	return nil
 }
 
-// decodeRecord calls fn with each op of a log record's payload.
-func decodeRecord(payload []byte, fn func(Op) error) error {
+// decodeRecord calls fn with each op of a log record's payload, after
+// giving the record's version counter to ver.
+func decodeRecord(payload []byte, ver func(uint64), fn func(Op) error) error {
+	v, n := binary.Uvarint(payload)
+	if n <= 0 {
+		return corrupt("log record: malformed version counter")
+	}
+	ver(v)
+	payload = payload[n:]
 	for len(payload) > 0 {
 		if len(payload) < 4 {
 			return corrupt("log record: truncated op length")

@@ -532,7 +532,7 @@ func (db *DB) CurrentOp() []CurrentOp {
 // when the DB steps down during the pass, with what was done so far). ctx
 // (and Close) stop it between two batches, with ctx's error.
 func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
-	if err := db.checkOpen(); err != nil {
+	if err := db.writable(); err != nil {
 		return PassResult{}, err
 	}
 	if !db.monitor.isPrimary() {

@@ -189,6 +189,11 @@ func (l *loader) apply(op Op) error {
 	}
 	l.lastSeq = op.Seq
 	l.ops++
+	if l.db.writes.Load() < l.maxVer {
+		// Versions given while applying (time-series buckets) come after
+		// every version loaded so far.
+		l.db.writes.Store(l.maxVer)
+	}
 	if err := l.applyOp(op); err != nil {
 		return fmt.Errorf("op %d (kind %d, collection %q): %w", op.Seq, op.Kind, op.Collection, err)
 	}
