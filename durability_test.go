@@ -359,7 +359,10 @@ func TestFailedFsyncStopsWrites(t *testing.T) {
 			require.ErrorIs(t, err, syscall.EIO)
 			for _, w := range []func() error{
 				func() error { _, err := c.InsertOne(Document{"_id": 3}); return err },
-				func() error { _, err := c.UpdateOne(Document{"_id": 1}, Document{"$set": Document{"x": 1}}); return err },
+				func() error {
+					_, err := c.UpdateOne(Document{"_id": 1}, Document{"$set": Document{"x": 1}})
+					return err
+				},
 				func() error { _, err := c.DeleteOne(Document{"_id": 1}); return err },
 				func() error { _, err := db.CreateCollection("new", CollectionOptions{}); return err },
 				func() error { return db.DropCollection("c") },
