@@ -90,6 +90,9 @@ func TestOpReplay(t *testing.T) {
 	}
 }
 
+// newTestRand returns a generator seeded as modelSeed says.
+func newTestRand(t testing.TB) *rand.Rand { return rand.New(rand.NewPCG(modelSeed(t), 0x0905)) }
+
 // history drives random writes on a DB.
 type history struct {
 	t   testing.TB
