@@ -72,7 +72,7 @@ func TestValidateRefuses(t *testing.T) {
 		"string too long":   oneField("a", tagString, 9, 'x'),
 		"int8 out of range": oneField("a", tagInt8, 0x80, 0x02),
 		"uint8 too large":   oneField("a", tagUint8, 0x80, 0x02),
-		"nanoseconds":       oneField("a", append(binary.AppendUvarint([]byte{tagTime, 0}, 1e9))...),
+		"nanoseconds":       oneField("a", binary.AppendUvarint([]byte{tagTime, 0}, 1e9)...),
 		"bad varint":        oneField("a", tagInt64, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
 		"short ObjectID":    oneField("a", tagObjectID, 1, 2),
 		"doc length short":  oneField("a", tagDoc, 1, 1, 1, 'b', tagNil),

@@ -25,6 +25,10 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, payload []byte) error) err
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	if err := l.writePending(); err != nil { // what Replay reads must be in the file
+		l.mu.Unlock()
+		return err
+	}
 	segs := append([]segment(nil), l.segs...)
 	l.mu.Unlock()
 
