@@ -39,7 +39,6 @@ import (
 // system before it returns would cost a system call per write, as much as
 // the write itself in memory: the sync policy is the user's choice of that
 // trade-off, and SyncAlways is the one that waits.
-//
 type logSink struct {
 	log      *wal.Log
 	always   bool           // SyncAlways
