@@ -15,14 +15,25 @@ import (
 var benchPayload = make([]byte, 128)
 
 // BenchmarkAppend commits records to a log on this machine's disk (the
-// test's temporary directory) from 1 and from 8 goroutines, the way a DB
-// does: Write in seq order under an ordering lock, Wait after it. Under
-// SyncAlways it reports how many commits shared each fsync.
+// test's temporary directory) from 1 and from 8 goroutines, without and
+// with a write buffer, the way a DB does: Write in seq order under an
+// ordering lock, Wait after it. Under SyncAlways it reports how many
+// commits shared each fsync.
 func BenchmarkAppend(b *testing.B) {
 	for _, pol := range []SyncPolicy{SyncAlways, SyncEverySecond, SyncNever} {
-		for _, writers := range []int{1, 8} {
-			b.Run(fmt.Sprintf("%s/writers=%d", pol, writers), func(b *testing.B) {
-				l, err := Open(vfs.Default, filepath.Join(b.TempDir(), "wal"), Options{Sync: pol})
+		for _, bs := range []int{0, 256 << 10} {
+			for _, writers := range []int{1, 8} {
+				benchAppend(b, pol, bs, writers)
+			}
+		}
+	}
+}
+
+func benchAppend(b *testing.B, pol SyncPolicy, bs, writers int) {
+	{
+		{
+			b.Run(fmt.Sprintf("%s/buffer=%d/writers=%d", pol, bs, writers), func(b *testing.B) {
+				l, err := Open(vfs.Default, filepath.Join(b.TempDir(), "wal"), Options{Sync: pol, BufferSize: bs})
 				if err != nil {
 					b.Fatal(err)
 				}

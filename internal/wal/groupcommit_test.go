@@ -1,10 +1,12 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/vfs"
@@ -40,7 +42,14 @@ func TestGroupCommit(t *testing.T) {
 	}
 	// Writers write while the first fsync is held: the log's lock is not
 	// held across an fsync.
+	deadline := time.Now().Add(10 * time.Second)
 	for m.Stats().Writes-base.Writes < writers {
+		if time.Now().After(deadline) {
+			wrote := m.Stats().Writes - base.Writes
+			close(release)
+			wg.Wait()
+			t.Fatalf("only %d of %d writers wrote while an fsync was held", wrote, writers)
+		}
 		runtime.Gosched()
 	}
 	close(release)
@@ -94,5 +103,42 @@ func testGroupCommitUnderLoad(t *testing.T, bs int) {
 	_ = l.Close()
 	l = open(t, m, Options{})
 	require.Equal(t, span(1, 1600), replay(t, l, 1), "an acknowledged commit was not synced")
+	require.NoError(t, l.Close())
+}
+
+// TestWaitDuringClose: a commit written before Close and waited for while
+// Close runs is acknowledged: Close syncs it, or the waiter does, which
+// ever gets to the file first.
+func TestWaitDuringClose(t *testing.T) {
+	m := vfs.NewFaultFS()
+	l := open(t, m, Options{Sync: SyncAlways})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	m.SetSyncHook(func(string) {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	})
+	require.NoError(t, l.Write(1, payload(1)))
+	first := make(chan error)
+	go func() { first <- l.Wait(1) }() // the leader, held in its fsync
+	<-entered
+	require.NoError(t, l.Write(2, payload(2))) // not covered by that fsync
+	closed := make(chan error)
+	go func() { closed <- l.Close() }()
+	noop := func(uint64, []byte) error { return nil }
+	for !errors.Is(l.Replay(1, noop), ErrClosed) {
+		runtime.Gosched() // until Close has begun (it then waits for the fsync)
+	}
+	second := make(chan error)
+	go func() { second <- l.Wait(2) }()
+	close(release)
+	require.NoError(t, <-first)
+	require.NoError(t, <-second, "a commit written before Close was refused")
+	require.NoError(t, <-closed)
+	m.PowerCut()
+	l = open(t, m, Options{})
+	require.Equal(t, span(1, 2), replay(t, l, 1))
 	require.NoError(t, l.Close())
 }

@@ -28,6 +28,7 @@ const (
 	SyncNever
 )
 
+// String returns the policy's name, as its constant is spelled.
 func (p SyncPolicy) String() string {
 	switch p {
 	case SyncEverySecond:
@@ -116,7 +117,7 @@ type Log struct {
 	frontMu sync.Mutex // serializes TruncateFront and Replay
 
 	mu      sync.Mutex
-	f       vfs.File  // the active (last) segment, opened for appending
+	f       vfs.File  // the active (last) segment, opened for appending; nil once closed
 	segs    []segment // every segment, oldest first; the last is active (its size counts pending)
 	lastSeq uint64    // seq of the last record written (base-1 if none)
 	closed  bool
@@ -203,6 +204,7 @@ func (l *Log) Close() error {
 	if cerr := l.f.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
+	l.f = nil // leadSync's sign that the file is gone
 	return err
 }
 

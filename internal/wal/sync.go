@@ -93,9 +93,15 @@ func (l *Log) leadSync(seq uint64) error {
 		return nil // a roll or Close synced it meanwhile
 	}
 	l.mu.Lock()
-	if err := l.writableState(); err != nil {
+	if err := l.err(); err != nil {
 		l.mu.Unlock()
 		return err
+	}
+	if l.f == nil {
+		// Close closed the file; it synced everything before, so only a
+		// seq never written gets here.
+		l.mu.Unlock()
+		return ErrClosed
 	}
 	if seq > l.lastSeq {
 		l.mu.Unlock()
