@@ -200,8 +200,9 @@ func TestDemoSurvivesRestart(t *testing.T) {
 	assert.Contains(t, out, "ada's session, after the restart       GET  /me      -> 401 session expired or unknown")
 	assert.Contains(t, out, "TTL pass: 1 expired session(s) deleted")
 
-	// What the second run left: grace's session alone.
-	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	// What the second run left: grace's session alone (read at 09:45).
+	clock := ttltest.NewClock(demoStart.Add(45 * time.Minute))
+	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithClock(clock), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	defer db.Close()
 	var users []string
