@@ -261,6 +261,7 @@ type persistence struct {
 
 	snapMu    sync.Mutex   // serializes snapshots
 	snapBytes atomic.Int64 // size of the current snapshot (0: none)
+	snapshots atomic.Int64 // written since Open
 	closing   chan struct{}
 	wake      chan struct{} // one slot: an automatic snapshot is due
 	done      chan struct{} // closed when the snapshotter has returned
@@ -567,6 +568,7 @@ func (p *persistence) snapshot() (err error) {
 	}
 	// The new snapshot is durable: what it covers can go.
 	p.snapBytes.Store(info.bytes)
+	p.snapshots.Add(1)
 	p.sink.bytes.Store(0)
 	names, _ := p.fs.ReadDir(p.dir)
 	for _, n := range names {
@@ -656,4 +658,11 @@ func (db *DB) syncLog() error {
 		return p.sink.sync()
 	}
 	return nil
+}
+
+// metrics reads the directory's figures for Metrics.
+func (p *persistence) metrics() DurabilityMetrics {
+	st := p.log.Stats()
+	return DurabilityMetrics{LogRecords: st.Appends, LogBytes: st.Bytes, LogSyncs: st.Syncs, LogSize: st.Size,
+		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load()}
 }

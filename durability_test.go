@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/vfs"
 	"github.com/ttldb/ttldb/ttltest"
 )
@@ -466,4 +467,48 @@ func diskUsed(t testing.TB, m *vfs.FaultFS, dir string) int64 {
 		n += size
 	}
 	return n
+}
+
+// TestDurabilityMetrics: Metrics reports the log's and the snapshots'
+// figures, counted from Open, and DocumentBytes the documents' encodings.
+func TestDurabilityMetrics(t *testing.T) {
+	dir := t.TempDir()
+	clk := ttltest.NewClock(opEpoch)
+	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
+	c := db.Collection("c")
+	var encBytes int64
+	for i := range 10 {
+		doc := Document{"_id": i, "s": strings.Repeat("s", i)}
+		_, err := c.InsertOne(doc)
+		require.NoError(t, err)
+		enc, err := codec.Encode(doc, nil)
+		require.NoError(t, err)
+		encBytes += int64(len(enc))
+	}
+	m := db.Metrics()
+	require.Equal(t, encBytes, m.DocumentBytes["c"])
+	d := m.Durability
+	require.EqualValues(t, 10, d.LogRecords, "SyncAlways, one writer: a record per write")
+	require.GreaterOrEqual(t, d.LogSyncs, int64(10))
+	require.Positive(t, d.LogBytes)
+	require.Equal(t, logSize(t, dir), d.LogSize)
+	require.Zero(t, d.Snapshots)
+	require.NoError(t, db.Snapshot())
+	d = db.Metrics().Durability
+	require.EqualValues(t, 1, d.Snapshots)
+	info, err := os.Stat(filepath.Join(dir, snapshotName(db.ops.lastSeq())))
+	require.NoError(t, err)
+	require.Equal(t, info.Size(), d.SnapshotBytes)
+	require.NoError(t, db.Close())
+
+	db = mustOpenDurable(t, clk, dir)
+	defer db.Close()
+	d = db.Metrics().Durability
+	require.Zero(t, d.LogRecords, "counters restart from zero")
+	require.Zero(t, d.Snapshots)
+	require.Equal(t, info.Size(), d.SnapshotBytes, "a gauge: the snapshot loaded")
+	mem, err := Open()
+	require.NoError(t, err)
+	defer mem.Close()
+	require.Zero(t, mem.Metrics().Durability)
 }
