@@ -120,6 +120,11 @@ func (l *loader) collection(payload []byte) error {
 	if err != nil {
 		return corrupt("collection %q: %v", c.Name, err)
 	}
+	if s.ts == nil && c.Docs > 0 {
+		// Sized for what the snapshot holds: its _id map does not grow
+		// (and rehash) a shard at a time while the documents are stored.
+		s.st.Store(s.store().Fork(int(min(c.Docs, 1<<30))))
+	}
 	for _, spec := range c.Indexes {
 		m, err := indexModelOf(spec)
 		if err != nil {
@@ -313,21 +318,22 @@ func (s *collState) loadPut(enc []byte, ver uint64) error {
 	}
 	extra := s.appendTTLExtra(nil, dk)
 	st := s.store()
-	if cur, found := s.lookup(k); found {
-		s.removeFromIndexes(&cur, s.storedKeys(&cur))
-		st.Update(cur.slot, enc, extra, ver)
-		rec := cur
-		rec.enc, rec.extra, rec.ver = enc, extra, ver
+	slot, inserted := st.InsertNew(k, enc, extra, s.nextSeq, ver)
+	if inserted {
+		rec := record{slot: slot, key: k, enc: enc, extra: extra, seq: s.nextSeq, ver: ver}
+		s.nextSeq++
+		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
 		s.addToIndexes(&rec, dk)
-		s.bytes += int64(len(enc) - len(cur.enc))
+		s.bytes += int64(len(enc))
 		return nil
 	}
-	rec := record{key: k, enc: enc, extra: extra, seq: s.nextSeq, ver: ver}
-	s.nextSeq++
-	rec.slot = st.Insert(k, enc, extra, rec.seq, ver)
-	s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+	cur := s.rec(slot)
+	s.removeFromIndexes(&cur, s.storedKeys(&cur))
+	st.Update(cur.slot, enc, extra, ver)
+	rec := cur
+	rec.enc, rec.extra, rec.ver = enc, extra, ver
 	s.addToIndexes(&rec, dk)
-	s.bytes += int64(len(enc))
+	s.bytes += int64(len(enc) - len(cur.enc))
 	return nil
 }
 

@@ -165,6 +165,10 @@ type Collection struct {
 	// history set, as an encoded document (empty: nothing): which indexes
 	// are multikey, a time-series collection's current expiry.
 	State []byte
+	// Docs is about how many documents follow (the collection's count
+	// when the walk reached it): a size hint for the reader, never
+	// trusted as a count.
+	Docs uint64
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -194,7 +198,8 @@ func (c Collection) append(dst []byte) []byte {
 	}
 	dst = binary.AppendUvarint(dst, c.AsOf)
 	dst = binary.AppendUvarint(dst, c.Next)
-	return appendBytes(dst, c.State)
+	dst = appendBytes(dst, c.State)
+	return binary.AppendUvarint(dst, c.Docs)
 }
 
 // parser reads the fields of a block's payload; the first malformed field
@@ -299,6 +304,7 @@ func ParseCollection(b []byte) (Collection, error) {
 	c.AsOf = p.uvarint("collection as-of sequence")
 	c.Next = p.uvarint("collection next bucket")
 	c.State = p.bytes("collection state")
+	c.Docs = p.uvarint("collection size hint")
 	return c, p.end("collection")
 }
 
