@@ -1,7 +1,6 @@
 package ttldb
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -451,7 +450,3 @@ func (ix *index) checkLoadedUnique(s *collState) error {
 	})
 	return err
 }
-
-// isCorrupt reports whether err is about bad data (as opposed to an I/O
-// error).
-func isCorrupt(err error) bool { return errors.Is(err, errs.ErrCorrupt) }

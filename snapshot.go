@@ -67,7 +67,6 @@ func (c *opCapture) appendOps(ops []Op) {
 // snapshotInfo describes a snapshot written.
 type snapshotInfo struct {
 	startSeq, endSeq uint64
-	docs             uint64
 	ops              uint64
 	bytes            int64
 }
