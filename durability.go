@@ -608,6 +608,9 @@ func (p *persistence) close() error {
 	p.snapMu.Lock() // waits for a Snapshot call under way to give up
 	defer p.snapMu.Unlock()
 	p.sink.stopWriter()
+	// Closed first: a write that raced with Close and commits after the
+	// flush below gets ErrClosed, never an acknowledgement.
+	p.sink.closed.Store(true)
 	err := p.sink.flush(p.sink.pendingSeq.Load())
 	if cerr := p.log.Close(); err == nil && cerr != nil && !errors.Is(cerr, errs.ErrLogFailed) {
 		err = cerr
