@@ -61,7 +61,7 @@ type logSink struct {
 	writeMu    sync.Mutex    // serializes writes to the log, in sequence order
 	bytes      atomic.Int64  // bytes written to the log since the last snapshot
 	failed     atomic.Pointer[error]
-	closed     atomic.Bool // set by Close before its last flush
+	closed     atomic.Bool       // set by Close before its last flush
 	onWrite    func(bytes int64) // after each write (the auto snapshot's check); may be nil
 }
 
