@@ -42,6 +42,8 @@ const (
 	SyncNever
 )
 
+// String returns the policy's name: "SyncAlways", "SyncEverySecond",
+// "SyncNever", or "SyncPolicy(n)" for another value.
 func (p SyncPolicy) String() string {
 	switch p {
 	case SyncEverySecond:

@@ -47,6 +47,7 @@ const (
 	KindTrailer Kind = 255
 )
 
+// String names the kind ("docs"), or "kind n" for an unknown one.
 func (k Kind) String() string {
 	switch k {
 	case KindHeader:
@@ -107,11 +108,12 @@ type VersionError struct {
 // Unwrap lets errors.Is(err, ttldb.ErrFormatVersion) match.
 func (e *VersionError) Unwrap() error { return errs.ErrFormatVersion }
 
+// Error names both versions and what to do.
 func (e *VersionError) Error() string {
 	if e.Found > e.Supported {
 		return fmt.Sprintf("snapshot format version %d is newer than this ttldb reads (version %d): open it with the newer ttldb that wrote it", e.Found, e.Supported)
 	}
-	return fmt.Sprintf("snapshot format version %d is older than this ttldb reads (version %d)", e.Found, e.Supported)
+	return fmt.Sprintf("snapshot format version %d is older than this ttldb reads (version %d); version %d is the first format, so no ttldb wrote this file", e.Found, e.Supported, e.Supported)
 }
 
 // Header is the payload of the first block.
