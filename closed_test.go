@@ -155,6 +155,9 @@ func closedCalls() []closedCall {
 			_, err := c.Watch(context.Background(), ttldb.ChangeStreamOptions{Collections: []string{"other"}})
 			return err
 		}},
+		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(nil) }},
+		{"Snapshot", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Snapshot() }},
+		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 1 << 40}) }},
 	}
 }
 

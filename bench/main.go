@@ -65,8 +65,27 @@ func main() {
 		traceOut  = flag.String("trace", "", "with -trial: write an execution trace of the expiry phase (mass, latency) to this file (go tool trace)")
 		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
 		workloads = flag.String("workloads", "mass,latency,compact,lag,host", "which trial kinds to run (host: workload 7)")
+
+		durable    = flag.Bool("durable", false, "run the durability suite instead: ttldb with a data directory under each sync policy beside buntdb's append-only file (durable.go)")
+		dtrial     = flag.String("dtrial", "", "internal: run one durability trial and print JSON")
+		durableN   = flag.Int("durable-n", 1_000_000, "durability suite: documents for insert, open, snapshot and disk trials")
+		durAlwaysN = flag.Int("durable-always-n", 20_000, "durability suite: documents for the SyncAlways trials")
+		durWriters = flag.Int("durable-writers", 8, "durability suite: concurrent writers of the SyncAlways trials")
+		durRate    = flag.Duration("durable-rate", time.Millisecond, "durability suite, snapshot trial: each of the 4 writers' open-loop interval")
+		durDir     = flag.String("durable-dir", "", "durability suite: where the trials' directories go (default: a temporary directory)")
 	)
 	flag.Parse()
+	if *durable || *dtrial != "" {
+		dcfg := durableConfig{n: *durableN, nAlways: *durAlwaysN, writers: *durWriters, rate: *durRate, reps: max(*reps, 1), dir: *durDir}
+		if *dtrial != "" {
+			if err := runDurableTrial(dcfg, *dtrial); err != nil {
+				fatalf("durability trial %s: %v", *dtrial, err)
+			}
+			return
+		}
+		runDurable(dcfg)
+		return
+	}
 	if *trial != "" {
 		parts := strings.Split(*trial, "/")
 		if len(parts) != 3 {
