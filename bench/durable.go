@@ -703,8 +703,17 @@ func trialDisk(cfg durableConfig, store string, out map[string]float64) error {
 				}
 			}
 		}
-		if err := b.Shrink(); err != nil {
-			return err
+		// buntdb may be shrinking in the background (its AutoShrink):
+		// wait for it, then shrink.
+		for {
+			err := b.Shrink()
+			if err == nil {
+				break
+			}
+			if err != buntdb.ErrShrinkInProcess {
+				return err
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		if err := b.Close(); err != nil {
 			return err
