@@ -566,7 +566,11 @@ func (ix *index) conflict(key string, self uint64) bool {
 // cancelled or past its deadline, CreateIndex returns an error matching
 // ctx.Err() and leaves nothing of the index behind. The final catch-up
 // and the index's publication, under the write lock, do not stop.
-func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, error) {
+func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (name string, err error) {
+	if err := c.db.writable(); err != nil {
+		return "", err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return "", err
 	}
@@ -604,7 +608,11 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
-func (c *Collection) DropIndex(name string) error {
+func (c *Collection) DropIndex(name string) (err error) {
+	if err := c.db.writable(); err != nil {
+		return err
+	}
+	defer c.db.durable(&err)
 	if ts := c.timeSeries(); ts != nil {
 		return ts.dropIndex(name, nil) // time-series: tsindex.go
 	}
