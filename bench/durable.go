@@ -45,9 +45,9 @@ var durableWorkloads = []string{"dinsert", "dgroup", "restart", "dsnap"}
 // Store configurations of each durability workload, table order.
 var (
 	dinsertStores = []string{"ttldb-memory", "ttldb-never", "ttldb-everysecond", "ttldb-always",
-		"buntdb-memory", "buntdb-never", "buntdb-everysecond", "buntdb-always"}
+		"buntdb-memory", "buntdb-never", "buntdb-everysecond", "buntdb-always", "buntdb-everysecond-jsonindex"}
 	dgroupStores  = []string{"ttldb-always", "buntdb-always"}
-	restartStores = []string{"ttldb-snapshot", "ttldb-log", "buntdb-aof"}
+	restartStores = []string{"ttldb-snapshot", "ttldb-log", "buntdb-aof", "buntdb-aof-jsonindex"}
 	dsnapStores   = []string{"ttldb", "buntdb"}
 )
 
@@ -122,9 +122,11 @@ func openTTLDBDir(dir string, extra ...ttldb.Option) (*ttldbStore, error) {
 
 // openBuntFile opens buntdb on the file path with its default
 // configuration, then the sync policy given; shrink false turns its
-// automatic rewrite of the file off. No JSON index: its TTL is its own
-// expiry tree, which its file keeps (see the README's caveats).
-func openBuntFile(path string, pol buntdb.SyncPolicy, shrink bool) (*buntStore, error) {
+// automatic rewrite of the file off. Without jsonIndex (its fastest fair
+// configuration) its TTL is its own expiry tree, which its file keeps;
+// jsonIndex adds IndexJSON("lastModifiedDate"), the configuration of the
+// other workloads (see the README's caveats).
+func openBuntFile(path string, pol buntdb.SyncPolicy, shrink, jsonIndex bool) (*buntStore, error) {
 	db, err := buntdb.Open(path)
 	if err != nil {
 		return nil, err
@@ -139,6 +141,12 @@ func openBuntFile(path string, pol buntdb.SyncPolicy, shrink bool) (*buntStore, 
 	if err := db.SetConfig(c); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if jsonIndex {
+		if err := db.CreateIndex("lastModifiedDate", "*", buntdb.IndexJSON("lastModifiedDate")); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return &buntStore{db: db}, nil
 }
@@ -183,13 +191,14 @@ func trialDInsert(p trialParams, out *trialOut) error {
 	case "buntdb":
 		var bs *buntStore
 		if cfg == "memory" {
-			bs, err = openBuntFile(":memory:", buntdb.EverySecond, true)
+			bs, err = openBuntFile(":memory:", buntdb.EverySecond, true, false)
 		} else {
-			_, pol, perr := syncPolicy(cfg)
+			pcfg, index := strings.CutSuffix(cfg, "-jsonindex")
+			_, pol, perr := syncPolicy(pcfg)
 			if perr != nil {
 				return perr
 			}
-			bs, err = openBuntFile(filepath.Join(dir, "data.db"), pol, true)
+			bs, err = openBuntFile(filepath.Join(dir, "data.db"), pol, true, index)
 		}
 		if err != nil {
 			return err
@@ -298,7 +307,7 @@ func trialDGroup(p trialParams, out *trialOut) error {
 		logSyncs = func() int64 { s, _ := ts.db.LogStats(); return s.Syncs }
 		closeErr = ts.db.Close
 	case "buntdb":
-		bs, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.Always, true)
+		bs, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.Always, true, false)
 		if err != nil {
 			return err
 		}
@@ -465,9 +474,10 @@ func trialRestart(p trialParams, out *trialOut) error {
 		out.add("open_snapshot_docs", "docs", float64(rec.SnapshotDocuments))
 		out.add("open_log_ops", "ops", float64(rec.LogOps))
 		return nil
-	case "buntdb-aof":
+	case "buntdb-aof", "buntdb-aof-jsonindex":
 		path := filepath.Join(dir, "data.db")
-		s, err := openBuntFile(path, buntdb.EverySecond, true)
+		index := p.store == "buntdb-aof-jsonindex"
+		s, err := openBuntFile(path, buntdb.EverySecond, true, index)
 		if err != nil {
 			return err
 		}
@@ -488,6 +498,11 @@ func trialRestart(p trialParams, out *trialOut) error {
 		stop := startProfile()
 		t := time.Now()
 		db, err := buntdb.Open(path)
+		if err == nil && index {
+			// An index is not in buntdb's file: the application creates it
+			// again after Open, which fills it from the loaded items.
+			err = db.CreateIndex("lastModifiedDate", "*", buntdb.IndexJSON("lastModifiedDate"))
+		}
 		open := time.Since(t)
 		stop()
 		if err != nil {
@@ -605,7 +620,7 @@ func trialDSnap(p trialParams, out *trialOut) error {
 		insert = func(d Doc) error { _, err := s.coll.InsertOne(ttldbDoc(d)); return err }
 		snapshot = s.db.Snapshot
 	case "buntdb":
-		s, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.EverySecond, false)
+		s, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.EverySecond, false, false)
 		if err != nil {
 			return err
 		}
