@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -51,8 +52,15 @@ func (r *reporter) durableTables() {
 			c := func(m string) string { return r.cell("dinsert", st, n, m) }
 			_, vsMem := r.over("dinsert", st, n, "dinsert", "dinsert", "ttldb-memory", n, "dinsert")
 			_, vsBunt := r.over("dinsert", st, n, "dinsert", "dinsert", "buntdb-everysecond", n, "dinsert")
+			disk, logB, fsyncs := "", "", ""
+			if !strings.HasSuffix(st, "-memory") {
+				disk = c("dinsert_disk_bytes_per_doc")
+				if baseStore(st) == "ttldb" {
+					logB, fsyncs = c("dinsert_log_bytes_per_doc"), c("dinsert_fsyncs")
+				}
+			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", st, c("dinsert"), c("dinsert_cost"), vsMem, vsBunt,
-				c("dinsert_close"), c("dinsert_disk_bytes_per_doc"), c("dinsert_log_bytes_per_doc"), c("dinsert_fsyncs"), c("dinsert_gc_cycles"))
+				c("dinsert_close"), disk, logB, fsyncs, c("dinsert_gc_cycles"))
 		}
 		w.Flush()
 		fmt.Println("   (buntdb-everysecond is buntdb's default configuration; -jsonindex adds IndexJSON(\"lastModifiedDate\"), as the other workloads configure it)")
