@@ -42,6 +42,8 @@ const (
 	SyncNever
 )
 
+// String returns the policy's name: "SyncAlways", "SyncEverySecond",
+// "SyncNever", or "SyncPolicy(n)" for another value.
 func (p SyncPolicy) String() string {
 	switch p {
 	case SyncEverySecond:
@@ -261,6 +263,7 @@ type persistence struct {
 
 	snapMu    sync.Mutex   // serializes snapshots
 	snapBytes atomic.Int64 // size of the current snapshot (0: none)
+	snapshots atomic.Int64 // written since Open
 	closing   chan struct{}
 	wake      chan struct{} // one slot: an automatic snapshot is due
 	done      chan struct{} // closed when the snapshotter has returned
@@ -567,6 +570,7 @@ func (p *persistence) snapshot() (err error) {
 	}
 	// The new snapshot is durable: what it covers can go.
 	p.snapBytes.Store(info.bytes)
+	p.snapshots.Add(1)
 	p.sink.bytes.Store(0)
 	names, _ := p.fs.ReadDir(p.dir)
 	for _, n := range names {
@@ -606,6 +610,9 @@ func (p *persistence) close() error {
 	p.snapMu.Lock() // waits for a Snapshot call under way to give up
 	defer p.snapMu.Unlock()
 	p.sink.stopWriter()
+	// Closed first: a write that raced with Close and commits after the
+	// flush below gets ErrClosed, never an acknowledgement.
+	p.sink.closed.Store(true)
 	err := p.sink.flush(p.sink.pendingSeq.Load())
 	if cerr := p.log.Close(); err == nil && cerr != nil && !errors.Is(cerr, errs.ErrLogFailed) {
 		err = cerr
@@ -656,4 +663,11 @@ func (db *DB) syncLog() error {
 		return p.sink.sync()
 	}
 	return nil
+}
+
+// metrics reads the directory's figures for Metrics.
+func (p *persistence) metrics() DurabilityMetrics {
+	st := p.log.Stats()
+	return DurabilityMetrics{LogRecords: st.Appends, LogBytes: st.Bytes, LogSyncs: st.Syncs, LogSize: st.Size,
+		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load()}
 }

@@ -197,15 +197,19 @@ func TestFlusherSyncsEverySecond(t *testing.T) {
 	m := vfs.NewFaultFS()
 	clk := ttltest.NewClock(opEpoch)
 	db := mustOpenDurable(t, clk, "d", withFS(m))
-	clk.BlockUntilWaiters(1) // the log's flusher
 	_, err := db.Collection("kv").InsertOne(Document{"_id": 1, "v": 1})
 	require.NoError(t, err)
-	clk.BlockUntilWaiters(2) // and the sink's writer, kicked by the write
 	syncs := db.persist.log.Stats().Syncs
-	clk.Advance(flushDelay)
-	waitFor(t, func() bool { return db.persist.sink.written.Load() == db.persist.sink.pendingSeq.Load() })
-	clk.Advance(time.Second)
-	waitFor(t, func() bool { return db.persist.log.Stats().Syncs > syncs })
+	// Let the DB's time pass, a step at a time, until the writer has
+	// handed the write to the log, then until the flusher has fsynced it.
+	waitFor(t, func() bool {
+		clk.Advance(flushDelay)
+		return db.persist.sink.written.Load() == db.persist.sink.pendingSeq.Load()
+	})
+	waitFor(t, func() bool {
+		clk.Advance(100 * time.Millisecond)
+		return db.persist.log.Stats().Syncs > syncs
+	})
 	m.PowerCut()
 	_ = db.Close()
 	db = mustOpenDurable(t, clk, "d", withFS(m))

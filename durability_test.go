@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/vfs"
 	"github.com/ttldb/ttldb/ttltest"
 )
@@ -294,6 +296,7 @@ func TestAutoSnapshot(t *testing.T) {
 	}
 	// The snapshot covers at least 64 KiB of log; the log after it is short.
 	db.persist.snapMu.Lock() // the snapshot under way, if any, has ended
+	//lint:ignore SA2001 waiting for the snapshot is the point
 	db.persist.snapMu.Unlock()
 	require.Less(t, logSize(t, dir), int64(64<<10)+db.persist.snapshotBytes())
 }
@@ -466,4 +469,101 @@ func diskUsed(t testing.TB, m *vfs.FaultFS, dir string) int64 {
 		n += size
 	}
 	return n
+}
+
+// TestDurabilityMetrics: Metrics reports the log's and the snapshots'
+// figures, counted from Open, and DocumentBytes the documents' encodings.
+func TestDurabilityMetrics(t *testing.T) {
+	dir := t.TempDir()
+	clk := ttltest.NewClock(opEpoch)
+	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
+	c := db.Collection("c")
+	var encBytes int64
+	for i := range 10 {
+		doc := Document{"_id": i, "s": strings.Repeat("s", i)}
+		_, err := c.InsertOne(doc)
+		require.NoError(t, err)
+		enc, err := codec.Encode(doc, nil)
+		require.NoError(t, err)
+		encBytes += int64(len(enc))
+	}
+	m := db.Metrics()
+	require.Equal(t, encBytes, m.DocumentBytes["c"])
+	d := m.Durability
+	require.EqualValues(t, 10, d.LogRecords, "SyncAlways, one writer: a record per write")
+	require.GreaterOrEqual(t, d.LogSyncs, int64(10))
+	require.Positive(t, d.LogBytes)
+	require.Equal(t, logSize(t, dir), d.LogSize)
+	require.Zero(t, d.Snapshots)
+	require.NoError(t, db.Snapshot())
+	d = db.Metrics().Durability
+	require.EqualValues(t, 1, d.Snapshots)
+	info, err := os.Stat(filepath.Join(dir, snapshotName(db.ops.lastSeq())))
+	require.NoError(t, err)
+	require.Equal(t, info.Size(), d.SnapshotBytes)
+	require.NoError(t, db.Close())
+
+	db = mustOpenDurable(t, clk, dir)
+	defer db.Close()
+	d = db.Metrics().Durability
+	require.Zero(t, d.LogRecords, "counters restart from zero")
+	require.Zero(t, d.Snapshots)
+	require.Equal(t, info.Size(), d.SnapshotBytes, "a gauge: the snapshot loaded")
+	mem, err := Open()
+	require.NoError(t, err)
+	defer mem.Close()
+	require.Zero(t, mem.Metrics().Durability)
+}
+
+// TestCloseWhileWriting: writers that race with Close either get an error
+// or find their write in the directory after it is reopened: Close never
+// drops a write it let acknowledge.
+func TestCloseWhileWriting(t *testing.T) {
+	for _, pol := range []SyncPolicy{SyncEverySecond, SyncAlways} {
+		t.Run(pol.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			clk := ttltest.NewClock(opEpoch)
+			db := mustOpenDurable(t, clk, dir, WithSync(pol))
+			c := db.Collection("c")
+			var mu sync.Mutex
+			var acked []int
+			var wg sync.WaitGroup
+			var started sync.WaitGroup
+			for w := range 4 {
+				wg.Add(1)
+				started.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ; i++ {
+						if i == 10 {
+							started.Done()
+						}
+						id := w*1_000_000 + i
+						if _, err := c.InsertOne(Document{"_id": id}); err != nil {
+							if i < 10 {
+								started.Done()
+							}
+							return
+						}
+						mu.Lock()
+						acked = append(acked, id)
+						mu.Unlock()
+					}
+				}()
+			}
+			started.Wait()
+			require.NoError(t, db.Close())
+			wg.Wait()
+			db = mustOpenDurable(t, clk, dir)
+			defer db.Close()
+			got := map[any]bool{}
+			for _, id := range findIDs(t, db.Collection("c"), nil) {
+				got[id] = true
+			}
+			for _, id := range acked {
+				require.True(t, got[id], "acknowledged write %d missing", id)
+			}
+			t.Logf("%d acknowledged, %d stored", len(acked), len(got))
+		})
+	}
 }

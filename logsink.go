@@ -39,7 +39,6 @@ import (
 // system before it returns would cost a system call per write, as much as
 // the write itself in memory: the sync policy is the user's choice of that
 // trade-off, and SyncAlways is the one that waits.
-//
 type logSink struct {
 	log      *wal.Log
 	always   bool           // SyncAlways
@@ -62,6 +61,7 @@ type logSink struct {
 	writeMu    sync.Mutex    // serializes writes to the log, in sequence order
 	bytes      atomic.Int64  // bytes written to the log since the last snapshot
 	failed     atomic.Pointer[error]
+	closed     atomic.Bool       // set by Close before its last flush
 	onWrite    func(bytes int64) // after each write (the auto snapshot's check); may be nil
 }
 
@@ -214,6 +214,11 @@ func (k *logSink) flush(seq uint64) error {
 // flushDelay). It returns the sink's failure. Call it after a write,
 // holding no DB lock.
 func (k *logSink) sync() error {
+	if k.closed.Load() && k.written.Load() < k.pendingSeq.Load() {
+		// Committed in memory while Close ran (a write that raced
+		// with it): it may not be in the log.
+		return ErrClosed
+	}
 	if !k.always {
 		return k.err() // the writer goroutine hands it on
 	}

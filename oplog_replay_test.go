@@ -279,13 +279,15 @@ func (h *history) setup() {
 
 func (h *history) run(steps int) {
 	h.setup()
-	h.steps(steps)
+	for range steps {
+		h.step()
+	}
 	h.clk.Advance(10 * time.Minute)
 	_, err := h.db.RunTTLPass(context.Background())
 	require.NoError(h.t, err)
 }
 
-// steps runs n random steps on collections setup made.
+// steps makes n random changes.
 func (h *history) steps(n int) {
 	for range n {
 		h.step()

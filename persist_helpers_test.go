@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/btree"
@@ -165,18 +164,4 @@ func loadBackup(t testing.TB, data []byte, ops []Op, opts ...Option) *DB {
 	}
 	require.NoError(t, l.finishLoad())
 	return db
-}
-
-// describeOps summarizes ops by kind, for failure messages.
-func describeOps(ops []Op) string {
-	n := map[OpKind]int{}
-	for _, op := range ops {
-		n[op.Kind]++
-	}
-	var parts []string
-	for k, c := range n {
-		parts = append(parts, fmt.Sprintf("kind %d: %d", k, c))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", ")
 }

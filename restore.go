@@ -1,7 +1,6 @@
 package ttldb
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -51,10 +50,16 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errs.ErrCorrupt}, args...)...)
 }
 
-// loadSnapshot reads a whole snapshot into the (empty) DB.
+// loadSnapshot reads a whole snapshot into the (empty) DB. Documents are
+// loaded by two goroutines: this one reads the blocks, checks the
+// documents and computes their keys; an inserter stores them (the _id map,
+// natural order, index trees) in order. Any other block waits for the
+// inserter to be done with the documents before it.
 func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 	start := r.Header().StartSeq
 	l.lastSeq = start
+	ins := startInserter()
+	defer ins.stop()
 	for {
 		b, err := r.Next()
 		if err == io.EOF {
@@ -63,12 +68,34 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 		if err != nil {
 			return err
 		}
+		if b.Kind != snapfile.KindDocs && b.Kind != snapfile.KindCollection {
+			ins.drain()
+		}
 		switch b.Kind {
 		case snapfile.KindCollection:
 			err = l.collection(b.Payload)
 		case snapfile.KindDocs:
+			var batch loadBatch
+			batch.docs = make([]loadDoc, 0, 1024)
 			var n int
-			n, err = snapfile.ParseDocs(b.Payload, l.doc)
+			n, err = snapfile.ParseDocs(b.Payload, func(id uint32, ver uint64, enc []byte) error {
+				s, err := l.docColl(id, enc)
+				if err != nil {
+					return err
+				}
+				if batch.s != nil && batch.s != s {
+					ins.send(batch)
+					batch = loadBatch{docs: make([]loadDoc, 0, 1024)}
+				}
+				batch.s = s
+				l.maxVer = max(l.maxVer, ver)
+				d, err := s.prepareLoad(enc, ver)
+				batch.docs = append(batch.docs, d)
+				return err
+			})
+			if err == nil && batch.s != nil {
+				ins.send(batch)
+			}
 			l.docs += n
 		case snapfile.KindBuckets:
 			_, err = snapfile.ParseBuckets(b.Payload, l.bucket)
@@ -85,6 +112,7 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 			return fmt.Errorf("snapshot block at offset %d: %w", b.Offset, err)
 		}
 	}
+	ins.drain()
 	t, ok := r.Trailer()
 	if !ok {
 		// Salvage mode with the trailer lost: what was read is all there is.
@@ -95,6 +123,67 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 	}
 	l.maxVer = max(l.maxVer, t.MaxVersion)
 	return nil
+}
+
+// loadBatch is documents of one collection for the inserter.
+type loadBatch struct {
+	s    *collState
+	docs []loadDoc
+	done chan struct{} // a barrier, not documents: closed when the batches before it are in
+}
+
+// inserter stores prepared documents on a goroutine of its own.
+type inserter struct {
+	in   chan loadBatch
+	exit chan struct{}
+}
+
+func startInserter() *inserter {
+	ins := &inserter{in: make(chan loadBatch, 4), exit: make(chan struct{})}
+	go func() {
+		defer close(ins.exit)
+		for b := range ins.in {
+			if b.done != nil {
+				close(b.done)
+				continue
+			}
+			for i := range b.docs {
+				b.s.putLoaded(&b.docs[i])
+			}
+		}
+	}()
+	return ins
+}
+
+func (ins *inserter) send(b loadBatch) { ins.in <- b }
+
+// drain returns once every batch sent is stored.
+func (ins *inserter) drain() {
+	done := make(chan struct{})
+	ins.in <- loadBatch{done: done}
+	<-done
+}
+
+// stop ends the goroutine, after the batches sent.
+func (ins *inserter) stop() {
+	close(ins.in)
+	<-ins.exit
+}
+
+// docColl checks a document of a snapshot (validated) and returns its
+// collection.
+func (l *loader) docColl(id uint32, enc []byte) (*collState, error) {
+	s := l.byID[id]
+	switch {
+	case s == nil:
+		return nil, corrupt("document of undefined collection number %d", id)
+	case s.ts != nil:
+		return nil, corrupt("document in time-series collection %q", s.name)
+	}
+	if err := codec.Validate(enc); err != nil {
+		return nil, corrupt("collection %q: document: %v", s.name, err)
+	}
+	return s, nil
 }
 
 // collection creates a collection a snapshot defines.
@@ -119,6 +208,11 @@ func (l *loader) collection(payload []byte) error {
 	s, err := newCollState(l.db, c.Name, opts)
 	if err != nil {
 		return corrupt("collection %q: %v", c.Name, err)
+	}
+	if s.ts == nil && c.Docs > 0 {
+		// Sized for what the snapshot holds: its _id map does not grow
+		// (and rehash) a shard at a time while the documents are stored.
+		s.st.Store(s.store().Fork(int(min(c.Docs, 1<<30))))
 	}
 	for _, spec := range c.Indexes {
 		m, err := indexModelOf(spec)
@@ -153,22 +247,6 @@ func (l *loader) collection(payload []byte) error {
 		s.ts.nextSeq = max(c.Next, 1)
 	}
 	return nil
-}
-
-// doc stores a document a snapshot holds.
-func (l *loader) doc(id uint32, ver uint64, enc []byte) error {
-	s := l.byID[id]
-	switch {
-	case s == nil:
-		return corrupt("document of undefined collection number %d", id)
-	case s.ts != nil:
-		return corrupt("document in time-series collection %q", s.name)
-	}
-	if err := codec.Validate(enc); err != nil {
-		return corrupt("collection %q: document: %v", s.name, err)
-	}
-	l.maxVer = max(l.maxVer, ver)
-	return s.loadPut(enc, ver)
 }
 
 // bucket stores a time-series bucket a snapshot holds.
@@ -299,36 +377,60 @@ func idKeyOf(enc []byte) ([]byte, error) {
 	return k, nil
 }
 
+// loadDoc is a document checked and keyed for loading: its _id key, its
+// index keys and TTL entries, computed from enc alone.
+type loadDoc struct {
+	key, enc, extra []byte
+	dk              docKeys
+	ver             uint64
+}
+
+// prepareLoad keys enc (validated) for loadPut. It reads the collection's
+// index definitions only, so it may run beside putLoaded of earlier
+// documents.
+func (s *collState) prepareLoad(enc []byte, ver uint64) (loadDoc, error) {
+	k, err := idKeyOf(enc)
+	if err != nil {
+		return loadDoc{}, err
+	}
+	dk, err := s.computeKeys(&docRef{rec: record{enc: enc}})
+	if err != nil {
+		return loadDoc{}, corrupt("%v", err)
+	}
+	return loadDoc{key: k, enc: enc, extra: s.appendTTLExtra(nil, dk), dk: dk, ver: ver}, nil
+}
+
 // loadPut stores enc (validated) as the document of its _id, replacing
 // the one there is, with record version ver, keeping every index up to
 // date but checking no unique index.
 func (s *collState) loadPut(enc []byte, ver uint64) error {
-	k, err := idKeyOf(enc)
+	d, err := s.prepareLoad(enc, ver)
 	if err != nil {
 		return err
 	}
-	dk, err := s.computeKeys(&docRef{rec: record{enc: enc}})
-	if err != nil {
-		return corrupt("%v", err)
-	}
-	extra := s.appendTTLExtra(nil, dk)
-	st := s.store()
-	if cur, found := s.lookup(k); found {
-		s.removeFromIndexes(&cur, s.storedKeys(&cur))
-		st.Update(cur.slot, enc, extra, ver)
-		rec := cur
-		rec.enc, rec.extra, rec.ver = enc, extra, ver
-		s.addToIndexes(&rec, dk)
-		s.bytes += int64(len(enc) - len(cur.enc))
-		return nil
-	}
-	rec := record{key: k, enc: enc, extra: extra, seq: s.nextSeq, ver: ver}
-	s.nextSeq++
-	rec.slot = st.Insert(k, enc, extra, rec.seq, ver)
-	s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
-	s.addToIndexes(&rec, dk)
-	s.bytes += int64(len(enc))
+	s.putLoaded(&d)
 	return nil
+}
+
+// putLoaded stores a prepared document (loadPut).
+func (s *collState) putLoaded(d *loadDoc) {
+	st := s.store()
+	slot, inserted := st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	if inserted {
+		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
+		s.nextSeq++
+		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.addToIndexes(&rec, d.dk)
+		s.bytes += int64(len(d.enc))
+		return
+	}
+	cur := s.rec(slot)
+	s.removeFromIndexes(&cur, s.storedKeys(&cur))
+	st.Update(cur.slot, d.enc, d.extra, d.ver)
+	rec := cur
+	rec.enc, rec.extra, rec.ver = d.enc, d.extra, d.ver
+	s.addToIndexes(&rec, d.dk)
+	s.bytes += int64(len(d.enc) - len(cur.enc))
 }
 
 // loadDelete deletes the document whose key ({_id: v}) key is, if present.
@@ -445,7 +547,3 @@ func (ix *index) checkLoadedUnique(s *collState) error {
 	})
 	return err
 }
-
-// isCorrupt reports whether err is about bad data (as opposed to an I/O
-// error).
-func isCorrupt(err error) bool { return errors.Is(err, errs.ErrCorrupt) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -66,7 +67,6 @@ func (c *opCapture) appendOps(ops []Op) {
 // snapshotInfo describes a snapshot written.
 type snapshotInfo struct {
 	startSeq, endSeq uint64
-	docs             uint64
 	ops              uint64
 	bytes            int64
 }
@@ -160,6 +160,7 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32, abort <-chan struct{
 	}
 	c.State = collectionState(multikey, nil)
 	last := s.nextSeq - 1 // the newest document's insertion sequence
+	c.Docs = uint64(s.natural.Len())
 	s.mu.RUnlock()
 	if err := sw.Collection(c); err != nil {
 		return err
@@ -184,6 +185,9 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32, abort <-chan struct{
 		if snapshotChunkHook != nil {
 			snapshotChunkHook()
 		}
+		// Leave the processor between chunks: a writer woken meanwhile
+		// runs now instead of waiting for the scheduler's 10 ms slice.
+		runtime.Gosched()
 		for _, d := range batch {
 			if err := sw.Doc(id, d.ver, d.enc); err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,8 +23,8 @@ import (
 // (WithDir) under each sync policy, side by side with buntdb's append-only
 // file under the same policies.
 //
-//   - dinsert: insert throughput of n documents, in memory and under each
-//     sync policy;
+//   - dinsert, dinsert1: insert throughput of n documents (1000 or one per
+//     call), in memory and under each sync policy;
 //   - dgroup: commits of one document each from several writers under
 //     SyncAlways (ttldb's group commit; buntdb fsyncs each commit), with
 //     the commits per fsync and the fsync latency measured on the same
@@ -40,12 +39,14 @@ import (
 // Trial stores are the store name and a configuration, "ttldb-always".
 
 // durableWorkloads are the trial kinds above, in the order they run.
-var durableWorkloads = []string{"dinsert", "dgroup", "restart", "dsnap"}
+var durableWorkloads = []string{"dinsert", "dinsert1", "dgroup", "restart", "dsnap"}
 
 // Store configurations of each durability workload, table order.
 var (
 	dinsertStores = []string{"ttldb-memory", "ttldb-never", "ttldb-everysecond", "ttldb-always",
 		"buntdb-memory", "buntdb-never", "buntdb-everysecond", "buntdb-always", "buntdb-everysecond-jsonindex"}
+	dinsert1Stores = []string{"ttldb-memory", "ttldb-never", "ttldb-everysecond",
+		"buntdb-memory", "buntdb-never", "buntdb-everysecond"}
 	dgroupStores  = []string{"ttldb-always", "buntdb-always"}
 	restartStores = []string{"ttldb-snapshot", "ttldb-log", "buntdb-aof", "buntdb-aof-jsonindex"}
 	dsnapStores   = []string{"ttldb", "buntdb"}
@@ -169,11 +170,13 @@ func ttldbDoc(d Doc) ttldb.Document {
 
 // ---- dinsert ----
 
-// trialDInsert: n documents inserted in batches of 1000 (ttldb InsertMany,
-// buntdb one transaction), in memory or into a data directory / file under
-// one sync policy, each store at its defaults otherwise (ttldb's automatic
-// snapshots, buntdb's automatic shrink). Timed: the insert calls; then
-// Close (which writes and fsyncs what is left) separately.
+// trialDInsert: n documents inserted in batches of 1000 (dinsert: ttldb
+// InsertMany, buntdb one transaction) or one per call (dinsert1: ttldb
+// InsertOne, buntdb a transaction of one Set), in memory or into a data
+// directory / file under one sync policy, each store at its defaults
+// otherwise (ttldb's automatic snapshots, buntdb's automatic shrink).
+// Timed: the insert calls; then Close (which writes and fsyncs what is
+// left) separately.
 func trialDInsert(p trialParams, out *trialOut) error {
 	name, cfg, _ := strings.Cut(p.store, "-")
 	dir, cleanup, err := trialDir(p)
@@ -218,6 +221,9 @@ func trialDInsert(p trialParams, out *trialOut) error {
 	default:
 		return fmt.Errorf("dinsert: unknown store %q", p.store)
 	}
+	if p.workload == "dinsert1" {
+		s = oneByOne{s}
+	}
 	far := farFuture()
 	freeHeap()
 	gc0 := gcCycles()
@@ -231,11 +237,11 @@ func trialDInsert(p trialParams, out *trialOut) error {
 	out.add("dinsert", "docs/s", float64(p.n)/ins.Seconds())
 	out.add("dinsert_cost", "ns/doc", float64(ins.Nanoseconds())/float64(p.n))
 	out.add("dinsert_gc_cycles", "cycles", float64(gcCycles()-gc0))
-	if ts, ok := s.(*ttldbStore); ok {
-		if ls, ok := ts.db.LogStats(); ok {
-			out.add("dinsert_log_bytes_per_doc", "bytes", float64(ls.Bytes)/float64(p.n))
-			out.add("dinsert_fsyncs", "fsyncs", float64(ls.Syncs))
-		}
+	if ts, ok := unwrap(s).(*ttldbStore); ok && cfg != "memory" {
+		d := ts.db.Metrics().Durability
+		out.add("dinsert_log_bytes_per_doc", "bytes", float64(d.LogBytes)/float64(p.n))
+		out.add("dinsert_fsyncs", "fsyncs", float64(d.LogSyncs))
+		out.add("dinsert_snapshots", "snapshots", float64(d.Snapshots))
 	}
 	t := time.Now()
 	if err := closeErr(); err != nil {
@@ -250,6 +256,39 @@ func trialDInsert(p trialParams, out *trialOut) error {
 		out.add("dinsert_disk_bytes_per_doc", "bytes", float64(b)/float64(p.n))
 	}
 	return nil
+}
+
+// oneByOne inserts each prepared batch one document per call.
+type oneByOne struct{ store }
+
+func (o oneByOne) insert(b any) error {
+	switch s := o.store.(type) {
+	case *ttldbStore:
+		docs := b.([]ttldb.Document)
+		for _, d := range docs {
+			if _, err := s.coll.InsertOne(d); err != nil {
+				return err
+			}
+		}
+		s.inserted.Add(int64(len(docs)))
+		return nil
+	case *buntStore:
+		for _, it := range b.([]buntItem) {
+			if err := s.insert([]buntItem{it}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("oneByOne: %T", o.store)
+}
+
+// unwrap returns the store under a oneByOne.
+func unwrap(s store) store {
+	if o, ok := s.(oneByOne); ok {
+		return o.store
+	}
+	return s
 }
 
 // ---- dgroup ----
@@ -285,7 +324,8 @@ func fsyncProbe(dir string, count int) (p50, p99 time.Duration, err error) {
 // trialDGroup: p.n goroutines (writers) commit one document per call (ttldb
 // InsertOne, buntdb a transaction of one Set) under SyncAlways for
 // p.groupDur. Reported: commits/s, each commit's latency, and for ttldb
-// the commits per fsync (write calls over LogStats.Syncs in the window);
+// the commits per fsync (write calls over the log's fsyncs in the window,
+// Metrics().Durability.LogSyncs);
 // beside them, the fsync latency of the same file system, measured in the
 // same process just before.
 func trialDGroup(p trialParams, out *trialOut) error {
@@ -315,7 +355,7 @@ func trialDGroup(p trialParams, out *trialOut) error {
 			return err
 		}
 		commit = func(d Doc) error { _, err := ts.coll.InsertOne(ttldbDoc(d)); return err }
-		logSyncs = func() int64 { s, _ := ts.db.LogStats(); return s.Syncs }
+		logSyncs = func() int64 { return ts.db.Metrics().Durability.LogSyncs }
 		closeErr = ts.db.Close
 	case "buntdb":
 		bs, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.Always, true, false)
@@ -401,8 +441,8 @@ func cmpOr(a, b error) error {
 // bytes per document right after it, against the documents' encoding) or
 // nothing more (ttldb-log: every document is in the log); Close; then the
 // timed Open, checked to hold the n documents and the TTL index. For
-// buntdb-aof: its file with the n documents (its defaults) and the timed
-// Open that loads it.
+// buntdb-aof: its file with the n documents, rewritten by Shrink, and the
+// timed Open that loads it (-jsonindex: and the CreateIndex after it).
 func trialRestart(p trialParams, out *trialOut) error {
 	dir, cleanup, err := trialDir(p)
 	if err != nil {
@@ -447,10 +487,7 @@ func trialRestart(p trialParams, out *trialOut) error {
 				s.db.Close()
 				return err
 			}
-			enc := 0
-			for i := range p.n {
-				enc += encodedDocSize(genDoc(i, far))
-			}
+			enc := s.db.Metrics().DocumentBytes["events"]
 			out.add("disk_bytes_per_doc", "bytes", float64(disk)/float64(p.n))
 			out.add("encoding_bytes_per_doc", "bytes", float64(enc)/float64(p.n))
 			out.add("accounted_bytes_per_doc", "bytes", float64(accounted)/float64(p.n))
@@ -488,11 +525,18 @@ func trialRestart(p trialParams, out *trialOut) error {
 	case "buntdb-aof", "buntdb-aof-jsonindex":
 		path := filepath.Join(dir, "data.db")
 		index := p.store == "buntdb-aof-jsonindex"
-		s, err := openBuntFile(path, buntdb.EverySecond, true, index)
+		// Its automatic shrink off, an explicit Shrink (the rewrite of its
+		// file, as ttldb's snapshot is): the file holds one set per
+		// document, as after the inserts alone.
+		s, err := openBuntFile(path, buntdb.EverySecond, false, index)
 		if err != nil {
 			return err
 		}
 		if _, err := fill(s, 0, p.n, expOf, nil); err != nil {
+			s.db.Close()
+			return err
+		}
+		if err := s.db.Shrink(); err != nil {
 			s.db.Close()
 			return err
 		}
@@ -561,44 +605,17 @@ func checkLoaded(db *ttldb.DB, n int) error {
 	return nil
 }
 
-// encodedDocSize is the size of a benchmark document in ttldb's document
-// encoding (docs/FORMAT.md): a uvarint field count, then per field its
-// name (uvarint length and bytes), a tag byte and the value (a string as
-// a uvarint length and bytes, an int as a zig-zag varint, a date as a
-// varint of Unix seconds and a uvarint of nanoseconds). A test checks it
-// against the encoder.
-func encodedDocSize(d Doc) int {
-	str := func(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
-	n := uvarintLen(5)
-	n += str("_id") + 1 + str(d.ID)
-	n += str("user") + 1 + str(d.User)
-	n += str("kind") + 1 + str(d.Kind)
-	n += str("bytes") + 1 + varintLen(int64(d.Bytes))
-	t := d.LastModifiedDate
-	n += str("lastModifiedDate") + 1 + varintLen(t.Unix()) + uvarintLen(uint64(t.Nanosecond()))
-	return n
-}
-
-func uvarintLen(v uint64) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(b[:], v)
-}
-
-func varintLen(v int64) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutVarint(b[:], v)
-}
-
 // ---- dsnap ----
 
 // trialDSnap: a DB of n documents in a data directory (SyncEverySecond,
 // automatic snapshots off) with p.snapWriters writers, each alternating an
 // update by _id of a random stored document ($set of its date and a
 // field: a session refresh) and an insert of a new document, pausing
-// p.snapPause between calls. Each call's latency is recorded with the
-// phase it started in: without a snapshot (p.snapBase before and as long
-// after) or while DB.Snapshot runs (p.snapCount snapshots back to back).
-// buntdb runs the same with Shrink, its rewrite of the file.
+// p.snapPause between calls. Each call's latency (its own duration) is
+// recorded with the phase it started in: while DB.Snapshot runs (back to
+// back for p.snapPhase) or without a snapshot (the next p.snapPhase), the
+// two alternating p.snapCycles times. buntdb runs the same with Shrink,
+// its rewrite of the file.
 func trialDSnap(p trialParams, out *trialOut) error {
 	dir, cleanup, err := trialDir(p)
 	if err != nil {
@@ -646,6 +663,11 @@ func trialDSnap(p trialParams, out *trialOut) error {
 		return fmt.Errorf("dsnap: unknown store %q", p.store)
 	}
 	defer func() { _ = closeErr() }()
+	// A first snapshot (shrink), untimed: every measured one then starts
+	// from the same state, the log holding only the writers' changes.
+	if err := snapshot(); err != nil {
+		return err
+	}
 	freeHeap()
 
 	const (
@@ -700,29 +722,42 @@ func trialDSnap(p trialParams, out *trialOut) error {
 			mu.Unlock()
 		}()
 	}
+	// The phases alternate, p.snapCycles times: snapshots back to back for
+	// p.snapPhase (at least one), then none for p.snapPhase. Drift and
+	// noise of the machine land on both alike.
 	time.Sleep(200 * time.Millisecond)
-	phase.Store(phaseNoSnap)
-	time.Sleep(p.snapBase)
-	phase.Store(phaseSnap)
-	snapStart := time.Now()
-	var snapTimes []time.Duration
+	var (
+		snapTimes        []time.Duration
+		inSnap, inNoSnap time.Duration
+		serr             error
+	)
 	stop := startProfile()
-	for range p.snapCount {
-		t := time.Now()
-		if err := snapshot(); err != nil {
-			phase.Store(phaseDone)
-			wg.Wait()
-			stop()
-			return err
+	for range p.snapCycles {
+		phase.Store(phaseSnap)
+		start := time.Now()
+		for serr == nil && (len(snapTimes) == 0 || time.Since(start) < p.snapPhase) {
+			t := time.Now()
+			serr = snapshot()
+			snapTimes = append(snapTimes, time.Since(t))
+			if time.Since(start) >= p.snapPhase {
+				break
+			}
 		}
-		snapTimes = append(snapTimes, time.Since(t))
+		inSnap += time.Since(start)
+		phase.Store(phaseNoSnap)
+		if serr != nil {
+			break
+		}
+		start = time.Now()
+		time.Sleep(p.snapPhase)
+		inNoSnap += time.Since(start)
 	}
 	stop()
-	snapPhase := time.Since(snapStart)
-	phase.Store(phaseNoSnap)
-	time.Sleep(p.snapBase)
 	phase.Store(phaseDone)
 	wg.Wait()
+	if serr != nil {
+		return serr
+	}
 	if firstEr != nil {
 		return firstEr
 	}
@@ -750,8 +785,9 @@ func trialDSnap(p trialParams, out *trialOut) error {
 	}
 	out.add("writes_over_10ms_nosnap", "writes", over(no))
 	out.add("writes_over_10ms_snap", "writes", over(during))
-	out.add("write_rate_nosnap", "writes/s", float64(len(no))/(2*p.snapBase).Seconds())
-	out.add("write_rate_snap", "writes/s", float64(len(during))/snapPhase.Seconds())
+	out.add("write_rate_nosnap", "writes/s", float64(len(no))/inNoSnap.Seconds())
+	out.add("write_rate_snap", "writes/s", float64(len(during))/inSnap.Seconds())
+	out.add("snapshots", "snapshots", float64(len(snapTimes)))
 	slices.Sort(snapTimes)
 	out.add("snapshot_time", "ms", float64(snapTimes[len(snapTimes)/2])/1e6)
 	if v, ok := metricOf(out, "write_p99_snap"); ok {
@@ -786,6 +822,7 @@ func durableSpecs(cfg config, has func(string) bool, hasStore func(string) bool)
 		}
 	}
 	add("dinsert", dinsertStores, cfg.durableN)
+	add("dinsert1", dinsert1Stores, cfg.durableN)
 	add("dgroup", dgroupStores, cfg.groupWriters)
 	add("restart", restartStores, cfg.durableN)
 	add("dsnap", dsnapStores, cfg.durableN)

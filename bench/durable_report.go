@@ -43,24 +43,33 @@ func (r *reporter) over(wa, sa string, na int, ma string, wb, sb string, nb int,
 // durableTables prints the durability workloads' tables.
 func (r *reporter) durableTables() {
 	n := r.cfg.durableN
-	if r.ranAny("dinsert") {
-		fmt.Printf("\n== D1: insert throughput into a data directory / file, N=%s, batches of 1000 (ttldb InsertMany, buntdb one transaction); each store at its defaults but the sync policy\n", fmtN(n))
-		fmt.Println("   (close ms: Close after the inserts, which writes and fsyncs what is left; disk: the files after Close; fsyncs: the log's, LogStats)")
+	for _, v := range []struct {
+		wl, how string
+		stores  []string
+	}{
+		{"dinsert", "batches of 1000 (ttldb InsertMany, buntdb one transaction)", dinsertStores},
+		{"dinsert1", "one per call (ttldb InsertOne, buntdb a transaction of one Set)", dinsert1Stores},
+	} {
+		if !r.ranAny(v.wl) {
+			continue
+		}
+		fmt.Printf("\n== D1: insert throughput into a data directory / file, N=%s, %s; each store at its defaults but the sync policy\n", fmtN(n), v.how)
+		fmt.Println("   (close ms: Close after the inserts, which writes and fsyncs what is left; disk: the files after Close; fsyncs: the log's, Metrics().Durability; snaps: automatic snapshots taken)")
 		w := newTab()
-		fmt.Fprintln(w, "store\tdocs/s\tns/doc\tvs ttldb-memory\tvs buntdb-everysecond\tclose ms\tdisk B/doc\tlog B/doc\tfsyncs\tGCs\t")
-		for _, st := range r.durableStores(dinsertStores) {
-			c := func(m string) string { return r.cell("dinsert", st, n, m) }
-			_, vsMem := r.over("dinsert", st, n, "dinsert", "dinsert", "ttldb-memory", n, "dinsert")
-			_, vsBunt := r.over("dinsert", st, n, "dinsert", "dinsert", "buntdb-everysecond", n, "dinsert")
-			disk, logB, fsyncs := "", "", ""
+		fmt.Fprintln(w, "store\tdocs/s\tns/doc\tvs ttldb-memory\tvs buntdb-everysecond\tclose ms\tdisk B/doc\tlog B/doc\tfsyncs\tsnaps\tGCs\t")
+		for _, st := range r.durableStores(v.stores) {
+			c := func(m string) string { return r.cell(v.wl, st, n, m) }
+			_, vsMem := r.over(v.wl, st, n, "dinsert", v.wl, "ttldb-memory", n, "dinsert")
+			_, vsBunt := r.over(v.wl, st, n, "dinsert", v.wl, "buntdb-everysecond", n, "dinsert")
+			disk, logB, fsyncs, snaps := "", "", "", ""
 			if !strings.HasSuffix(st, "-memory") {
 				disk = c("dinsert_disk_bytes_per_doc")
 				if baseStore(st) == "ttldb" {
-					logB, fsyncs = c("dinsert_log_bytes_per_doc"), c("dinsert_fsyncs")
+					logB, fsyncs, snaps = c("dinsert_log_bytes_per_doc"), c("dinsert_fsyncs"), c("dinsert_snapshots")
 				}
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", st, c("dinsert"), c("dinsert_cost"), vsMem, vsBunt,
-				c("dinsert_close"), disk, logB, fsyncs, c("dinsert_gc_cycles"))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", st, c("dinsert"), c("dinsert_cost"), vsMem, vsBunt,
+				c("dinsert_close"), disk, logB, fsyncs, snaps, c("dinsert_gc_cycles"))
 		}
 		w.Flush()
 		fmt.Println("   (buntdb-everysecond is buntdb's default configuration; -jsonindex adds IndexJSON(\"lastModifiedDate\"), as the other workloads configure it)")
@@ -112,17 +121,17 @@ func (r *reporter) durableTables() {
 		fmt.Println("   (accounted: Metrics().Storage.Bytes / N of the in-memory DB: the encoding plus ttldb's record, _id map and tree entries; buntdb-aof: its file, a JSON value per document)")
 	}
 	if r.ranAny("dsnap") {
-		fmt.Printf("\n== D3: %d writers (alternately UpdateOne by _id and InsertOne; a pause of %s between calls) while N=%s documents are snapshotted (%d snapshots back to back), and without; each call's latency, µs\n",
-			r.cfg.snapWriters, r.cfg.snapPause, fmtN(n), r.cfg.snapCount)
+		fmt.Printf("\n== D3: %d writers (alternately UpdateOne by _id and InsertOne; a pause of %s between calls) on N=%s documents, in %d cycles of %s of snapshots back to back then %s without; each call's latency, µs\n",
+			r.cfg.snapWriters, r.cfg.snapPause, fmtN(n), r.cfg.snapCycles, r.cfg.snapPhase, r.cfg.snapPhase)
 		w := newTab()
-		fmt.Fprintln(w, "store\tp50\tp99\tp99.9\tmax\t>10ms\twrites/s\t|snapshot p50\tp99\tp99.9\tmax\t>10ms\twrites/s\t|p99 snap/no\tsnapshot ms\t")
+		fmt.Fprintln(w, "store\tp50\tp99\tp99.9\tmax\t>10ms\twrites/s\t|snapshot p50\tp99\tp99.9\tmax\t>10ms\twrites/s\t|p99 snap/no\tsnapshot ms\tsnapshots\t")
 		for _, st := range r.durableStores(dsnapStores) {
 			c := func(m string) string { return r.cell("dsnap", st, n, m) }
 			_, ratio := r.over("dsnap", st, n, "write_p99_snap", "dsnap", st, n, "write_p99_nosnap")
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t|%s\t%s\t%s\t%s\t%s\t%s\t|%s\t%s\t\n", st,
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t|%s\t%s\t%s\t%s\t%s\t%s\t|%s\t%s\t%s\t\n", st,
 				c("write_p50_nosnap"), c("write_p99_nosnap"), c("write_p999_nosnap"), c("write_max_nosnap"), c("writes_over_10ms_nosnap"), c("write_rate_nosnap"),
 				c("write_p50_snap"), c("write_p99_snap"), c("write_p999_snap"), c("write_max_snap"), c("writes_over_10ms_snap"), c("write_rate_snap"),
-				ratio, c("snapshot_time"))
+				ratio, c("snapshot_time"), c("snapshots"))
 		}
 		w.Flush()
 		fmt.Println("   (buntdb: Shrink, its rewrite of the file, which first sleeps 250 ms; for reference, no target)")
@@ -163,12 +172,19 @@ func (r *reporter) durableTargets() {
 		v, s := r.over(wa, sa, na, ma, wb, sb, nb, mb)
 		return v, s != "-"
 	}
-	v, ok := ratio("dinsert", "ttldb-everysecond", n, "dinsert", "dinsert", "ttldb-memory", n, "dinsert")
-	row("insert rate, SyncEverySecond vs ttldb in memory", v, ok, true, 0.7)
-	v, ok = ratio("dinsert", "ttldb-everysecond", n, "dinsert", "dinsert", "buntdb-everysecond", n, "dinsert")
-	row("insert rate, SyncEverySecond vs buntdb's default (EverySecond)", v, ok, true, 3)
-	v, ok = ratio("dinsert", "ttldb-everysecond", n, "dinsert", "dinsert", "buntdb-everysecond-jsonindex", n, "dinsert")
-	row("  context: the same vs buntdb's default with IndexJSON", v, ok, true, 3)
+	var v float64
+	var ok bool
+	for _, wl := range []string{"dinsert", "dinsert1"} {
+		how := map[string]string{"dinsert": "1000 per call", "dinsert1": "one per call"}[wl]
+		v, ok = ratio(wl, "ttldb-everysecond", n, "dinsert", wl, "ttldb-memory", n, "dinsert")
+		row("insert rate ("+how+"), SyncEverySecond vs ttldb in memory", v, ok, true, 0.7)
+		v, ok = ratio(wl, "ttldb-everysecond", n, "dinsert", wl, "buntdb-everysecond", n, "dinsert")
+		row("insert rate ("+how+"), SyncEverySecond vs buntdb's default (EverySecond)", v, ok, true, 3)
+		if wl == "dinsert" {
+			v, ok = ratio(wl, "ttldb-everysecond", n, "dinsert", wl, "buntdb-everysecond-jsonindex", n, "dinsert")
+			row("  context: the same vs buntdb's default with IndexJSON", v, ok, true, 3)
+		}
+	}
 	v, ok = r.med("dgroup", "ttldb-always", g, "commits_per_fsync")
 	fs, okF := r.med("dgroup", "ttldb-always", g, "fsync_p50")
 	label := fmt.Sprintf("commits per fsync, SyncAlways, %d writers", g)

@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -52,8 +53,8 @@ type config struct {
 	groupDur     time.Duration // dgroup: how long they commit
 	snapWriters  int           // dsnap: writers
 	snapPause    time.Duration // dsnap: pause between a writer's calls
-	snapBase     time.Duration // dsnap: each phase without a snapshot
-	snapCount    int           // dsnap: snapshots back to back
+	snapPhase    time.Duration // dsnap: each phase's length
+	snapCycles   int           // dsnap: cycles of a phase with snapshots, then one without
 }
 
 func main() {
@@ -77,7 +78,7 @@ func main() {
 		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the timed phase to this file: the expiry (mass, latency), the inserts (dinsert), the commits (dgroup), Open (restart), the snapshots (dsnap)")
 		traceOut  = flag.String("trace", "", "with -trial: write an execution trace of the same phase to this file (go tool trace)")
 		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
-		workloads = flag.String("workloads", "mass,latency,compact,lag,host,durable", "which trial kinds to run (host: workload 7; durable: dinsert,dgroup,restart,dsnap, the durability workloads D1-D4)")
+		workloads = flag.String("workloads", "mass,latency,compact,lag,host,durable", "which trial kinds to run (host: workload 7; durable: dinsert,dinsert1,dgroup,restart,dsnap, the durability workloads D1-D4)")
 		durableN  = flag.Int("durable-n", 0, "documents of the durability workloads dinsert, restart, dsnap (default 1000000; 100000 with -quick)")
 		dataDir   = flag.String("dir", os.TempDir(), "durability workloads: the directory their data directories and files are made in (removed after); put it on the disk to measure")
 		tmpDir    = flag.String("tmp", "", "internal: with -trial, the directory the trial makes its data directory in")
@@ -85,8 +86,9 @@ func main() {
 		groupDur  = flag.Duration("group-dur", 0, "dgroup: how long the writers commit (default 3s; 1s with -quick)")
 		snapW     = flag.Int("snap-writers", 4, "dsnap: writers running while the snapshot runs")
 		snapPause = flag.Duration("snap-pause", 200*time.Microsecond, "dsnap: each writer's pause between calls (the runtime rounds short sleeps up to about 1 ms)")
-		snapBase  = flag.Duration("snap-base", 0, "dsnap: length of the phase without a snapshot before the snapshots, and again after (default 2s; 1s with -quick)")
-		snapCount = flag.Int("snap-count", 3, "dsnap: snapshots taken back to back while the writers run")
+		snapPhase = flag.Duration("snap-phase", 500*time.Millisecond, "dsnap: length of each phase, with snapshots back to back and without")
+		snapCyc   = flag.Int("snap-cycles", 0, "dsnap: cycles of a phase with snapshots then one without (default 8; 4 with -quick)")
+		durable   = flag.Bool("durable", false, "run the durability workloads alone: the same as -workloads durable")
 	)
 	flag.Parse()
 	if *trial != "" {
@@ -111,7 +113,7 @@ func main() {
 		if err := runTrial(trialParams{workload: parts[0], store: parts[1], n: n, live: *live, spread: sp,
 			ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, hostEvery: *hostEvery, hostIdle: *hostIdle,
 			tmp: tmp, groupDur: orDefault(*groupDur, 3*time.Second), snapWriters: *snapW, snapPause: *snapPause,
-			snapBase: orDefault(*snapBase, 2*time.Second), snapCount: max(*snapCount, 1)}); err != nil {
+			snapPhase: orDefault(*snapPhase, 500*time.Millisecond), snapCycles: cmp.Or(max(*snapCyc, 0), 8)}); err != nil {
 			fatalf("trial %s: %v", *trial, err)
 		}
 		return
@@ -120,7 +122,7 @@ func main() {
 		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir,
 		hostEvery: *hostEvery, hostIdle: *hostIdle, maxMem: *maxMem * (1 << 30), big: 5_000_000,
 		durableN: *durableN, dataDir: *dataDir, groupWriters: max(*groupW, 1), groupDur: *groupDur,
-		snapWriters: max(*snapW, 1), snapPause: *snapPause, snapBase: *snapBase, snapCount: max(*snapCount, 1)}
+		snapWriters: max(*snapW, 1), snapPause: *snapPause, snapPhase: orDefault(*snapPhase, 500*time.Millisecond), snapCycles: max(*snapCyc, 0)}
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
 		fatalf("-out: %v", err)
 	}
@@ -170,11 +172,14 @@ func main() {
 			cfg.groupDur = time.Second
 		}
 	}
-	if cfg.snapBase <= 0 {
-		cfg.snapBase = 2 * time.Second
+	if cfg.snapCycles == 0 {
+		cfg.snapCycles = 8
 		if cfg.quick {
-			cfg.snapBase = time.Second
+			cfg.snapCycles = 4
 		}
+	}
+	if *durable {
+		*workloads = "durable"
 	}
 	for _, w := range strings.Split(*workloads, ",") {
 		if w == "durable" {
@@ -444,7 +449,7 @@ func runOne(cfg config, sp spec) (trialOut, error) {
 		"-ttldb-read", cfg.ttldbRead, "-read-every", cfg.readEvery.String(), "-idle", cfg.idle.String(),
 		"-host-every", cfg.hostEvery.String(), "-host-idle", cfg.hostIdle.String(),
 		"-tmp", cfg.tmp, "-group-dur", cfg.groupDur.String(), "-snap-writers", strconv.Itoa(cfg.snapWriters),
-		"-snap-pause", cfg.snapPause.String(), "-snap-base", cfg.snapBase.String(), "-snap-count", strconv.Itoa(cfg.snapCount)}
+		"-snap-pause", cfg.snapPause.String(), "-snap-phase", cfg.snapPhase.String(), "-snap-cycles", strconv.Itoa(cfg.snapCycles)}
 
 	cmd := exec.Command(os.Args[0], args...)
 	var stdout, stderr bytes.Buffer
@@ -500,7 +505,7 @@ type result struct {
 // workloadOf names the workload a metric belongs to.
 func workloadOf(trialWorkload, metric string) string {
 	switch trialWorkload {
-	case "dinsert", "dgroup":
+	case "dinsert", "dinsert1", "dgroup":
 		return "D1-durable-insert"
 	case "restart":
 		if strings.HasPrefix(metric, "disk_") || strings.HasSuffix(metric, "_bytes_per_doc") {

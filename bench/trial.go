@@ -57,8 +57,8 @@ type trialParams struct {
 	groupDur        time.Duration // dgroup: how long the writers commit
 	snapWriters     int           // dsnap: writers
 	snapPause       time.Duration // dsnap: each writer's pause between calls
-	snapBase        time.Duration // dsnap: each phase without a snapshot
-	snapCount       int           // dsnap: snapshots taken back to back
+	snapPhase       time.Duration // dsnap: each phase's length
+	snapCycles      int           // dsnap: cycles of a phase with snapshots, then one without
 }
 
 func runTrial(p trialParams) (err error) {
@@ -75,7 +75,7 @@ func runTrial(p trialParams) (err error) {
 		err = trialLag(p, &out)
 	case p.workload == "host":
 		err = trialHost(p, &out)
-	case p.workload == "dinsert":
+	case p.workload == "dinsert", p.workload == "dinsert1":
 		err = trialDInsert(p, &out)
 	case p.workload == "dgroup":
 		err = trialDGroup(p, &out)

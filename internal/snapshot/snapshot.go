@@ -47,6 +47,7 @@ const (
 	KindTrailer Kind = 255
 )
 
+// String names the kind ("docs"), or "kind n" for an unknown one.
 func (k Kind) String() string {
 	switch k {
 	case KindHeader:
@@ -107,11 +108,12 @@ type VersionError struct {
 // Unwrap lets errors.Is(err, ttldb.ErrFormatVersion) match.
 func (e *VersionError) Unwrap() error { return errs.ErrFormatVersion }
 
+// Error names both versions and what to do.
 func (e *VersionError) Error() string {
 	if e.Found > e.Supported {
 		return fmt.Sprintf("snapshot format version %d is newer than this ttldb reads (version %d): open it with the newer ttldb that wrote it", e.Found, e.Supported)
 	}
-	return fmt.Sprintf("snapshot format version %d is older than this ttldb reads (version %d)", e.Found, e.Supported)
+	return fmt.Sprintf("snapshot format version %d is older than this ttldb reads (version %d); version %d is the first format, so no ttldb wrote this file", e.Found, e.Supported, e.Supported)
 }
 
 // Header is the payload of the first block.
@@ -165,6 +167,10 @@ type Collection struct {
 	// history set, as an encoded document (empty: nothing): which indexes
 	// are multikey, a time-series collection's current expiry.
 	State []byte
+	// Docs is about how many documents follow (the collection's count
+	// when the walk reached it): a size hint for the reader, never
+	// trusted as a count.
+	Docs uint64
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -194,7 +200,8 @@ func (c Collection) append(dst []byte) []byte {
 	}
 	dst = binary.AppendUvarint(dst, c.AsOf)
 	dst = binary.AppendUvarint(dst, c.Next)
-	return appendBytes(dst, c.State)
+	dst = appendBytes(dst, c.State)
+	return binary.AppendUvarint(dst, c.Docs)
 }
 
 // parser reads the fields of a block's payload; the first malformed field
@@ -299,6 +306,7 @@ func ParseCollection(b []byte) (Collection, error) {
 	c.AsOf = p.uvarint("collection as-of sequence")
 	c.Next = p.uvarint("collection next bucket")
 	c.State = p.bytes("collection state")
+	c.Docs = p.uvarint("collection size hint")
 	return c, p.end("collection")
 }
 

@@ -20,7 +20,7 @@ type Writer struct {
 	err    error
 
 	// The block being filled: docs or buckets of one collection, or ops.
-	open     Kind
+	openKind Kind
 	openColl uint32
 	openN    uint64
 	body     []byte
@@ -78,30 +78,31 @@ func (w *Writer) block(k Kind, prefix, body []byte) {
 
 // flushOpen writes the block being filled, if any.
 func (w *Writer) flushOpen() {
-	if w.open == 0 {
+	if w.openKind == 0 {
 		return
 	}
 	w.head = w.head[:0]
-	if w.open != KindOps {
+	if w.openKind != KindOps {
 		w.head = binary.AppendUvarint(w.head, uint64(w.openColl))
 	}
 	w.head = binary.AppendUvarint(w.head, w.openN)
-	w.block(w.open, w.head, w.body)
-	w.open, w.openN, w.body = 0, 0, w.body[:0]
+	w.block(w.openKind, w.head, w.body)
+	w.openKind, w.openN, w.body = 0, 0, w.body[:0]
 }
 
-// item adds one element to the block of kind k (of collection coll),
-// closing the block being filled first if it is of another kind or
-// collection, and closing this one once it reaches BlockTarget.
-func (w *Writer) item(k Kind, coll uint32, fill func([]byte) []byte) error {
-	if w.err != nil {
-		return w.err
-	}
-	if w.open != k || w.openColl != coll {
+// open makes the block being filled one of kind k (of collection coll),
+// closing the one being filled first if it is of another kind or
+// collection.
+func (w *Writer) open(k Kind, coll uint32) {
+	if w.openKind != k || w.openColl != coll {
 		w.flushOpen()
-		w.open, w.openColl = k, coll
+		w.openKind, w.openColl = k, coll
 	}
-	w.body = fill(w.body)
+}
+
+// added counts an element added to the block being filled and closes the
+// block once it reaches BlockTarget.
+func (w *Writer) added() error {
 	w.openN++
 	if len(w.body) >= BlockTarget {
 		w.flushOpen()
@@ -127,23 +128,35 @@ func (w *Writer) Doc(coll uint32, ver uint64, enc []byte) error {
 	if ver == 0 {
 		return errors.New("snapshot: document version 0")
 	}
+	if w.err != nil {
+		return w.err
+	}
 	w.counts.Docs++
-	return w.item(KindDocs, coll, func(b []byte) []byte {
-		b = binary.AppendUvarint(b, ver)
-		return appendBytes(b, enc)
-	})
+	w.open(KindDocs, coll)
+	w.body = appendBytes(binary.AppendUvarint(w.body, ver), enc)
+	return w.added()
 }
 
 // Bucket adds a bucket (its encoding, defined by the caller) of
 // time-series collection coll. b is copied.
 func (w *Writer) Bucket(coll uint32, b []byte) error {
-	return w.item(KindBuckets, coll, func(dst []byte) []byte { return appendBytes(dst, b) })
+	if w.err != nil {
+		return w.err
+	}
+	w.open(KindBuckets, coll)
+	w.body = appendBytes(w.body, b)
+	return w.added()
 }
 
 // Op adds an op's encoding. op is copied.
 func (w *Writer) Op(op []byte) error {
+	if w.err != nil {
+		return w.err
+	}
 	w.counts.Ops++
-	return w.item(KindOps, 0, func(b []byte) []byte { return appendBytes(b, op) })
+	w.open(KindOps, 0)
+	w.body = appendBytes(w.body, op)
+	return w.added()
 }
 
 // Close writes the trailer (t's EndSeq and MaxVersion; the counts and the
