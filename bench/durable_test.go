@@ -105,7 +105,7 @@ func TestDurableTargets(t *testing.T) {
 		res.outs[spec{w, st, n}] = []trialOut{hi, o, lo}
 	}
 	put("dinsert", "ttldb-memory", n, "dinsert", 500.0)
-	put("dinsert", "ttldb-everysecond", n, "dinsert", 400.0) // 0.8x memory: MET
+	put("dinsert", "ttldb-everysecond", n, "dinsert", 400.0)  // 0.8x memory: MET
 	put("dinsert", "buntdb-everysecond", n, "dinsert", 200.0) // 2x buntdb: MISSED
 	put("dgroup", "ttldb-always", 8, "commits_per_fsync", 4.5, "fsync_p50", 150.0)
 	put("restart", "ttldb-snapshot", n, "open", 40.0, "insert_memory", 100.0, "disk_vs_encoding", 1.1)
