@@ -116,6 +116,11 @@ func (c *committer) lastSeq() uint64 {
 func (c *committer) attach(s opSink) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.attachLocked(s)
+}
+
+// attachLocked is attach; call holding c.mu.
+func (c *committer) attachLocked(s opSink) {
 	var list []opSink
 	if old := c.sinks.Load(); old != nil {
 		list = append(list, *old...)
@@ -126,4 +131,35 @@ func (c *committer) attach(s opSink) {
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(1)
 	}
+}
+
+// attachAt is attach returning, in the same step, the sequence number of
+// the last op committed: the sink receives every op after it.
+func (c *committer) attachAt(s opSink) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.attachLocked(s)
+	return c.seq
+}
+
+// detach removes a sink and returns the sequence number of the last op it
+// received (or would have: the last op committed). Writes stop building ops
+// when no sink is left.
+func (c *committer) detach(s opSink) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var list []opSink
+	if old := c.sinks.Load(); old != nil {
+		for _, x := range *old {
+			if x != s {
+				list = append(list, x)
+			}
+		}
+	}
+	c.sinks.Store(&list)
+	c.wanted.Store(len(list) > 0)
+	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
+		c.preImages.Add(-1)
+	}
+	return c.seq
 }
