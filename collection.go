@@ -280,6 +280,15 @@ func (c *Collection) write(fn func(s *collState) error) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
+	end, err := c.db.beginWrite()
+	if err != nil {
+		return err
+	}
+	return end(c.writeBegun(fn))
+}
+
+// writeBegun is write once the replicator (if any) let it begin.
+func (c *Collection) writeBegun(fn func(s *collState) error) error {
 	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)

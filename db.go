@@ -52,6 +52,8 @@ type config struct {
 	observe     []DeleteObserver
 	hideExpired bool
 	memLimit    int64 // bytes; 0: none
+	replicator  Replicator
+	restore     io.Reader
 }
 
 // WithClock makes the DB read all time through c (default: SystemClock).
@@ -108,6 +110,14 @@ func Open(opts ...Option) (*DB, error) {
 		metrics:     newMetricsRecorder(),
 	}
 	db.monitor = newMonitor(db, cfg.monitor)
+	if cfg.restore != nil {
+		if err := db.restoreFrom(cfg.restore); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.replicator != nil {
+		db.ops.attach(replicatorSink{cfg.replicator})
+	}
 	db.monitor.start()
 	return db, nil
 }
@@ -169,6 +179,12 @@ func (db *DB) Collection(name string) *Collection {
 // ErrInvalidOptions for bad options and, as MongoDB does, with
 // ErrCollectionExists if a collection of that name exists already.
 func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection, error) {
+	return replicated(db, func() (*Collection, error) { return db.createCollectionBegun(name, opts) })
+}
+
+// createCollectionBegun is CreateCollection once the replicator (if any)
+// let it begin.
+func (db *DB) createCollectionBegun(name string, opts CollectionOptions) (*Collection, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -230,6 +246,13 @@ func (db *DB) ListCollectionNames() ([]string, error) {
 // on the collection notices the drop at its next batch and moves on. It
 // waits for the write running on the collection, if any, to end.
 func (db *DB) DropCollection(name string) error {
+	_, err := replicated(db, func() (struct{}, error) { return struct{}{}, db.dropCollectionBegun(name) })
+	return err
+}
+
+// dropCollectionBegun is DropCollection once the replicator (if any) let
+// it begin.
+func (db *DB) dropCollectionBegun(name string) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}

@@ -567,6 +567,11 @@ func (ix *index) conflict(key string, self uint64) bool {
 // ctx.Err() and leaves nothing of the index behind. The final catch-up
 // and the index's publication, under the write lock, do not stop.
 func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, error) {
+	return replicated(c.db, func() (string, error) { return c.createIndexBegun(ctx, m) })
+}
+
+// createIndexBegun is CreateIndex once the replicator (if any) let it begin.
+func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string, error) {
 	if err := c.usable(); err != nil {
 		return "", err
 	}
@@ -605,6 +610,12 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
 func (c *Collection) DropIndex(name string) error {
+	_, err := replicated(c.db, func() (struct{}, error) { return struct{}{}, c.dropIndexBegun(name) })
+	return err
+}
+
+// dropIndexBegun is DropIndex once the replicator (if any) let it begin.
+func (c *Collection) dropIndexBegun(name string) error {
 	if ts := c.timeSeries(); ts != nil {
 		return ts.dropIndex(name, nil) // time-series: tsindex.go
 	}

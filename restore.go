@@ -323,7 +323,7 @@ func (s *collState) loadDelete(key []byte) error {
 // replacing an index of the same name.
 func (s *collState) loadCreateIndex(m IndexModel) error {
 	if s.ts != nil {
-		_, err := s.ts.createIndex(m)
+		_, err := s.ts.createIndex(m, nil)
 		return err
 	}
 	ix, err := newIndex(s.name, m, s.opts.Capped)

@@ -289,6 +289,11 @@ func (db *DB) CollModTimeSeries(collection string, m TimeSeriesCollMod) (TimeSer
 
 // CollModTimeSeries is DB.CollModTimeSeries for this collection.
 func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+	return replicated(c.db, func() (TimeSeriesCollModResult, error) { return c.collModTimeSeriesBegun(m) })
+}
+
+// collModTimeSeriesBegun is CollModTimeSeries once the replicator (if any) let it begin.
+func (c *Collection) collModTimeSeriesBegun(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
 	var res TimeSeriesCollModResult
 	if err := c.usable(); err != nil {
 		return res, err

@@ -363,6 +363,11 @@ func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) 
 
 // CollMod is DB.CollMod for this collection.
 func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
+	return replicated(c.db, func() (CollModResult, error) { return c.collModBegun(m) })
+}
+
+// collModBegun is CollMod once the replicator (if any) let it begin.
+func (c *Collection) collModBegun(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
 	if err := c.usable(); err != nil {
 		return res, err

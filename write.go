@@ -301,7 +301,15 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		for i, d := range docs {
 			list[i] = d
 		}
-		return ts.insert(list) // time-series: tsbucket.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return nil, err
+		}
+		ids, err = ts.insert(list) // time-series: tsbucket.go
+		if err = end(err); err != nil {
+			return nil, err
+		}
+		return ids, nil
 	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
@@ -506,7 +514,12 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return UpdateResult{}, err
+		}
+		res, err := c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+		return res, end(err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
@@ -826,7 +839,12 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return 0, err
+		}
+		n, err := c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
+		return n, end(err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
