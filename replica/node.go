@@ -403,14 +403,30 @@ func (n *Node) End(werr error) error {
 	if err != nil {
 		// Applied here, maybe not in the log: make this DB agree with the
 		// log again before anything else is written.
-		n.fsm.diverged.Store(true)
-		n.fsm.rebuildIfDiverged()
+		n.resync()
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
 			return fmt.Errorf("%w: %w", ErrNotCommitted, n.notLeader())
 		}
 		return fmt.Errorf("%w: %w", ErrNotCommitted, err)
 	}
 	return werr
+}
+
+// resync makes a DB that holds ops the log may not agree with the log
+// again: writes stop (a write proposed now could reuse the sequence
+// numbers of an entry still in flight), the DB is rebuilt from the
+// snapshot and the log, and a node still leading applies every entry in
+// flight (Barrier, as after an election) before it writes again.
+func (n *Node) resync() {
+	n.setReady(false)
+	n.fsm.diverged.Store(true)
+	n.fsm.rebuildIfDiverged()
+	if n.raft.State() == raft.Leader {
+		select {
+		case n.notify <- true:
+		default:
+		}
+	}
 }
 
 // errFuture is an ApplyFuture that failed before raft saw it.
@@ -540,11 +556,24 @@ func (f *fsm) Apply(l *raft.Log) any {
 	case !diverged && epoch == f.epoch.Load() && local >= last:
 		// The leader's own write, applied when it was made.
 	default:
+		// This DB holds ops the log does not: a write of this node whose
+		// entry lost to another leader's.
+		n := f.node
+		n.mu.Lock()
+		n.ready = false
+		n.primary.Store(false)
+		n.mu.Unlock()
 		if err := f.rebuild(); err != nil {
 			f.node.logger.Error("rebuild failed", "err", err)
 			return err
 		}
 		err = f.db.Load().Apply(ops...)
+		if n.raft != nil && n.raft.State() == raft.Leader {
+			select { // applies what is in flight, then writes again
+			case n.notify <- true:
+			default:
+			}
+		}
 	}
 	f.appliedSeq = last
 	if err != nil {
