@@ -116,7 +116,8 @@ func Open(opts ...Option) (*DB, error) {
 		}
 	}
 	if cfg.replicator != nil {
-		db.ops.attach(replicatorSink{cfg.replicator})
+		db.ops.replicator = cfg.replicator
+		db.ops.wanted.Store(true)
 	}
 	db.monitor.start()
 	return db, nil

@@ -57,11 +57,6 @@ func WithReplicator(r Replicator) Option {
 	}
 }
 
-// replicatorSink hands committed ops to the Replicator.
-type replicatorSink struct{ r Replicator }
-
-func (s replicatorSink) appendOps(ops []Op) { s.r.Commit(ops) }
-
 // beginWrite starts a local write under the replicator, if any. The write
 // then returns end(its error).
 func (db *DB) beginWrite() (end func(error) error, err error) {
