@@ -26,9 +26,10 @@ import (
 //	spec      bytes (empty: none)
 //
 // string and bytes are a uvarint length and the bytes; a list is a
-// uvarint count and that many bytes values; an instant is a varint of
-// Unix seconds and a uvarint of nanoseconds (< 1e9). The documents are in
-// ttldb's document encoding; Updates and Spec in its expression encoding.
+// uvarint count and that many bytes values; an instant is a byte 0 for
+// the zero time.Time, else a uvarint of nanoseconds (< 1e9) * 2 + 1 and a
+// varint of Unix seconds. The documents are in ttldb's document encoding;
+// Updates and Spec in its expression encoding.
 
 // AppendBinary appends the op's binary form to b (encoding.BinaryAppender)
 // and returns the extended buffer. It fails only for an op whose Kind is
@@ -84,8 +85,11 @@ func appendBytes(b, s []byte) []byte {
 }
 
 func appendInstant(b []byte, t time.Time) []byte {
-	b = binary.AppendVarint(b, t.Unix())
-	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+	if t.IsZero() {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(t.Nanosecond())<<1|1)
+	return binary.AppendVarint(b, t.Unix())
 }
 
 func appendList(b []byte, l []RawDocument) []byte {
@@ -228,16 +232,19 @@ func (r *opReader) name(field string) string {
 }
 
 func (r *opReader) instant(field string) time.Time {
-	sec := r.varint(field)
 	ns := r.uvarint(field)
+	if r.err != nil || ns == 0 {
+		return time.Time{}
+	}
+	if ns&1 == 0 || ns>>1 >= 1e9 {
+		r.fail(field, "bad nanoseconds %d", ns)
+		return time.Time{}
+	}
+	sec := r.varint(field)
 	if r.err != nil {
 		return time.Time{}
 	}
-	if ns >= 1e9 {
-		r.fail(field, "nanoseconds %d out of range", ns)
-		return time.Time{}
-	}
-	return time.Unix(sec, int64(ns)).UTC()
+	return time.Unix(sec, int64(ns>>1)).UTC()
 }
 
 // list reads a list of documents, each checked by check; empty entries are

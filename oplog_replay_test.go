@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,12 +92,96 @@ func TestOpReplay(t *testing.T) {
 	}
 }
 
+// TestOpReplayConcurrent: writers on goroutines of their own, the
+// background monitor and RunTTLPass commit ops concurrently; applied in
+// sequence order, the ops rebuild the same state. Sequence order is commit
+// order: each write commits under its collection's write lock, the drop
+// and creation of a collection under the DB's.
+func TestOpReplayConcurrent(t *testing.T) {
+	seed := modelSeed(t)
+	clk := ttltest.NewClock(opEpoch)
+	db, err := Open(WithClock(clk), WithMonitor(MonitorOptions{Interval: time.Second}))
+	require.NoError(t, err)
+	defer db.Close()
+	sink := &recordingSink{}
+	db.ops.attach(sink)
+	(&history{t: t, rng: rand.New(rand.NewPCG(seed, 1)), db: db, clk: clk}).setup()
+
+	failed := make(chan error, 1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := &history{t: t, rng: rand.New(rand.NewPCG(seed, uint64(g+2))), db: db, clk: clk, failed: failed}
+			for range 400 {
+				h.step()
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	// The monitor's passes run as the clock advances.
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			clk.Advance(500 * time.Millisecond)
+			runtime.Gosched()
+		}
+	}
+	passes := db.Metrics().TTL.Passes
+	select {
+	case err := <-failed:
+		t.Fatal(err)
+	default:
+	}
+	db.SetTTLMonitorEnabled(false)
+	_, err = db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	ops := sink.take()
+	for i, op := range ops {
+		require.Equal(t, uint64(i+1), op.Seq)
+	}
+	expires := 0
+	for _, op := range ops {
+		if op.Kind == OpExpire {
+			expires++
+		}
+	}
+	t.Logf("%d ops, %d of them TTL batches; %d monitor passes during the writes", len(ops), expires, passes)
+	require.NotZero(t, expires)
+	requireSameState(t, db, replay(t, ops))
+}
+
+// newTestRand returns a generator seeded as modelSeed says.
+func newTestRand(t testing.TB) *rand.Rand { return rand.New(rand.NewPCG(modelSeed(t), 0x0905)) }
+
 // history drives random writes on a DB.
 type history struct {
 	t   *testing.T
 	rng *rand.Rand
 	db  *DB
 	clk *ttltest.Clock
+	// failed, when not nil, collects the errors of a history run on a
+	// goroutine of its own (require must not stop other goroutines).
+	failed chan<- error
+}
+
+// must fails the history on an error that no write of it expects.
+func (h *history) must(err error) {
+	if err == nil {
+		return
+	}
+	if h.failed != nil {
+		select {
+		case h.failed <- err:
+		default:
+		}
+		return
+	}
+	require.NoError(h.t, err)
 }
 
 var (
@@ -193,8 +279,18 @@ func (h *history) setup() {
 
 func (h *history) run(steps int) {
 	h.setup()
-	ctx := context.Background()
 	for range steps {
+		h.step()
+	}
+	h.clk.Advance(10 * time.Minute)
+	_, err := h.db.RunTTLPass(context.Background())
+	require.NoError(h.t, err)
+}
+
+// step makes one random change.
+func (h *history) step() {
+	ctx := context.Background()
+	{
 		name := h.pick(plainColls)
 		c := h.db.Collection(name)
 		switch r := h.rng.IntN(100); {
@@ -241,7 +337,7 @@ func (h *history) run(steps int) {
 			h.clk.Advance(time.Duration(h.rng.IntN(90)) * time.Second)
 		case r < 76:
 			_, err := h.db.RunTTLPass(ctx)
-			require.NoError(h.t, err)
+			h.must(err)
 		case r < 80:
 			// A few _id values, often expired and hidden: the insert
 			// deletes the one in its way.
@@ -250,9 +346,6 @@ func (h *history) run(steps int) {
 			h.timeSeries(ctx)
 		}
 	}
-	h.clk.Advance(10 * time.Minute)
-	_, err := h.db.RunTTLPass(ctx)
-	require.NoError(h.t, err)
 }
 
 func (h *history) indexChange(c *Collection) {
@@ -301,13 +394,13 @@ func (h *history) timeSeries(ctx context.Context) {
 			docs[i] = d
 		}
 		_, err := c.InsertMany(docs)
-		require.NoError(h.t, err)
+		h.must(err)
 	case r < 14:
 		_, err := c.DeleteMany(ctx, Document{"v": Document{"$lt": h.rng.Float64() / 4}})
-		require.NoError(h.t, err)
+		h.must(err)
 	case r < 16:
 		_, err := c.UpdateMany(ctx, Document{"m": "s" + fmt.Sprint(h.rng.IntN(3))}, Document{"$set": Document{"m": "s" + fmt.Sprint(h.rng.IntN(3))}})
-		require.NoError(h.t, err)
+		h.must(err)
 	case r < 17:
 		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(int32(h.rng.IntN(200))), PartialFilterExpression: Document{"m": "s1"}})
 		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("m"), Asc("t")}})
@@ -323,7 +416,7 @@ func (h *history) timeSeries(ctx context.Context) {
 			m = TimeSeriesCollMod{Off: true}
 		}
 		_, err := c.CollModTimeSeries(m)
-		require.NoError(h.t, err)
+		h.must(err)
 	}
 }
 

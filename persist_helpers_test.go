@@ -27,7 +27,7 @@ type collDump struct {
 }
 
 // dumpDB reads everything db holds (under each collection's read lock).
-func dumpDB(t testing.TB, db *DB) dbDump {
+func dumpState(t testing.TB, db *DB) dbDump {
 	t.Helper()
 	out := dbDump{Colls: map[string]collDump{}}
 	for _, s := range db.snapshotCollections() {

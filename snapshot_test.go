@@ -143,10 +143,10 @@ func TestSnapshotWhileWriting(t *testing.T) {
 	require.Greater(t, info.endSeq-info.startSeq, uint64(chunks*40/2), "writers ran during the walk")
 	t.Logf("snapshot: %d bytes, ops %d..%d (%d captured), %d chunks; writes %d", buf.Len(), info.startSeq, info.endSeq, info.ops, chunks, w.n.Load())
 
-	live := dumpDB(t, db)
+	live := dumpState(t, db)
 	ops := sink.take()
 	loaded := loadBackup(t, buf.Bytes(), ops)
-	requireSameDB(t, live, dumpDB(t, loaded), false)
+	requireSameDB(t, live, dumpState(t, loaded), false)
 	requireIndexesRebuilt(t, loaded)
 	requireIndexesRebuilt(t, db)
 }
@@ -163,7 +163,7 @@ func TestSnapshotReadsBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, db.ops.lastSeq(), r.Header().StartSeq)
 	loaded := loadBackup(t, buf.Bytes(), nil)
-	requireSameDB(t, dumpDB(t, db), dumpDB(t, loaded), true)
+	requireSameDB(t, dumpState(t, db), dumpState(t, loaded), true)
 	require.Equal(t, db.ops.lastSeq(), loaded.ops.lastSeq())
 	require.Equal(t, db.writes.Load(), loaded.writes.Load())
 }

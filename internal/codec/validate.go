@@ -16,9 +16,10 @@ import (
 // level (a map per level beyond), never panics, and accepts exactly what
 // the encoder can write: the same tags, lengths that add up, valid UTF-8,
 // the field-name rules, at most MaxDepth levels, no field twice in a
-// document, integers within their Go kind, nanoseconds below 1e9. An
-// encoding Validate accepts decodes (Decode, DecodeInto, EncodedField…)
-// without panicking, and encodes back to the same bytes.
+// document, integers within their Go kind, nanoseconds below 1e9, varints
+// in their shortest form. An encoding Validate accepts decodes (Decode,
+// DecodeInto, EncodedField…) without panicking, and encodes back to the
+// same bytes, field order aside (FuzzValidate).
 
 // Validate checks that b is a document encoding Encode could have written.
 // Its error is a *DocumentError (ErrInvalidDocument) saying where the
@@ -56,9 +57,11 @@ func (c *checker) top() error {
 	return nil
 }
 
+// uvarint reads an unsigned varint in its shortest form (the encoder's:
+// a longer one ends in a zero byte), so that an encoding has one form.
 func (c *checker) uvarint(end int) (uint64, error) {
 	v, n := binary.Uvarint(c.b[c.i:end])
-	if n <= 0 {
+	if n <= 0 || n > 1 && c.b[c.i+n-1] == 0 {
 		return 0, c.fail("bad unsigned varint")
 	}
 	c.i += n
@@ -67,7 +70,7 @@ func (c *checker) uvarint(end int) (uint64, error) {
 
 func (c *checker) varint(end int) (int64, error) {
 	v, n := binary.Varint(c.b[c.i:end])
-	if n <= 0 {
+	if n <= 0 || n > 1 && c.b[c.i+n-1] == 0 {
 		return 0, c.fail("bad varint")
 	}
 	c.i += n

@@ -174,6 +174,17 @@ func (m *FaultFS) PowerCut() {
 	revert(m.root)
 }
 
+// Crash simulates the death of the process (SIGKILL) without a power cut:
+// every open File and lock dies as at PowerCut, but everything written
+// stays, synced or not, as the operating system keeps it. What the
+// process kept in its own memory is what is lost.
+func (m *FaultFS) Crash() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	m.locks = map[string]bool{}
+}
+
 // ReadFile returns a copy of the current data of file name.
 func (m *FaultFS) ReadFile(name string) ([]byte, error) {
 	m.mu.Lock()

@@ -313,3 +313,20 @@ func TestFaultFSFilesAndErrors(t *testing.T) {
 	m.PowerCut()
 	require.Equal(t, "durable", content(t, m, "d/f"), "WriteFile lays out durable data")
 }
+
+func TestFaultFSCrashKeepsWrittenData(t *testing.T) {
+	m := NewFaultFS()
+	f := create(t, m, "a", "abc") // neither the data nor the entry synced
+	l, err := m.Lock("LOCK")
+	require.NoError(t, err)
+	m.Crash()
+	require.Equal(t, "abc", content(t, m, "a"), "a crash of the process lost what the OS had")
+	_, err = f.Write([]byte("d"))
+	require.ErrorIs(t, err, fs.ErrClosed, "a dead process wrote")
+	l2, err := m.Lock("LOCK")
+	require.NoError(t, err, "the dead process's lock was kept")
+	require.NoError(t, l.Close())
+	require.NoError(t, l2.Close())
+	m.PowerCut()
+	require.False(t, exists(t, m, "/", "a"), "Crash made something durable")
+}

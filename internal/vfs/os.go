@@ -24,17 +24,21 @@ func (f osFile) Size() (int64, error) {
 	return fi.Size(), nil
 }
 
-// OpenFile opens name with os.OpenFile.
+// OpenFile opens name with os.OpenFile. A file it creates gets perm
+// limited to FilePerm (0600): never readable by others, whatever the
+// caller passed.
 func (OS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := os.OpenFile(name, flag, perm&FilePerm)
 	if err != nil {
 		return nil, err
 	}
 	return osFile{f}, nil
 }
 
-// MkdirAll creates name and its missing parents with os.MkdirAll.
-func (OS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+// MkdirAll creates name and its missing parents with os.MkdirAll, with
+// perm limited to DirPerm (0700). It leaves existing directories as they
+// are.
+func (OS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm&DirPerm) }
 
 // Rename renames with os.Rename.
 func (OS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }

@@ -46,6 +46,26 @@ func TestOSFilesAndPerms(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, FilePerm, fi.Mode().Perm())
 
+	// Wider permissions asked for are narrowed: nothing is created
+	// readable by others.
+	wide := filepath.Join(dir, "wide")
+	f, err = fsys.OpenFile(wide, os.O_WRONLY|os.O_CREATE, 0o666)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	fi, err = os.Stat(wide)
+	require.NoError(t, err)
+	require.Equal(t, FilePerm, fi.Mode().Perm())
+	require.NoError(t, fsys.Remove(wide))
+	wideDir := filepath.Join(dir, "d1", "d2")
+	require.NoError(t, fsys.MkdirAll(wideDir, 0o777))
+	for _, d := range []string{wideDir, filepath.Dir(wideDir)} {
+		fi, err = os.Stat(d)
+		require.NoError(t, err)
+		require.Equal(t, DirPerm, fi.Mode().Perm(), d)
+	}
+	require.NoError(t, fsys.Remove(wideDir))
+	require.NoError(t, fsys.Remove(filepath.Dir(wideDir)))
+
 	require.NoError(t, fsys.Rename(name, filepath.Join(dir, "b")))
 	require.NoError(t, fsys.SyncDir(dir))
 	names, err := fsys.ReadDir(dir)

@@ -11,8 +11,10 @@
 // # Durability
 //
 // Write hands a record to the operating system (one write(2)); it
-// survives a crash of the process from then on. What survives a power
-// cut depends on the SyncPolicy: under SyncAlways, Wait (and Append)
+// survives a crash of the process from then on. (With Options.BufferSize
+// records wait in memory until the buffer fills or the next flush, group
+// commit, Sync or Close: a crash of the process loses those.) What
+// survives a power cut depends on the SyncPolicy: under SyncAlways, Wait (and Append)
 // returns only once an fsync covered the record, and concurrent writers
 // share fsyncs (group commit); under SyncEverySecond a background flusher
 // fsyncs about once per FlushInterval, so a power cut loses at most the

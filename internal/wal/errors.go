@@ -32,6 +32,8 @@ type CorruptError struct {
 	LastSeq uint64 // seq of the last valid record before the damage (0: none, or unknown for a bad header)
 }
 
+// Error names the segment, the offset and the last valid seq, and how to
+// recover.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("%v: log segment %s at offset %d: %s; the valid records end at seq %d (repairing the log keeps them and drops the rest)",
 		errs.ErrCorrupt, e.Segment, e.Offset, e.Reason, e.LastSeq)
@@ -47,6 +49,7 @@ type VersionError struct {
 	Got  uint32 // the version in the file
 }
 
+// Error names the file and both versions, and what to do.
 func (e *VersionError) Error() string {
 	advice := "a newer ttldb wrote it: open it with that version"
 	if e.Got < Version {

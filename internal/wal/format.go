@@ -30,15 +30,21 @@ const DefaultSegmentSize = 64 << 20
 //	 12  uint64  base: every record in the file has seq >= base, and every
 //	             record in earlier segments has seq < base
 //	 20  uint32  CRC-32C of bytes 0..19
-//	records, one after the other (16-byte header, then the payload):
+//	records, one after the other (20-byte header, then the payload):
 //	  0  uint32  payload length n (<= MaxRecordSize)
-//	  4  uint32  CRC-32C of bytes 0..3, 8..15 and the payload
-//	  8  uint64  seq, strictly increasing across the log
-//	 16  [n]byte payload
+//	  4  uint64  seq, strictly increasing across the log
+//	 12  uint32  CRC-32C of the payload
+//	 16  uint32  CRC-32C of bytes 0..15 (the header's own check)
+//	 20  [n]byte payload
+//
+// The header has its own checksum so that a damaged length is never
+// trusted, and so that telling a torn tail from damage followed by valid
+// records (which means looking for a valid record at every byte after
+// the bad one) costs one 16-byte checksum per byte, not one payload's.
 const (
 	segMagic      = "ttldbwal"
 	segHeaderSize = 24
-	recHeaderSize = 16
+	recHeaderSize = 20
 	segSuffix     = ".wal"
 )
 
@@ -101,35 +107,42 @@ func headerProblem(h []byte, wantBase uint64, name string) error {
 func appendRecord(dst []byte, seq uint64, payload []byte) []byte {
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = append(dst, 0, 0, 0, 0) // the CRC, set below
 	dst = binary.LittleEndian.AppendUint64(dst, seq)
-	dst = append(dst, payload...)
-	binary.LittleEndian.PutUint32(dst[start+4:], recordCRC(dst[start:start+recHeaderSize], payload))
-	return dst
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(payload, castagnoli))
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:start+16], castagnoli))
+	return append(dst, payload...)
 }
 
-// recordCRC is the checksum of a record: its length and seq fields, then
-// its payload. Covering the length means a damaged length cannot pass
-// for another framing.
-func recordCRC(hdr, payload []byte) uint32 {
-	c := crc32.Update(0, castagnoli, hdr[0:4])
-	c = crc32.Update(c, castagnoli, hdr[8:16])
-	return crc32.Update(c, castagnoli, payload)
+// header is a record header whose own checksum holds.
+type header struct {
+	n          uint32 // payload length
+	seq        uint64
+	payloadCRC uint32
+}
+
+// parseHeader decodes a record header; ok is false when its checksum
+// fails.
+func parseHeader(h []byte) (hd header, ok bool) {
+	if crc32.Checksum(h[:16], castagnoli) != binary.LittleEndian.Uint32(h[16:]) {
+		return header{}, false
+	}
+	return header{
+		n:          binary.LittleEndian.Uint32(h[0:]),
+		seq:        binary.LittleEndian.Uint64(h[4:]),
+		payloadCRC: binary.LittleEndian.Uint32(h[12:]),
+	}, true
 }
 
 // validRecordAt reports whether b[p:] starts with a whole, checksummed
-// record whose seq is above after.
+// record whose seq is above after. It checks the seq before any
+// checksum, and the header's checksum before the payload's.
 func validRecordAt(b []byte, p int, after uint64) bool {
-	if len(b)-p < recHeaderSize {
+	if len(b)-p < recHeaderSize || binary.LittleEndian.Uint64(b[p+4:]) <= after {
 		return false
 	}
-	n := binary.LittleEndian.Uint32(b[p:])
-	if n > maxRecord || uint64(len(b)-p-recHeaderSize) < uint64(n) {
+	h, ok := parseHeader(b[p : p+recHeaderSize])
+	if !ok || h.n > maxRecord || uint64(len(b)-p-recHeaderSize) < uint64(h.n) {
 		return false
 	}
-	if binary.LittleEndian.Uint64(b[p+8:]) <= after {
-		return false
-	}
-	hdr := b[p : p+recHeaderSize]
-	return recordCRC(hdr, b[p+recHeaderSize:p+recHeaderSize+int(n)]) == binary.LittleEndian.Uint32(hdr[4:])
+	return crc32.Checksum(b[p+recHeaderSize:p+recHeaderSize+int(h.n)], castagnoli) == h.payloadCRC
 }

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,11 +15,23 @@ import (
 	"github.com/ttldb/ttldb/internal/vfs"
 )
 
+// bufferSizes are the Options.BufferSize values the tests run with:
+// write-through, and a buffer that fills every few dozen records.
+var bufferSizes = []int{0, 4096}
+
 func TestRoundTrip(t *testing.T) {
 	for _, pol := range []SyncPolicy{SyncAlways, SyncEverySecond, SyncNever} {
-		t.Run(pol.String(), func(t *testing.T) {
+		for _, bs := range bufferSizes {
+			t.Run(fmt.Sprintf("%s/buffer=%d", pol, bs), func(t *testing.T) { testRoundTrip(t, pol, bs) })
+		}
+	}
+}
+
+func testRoundTrip(t *testing.T, pol SyncPolicy, bs int) {
+	{
+		{
 			m := vfs.NewFaultFS()
-			l := open(t, m, Options{Sync: pol})
+			l := open(t, m, Options{Sync: pol, BufferSize: bs})
 			require.Equal(t, uint64(0), l.LastSeq())
 			require.Empty(t, replay(t, l, 1))
 			// Seqs with gaps, as commits of several ops make them.
@@ -44,7 +57,7 @@ func TestRoundTrip(t *testing.T) {
 			st := l.Stats()
 			require.Equal(t, 1, st.Segments)
 			require.Zero(t, st.Appends, "counts restart at Open")
-		})
+		}
 	}
 }
 
@@ -175,8 +188,8 @@ func TestSegmentRollover(t *testing.T) {
 		require.NoError(t, headerProblem(data, base, n))
 		offs := recordOffsets(t, data)
 		require.NotEmpty(t, offs, n)
-		first := leUint64(data[offs[0]+8:])
-		last := leUint64(data[offs[len(offs)-1]+8:])
+		first := leUint64(data[offs[0]+4:])
+		last := leUint64(data[offs[len(offs)-1]+4:])
 		require.Equal(t, prevLast+1, base, "segment %d's base follows the last seq before it", i)
 		require.Equal(t, base, first)
 		if i < len(names)-1 {
@@ -301,9 +314,9 @@ func TestReplayStopsAtCallbackError(t *testing.T) {
 // once (for the race detector), then checks the log holds every record.
 func TestConcurrentUse(t *testing.T) {
 	m := vfs.NewFaultFS()
-	timers := newFakeTimers()
-	for _, pol := range []SyncPolicy{SyncAlways, SyncEverySecond} {
-		l := open(t, m, Options{Sync: pol, SegmentSize: 1 << 10, NewTimer: timers.NewTimer})
+	for i, pol := range []SyncPolicy{SyncAlways, SyncEverySecond, SyncAlways, SyncEverySecond} {
+		timers := newFakeTimers()
+		l := open(t, m, Options{Sync: pol, SegmentSize: 1 << 10, NewTimer: timers.NewTimer, BufferSize: bufferSizes[i/2]})
 		base := l.LastSeq()
 		var order sync.Mutex
 		next := base

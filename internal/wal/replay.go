@@ -25,6 +25,14 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, payload []byte) error) err
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	if l.err() == nil {
+		// What Replay reads must be in the file. (A failed log's buffer
+		// stays out of its files: Replay reads what they hold.)
+		if err := l.writePending(); err != nil {
+			l.mu.Unlock()
+			return err
+		}
+	}
 	segs := append([]segment(nil), l.segs...)
 	l.mu.Unlock()
 

@@ -52,11 +52,3 @@ func (l *Log) TruncateFront(seq uint64) error {
 	}
 	return err
 }
-
-// writableState returns ErrClosed or the failure. Call it holding mu.
-func (l *Log) writableState() error {
-	if l.closed {
-		return ErrClosed
-	}
-	return l.err()
-}
