@@ -148,6 +148,9 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.TimeSeriesInfo(); return err }},
+		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(nil) }},
+		{"Snapshot", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Snapshot() }},
+		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 1 << 40}) }},
 	}
 }
 

@@ -276,9 +276,15 @@ var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
 
 // writeState runs fn on the collection's state, creating the collection if
 // needed and retrying once if it was dropped between lookup and lock.
-func (c *Collection) write(fn func(s *collState) error) error {
+func (c *Collection) write(fn func(s *collState) error) (err error) {
 	if err := c.usable(); err != nil {
 		return err
+	}
+	if c.db.persist != nil {
+		if err := c.db.logErr(); err != nil {
+			return err
+		}
+		defer c.db.durable(&err)
 	}
 	end, err := c.db.beginWrite()
 	if err != nil {

@@ -36,6 +36,9 @@ type DB struct {
 	metrics *metricsRecorder
 	ops     committer  // numbers committed ops and hands them on (commit.go)
 	applyMu sync.Mutex // serializes Apply calls (opapply.go)
+
+	persist  *persistence // the data directory (durability.go); nil: in memory
+	restored RecoveryInfo // what WithRestore loaded, without a directory
 }
 
 // Option configures Open.
@@ -53,7 +56,8 @@ type config struct {
 	hideExpired bool
 	memLimit    int64 // bytes; 0: none
 	replicator  Replicator
-	restore     io.Reader
+	durable     durableConfig
+	needsDir    string // an option that needs WithDir, for the error
 }
 
 // WithClock makes the DB read all time through c (default: SystemClock).
@@ -110,8 +114,17 @@ func Open(opts ...Option) (*DB, error) {
 		metrics:     newMetricsRecorder(),
 	}
 	db.monitor = newMonitor(db, cfg.monitor)
-	if cfg.restore != nil {
-		if err := db.restoreFrom(cfg.restore); err != nil {
+	switch {
+	case cfg.durable.dir != "" && cfg.replicator != nil:
+		return nil, fmt.Errorf("%w: WithDir and WithReplicator: a replicated DB keeps its state in the replicator's log", ErrInvalidOptions)
+	case cfg.durable.dir != "":
+		if err := db.openDir(cfg.durable); err != nil { // durability.go
+			return nil, err
+		}
+	case cfg.needsDir != "":
+		return nil, fmt.Errorf("%w: %s needs WithDir", ErrInvalidOptions, cfg.needsDir)
+	case cfg.durable.restore != nil:
+		if err := db.restore(cfg.durable); err != nil {
 			return nil, err
 		}
 	}
@@ -138,6 +151,9 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.monitor.stop()
+	if db.persist != nil {
+		return db.persist.close()
+	}
 	return nil
 }
 
@@ -179,7 +195,11 @@ func (db *DB) Collection(name string) *Collection {
 // $jsonSchema validator, hiding of expired documents). It fails with
 // ErrInvalidOptions for bad options and, as MongoDB does, with
 // ErrCollectionExists if a collection of that name exists already.
-func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection, error) {
+func (db *DB) CreateCollection(name string, opts CollectionOptions) (coll *Collection, err error) {
+	if err := db.writable(); err != nil {
+		return nil, err
+	}
+	defer db.durable(&err)
 	return replicated(db, func() (*Collection, error) { return db.createCollectionBegun(name, opts) })
 }
 
@@ -246,8 +266,12 @@ func (db *DB) ListCollectionNames() ([]string, error) {
 // fails with ErrNotFound if there is no such collection. A TTL pass working
 // on the collection notices the drop at its next batch and moves on. It
 // waits for the write running on the collection, if any, to end.
-func (db *DB) DropCollection(name string) error {
-	_, err := replicated(db, func() (struct{}, error) { return struct{}{}, db.dropCollectionBegun(name) })
+func (db *DB) DropCollection(name string) (err error) {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.durable(&err)
+	_, err = replicated(db, func() (struct{}, error) { return struct{}{}, db.dropCollectionBegun(name) })
 	return err
 }
 

@@ -566,7 +566,11 @@ func (ix *index) conflict(key string, self uint64) bool {
 // cancelled or past its deadline, CreateIndex returns an error matching
 // ctx.Err() and leaves nothing of the index behind. The final catch-up
 // and the index's publication, under the write lock, do not stop.
-func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, error) {
+func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (name string, err error) {
+	if err := c.db.writable(); err != nil {
+		return "", err
+	}
+	defer c.db.durable(&err)
 	return replicated(c.db, func() (string, error) { return c.createIndexBegun(ctx, m) })
 }
 
@@ -609,8 +613,12 @@ func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string
 
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
-func (c *Collection) DropIndex(name string) error {
-	_, err := replicated(c.db, func() (struct{}, error) { return struct{}{}, c.dropIndexBegun(name) })
+func (c *Collection) DropIndex(name string) (err error) {
+	if err := c.db.writable(); err != nil {
+		return err
+	}
+	defer c.db.durable(&err)
+	_, err = replicated(c.db, func() (struct{}, error) { return struct{}{}, c.dropIndexBegun(name) })
 	return err
 }
 

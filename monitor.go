@@ -532,7 +532,7 @@ func (db *DB) CurrentOp() []CurrentOp {
 // when the DB steps down during the pass, with what was done so far). ctx
 // (and Close) stop it between two batches, with ctx's error.
 func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
-	if err := db.checkOpen(); err != nil {
+	if err := db.writable(); err != nil {
 		return PassResult{}, err
 	}
 	if !db.monitor.isPrimary() {
@@ -728,7 +728,13 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
+		if err := db.logErr(); err != nil {
+			return false, err // deletions that cannot be logged would come back
+		}
 		n, ids, exhausted, batchNow, err := m.replicatedBatch(ctx, t, ps.now, limit)
+		if err == nil && n > 0 {
+			err = db.syncLog() // logged before it is counted and told
+		}
 		if err != nil {
 			return false, err
 		}

@@ -82,6 +82,12 @@ type Op struct {
 
 	// Docs are the documents stored: OpInsert, OpUpdate, OpReplace.
 	Docs []RawDocument
+	// Versions, when set, are the record versions Docs were stored with
+	// (parallel to Docs): the version half of an expire hook's delivery
+	// identity (ExpiredBatch.Versions), which a DB reloaded from its data
+	// directory gives the documents again. Apply gives its own versions
+	// and ignores them.
+	Versions []uint64
 	// Updates, for OpUpdate and when set, are the update documents that
 	// produced Docs (parallel to Docs), with every operator resolved; nil
 	// where none is kept. Apply ignores them.

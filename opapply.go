@@ -46,7 +46,11 @@ import (
 // own: open it with MonitorOptions{Disabled: true}, or WithPrimary /
 // SetPrimary(false) while it follows a primary, so that only the ops
 // delete expired documents.
-func (db *DB) Apply(ops ...Op) error {
+func (db *DB) Apply(ops ...Op) (err error) {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.durable(&err)
 	if err := db.checkOpen(); err != nil {
 		return err
 	}

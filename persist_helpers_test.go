@@ -26,8 +26,8 @@ type collDump struct {
 	Vers    []uint64 // record versions, parallel to Docs
 }
 
-// dumpDB reads everything db holds (under each collection's read lock).
-func dumpState(t testing.TB, db *DB) dbDump {
+// dumpCollections reads everything db holds (under each collection's read lock).
+func dumpCollections(t testing.TB, db *DB) dbDump {
 	t.Helper()
 	out := dbDump{Colls: map[string]collDump{}}
 	for _, s := range db.snapshotCollections() {

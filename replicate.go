@@ -2,10 +2,6 @@ package ttldb
 
 import (
 	"fmt"
-	"io"
-
-	"github.com/ttldb/ttldb/internal/errs"
-	snapfile "github.com/ttldb/ttldb/internal/snapshot"
 )
 
 // Replicator ships a DB's writes to its replicas: the replication module's
@@ -94,40 +90,3 @@ func replicated[T any](db *DB, fn func() (T, error)) (T, error) {
 // applied (0: none). It counts only while ops are built (a sink, a
 // Replicator or DB.Apply): an in-memory DB with none attached stays at 0.
 func (db *DB) LastSeq() uint64 { return db.ops.lastSeq() }
-
-// WithRestore makes Open load the DB from r, a copy written by DB.Backup:
-// the collections, indexes and documents as of the copy's last op, and
-// the sequence number (LastSeq) of that op, so that the ops committed
-// after it apply next (DB.Apply). A malformed copy fails Open with an
-// error. r is read to its end; Open does not close it.
-func WithRestore(r io.Reader) Option {
-	return func(cfg *config) error {
-		if r == nil {
-			return fmt.Errorf("%w: WithRestore: nil reader", ErrInvalidOptions)
-		}
-		cfg.restore = r
-		return nil
-	}
-}
-
-// restoreFrom loads a Backup into db, new and not yet shared.
-func (db *DB) restoreFrom(r io.Reader) error {
-	sr, err := snapfile.NewReader(r)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	l := newLoader(db)
-	if err := l.loadSnapshot(sr); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	if blocks, _ := sr.Skipped(); blocks > 0 {
-		return fmt.Errorf("restore: %w: %d damaged blocks", errs.ErrCorrupt, blocks)
-	}
-	if _, ok := sr.Trailer(); !ok {
-		return fmt.Errorf("restore: %w: no trailer (a truncated copy)", errs.ErrCorrupt)
-	}
-	if err := l.finishLoad(); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	return nil
-}

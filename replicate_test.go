@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -203,4 +204,11 @@ func TestWithRestore(t *testing.T) {
 	assert.ErrorIs(t, err, ttldb.ErrInvalidOptions)
 	_, err = ttldb.Open(ttldb.WithReplicator(nil))
 	assert.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	// A replicated DB's only log is the replicator's: no data directory.
+	dir := t.TempDir()
+	_, err = ttldb.Open(ttldb.WithDir(dir), ttldb.WithReplicator(&recReplicator{}))
+	assert.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the refused Open wrote nothing")
 }

@@ -39,6 +39,7 @@ type loader struct {
 	maxVer  uint64                // the greatest record version met
 	docs    int                   // documents loaded from the snapshot
 	ops     int                   // ops applied
+	salvage bool                  // accept gaps in the sequence (WithSalvage)
 }
 
 func newLoader(db *DB) *loader {
@@ -47,7 +48,7 @@ func newLoader(db *DB) *loader {
 
 // corrupt wraps an error about loaded data with ErrCorrupt.
 func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errs.ErrCorrupt, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: "+format, append([]any{errs.ErrCorrupt}, args...)...)
 }
 
 // loadSnapshot reads a whole snapshot into the (empty) DB.
@@ -73,8 +74,8 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 			_, err = snapfile.ParseBuckets(b.Payload, l.bucket)
 		case snapfile.KindOps:
 			_, err = snapfile.ParseOps(b.Payload, func(raw []byte) error {
-				op, err := decodeOp(raw)
-				if err != nil {
+				var op Op
+				if err := op.UnmarshalBinary(raw); err != nil {
 					return corrupt("snapshot op: %v", err)
 				}
 				return l.apply(op)
@@ -128,10 +129,28 @@ func (l *loader) collection(payload []byte) error {
 			return corrupt("collection %q: %v", c.Name, err)
 		}
 	}
+	multikey, tsExpire, err := parseCollectionState(c.State)
+	if err != nil {
+		return corrupt("collection %q: %v", c.Name, err)
+	}
+	if s.ts != nil {
+		if tsExpire == nil {
+			return corrupt("collection %q: no current expiry", c.Name)
+		}
+		s.ts.collExp.expireAfter.Store(*tsExpire)
+		for _, ix := range s.ts.indexes {
+			ix.multikey = multikey[ix.name]
+		}
+	} else {
+		for _, ix := range s.indexes {
+			ix.multikey = ix.multikey || multikey[ix.name]
+		}
+	}
 	l.db.collections[c.Name] = s
 	l.byID[c.ID] = s
 	if s.ts != nil {
 		l.asOf[s] = c.AsOf
+		s.ts.nextSeq = max(c.Next, 1)
 	}
 	return nil
 }
@@ -165,11 +184,16 @@ func (l *loader) bucket(id uint32, raw []byte) error {
 
 // apply applies one op, the next in sequence.
 func (l *loader) apply(op Op) error {
-	if op.Seq != l.lastSeq+1 {
+	if op.Seq != l.lastSeq+1 && !(l.salvage && op.Seq > l.lastSeq) {
 		return corrupt("op %d follows op %d", op.Seq, l.lastSeq)
 	}
 	l.lastSeq = op.Seq
 	l.ops++
+	if l.db.writes.Load() < l.maxVer {
+		// Versions given while applying (time-series buckets) come after
+		// every version loaded so far.
+		l.db.writes.Store(l.maxVer)
+	}
 	if err := l.applyOp(op); err != nil {
 		return fmt.Errorf("op %d (kind %d, collection %q): %w", op.Seq, op.Kind, op.Collection, err)
 	}
@@ -210,7 +234,7 @@ func (l *loader) applyOp(op Op) error {
 		if op.Seq <= l.asOf[s] {
 			return nil // the snapshot's copy holds it already
 		}
-		return s.ts.loadApply(op)
+		return l.tsApply(s.ts, op)
 	}
 	switch op.Kind {
 	case OpInsert, OpUpdate, OpReplace:
@@ -256,6 +280,9 @@ func (l *loader) applyOp(op Op) error {
 // opVersion returns the record version op stored its i-th document with,
 // 0 if the op does not say.
 func opVersion(op Op, i int) uint64 {
+	if i < len(op.Versions) {
+		return op.Versions[i]
+	}
 	return 0
 }
 

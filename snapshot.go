@@ -3,8 +3,10 @@ package ttldb
 import (
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
+	"github.com/ttldb/ttldb/internal/codec"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
 )
 
@@ -28,25 +30,37 @@ import (
 // every structure (chunks, slot table, B-trees) would need versions.
 
 // snapshotChunk is how many documents the walk copies per hold of a
-// collection's read lock: about 50 µs of work.
-const snapshotChunk = 1024
+// collection's read lock: about 50 µs of work. A variable for tests.
+var snapshotChunk = 1024
 
 // snapshotChunkHook, a test hook (nil outside tests), runs after each
 // chunk of the walk, with no lock held.
 var snapshotChunkHook func()
 
 // opCapture is the sink that keeps the ops committed while a snapshot is
-// taken. It keeps the Op values: their documents are immutable once
-// committed, so holding them costs no copy.
+// taken, in their binary form (copied as the sink contract asks; encoding
+// is about as cheap as copying).
 type opCapture struct {
-	mu  sync.Mutex
-	ops []Op
+	mu   sync.Mutex
+	buf  []byte
+	ends []int // end of each op's form in buf
+	err  error
 }
 
 func (c *opCapture) appendOps(ops []Op) {
 	c.mu.Lock()
-	c.ops = append(c.ops, ops...)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	for _, op := range ops {
+		b, err := op.AppendBinary(c.buf)
+		if err != nil {
+			if c.err == nil {
+				c.err = fmt.Errorf("op %d: %w", op.Seq, err)
+			}
+			continue
+		}
+		c.buf = b
+		c.ends = append(c.ends, len(b))
+	}
 }
 
 // snapshotInfo describes a snapshot written.
@@ -60,6 +74,12 @@ type snapshotInfo struct {
 // writeSnapshot writes a snapshot of the DB to w (see the comment at the
 // top). It holds no DB lock while it writes to w.
 func (db *DB) writeSnapshot(w io.Writer) (snapshotInfo, error) {
+	return db.writeSnapshotAbortable(w, nil)
+}
+
+// writeSnapshotAbortable is writeSnapshot giving up, with
+// errSnapshotClosing, once abort is closed (nil: never).
+func (db *DB) writeSnapshotAbortable(w io.Writer, abort <-chan struct{}) (snapshotInfo, error) {
 	capture := &opCapture{}
 	start := db.ops.attachAt(capture)
 	detached := false
@@ -88,29 +108,27 @@ func (db *DB) writeSnapshot(w io.Writer) (snapshotInfo, error) {
 		return snapshotInfo{}, err
 	}
 	for i, s := range colls {
-		if err := s.writeTo(sw, uint32(i)); err != nil {
+		if err := s.writeTo(sw, uint32(i), abort); err != nil {
 			return snapshotInfo{}, err
 		}
 	}
 	end := db.ops.detach(capture)
 	detached = true
 	maxVer := db.writes.Load()
-	for _, op := range capture.ops {
-		if op.Seq <= start || op.Seq > end {
-			continue // cannot happen: attach and detach bound them
-		}
-		b, err := encodeOp(op)
-		if err != nil {
-			return snapshotInfo{}, fmt.Errorf("snapshot: op %d: %w", op.Seq, err)
-		}
-		if err := sw.Op(b); err != nil {
+	if capture.err != nil {
+		return snapshotInfo{}, capture.err
+	}
+	start0 := 0
+	for _, end := range capture.ends {
+		if err := sw.Op(capture.buf[start0:end]); err != nil {
 			return snapshotInfo{}, err
 		}
+		start0 = end
 	}
 	if err := sw.Close(snapfile.Trailer{EndSeq: end, MaxVersion: maxVer}); err != nil {
 		return snapshotInfo{}, err
 	}
-	info := snapshotInfo{startSeq: start, endSeq: end, ops: uint64(len(capture.ops)), bytes: sw.Size()}
+	info := snapshotInfo{startSeq: start, endSeq: end, ops: uint64(len(capture.ends)), bytes: sw.Size()}
 	return info, nil
 }
 
@@ -123,9 +141,9 @@ type snapDoc struct {
 
 // writeTo writes the collection's definition and documents to sw as
 // collection id.
-func (s *collState) writeTo(sw *snapfile.Writer, id uint32) error {
+func (s *collState) writeTo(sw *snapfile.Writer, id uint32, abort <-chan struct{}) error {
 	if s.ts != nil {
-		return s.ts.writeTo(sw, id)
+		return s.tsWriteTo(sw, id) // tssnapshot.go
 	}
 	s.mu.RLock()
 	if s.dropped {
@@ -133,9 +151,14 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32) error {
 		return nil // its drop is among the captured ops
 	}
 	c := snapfile.Collection{ID: id, Name: s.name, Spec: collectionSpec(s.opts)}
+	var multikey []any
 	for _, ix := range s.indexes {
 		c.Indexes = append(c.Indexes, indexSpecDoc(ix.model()))
+		if ix.multikey {
+			multikey = append(multikey, ix.name)
+		}
 	}
+	c.State = collectionState(multikey, nil)
 	last := s.nextSeq - 1 // the newest document's insertion sequence
 	s.mu.RUnlock()
 	if err := sw.Collection(c); err != nil {
@@ -169,6 +192,11 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32) error {
 		if len(batch) < snapshotChunk {
 			return nil
 		}
+		select {
+		case <-abort:
+			return errSnapshotClosing
+		default:
+		}
 	}
 }
 
@@ -180,11 +208,72 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32) error {
 // references at a time; the ops committed meanwhile are kept in memory
 // until the end and written after the documents. Backup does not sync or
 // close w. It costs a read of every document and, in memory, the ops
-// committed while it runs.
+// committed while it runs. A nil w is ErrInvalidOptions.
 func (db *DB) Backup(w io.Writer) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}
+	if w == nil {
+		return fmt.Errorf("%w: Backup: nil writer", ErrInvalidOptions)
+	}
 	_, err := db.writeSnapshot(w)
 	return err
+}
+
+// collectionState encodes a collection block's state document: the names
+// of the multikey indexes, and a time-series collection's current expiry
+// (-1: off; nil: not a time-series collection).
+func collectionState(multikey []any, tsExpire *int64) []byte {
+	d := Document{}
+	if len(multikey) > 0 {
+		d["multikey"] = multikey
+	}
+	if tsExpire != nil {
+		d["expireAfterSeconds"] = *tsExpire
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	enc, err := codec.Encode(d, nil)
+	if err != nil {
+		panic("ttldb: internal error: collection state does not encode: " + err.Error())
+	}
+	return enc
+}
+
+// parseCollectionState reads collectionState's document.
+func parseCollectionState(b []byte) (multikey map[string]bool, tsExpire *int64, err error) {
+	if len(b) == 0 {
+		return nil, nil, nil
+	}
+	if err := codec.Validate(b); err != nil {
+		return nil, nil, err
+	}
+	d := codec.Decode(b)
+	for k, v := range d {
+		switch k {
+		case "multikey":
+			names, ok := v.([]any)
+			if !ok {
+				return nil, nil, fmt.Errorf("state field multikey: a %T", v)
+			}
+			multikey = map[string]bool{}
+			for _, n := range names {
+				name, ok := n.(string)
+				if !ok {
+					return nil, nil, fmt.Errorf("state field multikey: an element is a %T", n)
+				}
+				multikey[name] = true
+			}
+		case "expireAfterSeconds":
+			e, ok := v.(int64)
+			if !ok || e < -1 || e > math.MaxInt32 {
+				return nil, nil, fmt.Errorf("state field expireAfterSeconds: %v", v)
+			}
+			tsExpire = &e
+		default:
+			return nil, nil, fmt.Errorf("unknown state field %q", k)
+		}
+	}
+	return multikey, tsExpire, nil
 }

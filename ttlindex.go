@@ -362,7 +362,11 @@ func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) 
 }
 
 // CollMod is DB.CollMod for this collection.
-func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
+func (c *Collection) CollMod(m CollModIndex) (res CollModResult, err error) {
+	if err := c.db.writable(); err != nil {
+		return CollModResult{}, err
+	}
+	defer c.db.durable(&err)
 	return replicated(c.db, func() (CollModResult, error) { return c.collModBegun(m) })
 }
 

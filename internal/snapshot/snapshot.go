@@ -158,6 +158,13 @@ type Collection struct {
 	// already. At 0 its documents were copied while writes went on, and
 	// every op after the header's StartSeq applies to them.
 	AsOf uint64
+	// Next is, for a time-series collection, the creation number its next
+	// bucket gets (ops name buckets by it); 0 for an ordinary collection.
+	Next uint64
+	// State is what the collection's definition does not say but its
+	// history set, as an encoded document (empty: nothing): which indexes
+	// are multikey, a time-series collection's current expiry.
+	State []byte
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -185,7 +192,9 @@ func (c Collection) append(dst []byte) []byte {
 	for _, ix := range c.Indexes {
 		dst = appendBytes(dst, ix)
 	}
-	return binary.AppendUvarint(dst, c.AsOf)
+	dst = binary.AppendUvarint(dst, c.AsOf)
+	dst = binary.AppendUvarint(dst, c.Next)
+	return appendBytes(dst, c.State)
 }
 
 // parser reads the fields of a block's payload; the first malformed field
@@ -288,6 +297,8 @@ func ParseCollection(b []byte) (Collection, error) {
 		c.Indexes = append(c.Indexes, p.bytes("index spec"))
 	}
 	c.AsOf = p.uvarint("collection as-of sequence")
+	c.Next = p.uvarint("collection next bucket")
+	c.State = p.bytes("collection state")
 	return c, p.end("collection")
 }
 

@@ -1,0 +1,189 @@
+package ttldb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ttldb/ttldb/internal/errs"
+	"github.com/ttldb/ttldb/internal/wal"
+)
+
+// logSink is the data directory's log as the committer's sink. A write's
+// ops reach the disk in three steps:
+//
+//  1. appendOps, under the committer's lock (and the collection's write
+//     lock), encodes them onto pending: no system call, no allocation but
+//     the buffer's growth.
+//  2. After the write released its collection's locks, sync hands pending
+//     to the log as one record (one write(2)): the first writer to get
+//     there writes what every writer appended meanwhile, so concurrent
+//     writers share the system call. The record is the unit a torn tail
+//     loses: a write's ops are in one record, never split.
+//  3. Under SyncAlways, sync then waits for an fsync covering the record,
+//     shared with the writers waiting together (the log's group commit).
+//     Under SyncEverySecond the log's flusher fsyncs once a second; under
+//     SyncNever the operating system writes back when it chooses.
+//
+// A write thus returns once its ops are in the operating system (SIGKILL
+// loses nothing it acknowledged) and, under SyncAlways, on the disk.
+//
+// A record's payload is a uvarint, the DB's record-version counter when
+// the record was written (at least every version its ops stored: a DB
+// loaded from the log gives only greater ones), then its ops' binary forms
+// (Op.AppendBinary), each after a 4-byte little-endian length; the
+// record's sequence number is its last op's. A failed write or fsync fails the sink: the DB then refuses
+// every write (ErrLogFailed) until it is reopened.
+type logSink struct {
+	log      *wal.Log
+	always   bool           // SyncAlways
+	versions *atomic.Uint64 // the DB's record-version counter (DB.writes)
+
+	mu      sync.Mutex
+	pending []byte // ops appended, not yet written
+	spare   []byte // the buffer pending had before the last write
+	encErr  error  // an op that did not encode (cannot happen)
+
+	pendingSeq atomic.Uint64 // the last op appended
+	written    atomic.Uint64 // every op up to this one is written
+	writeMu    sync.Mutex    // serializes writes to the log, in sequence order
+	bytes      atomic.Int64  // bytes written to the log since the last snapshot
+	failed     atomic.Pointer[error]
+	onWrite    func(bytes int64) // after each write (the auto snapshot's check); may be nil
+}
+
+func (k *logSink) appendOps(ops []Op) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.pending) == 0 {
+		// Room for the record's version counter, written by flush.
+		k.pending = append(k.pending, make([]byte, binary.MaxVarintLen64)...)
+	}
+	for _, op := range ops {
+		at := len(k.pending)
+		k.pending = append(k.pending, 0, 0, 0, 0)
+		b, err := op.AppendBinary(k.pending)
+		if err != nil {
+			k.pending = k.pending[:at]
+			if k.encErr == nil {
+				k.encErr = fmt.Errorf("op %d: %w", op.Seq, err)
+			}
+			continue
+		}
+		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+		k.pending = b
+	}
+	k.pendingSeq.Store(ops[len(ops)-1].Seq)
+}
+
+// err returns the sink's failure, nil while it works.
+func (k *logSink) err() error {
+	if e := k.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// fail records the first failure and returns the one recorded.
+func (k *logSink) fail(err error) error {
+	if !errors.Is(err, errs.ErrLogFailed) {
+		err = fmt.Errorf("%w: %w", errs.ErrLogFailed, err)
+	}
+	k.failed.CompareAndSwap(nil, &err)
+	return k.err()
+}
+
+// flush writes every op appended so far (at least up to seq) to the log.
+func (k *logSink) flush(seq uint64) error {
+	if k.written.Load() >= seq {
+		return k.err()
+	}
+	k.writeMu.Lock()
+	defer k.writeMu.Unlock()
+	if k.written.Load() >= seq {
+		return k.err()
+	}
+	if err := k.err(); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	buf, last, encErr := k.pending, k.pendingSeq.Load(), k.encErr
+	k.pending, k.spare = k.spare[:0], nil
+	k.mu.Unlock()
+	if encErr != nil {
+		return k.fail(encErr)
+	}
+	if len(buf) > 0 {
+		// Read after the ops were appended: at least every version they
+		// carry. It goes, right-aligned, in the room appendOps left.
+		var v [binary.MaxVarintLen64]byte
+		n := binary.PutUvarint(v[:], k.versions.Load())
+		off := binary.MaxVarintLen64 - n
+		copy(buf[off:], v[:n])
+		if err := k.log.Write(last, buf[off:]); err != nil {
+			return k.fail(err)
+		}
+		k.bytes.Add(int64(len(buf)))
+		if k.onWrite != nil {
+			k.onWrite(k.bytes.Load())
+		}
+	}
+	k.written.Store(last)
+	if cap(buf) <= 1<<20 {
+		k.mu.Lock()
+		k.spare = buf[:0]
+		k.mu.Unlock()
+	}
+	return nil
+}
+
+// sync makes every op appended so far as durable as the policy promises:
+// written to the log, and under SyncAlways fsynced. Call it after a write,
+// holding no DB lock.
+func (k *logSink) sync() error {
+	seq := k.pendingSeq.Load()
+	if err := k.flush(seq); err != nil {
+		return err
+	}
+	if k.always && seq > 0 {
+		if err := k.log.Wait(seq); err != nil {
+			return k.fail(err)
+		}
+	}
+	return nil
+}
+
+// decodeRecord calls fn with each op of a log record's payload, after
+// giving the record's version counter to ver.
+func decodeRecord(payload []byte, ver func(uint64), fn func(Op) error) error {
+	v, n := binary.Uvarint(payload)
+	if n <= 0 {
+		return corrupt("log record: malformed version counter")
+	}
+	ver(v)
+	payload = payload[n:]
+	for len(payload) > 0 {
+		if len(payload) < 4 {
+			return corrupt("log record: truncated op length")
+		}
+		n := binary.LittleEndian.Uint32(payload)
+		payload = payload[4:]
+		if uint64(n) > uint64(len(payload)) {
+			return corrupt("log record: op of %d bytes, %d left", n, len(payload))
+		}
+		var op Op
+		if err := op.UnmarshalBinary(payload[:n]); err != nil {
+			if errors.Is(err, ErrOpVersion) {
+				return fmt.Errorf("%w: log record: %w", errs.ErrFormatVersion, err)
+			}
+			return corrupt("log record: %v", err)
+		}
+		payload = payload[n:]
+		if err := fn(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
