@@ -31,6 +31,7 @@ type testNode struct {
 	snaps  *raft.InmemSnapshotStore
 	node   *Node // nil while down
 	dbOpts []ttldb.Option
+	dir    string // raft-boltdb and file snapshots here, when set
 }
 
 type cluster struct {
@@ -45,10 +46,20 @@ var epoch0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // them from the first and waits for a ready leader. Every DB runs on one
 // fake clock with its monitor off: tests run passes with RunTTLPass.
 func newCluster(t *testing.T, n int, optsFor func(id string) []ttldb.Option) *cluster {
+	return newClusterIn(t, n, optsFor, false)
+}
+
+// newClusterIn is newCluster, with each node's raft state on disk
+// (Config.Dir: raft-boltdb and file snapshots in a temporary directory)
+// when onDisk is set.
+func newClusterIn(t *testing.T, n int, optsFor func(id string) []ttldb.Option, onDisk bool) *cluster {
 	c := &cluster{t: t, clk: ttltest.NewClock(epoch0)}
 	var servers []Server
 	for i := range n {
 		tn := &testNode{id: fmt.Sprintf("n%d", i), store: raft.NewInmemStore(), snaps: raft.NewInmemSnapshotStore()}
+		if onDisk {
+			tn.dir = t.TempDir()
+		}
 		tn.addr, tn.trans = raft.NewInmemTransport("")
 		tn.dbOpts = []ttldb.Option{ttldb.WithClock(c.clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
 		if optsFor != nil {
@@ -98,12 +109,17 @@ func testRaftConfig(id string) *raft.Config {
 }
 
 func (c *cluster) start(tn *testNode) {
-	n, err := Open(Config{
+	cfg := Config{
 		ID: tn.id, Transport: tn.trans,
-		LogStore: tn.store, StableStore: tn.store, SnapshotStore: tn.snaps,
 		Raft: testRaftConfig(tn.id), DBOptions: tn.dbOpts,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	if tn.dir != "" {
+		cfg.Dir = tn.dir
+	} else {
+		cfg.LogStore, cfg.StableStore, cfg.SnapshotStore = tn.store, tn.store, tn.snaps
+	}
+	n, err := Open(cfg)
 	require.NoError(c.t, err)
 	tn.node = n
 }
