@@ -195,6 +195,23 @@ type collState struct {
 	// the write stores what the op says, with no eviction and no
 	// validation of its own. Guarded by writeMu.
 	applying bool
+	// applyVers are the record versions the op being applied gives its
+	// documents (Op.Versions, parallel to Docs), nil when it gives none.
+	// Guarded by writeMu.
+	applyVers []uint64
+}
+
+// newVersion returns the record version of the i-th document a write
+// stores: the applied op's when it carries versions (the DB's counter
+// then moves past it, so that versions given later are greater), else
+// the next of the DB's counter.
+func (s *collState) newVersion(i int) uint64 {
+	if i < len(s.applyVers) {
+		v := s.applyVers[i]
+		s.db.raiseVersions(v)
+		return v
+	}
+	return s.db.writes.Add(1)
 }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {

@@ -398,8 +398,8 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
-	for _, p := range batch {
-		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
+	for i, p := range batch {
+		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.newVersion(i)}
 		if vers != nil {
 			vers = append(vers, rec.ver)
 		}
@@ -728,11 +728,11 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
-	for _, ch := range changes {
+	for i, ch := range changes {
 		// The new version takes the old one's slot (same seq, same _id
 		// key); readers holding the old version keep it unchanged.
 		s.removeFromIndexes(&ch.rec, ch.oldKey)
-		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
+		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.newVersion(i)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
 		if vers != nil {
