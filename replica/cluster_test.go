@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,7 +59,7 @@ func newClusterIn(t *testing.T, n int, optsFor func(id string) []ttldb.Option, o
 	for i := range n {
 		tn := &testNode{id: fmt.Sprintf("n%d", i), store: raft.NewInmemStore(), snaps: raft.NewInmemSnapshotStore()}
 		if onDisk {
-			tn.dir = t.TempDir()
+			tn.dir = filepath.Join(t.TempDir(), "raft") // Open creates it
 		}
 		tn.addr, tn.trans = raft.NewInmemTransport("")
 		tn.dbOpts = []ttldb.Option{ttldb.WithClock(c.clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,8 @@ type Config struct {
 	Transport raft.Transport
 
 	// Dir holds the node's raft state: raft.db (the log and stable store,
-	// hashicorp/raft-boltdb) and snapshots/. Empty: everything in memory
+	// hashicorp/raft-boltdb) and snapshots/. It is created (0700) if
+	// missing. Empty: everything in memory
 	// (tests), unless the stores below are given.
 	Dir string
 	// LogStore, StableStore and SnapshotStore override the stores Dir
@@ -133,6 +135,9 @@ func Open(cfg Config) (*Node, error) {
 	case given:
 		n.logs, stable, n.snaps = cfg.LogStore, cfg.StableStore, cfg.SnapshotStore
 	case cfg.Dir != "":
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, err
+		}
 		b, err := raftboltdb.NewBoltStore(filepath.Join(cfg.Dir, "raft.db"))
 		if err != nil {
 			return nil, err

@@ -234,8 +234,9 @@ type TransportOptions struct {
 }
 
 // NewTLSTransport returns a raft transport over a TLSStreamLayer listening
-// on bind (see NewTLSStreamLayer for advertise and cfg). Shut it down with
-// its Close after the raft using it.
+// on bind (see NewTLSStreamLayer for advertise and cfg). Shut it down after
+// the raft using it with its CloseStreams (the connections it dialled, so
+// that the peers' handlers of them end) and then Close.
 func NewTLSTransport(bind string, advertise net.Addr, cfg *tls.Config, o TransportOptions) (*raft.NetworkTransport, *TLSStreamLayer, error) {
 	if o.MaxPool < 0 || o.Timeout < 0 {
 		return nil, nil, errors.Join(ttldb.ErrInvalidOptions, errors.New("replica: TransportOptions: negative value"))
