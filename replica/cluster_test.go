@@ -36,7 +36,7 @@ type testNode struct {
 }
 
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	clk   *ttltest.Clock
 	nodes []*testNode
 }
@@ -46,14 +46,14 @@ var epoch0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // newCluster starts n nodes on raft's in-memory transport, bootstraps
 // them from the first and waits for a ready leader. Every DB runs on one
 // fake clock with its monitor off: tests run passes with RunTTLPass.
-func newCluster(t *testing.T, n int, optsFor func(id string) []ttldb.Option) *cluster {
+func newCluster(t testing.TB, n int, optsFor func(id string) []ttldb.Option) *cluster {
 	return newClusterIn(t, n, optsFor, false)
 }
 
 // newClusterIn is newCluster, with each node's raft state on disk
 // (Config.Dir: raft-boltdb and file snapshots in a temporary directory)
 // when onDisk is set.
-func newClusterIn(t *testing.T, n int, optsFor func(id string) []ttldb.Option, onDisk bool) *cluster {
+func newClusterIn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool) *cluster {
 	c := &cluster{t: t, clk: ttltest.NewClock(epoch0)}
 	var servers []Server
 	for i := range n {
@@ -205,7 +205,7 @@ func (c *cluster) converged() string {
 }
 
 // digest hashes every collection's indexes and documents.
-func digest(t *testing.T, db *ttldb.DB) string {
+func digest(t testing.TB, db *ttldb.DB) string {
 	t.Helper()
 	h := sha256.New()
 	names, err := db.ListCollectionNames()
@@ -226,14 +226,14 @@ func digest(t *testing.T, db *ttldb.DB) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func count(t *testing.T, db *ttldb.DB, coll string, filter ttldb.Document) int {
+func count(t testing.TB, db *ttldb.DB, coll string, filter ttldb.Document) int {
 	t.Helper()
 	n, err := db.Collection(coll).CountDocuments(context.Background(), filter)
 	require.NoError(t, err)
 	return n
 }
 
-func ttlIndex(t *testing.T, db *ttldb.DB, coll string) {
+func ttlIndex(t testing.TB, db *ttldb.DB, coll string) {
 	t.Helper()
 	_, err := db.Collection(coll).CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(t, err)
