@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/errs"
@@ -258,8 +259,8 @@ type persistence struct {
 
 	recovery RecoveryInfo
 
-	snapMu    sync.Mutex // serializes snapshots
-	snapBytes int64      // size of the current snapshot (0: none)
+	snapMu    sync.Mutex   // serializes snapshots
+	snapBytes atomic.Int64 // size of the current snapshot (0: none)
 	closing   chan struct{}
 	wake      chan struct{} // one slot: an automatic snapshot is due
 	done      chan struct{} // closed when the snapshotter has returned
@@ -358,7 +359,7 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 		}
 		rec.Snapshot = name
 		if size, err := fileSize(p.fs, p.join(name)); err == nil {
-			p.snapBytes = size
+			p.snapBytes.Store(size)
 		}
 	}
 	rec.SnapshotSeq, rec.SnapshotDocuments = l.lastSeq, l.docs
@@ -377,7 +378,10 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 			"salvaged_blocks", rec.SalvagedBlocks, "salvaged_bytes", rec.SalvagedBytes, "salvaged_log_bytes", rec.SalvagedLogBytes)
 	}
 
-	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes}
+	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes, clock: db.clock}
+	if !p.sink.always {
+		p.sink.startWriter()
+	}
 	if !cfg.auto.Disabled {
 		p.sink.onWrite = p.maybeSnapshot
 	}
@@ -390,6 +394,7 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 	}
 	if cfg.restore != nil {
 		if err := p.snapshot(); err != nil {
+			p.sink.stopWriter()
 			db.persist = nil
 			return fmt.Errorf("ttldb: writing the restored DB to %s: %w", p.dir, err)
 		}
@@ -504,11 +509,7 @@ func (p *persistence) maybeSnapshot(logBytes int64) {
 	}
 }
 
-func (p *persistence) snapshotBytes() int64 {
-	p.snapMu.Lock()
-	defer p.snapMu.Unlock()
-	return p.snapBytes
-}
+func (p *persistence) snapshotBytes() int64 { return p.snapBytes.Load() }
 
 // snapshotter takes the automatic snapshots, until Close.
 func (p *persistence) snapshotter() {
@@ -565,7 +566,7 @@ func (p *persistence) snapshot() (err error) {
 		return err
 	}
 	// The new snapshot is durable: what it covers can go.
-	p.snapBytes = info.bytes
+	p.snapBytes.Store(info.bytes)
 	p.sink.bytes.Store(0)
 	names, _ := p.fs.ReadDir(p.dir)
 	for _, n := range names {
@@ -604,6 +605,7 @@ func (p *persistence) close() error {
 	<-p.done
 	p.snapMu.Lock() // waits for a Snapshot call under way to give up
 	defer p.snapMu.Unlock()
+	p.sink.stopWriter()
 	err := p.sink.flush(p.sink.pendingSeq.Load())
 	if cerr := p.log.Close(); err == nil && cerr != nil && !errors.Is(cerr, errs.ErrLogFailed) {
 		err = cerr

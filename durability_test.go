@@ -31,7 +31,15 @@ func mustOpenDurable(t testing.TB, clk *ttltest.Clock, dir string, opts ...Optio
 	t.Helper()
 	db, err := openDurable(t, clk, dir, opts...)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() }) // idempotent: tests close it too
 	return db
+}
+
+// flushLog hands the log what the DB appended, as the sink's writer does
+// within its delay (which a fake clock never lets pass).
+func flushLog(t testing.TB, db *DB) {
+	t.Helper()
+	require.NoError(t, db.persist.sink.flush(db.persist.sink.pendingSeq.Load()))
 }
 
 // requireSameVersions requires the ordinary collections of two DBs to hold
@@ -228,6 +236,7 @@ func TestSnapshotDropsLog(t *testing.T) {
 		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("x", 50)})
 		require.NoError(t, err)
 	}
+	flushLog(t, db)
 	before := logSize(t, dir)
 	require.Greater(t, before, int64(2000*50))
 	require.NoError(t, db.Snapshot())

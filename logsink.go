@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/wal"
@@ -17,29 +18,38 @@ import (
 //  1. appendOps, under the committer's lock (and the collection's write
 //     lock), encodes them onto pending: no system call, no allocation but
 //     the buffer's growth.
-//  2. After the write released its collection's locks, sync hands pending
-//     to the log as one record (one write(2)): the first writer to get
-//     there writes what every writer appended meanwhile, so concurrent
-//     writers share the system call. The record is the unit a torn tail
+//  2. pending is handed to the log as one record (one write(2)): under
+//     SyncAlways by the writer itself once it released its collection's
+//     locks (the first writer to get there writes what every writer
+//     appended meanwhile, so concurrent writers share the system call);
+//     under the other policies by the sink's writer goroutine, at most
+//     flushDelay after the first op appended to an empty pending, or as
+//     soon as flushBytes are pending. A record is the unit a torn tail
 //     loses: a write's ops are in one record, never split.
-//  3. Under SyncAlways, sync then waits for an fsync covering the record,
-//     shared with the writers waiting together (the log's group commit).
-//     Under SyncEverySecond the log's flusher fsyncs once a second; under
-//     SyncNever the operating system writes back when it chooses.
+//  3. Under SyncAlways the writer then waits for an fsync covering the
+//     record, shared with the writers waiting together (the log's group
+//     commit). Under SyncEverySecond the log's flusher fsyncs once a
+//     second; under SyncNever the operating system writes back when it
+//     chooses.
 //
-// A write thus returns once its ops are in the operating system (SIGKILL
-// loses nothing it acknowledged) and, under SyncAlways, on the disk.
-//
-// A record's payload is a uvarint, the DB's record-version counter when
-// the record was written (at least every version its ops stored: a DB
-// loaded from the log gives only greater ones), then its ops' binary forms
-// (Op.AppendBinary), each after a 4-byte little-endian length; the
-// record's sequence number is its last op's. A failed write or fsync fails the sink: the DB then refuses
-// every write (ErrLogFailed) until it is reopened.
+// So under SyncAlways a write returns once its ops are on the disk; under
+// the others it returns at once, and a crash of the process loses at most
+// the last flushDelay of acknowledged writes, a power cut at most the last
+// second or so (SyncEverySecond). Handing every write to the operating
+// system before it returns would cost a system call per write, as much as
+// the write itself in memory: the sync policy is the user's choice of that
+// trade-off, and SyncAlways is the one that waits.
 type logSink struct {
 	log      *wal.Log
 	always   bool           // SyncAlways
 	versions *atomic.Uint64 // the DB's record-version counter (DB.writes)
+	clock    Clock
+
+	// The writer goroutine (not under SyncAlways): kick wakes it, stop
+	// ends it, done is closed when it has returned.
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
 
 	mu      sync.Mutex
 	pending []byte // ops appended, not yet written
@@ -57,7 +67,8 @@ type logSink struct {
 func (k *logSink) appendOps(ops []Op) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.pending) == 0 {
+	wasEmpty := len(k.pending) == 0
+	if wasEmpty {
 		// Room for the record's version counter, written by flush.
 		k.pending = append(k.pending, make([]byte, binary.MaxVarintLen64)...)
 	}
@@ -76,6 +87,63 @@ func (k *logSink) appendOps(ops []Op) {
 		k.pending = b
 	}
 	k.pendingSeq.Store(ops[len(ops)-1].Seq)
+	if k.kick != nil && (wasEmpty || len(k.pending) >= flushBytes) {
+		select {
+		case k.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// The writer goroutine's bounds: it hands pending to the log at most
+// flushDelay after the first op appended to an empty pending, or once
+// flushBytes are pending.
+const (
+	flushDelay = 10 * time.Millisecond
+	flushBytes = 256 << 10
+)
+
+// startWriter starts the writer goroutine (policies other than
+// SyncAlways).
+func (k *logSink) startWriter() {
+	k.kick = make(chan struct{}, 1)
+	k.stop = make(chan struct{})
+	k.done = make(chan struct{})
+	go k.writer()
+}
+
+func (k *logSink) writer() {
+	defer close(k.done)
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-k.kick:
+		}
+		k.mu.Lock()
+		full := len(k.pending) >= flushBytes
+		k.mu.Unlock()
+		if !full {
+			t := k.clock.NewTimer(flushDelay)
+			select {
+			case <-k.stop:
+				t.Stop()
+				return
+			case <-t.C():
+			case <-k.kick: // flushBytes reached
+				t.Stop()
+			}
+		}
+		_ = k.flush(k.pendingSeq.Load()) // a failure fails the sink: writes see it
+	}
+}
+
+// stopWriter ends the writer goroutine, if any; the caller flushes.
+func (k *logSink) stopWriter() {
+	if k.stop != nil {
+		close(k.stop)
+		<-k.done
+	}
 }
 
 // err returns the sink's failure, nil while it works.
@@ -139,15 +207,20 @@ func (k *logSink) flush(seq uint64) error {
 	return nil
 }
 
-// sync makes every op appended so far as durable as the policy promises:
-// written to the log, and under SyncAlways fsynced. Call it after a write,
+// sync makes every op appended so far as durable as the policy promises
+// before a write returns: under SyncAlways written to the log and fsynced;
+// under the others nothing (the writer goroutine writes it within
+// flushDelay). It returns the sink's failure. Call it after a write,
 // holding no DB lock.
 func (k *logSink) sync() error {
+	if !k.always {
+		return k.err() // the writer goroutine hands it on
+	}
 	seq := k.pendingSeq.Load()
 	if err := k.flush(seq); err != nil {
 		return err
 	}
-	if k.always && seq > 0 {
+	if seq > 0 {
 		if err := k.log.Wait(seq); err != nil {
 			return k.fail(err)
 		}

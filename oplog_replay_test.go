@@ -285,7 +285,7 @@ func (h *history) run(steps int) {
 	require.NoError(h.t, err)
 }
 
-// steps runs n random steps on collections setup made.
+// steps makes n random changes.
 func (h *history) steps(n int) {
 	for range n {
 		h.step()
