@@ -201,13 +201,16 @@ func (f *countFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, errors.New
 func (f *countFSM) Restore(r io.ReadCloser) error       { return r.Close() }
 
 // fastRaftConfig is a raft configuration for loopback tests: elections in
-// tens of milliseconds.
+// a few hundred milliseconds.
 func fastRaftConfig(id string) *raft.Config {
 	c := raft.DefaultConfig()
 	c.LocalID = raft.ServerID(id)
-	c.HeartbeatTimeout = 50 * time.Millisecond
-	c.ElectionTimeout = 50 * time.Millisecond
-	c.LeaderLeaseTimeout = 50 * time.Millisecond
+	// Short, but not so short that a loaded machine (the race detector,
+	// other packages' tests) deposes a leader mid-test: at 50 ms one did,
+	// moving the term TestTLSBadNodeCannotJoin checks.
+	c.HeartbeatTimeout = 200 * time.Millisecond
+	c.ElectionTimeout = 200 * time.Millisecond
+	c.LeaderLeaseTimeout = 200 * time.Millisecond
 	c.CommitTimeout = 5 * time.Millisecond
 	c.Logger = hclog.NewNullLogger()
 	return c
