@@ -36,6 +36,7 @@ type testNode struct {
 }
 
 type cluster struct {
+	rc    func(id string) *raft.Config // raft's configuration (testRaftConfig)
 	t     testing.TB
 	clk   *ttltest.Clock
 	nodes []*testNode
@@ -54,7 +55,12 @@ func newCluster(t testing.TB, n int, optsFor func(id string) []ttldb.Option) *cl
 // (Config.Dir: raft-boltdb and file snapshots in a temporary directory)
 // when onDisk is set.
 func newClusterIn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool) *cluster {
-	c := &cluster{t: t, clk: ttltest.NewClock(epoch0)}
+	return newClusterWith(t, n, optsFor, onDisk, testRaftConfig)
+}
+
+// newClusterWith is newClusterIn with raft's configuration from rc.
+func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config) *cluster {
+	c := &cluster{t: t, clk: ttltest.NewClock(epoch0), rc: rc}
 	var servers []Server
 	for i := range n {
 		tn := &testNode{id: fmt.Sprintf("n%d", i), store: raft.NewInmemStore(), snaps: raft.NewInmemSnapshotStore()}
@@ -112,7 +118,7 @@ func testRaftConfig(id string) *raft.Config {
 func (c *cluster) start(tn *testNode) {
 	cfg := Config{
 		ID: tn.id, Transport: tn.trans,
-		Raft: testRaftConfig(tn.id), DBOptions: tn.dbOpts,
+		Raft: c.rc(tn.id), DBOptions: tn.dbOpts,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if tn.dir != "" {
