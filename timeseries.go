@@ -293,6 +293,12 @@ func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (res TimeSeriesCollM
 		return TimeSeriesCollModResult{}, err
 	}
 	defer c.db.durable(&err)
+	return replicated(c.db, func() (TimeSeriesCollModResult, error) { return c.collModTimeSeriesBegun(m) })
+}
+
+// collModTimeSeriesBegun is CollModTimeSeries once the replicator (if any) let it begin.
+func (c *Collection) collModTimeSeriesBegun(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+	var res TimeSeriesCollModResult
 	if err := c.usable(); err != nil {
 		return res, err
 	}

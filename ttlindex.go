@@ -367,6 +367,12 @@ func (c *Collection) CollMod(m CollModIndex) (res CollModResult, err error) {
 		return CollModResult{}, err
 	}
 	defer c.db.durable(&err)
+	return replicated(c.db, func() (CollModResult, error) { return c.collModBegun(m) })
+}
+
+// collModBegun is CollMod once the replicator (if any) let it begin.
+func (c *Collection) collModBegun(m CollModIndex) (CollModResult, error) {
+	var res CollModResult
 	if err := c.usable(); err != nil {
 		return res, err
 	}

@@ -305,7 +305,15 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		for i, d := range docs {
 			list[i] = d
 		}
-		return ts.insert(list) // time-series: tsbucket.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return nil, err
+		}
+		ids, err = ts.insert(list) // time-series: tsbucket.go
+		if err = end(err); err != nil {
+			return nil, err
+		}
+		return ids, nil
 	}
 	prepared := make([]newDoc, len(docs))
 	for i, d := range docs {
@@ -390,8 +398,8 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
-	for _, p := range batch {
-		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
+	for i, p := range batch {
+		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.newVersion(i)}
 		if vers != nil {
 			vers = append(vers, rec.ver)
 		}
@@ -521,7 +529,12 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return UpdateResult{}, err
+		}
+		res, err := c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+		return res, end(err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
@@ -715,11 +728,11 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
-	for _, ch := range changes {
+	for i, ch := range changes {
 		// The new version takes the old one's slot (same seq, same _id
 		// key); readers holding the old version keep it unchanged.
 		s.removeFromIndexes(&ch.rec, ch.oldKey)
-		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
+		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.newVersion(i)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
 		if vers != nil {
@@ -851,7 +864,12 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return 0, err
+		}
+		n, err := c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
+		return n, end(err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
