@@ -267,7 +267,7 @@ func (b *indexBuild) run() (err error) {
 	s.indexes = append(slices.Clip(s.indexes), b.ix)
 	s.mu.Unlock()
 	if s.db.ops.opsWanted() {
-		s.db.ops.commit([]Op{{Kind: OpCreateIndex, Collection: s.name, Time: opTime(s.db.clock.Now()), Index: ix.name, Spec: indexSpecDoc(ix.model())}})
+		s.db.ops.commit([]Op{{Kind: OpCreateIndex, Collection: s.name, Time: opTime(s.db.clock.Now()), Index: ix.name, Spec: builtIndexSpec(ix)}})
 	}
 	s.settleMemory(cost)
 	if ix := b.ix; ix.ttl != nil {

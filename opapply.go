@@ -428,11 +428,25 @@ func (s *collState) applyCreateIndex(op *Op) error {
 	if err := s.reserve(cost); err != nil {
 		return err
 	}
+	ix.multikey = ix.multikey || multikeyOf(op.Spec)
 	s.mu.Lock()
 	s.indexes = append(slices.Clip(s.indexes), ix)
 	s.mu.Unlock()
 	s.settleMemory(cost)
 	return nil
+}
+
+// markMultikey sets the multikey flag of index name when on is set (an
+// OpCreateIndex whose origin's build met an array: builtIndexSpec).
+func (s *collState) markMultikey(name string, on bool) {
+	if !on {
+		return
+	}
+	for _, ix := range s.indexes {
+		if ix.name == name {
+			ix.multikey = true
+		}
+	}
 }
 
 func (s *collState) applyDropIndex(op *Op) error {

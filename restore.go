@@ -340,7 +340,11 @@ func (l *loader) applyOp(op Op) error {
 		if err != nil {
 			return corrupt("%v", err)
 		}
-		return s.loadCreateIndex(m)
+		if err := s.loadCreateIndex(m); err != nil {
+			return err
+		}
+		s.markMultikey(m.Name, multikeyOf(op.Spec))
+		return nil
 	case OpDropIndex:
 		s.indexes = slices.DeleteFunc(slices.Clone(s.indexes), func(ix *index) bool { return ix.name == op.Index })
 	case OpCollMod:
