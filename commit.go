@@ -32,6 +32,9 @@ type committer struct {
 	// preImages counts the requests for pre-images (Op.Before): writes
 	// fill Before only while it is above 0.
 	preImages atomic.Int32
+	// replicator, set at Open (WithReplicator), receives the ops of
+	// local commits, not those DB.Apply applied.
+	replicator Replicator
 }
 
 // preImageSink is a sink that wants Op.Before filled from the moment it
@@ -79,6 +82,11 @@ func (c *committer) commit(ops []Op) {
 			sink.appendOps(ops)
 		}
 	}
+	if c.replicator != nil {
+		// Local commits only: ops applied with DB.Apply came from the
+		// replicated log.
+		c.replicator.Commit(ops)
+	}
 	c.mu.Unlock()
 }
 
@@ -120,6 +128,12 @@ func (c *committer) lastSeq() uint64 {
 func (c *committer) attach(s opSink) (last uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.attachLocked(s)
+	return c.seq
+}
+
+// attachLocked is attach; call holding c.mu.
+func (c *committer) attachLocked(s opSink) {
 	var list []opSink
 	if old := c.sinks.Load(); old != nil {
 		list = append(list, *old...)
@@ -129,6 +143,27 @@ func (c *committer) attach(s opSink) (last uint64) {
 	c.wanted.Store(true)
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(1)
+	}
+}
+
+// detach removes a sink and returns the sequence number of the last op it
+// received (or would have: the last op committed). Writes stop building ops
+// when no sink is left.
+func (c *committer) detach(s opSink) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var list []opSink
+	if old := c.sinks.Load(); old != nil {
+		for _, x := range *old {
+			if x != s {
+				list = append(list, x)
+			}
+		}
+	}
+	c.sinks.Store(&list)
+	c.wanted.Store(len(list) > 0 || c.replicator != nil)
+	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
+		c.preImages.Add(-1)
 	}
 	return c.seq
 }

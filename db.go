@@ -42,6 +42,8 @@ type DB struct {
 	// takes to end every stream.
 	changesMu sync.Mutex
 	changeBuf *changeBuffer
+	persist   *persistence // the data directory (durability.go); nil: in memory
+	restored  RecoveryInfo // what WithRestore loaded, without a directory
 }
 
 // Option configures Open.
@@ -59,6 +61,9 @@ type config struct {
 	hideExpired bool
 	memLimit    int64 // bytes; 0: none
 	changes     ChangeStreamBufferOptions
+	replicator  Replicator
+	durable     durableConfig
+	needsDir    string // an option that needs WithDir, for the error
 }
 
 // WithClock makes the DB read all time through c (default: SystemClock).
@@ -118,6 +123,24 @@ func Open(opts ...Option) (*DB, error) {
 		db.attachChanges()
 	}
 	db.monitor = newMonitor(db, cfg.monitor)
+	switch {
+	case cfg.durable.dir != "" && cfg.replicator != nil:
+		return nil, fmt.Errorf("%w: WithDir and WithReplicator: a replicated DB keeps its state in the replicator's log", ErrInvalidOptions)
+	case cfg.durable.dir != "":
+		if err := db.openDir(cfg.durable); err != nil { // durability.go
+			return nil, err
+		}
+	case cfg.needsDir != "":
+		return nil, fmt.Errorf("%w: %s needs WithDir", ErrInvalidOptions, cfg.needsDir)
+	case cfg.durable.restore != nil:
+		if err := db.restore(cfg.durable); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.replicator != nil {
+		db.ops.replicator = cfg.replicator
+		db.ops.wanted.Store(true)
+	}
 	db.monitor.start()
 	return db, nil
 }
@@ -140,6 +163,9 @@ func (db *DB) Close() error {
 	}
 	db.monitor.stop()
 	db.closeChanges()
+	if db.persist != nil {
+		return db.persist.close()
+	}
 	return nil
 }
 
@@ -181,7 +207,17 @@ func (db *DB) Collection(name string) *Collection {
 // $jsonSchema validator, hiding of expired documents). It fails with
 // ErrInvalidOptions for bad options and, as MongoDB does, with
 // ErrCollectionExists if a collection of that name exists already.
-func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection, error) {
+func (db *DB) CreateCollection(name string, opts CollectionOptions) (coll *Collection, err error) {
+	if err := db.writable(); err != nil {
+		return nil, err
+	}
+	defer db.durable(&err)
+	return replicated(db, func() (*Collection, error) { return db.createCollectionBegun(name, opts) })
+}
+
+// createCollectionBegun is CreateCollection once the replicator (if any)
+// let it begin.
+func (db *DB) createCollectionBegun(name string, opts CollectionOptions) (*Collection, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -242,7 +278,18 @@ func (db *DB) ListCollectionNames() ([]string, error) {
 // fails with ErrNotFound if there is no such collection. A TTL pass working
 // on the collection notices the drop at its next batch and moves on. It
 // waits for the write running on the collection, if any, to end.
-func (db *DB) DropCollection(name string) error {
+func (db *DB) DropCollection(name string) (err error) {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.durable(&err)
+	_, err = replicated(db, func() (struct{}, error) { return struct{}{}, db.dropCollectionBegun(name) })
+	return err
+}
+
+// dropCollectionBegun is DropCollection once the replicator (if any) let
+// it begin.
+func (db *DB) dropCollectionBegun(name string) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}

@@ -184,6 +184,52 @@ func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
 	return s.insert(key, doc, extra, seq, ver)
 }
 
+// InsertNew is Insert for a key that may be stored already: it stores the
+// record only if no record has the key and reports whether it did;
+// otherwise it returns the slot of the record that has it. When the key is
+// new it hashes the key once and probes the map once, where Lookup then
+// Insert do each twice: for bulk loads. Writer only.
+func (s *Store) InsertNew(key, doc, extra []byte, seq, ver uint64) (slot Slot, inserted bool) {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	h := s.hash(key)
+	sh := s.shard(h)
+	// The writer reads the map without the shard lock: only it changes it.
+	first, taken := sh.m[h]
+	if taken {
+		if bytes.Equal(s.keyOf(first), key) {
+			return first, false
+		}
+		for _, o := range sh.over[h] {
+			if bytes.Equal(s.keyOf(o), key) {
+				return o, false
+			}
+		}
+	}
+	slot = s.allocSlot()
+	ci, off := s.write(slot, key, doc, extra)
+	e := s.ent(slot)
+	sh.mu.Lock()
+	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
+	if taken {
+		if sh.over == nil {
+			sh.over = map[uint64][]Slot{}
+		}
+		sh.over[h] = append(sh.over[h], slot)
+	} else {
+		sh.m[h] = slot
+		if len(sh.m) > sh.peak {
+			sh.peak = len(sh.m)
+			s.mapPeak++
+		}
+	}
+	sh.mu.Unlock()
+	s.nrec++
+	s.account()
+	return slot, true
+}
+
 // CopyFrom inserts the record of another Store (the one s was forked
 // from) keeping its sequence and version, and returns its new slot.
 // Writer of s only; from must not change meanwhile.
