@@ -77,16 +77,12 @@ func (r *opRecorder) add(s *collState, op Op) {
 	r.ops = append(r.ops, op)
 }
 
-// keysOf returns the document keys ({_id: v}) of encoded documents, all in
-// one allocation.
-func keysOf(n int, enc func(i int) []byte) []RawDocument {
-	size := 0
-	for i := range n {
-		if raw, ok := codec.EncodedFieldRaw(enc(i), "_id"); ok {
-			size += len(raw) + 5
-		}
-	}
-	buf := make([]byte, 0, size)
+// keysOf returns the document keys ({_id: v}) of encoded documents, in
+// one buffer sized from sizeHint (bytes; a short hint only costs the
+// buffer's growth: keys already cut from it stay valid). Each document is
+// walked once.
+func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
+	buf := make([]byte, 0, sizeHint)
 	out := make([]RawDocument, n)
 	for i := range n {
 		start := len(buf)
@@ -96,9 +92,15 @@ func keysOf(n int, enc func(i int) []byte) []RawDocument {
 	return out
 }
 
-// recordKeys returns the keys of records.
+// recordKeys returns the keys of recs. The _id's index key (rec.key) is
+// about as long as its encoding: with the 5 bytes around it and a little
+// room, one buffer nearly always holds them all.
 func recordKeys(recs []record) []RawDocument {
-	return keysOf(len(recs), func(i int) []byte { return recs[i].enc })
+	size := 0
+	for i := range recs {
+		size += len(recs[i].key) + 8
+	}
+	return keysOf(len(recs), size, func(i int) []byte { return recs[i].enc })
 }
 
 // recordDocs returns the stored encodings of records (shared: they never
