@@ -112,10 +112,11 @@ func (s *collState) settleMemory(reserved int64) {
 }
 
 // insertCost bounds what storing a new document adds to the accounted
-// memory: its record, its natural-order entry, and its index and TTL
-// entries.
-func (s *collState) insertCost(key, enc, extra []byte, dk docKeys) int64 {
-	c := store.InsertCost(len(key), len(enc), len(extra)) + treeBytes(1, natItemSize, treeFactorOrdered)
+// memory, after the documents of its batch planned before it in plan: its
+// record (and any growth of the _id table), its natural-order entry, and
+// its index and TTL entries.
+func (s *collState) insertCost(plan *store.InsertPlan, key, enc, extra []byte, dk docKeys) int64 {
+	c := s.store().PlanInsert(plan, key, len(enc), len(extra)) + treeBytes(1, natItemSize, treeFactorOrdered)
 	return c + s.keysCost(dk)
 }
 

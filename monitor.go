@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // MonitorOptions configure the TTL monitor, the one goroutine per DB that
@@ -338,6 +340,7 @@ type monitor struct {
 	// documents into, reused from batch to batch (passes are serialized
 	// by passSem). Empty between batches.
 	batch []chosenDoc
+	slots []store.Slot // the slots a batch deletes; reused likewise
 
 	started  bool
 	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
@@ -846,9 +849,14 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		if len(m.db.cfg.observe) > 0 {
 			ids = append(ids, c.rec.id())
 		}
-		s.removeRecord(&c.rec)
+		s.unindexRecord(&c.rec)
+		m.slots = append(m.slots, c.rec.slot)
 		n++
 	}
+	// The records leave the store together: one hold of each _id shard's
+	// lock for the batch.
+	s.store().DeleteMany(m.slots)
+	m.slots = m.slots[:0]
 	for _, x := range s.indexes {
 		if x.ttl != nil {
 			x.ttl.counts.flush()

@@ -123,6 +123,15 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // hundreds of documents per lock hold, and those allocations were most of
 // the garbage of a mass expiry.
 func (s *collState) removeRecord(rec *record) {
+	s.unindexRecord(rec)
+	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
+}
+
+// unindexRecord takes rec out of every structure but the store: the
+// natural order, the indexes, the TTL trees and the byte count. A batch
+// (the TTL monitor's) then deletes the batch's records from the store at
+// once. Call with mu held for writing.
+func (s *collState) unindexRecord(rec *record) {
 	s.natural.Delete(natItem{seq: rec.seq})
 	s.noteWrite(rec, nil)
 	ref := docRef{rec: *rec}
@@ -141,7 +150,6 @@ func (s *collState) removeRecord(rec *record) {
 		}
 	}
 	s.bytes -= int64(len(rec.enc))
-	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
 }
 
 // uniqueCheck finds unique-index conflicts for a batch of writes: against
@@ -337,6 +345,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	}
 	uc := newUniqueCheck(s)
 	var cost int64
+	var plan store.InsertPlan
 	for i, d := range docs {
 		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
 		if s.validator != nil {
@@ -370,7 +379,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
 		}
 		batch[i] = pending{k, d.enc, extra, dk}
-		cost += s.insertCost(k, d.enc, extra, dk)
+		cost += s.insertCost(&plan, k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return err

@@ -232,7 +232,7 @@ func (s *Store) relocate(ci uint32) {
 				s.liveBytes -= int64(n) // write counts it again
 				nci, noff := s.write(slot, key, doc, extra)
 				sh := s.shard(e.hash)
-				sh.mu.Lock()
+				s.lockShard(sh)
 				e.chunk, e.off = nci, noff
 				sh.mu.Unlock()
 				s.relocated++

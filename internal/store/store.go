@@ -72,9 +72,15 @@ type Store struct {
 
 	chunkBytes int64 // the active chunk's written bytes + the others' capacity
 	liveBytes  int64 // bytes of live records
-	mapPeak    int   // the sum of the shards' peaks
+	tableBytes int64 // the shards' tables' cells
 	relocated  int64 // records moved out of mostly-dead chunks, ever
 	dropped    int64 // chunks dropped, ever
+
+	pending  []pendingDelete // DeleteMany's scratch
+	touched  []uint32        // DeleteMany's chunks to look at
+	touchSum uint64          // keeps the reads of DeleteMany's touch pass
+
+	shardLocks int64 // holds of a shard lock by the writer, ever (tests)
 
 	acct acctCounter
 }
@@ -93,8 +99,9 @@ func New(opts Options) *Store {
 		s.mask = 1<<opts.HashBits - 1
 	}
 	for i := range s.shards {
-		s.shards[i].m = map[uint64]Slot{}
+		s.shards[i].tab = newIDTable(minTable)
 	}
+	s.tableBytes = numShards * minTable * 8
 	s.account()
 	return s
 }
@@ -103,9 +110,12 @@ func New(opts Options) *Store {
 // sizeHint records: the target of a compaction (CopyFrom).
 func (s *Store) Fork(sizeHint int) *Store {
 	n := New(s.opts)
+	per := tableFor(sizeHint / numShards)
 	for i := range n.shards {
-		n.shards[i].m = make(map[uint64]Slot, sizeHint/numShards)
+		n.shards[i].tab = newIDTable(per)
 	}
+	n.tableBytes = int64(numShards * per * 8)
+	n.account()
 	return n
 }
 
@@ -198,15 +208,27 @@ func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
 	ci, off := s.write(slot, key, doc, extra)
 	e := s.ent(slot)
 	sh := s.shard(h)
-	sh.mu.Lock()
-	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
-	if sh.put(h, slot) {
-		s.mapPeak++
+	if sh.tab.needsGrow() {
+		s.resize(sh, sh.tab.n+1)
 	}
+	s.lockShard(sh)
+	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
+	sh.tab.put(tagOf(h), slot)
 	sh.mu.Unlock()
 	s.nrec++
 	s.account()
 	return slot
+}
+
+// resize rebuilds a shard's table for n keys, with no lock held while it
+// rehashes (only the writer changes a table), and swaps it in under the
+// shard lock. Writer only.
+func (s *Store) resize(sh *shard, n int) {
+	nt := sh.tab.rebuilt(n)
+	s.tableBytes += int64(len(nt.cells)-len(sh.tab.cells)) * 8
+	s.lockShard(sh)
+	sh.tab = nt
+	sh.mu.Unlock()
 }
 
 // Update replaces the document and extra bytes of the record in slot (its
@@ -219,7 +241,7 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	ci, off := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
 	sh := s.shard(e.hash)
-	sh.mu.Lock()
+	s.lockShard(sh)
 	e.chunk, e.off, e.ver = ci, off, ver
 	sh.mu.Unlock()
 	s.release(oldChunk, oldSize)
@@ -232,10 +254,13 @@ func (s *Store) Delete(slot Slot) {
 	old := s.record(slot)
 	oldChunk, size := e.chunk, recordSize(len(old.Key), len(old.Doc), len(old.Extra))
 	sh := s.shard(e.hash)
-	sh.mu.Lock()
-	sh.remove(e.hash, slot)
+	s.lockShard(sh)
+	sh.tab.remove(tagOf(e.hash), slot)
 	*e = entry{}
 	sh.mu.Unlock()
+	if sh.tab.needsShrink() {
+		s.resize(sh, sh.tab.n)
+	}
 	s.freeSlots = append(s.freeSlots, slot)
 	s.nrec--
 	s.release(oldChunk, size)
@@ -244,19 +269,20 @@ func (s *Store) Delete(slot Slot) {
 
 // find returns the slot holding key. Call holding sh.mu.
 func (s *Store) find(sh *shard, h uint64, key []byte) (Slot, bool) {
-	slot, ok := sh.m[h]
-	if !ok {
-		return 0, false
-	}
-	if bytes.Equal(s.keyOf(slot), key) {
-		return slot, true
-	}
-	for _, o := range sh.over[h] {
-		if bytes.Equal(s.keyOf(o), key) {
-			return o, true
+	t := &sh.tab
+	tag := tagOf(h)
+	mask := len(t.cells) - 1
+	for i := t.home(tag); ; i = (i + 1) & mask {
+		c := t.cells[i]
+		if c == 0 {
+			return 0, false
+		}
+		if cellTag(c) == tag {
+			if slot := Slot(c); bytes.Equal(s.keyOf(slot), key) {
+				return slot, true
+			}
 		}
 	}
-	return 0, false
 }
 
 func (s *Store) allocSlot() Slot {
@@ -294,4 +320,88 @@ func (s *Store) Stats() Stats {
 	}
 	return Stats{Records: s.nrec, Slots: int(s.nslots), Chunks: n, ChunkBytes: s.chunkBytes,
 		LiveBytes: s.liveBytes, Relocated: s.relocated, Dropped: s.dropped}
+}
+
+// pendingDelete is a record DeleteMany is removing.
+type pendingDelete struct {
+	slot  Slot
+	shard uint8
+}
+
+// DeleteMany removes the records in slots (distinct, each holding a
+// record) and frees the slots, as Delete would one by one, with one hold
+// of each shard's lock for all the batch's keys in that shard: the home
+// cells of a shard's keys are read first, one after the other with no
+// dependence between the reads, so that their cache misses overlap, and
+// then the keys are removed. Writer only.
+func (s *Store) DeleteMany(slots []Slot) {
+	if len(slots) == 0 {
+		return
+	}
+	// The records' bytes go first (without reclaiming: a chunk dropped or
+	// reused now would be released again below), then the keys, shard by
+	// shard, then the chunks are looked at.
+	var perShard [numShards + 1]int
+	touched := s.touched[:0]
+	for _, slot := range slots {
+		e := s.ent(slot)
+		c := s.chunks.load()[e.chunk]
+		_, _, _, _, size := parseRecord(c.buf, e.off)
+		c.live -= size
+		s.liveBytes -= int64(size)
+		perShard[e.hash>>(64-6)+1]++
+		if n := len(touched); n == 0 || touched[n-1] != e.chunk {
+			touched = append(touched, e.chunk)
+		}
+	}
+	for i := 1; i <= numShards; i++ {
+		perShard[i] += perShard[i-1]
+	}
+	if cap(s.pending) < len(slots) {
+		s.pending = make([]pendingDelete, len(slots))
+	}
+	byShard := s.pending[:len(slots)]
+	next := perShard
+	for _, slot := range slots {
+		i := s.ent(slot).hash >> (64 - 6)
+		byShard[next[i]] = pendingDelete{slot: slot, shard: uint8(i)}
+		next[i]++
+	}
+	for i := range numShards {
+		group := byShard[perShard[i]:perShard[i+1]]
+		if len(group) == 0 {
+			continue
+		}
+		sh := &s.shards[i]
+		s.lockShard(sh)
+		var sum uint64
+		for _, d := range group {
+			sum += sh.tab.touch(tagOf(s.ent(d.slot).hash))
+		}
+		s.touchSum += sum
+		for _, d := range group {
+			e := s.ent(d.slot)
+			sh.tab.remove(tagOf(e.hash), d.slot)
+			*e = entry{}
+		}
+		sh.mu.Unlock()
+		if sh.tab.needsShrink() {
+			s.resize(sh, sh.tab.n)
+		}
+	}
+	s.freeSlots = append(s.freeSlots, slots...)
+	s.nrec -= len(slots)
+	for _, ci := range touched {
+		if s.chunks.load()[ci] != nil {
+			s.maybeReclaim(ci)
+		}
+	}
+	s.touched = touched[:0]
+	s.account()
+}
+
+// lockShard takes a shard's lock for writing, counting the holds.
+func (s *Store) lockShard(sh *shard) {
+	sh.mu.Lock()
+	s.shardLocks++
 }
