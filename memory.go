@@ -41,7 +41,6 @@ const (
 
 // Sizes of the tree items, in bytes.
 const (
-	natItemSize     = 16
 	indexEntrySize  = 32
 	expiryEntrySize = 24
 )
@@ -56,7 +55,7 @@ func keyHeapBytes(k string) int64 { return int64((len(k) + 7) &^ 7) }
 
 // memBytes is the collection's accounted memory. Call holding writeMu.
 func (s *collState) memBytes() int64 {
-	b := s.store().Bytes() + treeBytes(s.natural.Len(), natItemSize, treeFactorOrdered)
+	b := s.store().Bytes() + s.natural.bytes()
 	for _, ix := range s.indexes {
 		if ix.tree != nil {
 			b += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom) + ix.keyBytes
@@ -113,10 +112,10 @@ func (s *collState) settleMemory(reserved int64) {
 
 // insertCost bounds what storing a new document adds to the accounted
 // memory, after the documents of its batch planned before it in plan: its
-// record (and any growth of the _id table), its natural-order entry, and
-// its index and TTL entries.
+// record (and any growth of the _id table), and its index and TTL entries.
+// (The natural order's growth is the batch's: natOrder.growthFor.)
 func (s *collState) insertCost(plan *store.InsertPlan, key, enc, extra []byte, dk docKeys) int64 {
-	c := s.store().PlanInsert(plan, key, len(enc), len(extra)) + treeBytes(1, natItemSize, treeFactorOrdered)
+	c := s.store().PlanInsert(plan, key, len(enc), len(extra))
 	return c + s.keysCost(dk)
 }
 

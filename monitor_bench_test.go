@@ -186,6 +186,7 @@ func BenchmarkMassExpiryBackground(b *testing.B) {
 		for _, mode := range []string{"monitor", "pass"} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
 				deleted := 0
+				var cpu int64
 				b.ReportAllocs()
 				b.StopTimer()
 				for range b.N {
@@ -205,6 +206,7 @@ func BenchmarkMassExpiryBackground(b *testing.B) {
 					}
 					fillExpired(b, db.Collection("events"), n)
 					runtime.GC()
+					cpu0 := processCPU()
 					b.StartTimer()
 					if mode == "monitor" {
 						db.SetTTLMonitorEnabled(true)
@@ -213,10 +215,12 @@ func BenchmarkMassExpiryBackground(b *testing.B) {
 						b.Fatalf("deleted %d of %d: %v", res.Deleted, n, err)
 					}
 					b.StopTimer()
+					cpu += processCPU() - cpu0
 					deleted += n
 					_ = db.Close()
 				}
 				b.ReportMetric(float64(deleted)/b.Elapsed().Seconds(), "docs/s")
+				b.ReportMetric(float64(cpu)/float64(deleted), "cpu-ns/doc")
 			})
 		}
 	}
@@ -324,6 +328,7 @@ func BenchmarkInsertManyTTL(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			exp := time.Now().Add(time.Hour)
 			docs := make([]Document, 1000)
+			var cpu int64
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.StopTimer()
@@ -341,15 +346,18 @@ func BenchmarkInsertManyTTL(b *testing.B) {
 					for j := range docs {
 						docs[j] = Document{"_id": fmt.Sprintf("doc:%09d", i+j), "user": fmt.Sprintf("user%d", (i+j)%1000), "kind": "click", "bytes": (i + j) % 4096, "lastModifiedDate": exp}
 					}
+					cpu0 := processCPU()
 					b.StartTimer()
 					if _, err := c.InsertMany(docs); err != nil {
 						b.Fatal(err)
 					}
 					b.StopTimer()
+					cpu += processCPU() - cpu0
 				}
 				_ = db.Close()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(float64(cpu)/float64(n*b.N), "cpu-ns/doc")
 		})
 	}
 }

@@ -384,6 +384,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	if err := s.inWay.ready(); err != nil {
 		return err
 	}
+	cost += s.natural.growthFor(len(batch))
 	if err := s.reserve(cost); err != nil {
 		return err
 	}
@@ -395,7 +396,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
 		s.nextSeq++
 		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
-		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
 		s.noteWrite(nil, &rec)
 		s.addToIndexes(&rec, p.dk)
 		s.bytes += int64(len(p.enc))
