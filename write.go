@@ -1,9 +1,11 @@
 package ttldb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"time"
 
@@ -68,7 +70,12 @@ func (ik *indexKeys) value(i int) any {
 // document no index can hold (parallel arrays in a compound index), which
 // is never stored.
 func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
-	dk := make(docKeys, len(s.indexes))
+	return s.computeKeysInto(make(docKeys, len(s.indexes)), ref)
+}
+
+// computeKeysInto is computeKeys into dk, of one element per index (a
+// batch's documents share one slice).
+func (s *collState) computeKeysInto(dk docKeys, ref *docRef) (docKeys, error) {
 	for i, ix := range s.indexes {
 		if ix.tree != nil {
 			ik, err := ix.keysOfStored(ref)
@@ -229,23 +236,35 @@ type newDoc struct {
 
 // prepareNewDocument checks and encodes a document for insertion, giving it
 // an ObjectID _id if it has none. The encoding is the copy: doc is read
-// once and never kept.
-func (c *Collection) prepareNewDocument(d any) (newDoc, error) {
+// once and never kept. A map is encoded at the end of *arena, the buffer
+// of its batch, which grows to hold the batch (the encodings are copied
+// into the store, and never written again).
+func (c *Collection) prepareNewDocument(d any, arena *[]byte) (newDoc, error) {
 	doc, isMap := d.(map[string]any)
 	if !isMap {
 		return c.prepareNewValue(d) // a struct, or another map type
 	}
+	id, has := doc["_id"]
 	var genID any
-	if _, ok := doc["_id"]; !ok {
+	if !has {
 		genID = NewObjectIDFromTime(c.db.clock.Now())
 	}
-	enc, err := codec.Encode(doc, genID)
+	start := len(*arena)
+	buf, err := codec.AppendEncode(*arena, doc, genID)
 	if err != nil {
 		return newDoc{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	id := genID
-	if id == nil {
-		id, _ = codec.EncodedField(enc, "_id")
+	*arena = buf
+	enc := buf[start:len(buf):len(buf)]
+	switch id.(type) {
+	case string, int, int32, int64, ObjectID:
+		// Stored as given: no need to decode it.
+	default:
+		if genID != nil {
+			id = genID
+		} else {
+			id, _ = codec.EncodedField(enc, "_id")
+		}
 	}
 	return newDoc{enc: enc, id: id}, nil
 }
@@ -312,12 +331,18 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		return ts.insert(list) // time-series: tsbucket.go
 	}
 	prepared := make([]newDoc, len(docs))
+	var arena []byte
 	for i, d := range docs {
-		p, err := c.prepareNewDocument(d)
+		p, err := c.prepareNewDocument(d, &arena)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		prepared[i] = p
+		if i == 0 && len(docs) > 1 && len(arena) > 0 {
+			// Room for the batch, guessed from its first document.
+			arena = append(make([]byte, 0, len(arena)*len(docs)*5/4), arena...)
+			prepared[0].enc = arena[:len(arena):len(arena)]
+		}
 	}
 	err = c.write(func(s *collState) error {
 		return s.insertPrepared(prepared)
@@ -339,10 +364,29 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		dk              docKeys
 	}
 	batch := make([]pending, len(docs))
-	var seenIDs map[string]int // duplicates within docs
+	// The batch's _id keys and extra bytes share one buffer, its index
+	// keys one slice: a few allocations for the batch, not several per
+	// document (the store copies the bytes).
+	arena := make([]byte, 0, 32*len(docs))
+	dks := make([]indexKeys, len(docs)*len(s.indexes))
+	var seen batchIDs // duplicates within docs
 	if len(docs) > 1 {
-		seenIDs = make(map[string]int, len(docs))
+		seen = newBatchIDs(s.db.seed, len(docs))
 	}
+	// The _id keys first, so that the store reads their table cells
+	// together (Prefetch); a key that cannot be made fails its document
+	// when the checks below reach it, in document order.
+	keys := make([][]byte, 0, len(docs))
+	var keyErr error
+	for _, d := range docs {
+		start := len(arena)
+		if arena, keyErr = appendIDKey(arena, d.id); keyErr != nil {
+			break
+		}
+		keys = append(keys, arena[start:len(arena):len(arena)])
+	}
+	s.store().Prefetch(keys)
+	keyOf := func(j int) []byte { return batch[j].key }
 	uc := newUniqueCheck(s)
 	var cost int64
 	var plan store.InsertPlan
@@ -354,27 +398,26 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 			}
 		}
 		id := d.id
-		k, err := appendIDKey(nil, id)
-		if err != nil {
-			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+		if i == len(keys) {
+			return fmt.Errorf("document %d: collection %q: %w", i, s.name, keyErr)
 		}
+		k := keys[i]
 		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		if _, dup := seenIDs[string(k)]; dup {
+		if seen.add(k, i, keyOf) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		if seenIDs != nil {
-			seenIDs[string(k)] = i
-		}
-		dk, err := s.computeKeys(ref)
+		dk, err := s.computeKeysInto(dks[i*len(s.indexes):(i+1)*len(s.indexes):(i+1)*len(s.indexes)], ref)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
 		if err := uc.add(-1-int64(i), dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		extra := s.appendTTLExtra(nil, dk)
+		start := len(arena)
+		arena = s.appendTTLExtra(arena, dk)
+		extra := arena[start:len(arena):len(arena)]
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
 			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
 		}
@@ -392,6 +435,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
+	s.deferCounts()
 	for _, p := range batch {
 		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
 		s.nextSeq++
@@ -403,10 +447,66 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
 	s.evictCapped()
+	s.flushCounts()
 	s.mu.Unlock()
 	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return nil
+}
+
+// deferCounts makes the TTL indexes' backlog counts sum the changes of a
+// batch per date before applying them (expiryCounts.deferAdds); flushCounts
+// applies them. Call both holding mu for writing, in one hold.
+func (s *collState) deferCounts() {
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			ix.ttl.counts.deferAdds()
+		}
+	}
+}
+
+func (s *collState) flushCounts() {
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			ix.ttl.counts.flush()
+		}
+	}
+}
+
+// batchIDs finds duplicate _id keys within a batch of new documents: a
+// map from each key's hash to the first document with that hash, and a
+// chain through the documents of the same hash (collisions are checked
+// against the keys). The zero value finds none.
+type batchIDs struct {
+	seed  maphash.Seed
+	first map[uint64]int32
+	next  []int32 // the next document with the same hash, -1: none
+}
+
+func newBatchIDs(seed maphash.Seed, n int) batchIDs {
+	return batchIDs{seed: seed, first: make(map[uint64]int32, n), next: make([]int32, n)}
+}
+
+// add records document i's key k and reports whether an earlier document
+// of the batch has the same key (keyOf returns document j's).
+func (b *batchIDs) add(k []byte, i int, keyOf func(j int) []byte) (dup bool) {
+	if b.first == nil {
+		return false
+	}
+	h := maphash.Bytes(b.seed, k)
+	j, ok := b.first[h]
+	if !ok {
+		b.first[h] = int32(i)
+		b.next[i] = -1
+		return false
+	}
+	for c := j; c >= 0; c = b.next[c] {
+		if bytes.Equal(keyOf(int(c)), k) {
+			return true
+		}
+	}
+	b.next[i], b.first[h] = j, int32(i)
+	return false
 }
 
 // earliestThreshold folds the TTL thresholds of dk into acc (zero: none).
