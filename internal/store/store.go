@@ -331,9 +331,9 @@ type pendingDelete struct {
 // DeleteMany removes the records in slots (distinct, each holding a
 // record) and frees the slots, as Delete would one by one, with one hold
 // of each shard's lock for all the batch's keys in that shard: the home
-// cells of a shard's keys are read first, one after the other with no
-// dependence between the reads, so that their cache misses overlap, and
-// then the keys are removed. Writer only.
+// cells of a shard's keys are read first, before the lock, one after the
+// other with no dependence between the reads, so that their cache misses
+// overlap, and then the keys are removed under the lock. Writer only.
 func (s *Store) DeleteMany(slots []Slot) {
 	if len(slots) == 0 {
 		return
@@ -373,12 +373,14 @@ func (s *Store) DeleteMany(slots []Slot) {
 			continue
 		}
 		sh := &s.shards[i]
-		s.lockShard(sh)
+		// Read before the lock (only the writer changes a table): readers
+		// of the shard wait for the removals alone.
 		var sum uint64
 		for _, d := range group {
 			sum += sh.tab.touch(tagOf(s.ent(d.slot).hash))
 		}
 		s.touchSum += sum
+		s.lockShard(sh)
 		for _, d := range group {
 			e := s.ent(d.slot)
 			sh.tab.remove(tagOf(e.hash), d.slot)
