@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/store"
 )
 
@@ -248,7 +249,9 @@ type DeleteEvent struct {
 	Index      string
 	// IDs are the deleted documents' _id values; for a time-series
 	// collection, the removed measurements' (one each, not necessarily
-	// unique), in the order Measurements yields them.
+	// unique), in the order Measurements yields them. The string values of
+	// one event share one string's memory (a batch costs one allocation
+	// for their bytes): keeping one of them keeps that memory.
 	IDs     []any
 	PassNow time.Time // the "now" of the pass that deleted them
 	// removed holds, for a time-series collection, the removed
@@ -366,7 +369,8 @@ type monitor struct {
 	batch []chosenDoc
 	slots []store.Slot // the slots a batch deletes; reused likewise
 
-	pace pacer // when to pause between batches (monitor_pace.go)
+	pace pacer   // when to pause between batches (monitor_pace.go)
+	ids  idBatch // the _id values of a batch, for the observers
 
 	started  bool
 	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
@@ -747,6 +751,9 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 	defer m.current.Store(nil)
 	ref := IndexRef{t.coll.name, t.ix.name}
 	deleted := 0
+	if t.ts == nil {
+		defer t.coll.settleStore()
+	}
 	m.pace.begin()
 	for batches := 0; ; batches++ {
 		if batches > 0 {
@@ -857,8 +864,9 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		m.batch = chosen
 		defer clear(m.batch)
 	}
-	if len(m.db.cfg.observe) > 0 {
-		ids = make([]any, 0, len(chosen))
+	observed := len(m.db.cfg.observe) > 0
+	if observed {
+		m.ids.start(len(chosen))
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
@@ -885,8 +893,8 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 				continue
 			}
 		}
-		if len(m.db.cfg.observe) > 0 {
-			ids = append(ids, c.rec.id())
+		if observed {
+			m.ids.add(&c.rec)
 		}
 		s.unindexRecord(&c.rec)
 		m.slots = append(m.slots, c.rec.slot)
@@ -904,7 +912,65 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	s.mu.Unlock()
 	s.settleMemory(0)
 	s.writeMu.Unlock()
+	if observed {
+		ids = m.ids.done()
+	}
 	return n, ids, !more && !retry, batchNow, nil
+}
+
+// idBatch builds the _id values of a batch's deleted documents for the
+// DeleteObservers. String values (the usual kind) are views of one string
+// holding the batch's: a batch costs one allocation for their bytes and one
+// per value for its interface, where decoding each cost two.
+type idBatch struct {
+	ids   []any
+	buf   []byte   // the bytes of the string values; reused
+	spans []idSpan // where each string value is in buf; reused
+}
+
+// idSpan says that ids[i] is buf[from:to].
+type idSpan struct{ i, from, to int }
+
+// start begins a batch of up to n values.
+func (b *idBatch) start(n int) {
+	b.ids = make([]any, 0, n)
+	b.buf, b.spans = b.buf[:0], b.spans[:0]
+}
+
+// add appends the _id of rec.
+func (b *idBatch) add(rec *record) {
+	if s, ok := codec.EncodedString(rec.enc, "_id"); ok {
+		b.spans = append(b.spans, idSpan{len(b.ids), len(b.buf), len(b.buf) + len(s)})
+		b.buf = append(b.buf, s...)
+		b.ids = append(b.ids, nil)
+		return
+	}
+	b.ids = append(b.ids, rec.id())
+}
+
+// done returns the batch's values; the caller owns them.
+func (b *idBatch) done() []any {
+	all := string(b.buf)
+	for _, sp := range b.spans {
+		b.ids[sp.i] = all[sp.from:sp.to]
+	}
+	ids := b.ids
+	b.ids = nil
+	return ids
+}
+
+// settleStore moves the survivors out of the chunks a visit's batches left
+// mostly dead (store.Settle), under the collection's locks: once per
+// visit.
+func (s *collState) settleStore() {
+	if s.lockWrite() != nil {
+		return // dropped
+	}
+	s.mu.Lock()
+	s.store().Settle()
+	s.mu.Unlock()
+	s.settleMemory(0)
+	s.writeMu.Unlock()
 }
 
 // earlier returns the earlier of a and b.

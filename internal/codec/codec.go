@@ -613,6 +613,18 @@ func EncodedField(b []byte, name string) (any, bool) {
 	return d.value(), true
 }
 
+// EncodedString returns the bytes of a top-level field's value when it is
+// a string, without copying them (a view of b); isString is false for a
+// missing field or another type.
+func EncodedString(b []byte, name string) (s []byte, isString bool) {
+	d := decoder{b: b}
+	if !d.findField(name) || d.b[d.i] != tagString {
+		return nil, false
+	}
+	d.i++
+	return d.bytes(int(d.uvarint())), true
+}
+
 // EncodedTime returns a top-level field's value when it is a date, without
 // allocating; ok is false for a missing field or another type.
 func EncodedTime(b []byte, name string) (t time.Time, isTime, found bool) {

@@ -172,3 +172,54 @@ func TestPlanInsertBounds(t *testing.T) {
 	}
 	assert.Greater(t, s.tableBytes, int64(numShards*minTable*8), "the tables grew")
 }
+
+// Batches that delete in insertion order empty chunk after chunk: nothing
+// is moved (a chunk less than a quarter live is left alone while batches
+// still delete from it), and every emptied chunk is dropped.
+func TestDeleteManyInOrderMovesNothing(t *testing.T) {
+	s := New(Options{})
+	const n = 100_000
+	slots := make([]Slot, n)
+	for i := range n {
+		slots[i] = s.Insert(key(i), docFor(key(i), 0, 100), nil, uint64(i), uint64(i)+1)
+	}
+	chunks := s.Stats().Chunks
+	for i := 0; i < n-1000; i += 1000 {
+		s.DeleteMany(slots[i : i+1000])
+	}
+	st := s.Stats()
+	assert.Zero(t, st.Relocated, "nothing moved")
+	assert.GreaterOrEqual(t, st.Dropped, int64(chunks-2))
+	s.Settle()
+	assert.LessOrEqual(t, s.Stats().Relocated, int64(1000), "at most the last chunk's survivors move at Settle")
+}
+
+// Batches that leave one record in ten, scattered, defer the moves while
+// they delete from a chunk; the moves happen once no batch deletes from it
+// any more, or at Settle: then the chunks hold at most twice what is live.
+func TestDeleteManyScatteredSettles(t *testing.T) {
+	s := New(Options{})
+	const n = 100_000
+	slots := make([]Slot, n)
+	for i := range n {
+		slots[i] = s.Insert(key(i), docFor(key(i), 0, 100), nil, uint64(i), uint64(i)+1)
+	}
+	model := map[string][]byte{}
+	var doomed []Slot
+	for i := range n {
+		if i%10 == 0 {
+			model[string(key(i))] = docFor(key(i), 0, 100)
+		} else {
+			doomed = append(doomed, slots[i])
+		}
+	}
+	for i := 0; i < len(doomed); i += 1024 {
+		s.DeleteMany(doomed[i:min(i+1024, len(doomed))])
+	}
+	s.Settle()
+	st := s.Stats()
+	assert.Positive(t, st.Relocated)
+	assert.LessOrEqual(t, st.ChunkBytes, 2*st.LiveBytes+int64(DefaultMaxChunk), "%+v", st)
+	assert.Empty(t, s.deferred)
+	check(t, s, model)
+}

@@ -79,6 +79,8 @@ type Store struct {
 	pending  []pendingDelete // DeleteMany's scratch
 	touched  []uint32        // DeleteMany's chunks to look at
 	touchSum uint64          // keeps the reads of DeleteMany's touch pass
+	batches  uint64          // DeleteMany calls, ever
+	deferred []*chunk        // chunks whose records DeleteMany will move (chunk.go)
 
 	shardLocks int64 // holds of a shard lock by the writer, ever (tests)
 
@@ -343,10 +345,12 @@ func (s *Store) DeleteMany(slots []Slot) {
 	// shard, then the chunks are looked at.
 	var perShard [numShards + 1]int
 	touched := s.touched[:0]
+	s.batches++
 	for _, slot := range slots {
 		e := s.ent(slot)
 		c := s.chunks.load()[e.chunk]
 		_, _, _, _, size := parseRecord(c.buf, e.off)
+		c.batch = s.batches
 		c.live -= size
 		s.liveBytes -= int64(size)
 		perShard[e.hash>>(64-6)+1]++
@@ -393,11 +397,16 @@ func (s *Store) DeleteMany(slots []Slot) {
 	}
 	s.freeSlots = append(s.freeSlots, slots...)
 	s.nrec -= len(slots)
+	// A chunk the batch left less than a quarter live is moved out of
+	// only once a batch no longer deletes from it (or at Settle): deletions
+	// in insertion order empty chunks one after the other, and moving the
+	// last quarter of each would copy a quarter of what they delete.
 	for _, ci := range touched {
 		if s.chunks.load()[ci] != nil {
-			s.maybeReclaim(ci)
+			s.reclaimOrDefer(ci, true)
 		}
 	}
+	s.settleDeferred(false)
 	s.touched = touched[:0]
 	s.account()
 }
