@@ -10,6 +10,7 @@ import (
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/keys"
+	"github.com/ttldb/ttldb/internal/ordtree"
 	"github.com/ttldb/ttldb/internal/schema"
 	"github.com/ttldb/ttldb/internal/seqlog"
 	"github.com/ttldb/ttldb/internal/store"
@@ -461,7 +462,7 @@ func (s *collState) compact() {
 			return true
 		})
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
-		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		expiries := make([]*ordtree.Tree[expiryEntry], len(s.indexes))
 		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
 			if ix.tree != nil {
@@ -473,7 +474,7 @@ func (s *collState) compact() {
 				})
 			}
 			if ix.ttl != nil {
-				expiries[i] = btree.NewG(btreeDegree, expiryLess)
+				expiries[i] = ordtree.New(expiryLess)
 				ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 					e.slot = remap[e.slot]
 					expiries[i].ReplaceOrInsert(e)

@@ -258,7 +258,7 @@ func (b *indexBuild) run() (err error) {
 		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
 	}
 	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ix.ttl.counts.bytes()
 	}
 	if err := s.reserve(cost); err != nil {
 		return fmt.Errorf("building index %q: %w", ix.name, err)
