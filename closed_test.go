@@ -137,6 +137,7 @@ func closedCalls() []closedCall {
 		}},
 		{"ExplainTTLDelete", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ExplainTTLDelete("missing"); return err }},
 		{"ListCollectionNames", func(db *ttldb.DB, _ *ttldb.Collection) error { _, err := db.ListCollectionNames(); return err }},
+		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 7, Kind: 99}) }},
 		{"CollModTimeSeries", func(db *ttldb.DB, c *ttldb.Collection) error {
 			_, err := db.CollModTimeSeries(c.Name(), ttldb.TimeSeriesCollMod{ExpireAfterSeconds: ttldb.Seconds(-1)})
 			return err

@@ -226,6 +226,14 @@ type collState struct {
 	// ts holds a time-series collection's buckets (timeseries.go); nil
 	// for an ordinary collection, whose other fields it leaves unused.
 	ts *tsColl
+
+	// oprec records the running write's ops while a sink wants them
+	// (oplog.go); nil otherwise. Guarded by writeMu.
+	oprec *opRecorder
+	// applying is set while DB.Apply changes the collection (opapply.go):
+	// the write stores what the op says, with no eviction and no
+	// validation of its own. Guarded by writeMu.
+	applying bool
 }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
@@ -289,20 +297,6 @@ func (s *collState) lookup(k []byte) (record, bool) {
 	return recordOf(r), ok
 }
 
-func (s *collState) markDropped() {
-	s.writeMu.Lock()
-	s.mu.Lock()
-	s.dropped = true
-	s.mu.Unlock()
-	s.db.mem.Add(-s.memAcct) // its memory goes with it
-	s.memAcct = 0
-	s.memPub.Store(0)
-	s.writeMu.Unlock()
-	if s.ts != nil {
-		s.ts.markDropped()
-	}
-}
-
 // lockWrite takes writeMu for a writer and checks that the collection still
 // exists. It returns errCollectionDropped (retried by the caller against the
 // recreated collection) if it was dropped.
@@ -338,7 +332,9 @@ func (c *Collection) write(fn func(s *collState) error) error {
 			return err
 		}
 		w := s.beginInWay(approved)
+		s.beginOps()
 		err = fn(s)
+		s.endOps(err)
 		s.inWay = nil
 		s.writeMu.Unlock()
 		if w == nil {

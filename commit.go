@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -26,6 +27,32 @@ type committer struct {
 	// wanted is set while some sink is attached: writes build ops only
 	// then, so an in-memory DB with no watcher pays nothing for them.
 	wanted atomic.Bool
+	// preImages counts the requests for pre-images (Op.Before): writes
+	// fill Before only while it is above 0.
+	preImages atomic.Int32
+}
+
+// preImageSink is a sink that wants Op.Before filled from the moment it
+// is attached (a change stream asking for fullDocumentBeforeChange).
+type preImageSink interface {
+	opSink
+	wantsPreImages() bool
+}
+
+// preImagesWanted reports whether writes must fill Op.Before with the
+// documents as they were before an update, a replacement or a deletion.
+// It implies nothing about opsWanted; check that first.
+func (c *committer) preImagesWanted() bool { return c.preImages.Load() > 0 }
+
+// requestPreImages adds (on) or withdraws (!on) a request for pre-images,
+// for a sink that starts or stops needing them while attached. Requests
+// are counted: Before is filled while any is standing.
+func (c *committer) requestPreImages(on bool) {
+	if on {
+		c.preImages.Add(1)
+	} else {
+		c.preImages.Add(-1)
+	}
 }
 
 // opsWanted reports whether a write must build its ops. While it is false
@@ -53,6 +80,31 @@ func (c *committer) commit(ops []Op) {
 	c.mu.Unlock()
 }
 
+// commitApplied hands on ops that DB.Apply applied, keeping their
+// sequence numbers: the first must follow the last op committed, and each
+// the one before it (else ErrOpSequence, and nothing is handed on). Call it
+// as commit is called, holding the collection's write lock after the
+// change.
+func (c *committer) commitApplied(ops []Op) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range ops {
+		if want := c.seq + 1 + uint64(i); ops[i].Seq != want {
+			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
+		}
+	}
+	c.seq += uint64(len(ops))
+	if s := c.sinks.Load(); s != nil {
+		for _, sink := range *s {
+			sink.appendOps(ops)
+		}
+	}
+	return nil
+}
+
 // lastSeq returns the sequence number of the last op committed.
 func (c *committer) lastSeq() uint64 {
 	c.mu.Lock()
@@ -71,4 +123,7 @@ func (c *committer) attach(s opSink) {
 	list = append(list, s)
 	c.sinks.Store(&list)
 	c.wanted.Store(true)
+	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
+		c.preImages.Add(1)
+	}
 }

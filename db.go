@@ -34,7 +34,8 @@ type DB struct {
 	mem     atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
 	monitor *monitor
 	metrics *metricsRecorder
-	ops     committer // numbers committed ops and hands them on (commit.go)
+	ops     committer  // numbers committed ops and hands them on (commit.go)
+	applyMu sync.Mutex // serializes Apply calls (opapply.go)
 }
 
 // Option configures Open.
@@ -184,7 +185,29 @@ func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection
 		return nil, fmt.Errorf("%w: collection %q", ErrCollectionExists, name)
 	}
 	db.collections[name] = st
+	db.commitCreate(st)
 	return db.Collection(name), nil
+}
+
+// commitCreate commits the OpCreateCollection of a collection just added to
+// the DB, when ops are wanted. Call holding db.mu for writing, before any
+// other goroutine can see the collection: its creation is then committed
+// before any of its writes, and after the drop of the collection it
+// replaces (DropCollection commits under db.mu too).
+func (db *DB) commitCreate(st *collState) {
+	if !db.ops.opsWanted() {
+		return
+	}
+	opts := st.opts
+	if st.ts != nil {
+		// As it applies now: CollModTimeSeries cannot run before the
+		// collection is visible, so it is the period it was created with.
+		opts.ExpireAfterSeconds = nil
+		if e := st.ts.collExp.expireAfter.Load(); e >= 0 {
+			opts.ExpireAfterSeconds = Seconds(int32(e))
+		}
+	}
+	db.ops.commit([]Op{{Kind: OpCreateCollection, Collection: st.name, Time: opTime(db.clock.Now()), Spec: collectionSpec(opts)}})
 }
 
 // ListCollectionNames returns the names of the existing collections, sorted.
@@ -204,20 +227,69 @@ func (db *DB) ListCollectionNames() ([]string, error) {
 
 // DropCollection removes the collection, its documents and its indexes. It
 // fails with ErrNotFound if there is no such collection. A TTL pass working
-// on the collection notices the drop at its next batch and moves on.
+// on the collection notices the drop at its next batch and moves on. It
+// waits for the write running on the collection, if any, to end.
 func (db *DB) DropCollection(name string) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}
-	db.mu.Lock()
-	st, ok := db.collections[name]
-	delete(db.collections, name)
-	db.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: collection %q", ErrNotFound, name)
+	for {
+		db.mu.RLock()
+		st, ok := db.collections[name]
+		db.mu.RUnlock()
+		if !ok {
+			return fmt.Errorf("%w: collection %q", ErrNotFound, name)
+		}
+		// The collection's write locks first (no write of it runs, and
+		// none commits, until the drop is done), then db.mu, to remove it
+		// and commit the drop before a write can create it anew: in the
+		// op log the drop comes after every op of the collection it
+		// drops and before every op of the one that replaces it.
+		if dropped, _ := st.dropIfCurrent(db, nil); dropped {
+			return nil
+		}
+		// Dropped and replaced meanwhile: drop the one there is now.
 	}
-	st.markDropped()
-	return nil
+}
+
+// dropIfCurrent drops s if it is still the DB's collection of its name,
+// and reports whether it was. applied is the OpDropCollection DB.Apply
+// applies (nil for a local drop): committed with its number, and if it
+// cannot be (ErrOpSequence), nothing is dropped.
+func (s *collState) dropIfCurrent(db *DB, applied *Op) (bool, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.ts != nil {
+		s.ts.mu.Lock()
+		defer s.ts.mu.Unlock()
+	}
+	db.mu.Lock()
+	current := db.collections[s.name] == s
+	var err error
+	switch {
+	case !current:
+	case applied != nil:
+		err = db.ops.commitApplied([]Op{*applied})
+	case db.ops.opsWanted():
+		db.ops.commit([]Op{{Kind: OpDropCollection, Collection: s.name, Time: opTime(db.clock.Now())}})
+	}
+	if current && err == nil {
+		delete(db.collections, s.name)
+	}
+	db.mu.Unlock()
+	if !current || err != nil {
+		return false, err
+	}
+	if s.ts != nil {
+		s.ts.dropped = true
+	}
+	s.mu.Lock()
+	s.dropped = true
+	s.mu.Unlock()
+	s.db.mem.Add(-s.memAcct) // its memory goes with it
+	s.memAcct = 0
+	s.memPub.Store(0)
+	return true, nil
 }
 
 // state returns the collection's state, creating it when create is set. It
@@ -242,6 +314,7 @@ func (db *DB) state(name string, create bool) (*collState, error) {
 		return nil, err
 	}
 	db.collections[name] = st
+	db.commitCreate(st)
 	return st, nil
 }
 

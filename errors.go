@@ -92,6 +92,25 @@ var (
 	// stored; the error also wraps the hook's own (an *ExpireHookError if
 	// the hook returned one). Retry the write once the hook succeeds.
 	ErrExpireHook = errors.New("ttldb: expire hook failed")
+
+	// ErrInvalidOp is returned by DB.Apply for an op that cannot apply to
+	// the DB as it is (an unknown kind or collection, a missing index, an
+	// insert of an _id that is stored, an update or delete of one that is
+	// not, a malformed document or specification), and by
+	// Op.UnmarshalBinary for a malformed binary form. The op changes
+	// nothing; the error names the op's sequence number and what is wrong,
+	// and also wraps the specific sentinel where there is one
+	// (ErrDuplicateKey, ErrNotFound, ErrInvalidDocument…).
+	ErrInvalidOp = errors.New("ttldb: invalid op")
+
+	// ErrOpSequence is returned by DB.Apply when an op's sequence number
+	// is not the DB's last one + 1 (a gap, a repeat, or local writes
+	// committed meanwhile). Nothing of the call is applied.
+	ErrOpSequence = errors.New("ttldb: op out of sequence")
+
+	// ErrOpVersion is returned by Op.UnmarshalBinary for a binary form of
+	// another OpVersion; the error names both versions.
+	ErrOpVersion = errors.New("ttldb: unsupported op version")
 )
 
 // ValidationError reports why a document failed the collection's validator:

@@ -118,7 +118,32 @@ func (w *expiredInWay) remove(s *collState) {
 	for _, d := range w.doomed {
 		s.removeRecord(&d.rec)
 	}
+	if r := s.oprec; r != nil {
+		w.recordOps(s, r)
+	}
 	w.removed, w.doomed = append(w.removed, w.doomed...), nil
+}
+
+// recordOps records the deletions of the doomed documents as the running
+// write's first ops: one OpDelete per TTL index they expired under, marked
+// Expired, with the write's clock reading as the cutoff.
+func (w *expiredInWay) recordOps(s *collState, r *opRecorder) {
+	var order []*index
+	byIndex := map[*index][]record{}
+	for _, d := range w.doomed {
+		if _, ok := byIndex[d.ix]; !ok {
+			order = append(order, d.ix)
+		}
+		byIndex[d.ix] = append(byIndex[d.ix], d.rec)
+	}
+	for _, ix := range order {
+		recs := byIndex[ix]
+		op := Op{Kind: OpDelete, Keys: recordKeys(recs), Index: ix.name, Cutoff: opTime(w.now), Expired: true}
+		if r.pre {
+			op.Before = recordDocs(recs)
+		}
+		r.add(s, op)
+	}
 }
 
 // report counts the deletions of a committed write and tells the

@@ -134,6 +134,9 @@ func (c *Collection) FindOneAndUpdate(filter, update Document, opts ...FindOneAn
 		if !changed {
 			return nil, nil
 		}
+		if r := s.oprec; r != nil {
+			r.replaceKind, r.update = OpUpdate, resolvedUpdate(update, now)
+		}
 		return nd, nil
 	})
 }
@@ -183,6 +186,9 @@ func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ..
 		doc["_id"] = old["_id"]
 		if query.Compare(doc, old) == 0 {
 			return nil, nil
+		}
+		if r := s.oprec; r != nil {
+			r.replaceKind = OpReplace
 		}
 		return doc, nil
 	})
@@ -240,6 +246,9 @@ func (c *Collection) runFindModify(fm *findModify, build func(s *collState, ref 
 	err := c.write(func(s *collState) error {
 		before, after, found = nil, nil, false // a run again after the hooks starts afresh
 		now := c.db.clock.Now()
+		if r := s.oprec; r != nil {
+			r.now = now
+		}
 		ref := s.firstMatch(fm.q, now)
 		if ref == nil && !fm.upsert {
 			return nil
@@ -250,6 +259,9 @@ func (c *Collection) runFindModify(fm *findModify, build func(s *collState, ref 
 			s.mu.Lock()
 			s.removeRecord(&ref.rec)
 			s.mu.Unlock()
+			if r := s.oprec; r != nil {
+				r.deleted(s, []record{ref.rec})
+			}
 			s.settleMemory(0)
 			return nil
 		}

@@ -217,6 +217,21 @@ func (ix *index) spec() IndexSpec {
 	return s
 }
 
+// model returns the specification the index was created from (with its
+// ExpireAfterSeconds as it is now), for its OpCreateIndex.
+func (ix *index) model() IndexModel {
+	sp := ix.spec()
+	return IndexModel{
+		Keys:                    sp.Keys,
+		Name:                    sp.Name,
+		Unique:                  sp.Unique,
+		Sparse:                  sp.Sparse,
+		PartialFilterExpression: sp.PartialFilterExpression,
+		ExpireAfterSeconds:      sp.ExpireAfterSeconds,
+		TTLValueForms:           sp.TTLValueForms,
+	}
+}
+
 // sameKeys reports whether two key lists are identical.
 func sameKeys(a, b []IndexKey) bool {
 	if len(a) != len(b) {
@@ -565,7 +580,7 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 		m.Name = defaultIndexName(m.Keys)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return ts.createIndex(m) // time-series: tsindex.go
+		return ts.createIndex(m, nil) // time-series: tsindex.go
 	}
 	m.Keys = slices.Clone(m.Keys)
 	if len(m.PartialFilterExpression) > 0 {
@@ -591,7 +606,7 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 // (ErrInvalidIndex); a missing index is ErrNotFound.
 func (c *Collection) DropIndex(name string) error {
 	if ts := c.timeSeries(); ts != nil {
-		return ts.dropIndex(name) // time-series: tsindex.go
+		return ts.dropIndex(name, nil) // time-series: tsindex.go
 	}
 	s, err := c.read()
 	if err != nil {
@@ -611,6 +626,9 @@ func (c *Collection) DropIndex(name string) error {
 		s.mu.Lock()
 		s.indexes = slices.Delete(slices.Clone(s.indexes), i, i+1)
 		s.mu.Unlock()
+		if r := s.oprec; r != nil {
+			r.add(s, Op{Kind: OpDropIndex, Index: name})
+		}
 		s.settleMemory(0)
 		return nil
 	})

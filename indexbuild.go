@@ -266,6 +266,9 @@ func (b *indexBuild) run() (err error) {
 	s.mu.Lock()
 	s.indexes = append(slices.Clip(s.indexes), b.ix)
 	s.mu.Unlock()
+	if s.db.ops.opsWanted() {
+		s.db.ops.commit([]Op{{Kind: OpCreateIndex, Collection: s.name, Time: opTime(s.db.clock.Now()), Index: ix.name, Spec: indexSpecDoc(ix.model())}})
+	}
 	s.settleMemory(cost)
 	if ix := b.ix; ix.ttl != nil {
 		if e, ok := ix.ttl.earliest(); ok {

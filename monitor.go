@@ -870,6 +870,8 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
+	var gone []record // the deleted records, when ops are wanted
+	wantOps := m.db.ops.opsWanted()
 	s.mu.Lock()
 	for _, x := range s.indexes {
 		if x.ttl != nil {
@@ -898,6 +900,9 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 		s.unindexRecord(&c.rec)
 		m.slots = append(m.slots, c.rec.slot)
+		if wantOps {
+			gone = append(gone, c.rec)
+		}
 		n++
 	}
 	// The records leave the store together: one hold of each _id shard's
@@ -910,6 +915,9 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 	}
 	s.mu.Unlock()
+	if len(gone) > 0 {
+		s.commitExpire(ix.name, batchNow, gone)
+	}
 	s.settleMemory(0)
 	s.writeMu.Unlock()
 	if observed {
@@ -971,6 +979,18 @@ func (s *collState) settleStore() {
 	s.mu.Unlock()
 	s.settleMemory(0)
 	s.writeMu.Unlock()
+}
+
+// commitExpire commits the OpExpire of a TTL batch that deleted recs from
+// index under the instant batchNow. Call holding writeMu, after the
+// deletion.
+func (s *collState) commitExpire(index string, batchNow time.Time, recs []record) {
+	at := opTime(batchNow)
+	op := Op{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: recordKeys(recs)}
+	if s.db.ops.preImagesWanted() {
+		op.Before = recordDocs(recs)
+	}
+	s.db.ops.commit([]Op{op})
 }
 
 // earlier returns the earlier of a and b.

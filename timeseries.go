@@ -253,12 +253,6 @@ func (ts *tsColl) errDropped() error {
 	return fmt.Errorf("%w: collection %q was dropped", ErrNotFound, ts.name)
 }
 
-func (ts *tsColl) markDropped() {
-	ts.mu.Lock()
-	ts.dropped = true
-	ts.mu.Unlock()
-}
-
 // TimeSeriesCollMod is the collection part of MongoDB's collMod on a
 // time-series collection: {collMod: <collection>, expireAfterSeconds: <n> |
 // "off"}. Give exactly one of its fields.
@@ -319,21 +313,36 @@ func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (TimeSeriesCollModRe
 	if ts == nil {
 		return res, fmt.Errorf("%w: %w: %s: expireAfterSeconds is a time-series collection option; use CollMod with an index for a TTL index", ErrInvalidOptions, ErrTimeSeries, where)
 	}
+	var next *int32
+	if m.ExpireAfterSeconds != nil {
+		next = Seconds(*m.ExpireAfterSeconds)
+	}
+	return ts.setCollExpiry(next, nil)
+}
+
+// setCollExpiry is CollModTimeSeries's change: the collection-level period
+// becomes next (nil: off). applied is the op DB.Apply applies, if it runs.
+func (ts *tsColl) setCollExpiry(next *int32, applied *Op) (TimeSeriesCollModResult, error) {
+	var res TimeSeriesCollModResult
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.dropped {
 		return res, ts.errDropped()
 	}
-	next := int64(-1)
-	if m.ExpireAfterSeconds != nil {
-		next = int64(*m.ExpireAfterSeconds)
-		res.ExpireAfterSecondsNew = Seconds(*m.ExpireAfterSeconds)
+	secs := int64(-1)
+	if next != nil {
+		secs = int64(*next)
+		res.ExpireAfterSecondsNew = Seconds(*next)
 	}
-	if old := ts.collExp.expireAfter.Swap(next); old >= 0 {
+	old := ts.collExp.expireAfter.Swap(secs)
+	if old >= 0 {
 		res.ExpireAfterSecondsOld = Seconds(int32(old))
 	}
+	if err := ts.emit(applied, func() Op { return Op{Kind: OpCollMod, Spec: collModSpec(next)} }); err != nil {
+		return res, err
+	}
 	if th, ok := ts.collExp.earliestThreshold(); ok {
-		c.db.monitor.notifyThreshold(th)
+		ts.db.monitor.notifyThreshold(th)
 	}
 	return res, nil
 }

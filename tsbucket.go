@@ -196,6 +196,9 @@ func (ts *tsColl) insert(docs []any) ([]any, error) {
 			earliest = th
 		}
 	}
+	if ts.db.ops.opsWanted() && len(prepared) > 0 {
+		ts.commitOps(now, ts.insertOp(prepared))
+	}
 	ts.mu.Unlock()
 	ts.db.monitor.notifyThreshold(earliest)
 	ids := make([]any, len(prepared))

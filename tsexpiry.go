@@ -252,6 +252,12 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 	}
 	retry := false
 	removed := 0
+	var (
+		op      Op // the batch's OpExpire, when ops are wanted
+		keyBuf  []byte
+		wantOps = m.db.ops.opsWanted()
+		pre     = wantOps && m.db.ops.preImagesWanted()
+	)
 	var rem *tsRemoved
 	if observe {
 		rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
@@ -284,10 +290,22 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		if observe {
 			ids = rem.add(b, keep, ids)
 		}
+		if wantOps {
+			gone := func(i int) bool { return !keep[i] }
+			op.Keys, keyBuf = tsKeys(op.Keys, keyBuf, b, gone)
+			if pre {
+				op.Before = ts.measurements(op.Before, b, gone)
+			}
+		}
 		removed += ts.keep(b, keep)
 		if b.removed {
 			n++
 		}
+	}
+	if len(op.Keys) > 0 {
+		at := opTime(batchNow)
+		op.Kind, op.Index, op.Cutoff, op.Time = OpExpire, e.name, at, at
+		ts.commitOps(batchNow, op)
 	}
 	ts.mu.Unlock()
 	e.lastMeasurements, e.lastRemoved = removed, rem

@@ -348,7 +348,7 @@ func (ts *tsColl) metaOnly(f Document) error {
 
 // createIndex creates an index of a time-series collection (see
 // CreateIndex for the rules).
-func (ts *tsColl) createIndex(m IndexModel) (string, error) {
+func (ts *tsColl) createIndex(m IndexModel, applied *Op) (string, error) {
 	where := fmt.Sprintf("collection %q index %q", ts.name, m.Name)
 	tf, mf := ts.opts.TimeField, ts.opts.MetaField
 	if m.ExpireAfterSeconds != nil {
@@ -428,7 +428,7 @@ func (ts *tsColl) createIndex(m IndexModel) (string, error) {
 		same := cur.name == m.Name && sameKeys(cur.keys, m.Keys) && (cur.partDoc == nil) == (ix.partDoc == nil) &&
 			(cur.partDoc == nil || query.Compare(cur.partDoc, ix.partDoc) == 0) && (cur.exp == nil) == (ix.exp == nil) &&
 			(cur.exp == nil || cur.exp.expireAfter.Load() == ix.exp.expireAfter.Load())
-		if same {
+		if same && applied == nil {
 			return cur.name, nil
 		}
 		return "", fmt.Errorf("%w: %s: index %q exists with other options", ErrIndexOptionsConflict, where, cur.name)
@@ -441,6 +441,13 @@ func (ts *tsColl) createIndex(m IndexModel) (string, error) {
 		return true
 	})
 	ts.indexes = append(slices.Clone(ts.indexes), ix)
+	err := ts.emit(applied, func() Op {
+		spec := IndexModel{Name: ix.name, Keys: slices.Clone(ix.keys), PartialFilterExpression: ix.partDoc, ExpireAfterSeconds: m.ExpireAfterSeconds}
+		return Op{Kind: OpCreateIndex, Index: ix.name, Spec: indexSpecDoc(spec)}
+	})
+	if err != nil {
+		return "", err
+	}
 	if ix.exp != nil {
 		if th, ok := ix.exp.earliestThreshold(); ok {
 			ts.db.monitor.notifyThreshold(th)
@@ -449,7 +456,7 @@ func (ts *tsColl) createIndex(m IndexModel) (string, error) {
 	return ix.name, nil
 }
 
-func (ts *tsColl) dropIndex(name string) error {
+func (ts *tsColl) dropIndex(name string, applied *Op) error {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.dropped {
@@ -460,7 +467,7 @@ func (ts *tsColl) dropIndex(name string) error {
 		return fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, ts.name, name)
 	}
 	ts.indexes = slices.Delete(slices.Clone(ts.indexes), i, i+1)
-	return nil
+	return ts.emit(applied, func() Op { return Op{Kind: OpDropIndex, Index: name} })
 }
 
 func (ts *tsColl) indexSpecs() ([]IndexSpec, error) {
@@ -474,7 +481,7 @@ func (ts *tsColl) indexSpecs() ([]IndexSpec, error) {
 }
 
 // collModIndex changes the ExpireAfterSeconds of a partial TTL index.
-func (ts *tsColl) collModIndex(m CollModIndex) (CollModResult, error) {
+func (ts *tsColl) collModIndex(m CollModIndex, applied *Op) (CollModResult, error) {
 	where := fmt.Sprintf("collMod %q", ts.name)
 	if m.ExpireAfterSeconds == nil {
 		return CollModResult{}, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)
@@ -493,6 +500,11 @@ func (ts *tsColl) collModIndex(m CollModIndex) (CollModResult, error) {
 				return CollModResult{}, fmt.Errorf("%w: %w: %s: index %q: only a partial TTL index on the timeField can expire measurements; use CollModTimeSeries for the collection", ErrInvalidTTL, ErrTimeSeries, where, ix.name)
 			}
 			old := int32(ix.exp.expireAfter.Swap(int64(*m.ExpireAfterSeconds)))
+			if err := ts.emit(applied, func() Op {
+				return Op{Kind: OpCollMod, Index: ix.name, Spec: collModSpec(m.ExpireAfterSeconds)}
+			}); err != nil {
+				return CollModResult{}, err
+			}
 			if th, ok := ix.exp.earliestThreshold(); ok {
 				ts.db.monitor.notifyThreshold(th)
 			}

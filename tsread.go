@@ -320,8 +320,16 @@ func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, 
 	if q.err != nil {
 		return 0, ctxError(c.name, q.err) // nothing deleted yet
 	}
+	var op Op
+	wantOps := ts.db.ops.opsWanted() && len(order) > 0
+	if wantOps {
+		op = ts.removalOp(OpDelete, order, marks) // before the buckets change
+	}
 	for _, b := range order {
 		ts.keep(b, marks[b])
+	}
+	if wantOps {
+		ts.commitOps(c.db.clock.Now(), op)
 	}
 	return n, nil
 }
@@ -414,6 +422,13 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 		}
 		changes = append(changes, ch)
 	}
+	wantOps := ts.db.ops.opsWanted() && len(changes) > 0
+	var before [][]RawDocument
+	if wantOps && ts.db.ops.preImagesWanted() {
+		for _, ch := range changes {
+			before = append(before, ts.measurements(nil, ch.b, nil))
+		}
+	}
 	for _, ch := range changes {
 		b := ch.b
 		ts.detachExpiry(b)
@@ -430,6 +445,13 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 		}
 		ts.attachExpiry(b)
 		res.ModifiedCount += b.len()
+	}
+	if wantOps {
+		changed := make([]*bucket, len(changes))
+		for i, ch := range changes {
+			changed[i] = ch.b
+		}
+		ts.commitOps(now, ts.metaUpdateOp(changed, before, resolvedUpdate(update, now)))
 	}
 	return res, nil
 }

@@ -368,7 +368,7 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 		return res, err
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return ts.collModIndex(m) // time-series: tsindex.go
+		return ts.collModIndex(m, nil) // time-series: tsindex.go
 	}
 	where := fmt.Sprintf("collMod %q", c.name)
 	if m.ExpireAfterSeconds == nil {
@@ -395,52 +395,62 @@ func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
 		return res, fmt.Errorf("%w: %s: no such collection", ErrNotFound, where)
 	}
 	err = c.write(func(s *collState) error {
-		var ix *index
-		for _, cand := range s.indexes {
-			if (m.Name == "" || cand.name == m.Name) && (len(m.KeyPattern) == 0 || sameKeys(cand.keys, m.KeyPattern)) {
-				ix = cand
-				break
-			}
-		}
-		if ix == nil {
-			return fmt.Errorf("%w: %s: no index with name %q and key pattern %v", ErrNotFound, where, m.Name, m.KeyPattern)
-		}
-		res.IndexName = ix.name
-		res.ExpireAfterSecondsNew = *m.ExpireAfterSeconds
-		if ix.ttl != nil {
-			res.ExpireAfterSecondsOld = Seconds(int32(ix.ttl.expireAfter.Swap(int64(*m.ExpireAfterSeconds))))
-		} else {
-			ttl, err := newTTLIndex(fmt.Sprintf("%s index %q", where, ix.name),
-				IndexModel{Keys: ix.keys, ExpireAfterSeconds: m.ExpireAfterSeconds}, s.opts.Capped)
-			if err != nil {
-				return err
-			}
-			s.natural.Ascend(func(it natItem) bool {
-				rec := s.rec(it.slot)
-				if ix.partial == nil || ix.partial.Matches(rec.document()) {
-					if k := ttl.keyOfStored(rec.enc); k.ok {
-						ttl.addEntry(entryFor(k.date, &rec), k)
-					}
-				}
-				return true
-			})
-			cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ttl.counts.bytes()
-			if err := s.reserve(cost); err != nil {
-				return err
-			}
-			s.mu.Lock()
-			ix.ttl = ttl
-			s.mu.Unlock()
-			s.settleMemory(cost)
-		}
-		if e, ok := ix.ttl.earliest(); ok {
-			s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
-		}
-		return nil
+		return s.collMod(where, m, &res)
 	})
 	if err != nil {
 		// Nothing changed: report nothing (res may hold the index found).
 		return CollModResult{}, err
 	}
 	return res, nil
+}
+
+// collMod is CollMod's change, holding writeMu: it finds the index m
+// selects and sets its ExpireAfterSeconds (making it a TTL index if it was
+// not), filling res. It changes nothing on error.
+func (s *collState) collMod(where string, m CollModIndex, res *CollModResult) error {
+	var ix *index
+	for _, cand := range s.indexes {
+		if (m.Name == "" || cand.name == m.Name) && (len(m.KeyPattern) == 0 || sameKeys(cand.keys, m.KeyPattern)) {
+			ix = cand
+			break
+		}
+	}
+	if ix == nil {
+		return fmt.Errorf("%w: %s: no index with name %q and key pattern %v", ErrNotFound, where, m.Name, m.KeyPattern)
+	}
+	res.IndexName = ix.name
+	res.ExpireAfterSecondsNew = *m.ExpireAfterSeconds
+	if ix.ttl != nil {
+		res.ExpireAfterSecondsOld = Seconds(int32(ix.ttl.expireAfter.Swap(int64(*m.ExpireAfterSeconds))))
+	} else {
+		ttl, err := newTTLIndex(fmt.Sprintf("%s index %q", where, ix.name),
+			IndexModel{Keys: ix.keys, ExpireAfterSeconds: m.ExpireAfterSeconds}, s.opts.Capped)
+		if err != nil {
+			return err
+		}
+		s.natural.Ascend(func(it natItem) bool {
+			rec := s.rec(it.slot)
+			if ix.partial == nil || ix.partial.Matches(rec.document()) {
+				if k := ttl.keyOfStored(rec.enc); k.ok {
+					ttl.addEntry(entryFor(k.date, &rec), k)
+				}
+			}
+			return true
+		})
+		cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ttl.counts.bytes()
+		if err := s.reserve(cost); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		ix.ttl = ttl
+		s.mu.Unlock()
+		s.settleMemory(cost)
+	}
+	if r := s.oprec; r != nil {
+		r.add(s, Op{Kind: OpCollMod, Index: ix.name, Spec: collModSpec(m.ExpireAfterSeconds)})
+	}
+	if e, ok := ix.ttl.earliest(); ok {
+		s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
+	}
+	return nil
 }

@@ -392,7 +392,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	var plan store.InsertPlan
 	for i, d := range docs {
 		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
-		if s.validator != nil {
+		if s.validator != nil && !s.applying {
 			if err := s.validator.Validate(ref.get()); err != nil {
 				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
 			}
@@ -446,9 +446,13 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		s.bytes += int64(len(p.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
-	s.evictCapped()
+	evicted := s.evictCapped()
 	s.flushCounts()
 	s.mu.Unlock()
+	if r := s.oprec; r != nil {
+		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p pending) []byte { return p.enc })})
+		r.deleted(s, evicted)
+	}
 	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return nil
@@ -509,6 +513,15 @@ func (b *batchIDs) add(k []byte, i int, keyOf func(j int) []byte) (dup bool) {
 	return false
 }
 
+// insertedDocs lists the encodings of the documents an insert stored.
+func insertedDocs[T any](batch []T, enc func(T) []byte) []RawDocument {
+	out := make([]RawDocument, len(batch))
+	for i, p := range batch {
+		out[i] = enc(p)
+	}
+	return out
+}
+
 // earliestThreshold folds the TTL thresholds of dk into acc (zero: none).
 func (s *collState) earliestThreshold(dk docKeys, acc time.Time) time.Time {
 	for i, ix := range s.indexes {
@@ -524,10 +537,12 @@ func (s *collState) earliestThreshold(dk docKeys, acc time.Time) time.Time {
 }
 
 // evictCapped drops the oldest documents of a capped collection until it
-// is within its caps. Call with mu held for writing.
-func (s *collState) evictCapped() {
-	if !s.opts.Capped {
-		return
+// is within its caps, and returns them when the write records its ops
+// (else nil). Under DB.Apply it evicts nothing: the op log carries the
+// evictions as deletes of their own. Call with mu held for writing.
+func (s *collState) evictCapped() (evicted []record) {
+	if !s.opts.Capped || s.applying {
+		return nil
 	}
 	for s.natural.Len() > 0 &&
 		(s.opts.MaxDocuments > 0 && s.natural.Len() > s.opts.MaxDocuments ||
@@ -535,7 +550,11 @@ func (s *collState) evictCapped() {
 		oldest, _ := s.natural.Min()
 		rec := s.rec(oldest.slot)
 		s.removeRecord(&rec)
+		if s.oprec != nil {
+			evicted = append(evicted, rec)
+		}
 	}
+	return evicted
 }
 
 // UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne.
@@ -622,6 +641,9 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 			res.UpsertedID, err = s.upsertInsert(doc, now)
 			return err
 		}
+		if r := s.oprec; r != nil {
+			r.replaceKind, r.update = OpUpdate, resolvedUpdate(updateDoc, now)
+		}
 		newDocs := make([]Document, len(refs))
 		for i, ref := range refs {
 			if i%cancelEvery == cancelEvery-1 {
@@ -669,6 +691,9 @@ func (c *Collection) writeMatchingCtx(ctx context.Context, f *query.Filter, limi
 	}
 	return c.write(func(s *collState) error {
 		now := c.db.clock.Now()
+		if r := s.oprec; r != nil {
+			r.now = now
+		}
 		refs, err := s.matchingRecordsCtx(ctx, f, limit, now)
 		if err != nil {
 			return ctxError(s.name, err)
@@ -703,6 +728,13 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 // nothing on error. It returns how many records changed. Call holding
 // writeMu.
 func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, error) {
+	return s.replaceEncoded(refs, newDocs, nil)
+}
+
+// replaceEncoded is replaceRecords with the new documents given encoded
+// (encs, when not nil: DB.Apply stores an op's bytes as they are), newDocs
+// then holding their decodings or nil.
+func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]byte) (int, error) {
 	type change struct {
 		rec    record
 		enc    []byte
@@ -712,32 +744,41 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 	}
 	uc := newUniqueCheck(s)
 	for i, ref := range refs {
-		if newDocs[i] != nil && uc != nil {
+		if (encs != nil || newDocs[i] != nil) && uc != nil {
 			uc.batch[ref.rec.slot] = true
 		}
 	}
 	var changes []change
 	var cost int64
 	for i, ref := range refs {
-		nd := newDocs[i]
-		if nd == nil {
-			continue
-		}
-		if i%cancelEvery == cancelEvery-1 {
-			if err := checkCtx(s.writeCtx); err != nil {
-				return 0, ctxError(s.name, err)
+		var (
+			nd  Document
+			enc []byte
+			id  any
+		)
+		if encs != nil {
+			// Applying an op: the _id is the one the record was found by.
+			enc, id = encs[i], ref.rec.id()
+		} else {
+			if nd = newDocs[i]; nd == nil {
+				continue
 			}
-		}
-		id := ref.get()["_id"]
-		if query.Compare(nd["_id"], id) != 0 {
-			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
-		}
-		if err := s.validator.Validate(nd); err != nil {
-			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
-		}
-		enc, err := codec.Encode(nd, nil)
-		if err != nil {
-			return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+			if i%cancelEvery == cancelEvery-1 {
+				if err := checkCtx(s.writeCtx); err != nil {
+					return 0, ctxError(s.name, err)
+				}
+			}
+			id = ref.get()["_id"]
+			if query.Compare(nd["_id"], id) != 0 {
+				return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidUpdate, ErrImmutableID)
+			}
+			if err := s.validator.Validate(nd); err != nil {
+				return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+			}
+			var err error
+			if enc, err = codec.Encode(nd, nil); err != nil {
+				return 0, fmt.Errorf("collection %q: document %v: %w", s.name, id, err)
+			}
 		}
 		nk, err := s.computeKeys(&docRef{rec: record{enc: enc}, doc: nd})
 		if err != nil {
@@ -777,8 +818,31 @@ func (s *collState) replaceRecords(refs []*docRef, newDocs []Document) (int, err
 		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
-	s.evictCapped()
+	evicted := s.evictCapped()
 	s.mu.Unlock()
+	if r := s.oprec; r != nil && len(changes) > 0 {
+		op := Op{Kind: r.replaceKind, Docs: make([]RawDocument, len(changes))}
+		if op.Kind == 0 {
+			op.Kind = OpUpdate
+		}
+		for i, ch := range changes {
+			op.Docs[i] = ch.enc
+		}
+		if op.Kind == OpUpdate && r.update != nil {
+			op.Updates = make([]RawDocument, len(changes))
+			for i := range op.Updates {
+				op.Updates[i] = r.update
+			}
+		}
+		if r.pre {
+			op.Before = make([]RawDocument, len(changes))
+			for i, ch := range changes {
+				op.Before[i] = ch.rec.enc
+			}
+		}
+		r.add(s, op)
+		r.deleted(s, evicted)
+	}
 	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return len(changes), nil
@@ -836,6 +900,9 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 		if query.Compare(doc, old) == 0 {
 			return nil
 		}
+		if r := s.oprec; r != nil {
+			r.replaceKind = OpReplace
+		}
 		n, err := s.replaceRecords(refs, []Document{doc})
 		res.ModifiedCount = n
 		return err
@@ -881,7 +948,11 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 	}
 	n := 0
 	err = c.write(func(s *collState) error {
-		refs, err := s.matchingRecordsCtx(ctx, f, limit, c.db.clock.Now())
+		now := c.db.clock.Now()
+		if r := s.oprec; r != nil {
+			r.now = now
+		}
+		refs, err := s.matchingRecordsCtx(ctx, f, limit, now)
 		if err == nil {
 			err = checkCtx(ctx)
 		}
@@ -893,6 +964,13 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 			s.removeRecord(&ref.rec)
 		}
 		s.mu.Unlock()
+		if r := s.oprec; r != nil {
+			recs := make([]record, len(refs))
+			for i, ref := range refs {
+				recs[i] = ref.rec
+			}
+			r.deleted(s, recs)
+		}
 		s.settleMemory(0)
 		n = len(refs)
 		return nil

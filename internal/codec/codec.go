@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,7 @@ const (
 	tagArray    // []any: uvarint byte length, uvarint count, tagged values
 	tagDocArray // []map[string]any: uvarint byte length, uvarint count, documents (each as a tagDoc value)
 	tagTyped    // typed scalar slice: element tag, uvarint byte length, uvarint count, untagged payloads
+	tagRegex    // *regexp.Regexp, in expression encodings only (EncodeExpr): uvarint length, the pattern
 )
 
 // typedSliceTypes maps the element tag of a tagTyped value to its slice
@@ -88,6 +90,9 @@ type encoder struct {
 	// structRules lets any value follow the rules of structs (set for a
 	// document given as a struct): a Document's values keep their own.
 	structRules bool
+	// expr encodes an expression (EncodeExpr): field names may start
+	// with '$' and contain '.', and *regexp.Regexp values are allowed.
+	expr bool
 }
 
 func (e *encoder) fail(path, reason string) error {
@@ -133,6 +138,10 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 		}
 		fp := JoinPath(path, k)
 		switch {
+		case e.expr:
+			if !utf8.ValidString(k) {
+				return e.fail(fp, "field name is not valid UTF-8")
+			}
 		case k == "":
 			return e.fail(path, "empty field name")
 		case strings.HasPrefix(k, "$"):
@@ -207,6 +216,14 @@ func (e *encoder) value(v any, path string, depth int) error {
 		e.buf = append(e.buf, x...)
 	case ObjectID:
 		e.buf = append(append(e.buf, tagObjectID), x[:]...)
+	case *regexp.Regexp:
+		if !e.expr || x == nil {
+			return e.fail(path, fmt.Sprintf("unsupported value type %T", v))
+		}
+		p := x.String()
+		e.buf = append(e.buf, tagRegex)
+		e.buf = binary.AppendUvarint(e.buf, uint64(len(p)))
+		e.buf = append(e.buf, p...)
 	case []any:
 		if depth > MaxDepth {
 			return e.fail(path, fmt.Sprintf("nested deeper than %d levels", MaxDepth))
@@ -483,6 +500,12 @@ func (d *decoder) value() any {
 		return out
 	case tagTyped:
 		return d.typedSlice()
+	case tagRegex:
+		re, err := regexp.Compile(d.str())
+		if err != nil {
+			return nil // not from ValidateExpr'd bytes
+		}
+		return re
 	}
 	return d.number(tag)
 }
@@ -566,7 +589,7 @@ func (d *decoder) skipValue() {
 	d.i++
 	switch tag {
 	case tagNil, tagFalse, tagTrue:
-	case tagString, tagBinary, tagDoc, tagArray, tagDocArray:
+	case tagString, tagBinary, tagDoc, tagArray, tagDocArray, tagRegex:
 		d.i += int(d.uvarint())
 	case tagTyped:
 		d.i++

@@ -127,6 +127,8 @@ func tagName(tag byte) string {
 		return "a document"
 	case tagArray, tagDocArray, tagTyped:
 		return "an array"
+	case tagRegex:
+		return "a regular expression"
 	}
 	return "a number"
 }

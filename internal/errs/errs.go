@@ -16,3 +16,19 @@ var (
 	ErrValidation      = errors.New("ttldb: document failed validation")
 	ErrDecode          = errors.New("ttldb: cannot decode document")
 )
+
+// The sentinels of the storage layer (internal/vfs, internal/wal); the
+// root package re-exports them.
+var (
+	// ErrLocked: another DB, in this process or another, holds the
+	// directory's lock.
+	ErrLocked = errors.New("ttldb: directory is locked by another DB")
+	// ErrCorrupt: a file failed its checksum or framing before its tail.
+	ErrCorrupt = errors.New("ttldb: corrupt file")
+	// ErrFormatVersion: a file was written in a format version this build
+	// does not read.
+	ErrFormatVersion = errors.New("ttldb: unsupported file format version")
+	// ErrLogFailed: a write or fsync of the log failed; the log accepts
+	// nothing more until it is reopened.
+	ErrLogFailed = errors.New("ttldb: log failed")
+)

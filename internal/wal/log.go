@@ -1,0 +1,245 @@
+package wal
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttldb/ttldb/internal/errs"
+	"github.com/ttldb/ttldb/internal/vfs"
+)
+
+// SyncPolicy says when the log fsyncs what it wrote.
+type SyncPolicy uint8
+
+// The sync policies, as in Redis's append-only file. The zero value is
+// SyncEverySecond.
+const (
+	// SyncEverySecond fsyncs from a background flusher about once per
+	// Options.FlushInterval (1 s by default): a power cut loses at most the
+	// records written since the last flush. Wait returns at once.
+	SyncEverySecond SyncPolicy = iota
+	// SyncAlways fsyncs before Wait (and Append) returns; concurrent
+	// writers share fsyncs.
+	SyncAlways
+	// SyncNever leaves write-back to the operating system (typically
+	// within 30 s on Linux). Wait returns at once.
+	SyncNever
+)
+
+// String returns the policy's name, as its constant is spelled.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncEverySecond:
+		return "SyncEverySecond"
+	case SyncAlways:
+		return "SyncAlways"
+	case SyncNever:
+		return "SyncNever"
+	}
+	return fmt.Sprintf("SyncPolicy(%d)", uint8(p))
+}
+
+// Timer is a one-shot timer, as ttldb's Clock makes them (the same
+// interface, so a Clock's NewTimer fits Options.NewTimer).
+type Timer = interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+// Options configure a Log. The zero value is valid: SyncEverySecond,
+// 64 MiB segments, a flush per second on the system's timers.
+type Options struct {
+	// Sync is the sync policy (default SyncEverySecond).
+	Sync SyncPolicy
+	// SegmentSize is the size in bytes past which the log starts a new
+	// segment (default DefaultSegmentSize). A segment holds at least one
+	// record, so one may grow past it by a record.
+	SegmentSize int64
+	// FlushInterval is the time between two flushes under
+	// SyncEverySecond (default 1 s).
+	FlushInterval time.Duration
+	// NewTimer makes the flusher's timers (default: time.NewTimer's). A
+	// test passes a fake clock's, to flush without waiting.
+	NewTimer func(d time.Duration) Timer
+	// BufferSize, when above 0, gathers records in memory and hands them
+	// to the operating system (one write(2)) when the buffer holds
+	// BufferSize bytes, at every flush (each FlushInterval, under
+	// SyncNever too), and in Wait under SyncAlways (the group commit's
+	// leader writes the group's records at once), Sync, TruncateFront,
+	// Replay and Close. Writers then pay a system call per BufferSize
+	// bytes instead of per record, and a crash of the process loses the
+	// records still in the buffer: under SyncEverySecond and SyncNever at
+	// most those written since the last flush (never more than
+	// BufferSize bytes), under SyncAlways none that Wait acknowledged.
+	// With 0, the default, each Write is one write(2).
+	BufferSize int
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Sync > SyncNever {
+		return o, fmt.Errorf("%w: wal: unknown sync policy %d", errs.ErrInvalidOptions, o.Sync)
+	}
+	if o.SegmentSize < 0 || o.FlushInterval < 0 || o.BufferSize < 0 {
+		return o, fmt.Errorf("%w: wal: negative SegmentSize, FlushInterval or BufferSize", errs.ErrInvalidOptions)
+	}
+	if o.SegmentSize == 0 {
+		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = time.Second
+	}
+	if o.NewTimer == nil {
+		o.NewTimer = func(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
+	}
+	return o, nil
+}
+
+type systemTimer struct{ t *time.Timer }
+
+func (t systemTimer) C() <-chan time.Time { return t.t.C }
+func (t systemTimer) Stop() bool          { return t.t.Stop() }
+
+// Log is an open write-ahead log. Its methods are safe for concurrent use.
+//
+// Locks, in the order they are taken: groupMu elects the group commit's
+// leader (never held across I/O); syncMu serializes fsyncs, segment
+// changes and Close; mu guards the active segment's writes and the fields
+// below it. mu is never held across an fsync but in the rare segment roll,
+// so writers go on writing while a group commit's fsync runs.
+type Log struct {
+	fsys vfs.FS
+	dir  string
+	opts Options
+
+	syncMu  sync.Mutex
+	frontMu sync.Mutex // serializes TruncateFront and Replay
+
+	mu      sync.Mutex
+	f       vfs.File  // the active (last) segment, opened for appending; nil once closed
+	segs    []segment // every segment, oldest first; the last is active (its size counts pending)
+	lastSeq uint64    // seq of the last record written (base-1 if none)
+	closed  bool
+	buf     []byte // scratch for encoding a record (unbuffered)
+	pending []byte // records not yet handed to the OS (BufferSize > 0)
+	appends int64
+	bytes   int64
+
+	failed  atomic.Pointer[error] // the failure, once the log failed
+	durable atomic.Uint64         // every record up to this seq is fsynced
+	written atomic.Uint64         // lastSeq, for the group commit's leader
+	syncs   atomic.Int64
+
+	// The group commit: one caller at a time (the leader) fsyncs, the
+	// others wait on groupCond for its result.
+	groupMu   sync.Mutex
+	groupCond sync.Cond
+	syncing   bool // a leader is gathering or fsyncing; guarded by groupMu
+
+	recovery Recovery
+
+	stop chan struct{} // closed by Close to stop the flusher
+	done chan struct{} // closed by the flusher when it returns
+}
+
+type segment struct {
+	base uint64
+	size int64
+}
+
+// err returns the failure, or nil.
+func (l *Log) err() error {
+	if p := l.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail fails the log with cause (the first failure wins) and returns the
+// failure.
+func (l *Log) fail(cause error) error {
+	e := failure(cause)
+	if l.failed.CompareAndSwap(nil, &e) {
+		return e
+	}
+	return l.err()
+}
+
+// Err returns the error that failed the log (matching errs.ErrLogFailed),
+// or nil.
+func (l *Log) Err() error { return l.err() }
+
+// Close stops the flusher, writes the buffer, fsyncs what was written and
+// closes the active segment. It returns the fsync's error, or the log's failure; a second
+// Close returns nil.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	if l.stop != nil {
+		close(l.stop)
+		<-l.done
+	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.err()
+	if err == nil {
+		err = l.writePending()
+	}
+	if err == nil {
+		if serr := l.f.Sync(); serr != nil {
+			err = l.fail(serr)
+		} else {
+			l.durable.Store(l.lastSeq)
+		}
+		l.syncs.Add(1)
+	}
+	if cerr := l.f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	l.f = nil // leadSync's sign that the file is gone
+	return err
+}
+
+// LastSeq returns the seq of the last record written; before any, one
+// less than the first segment's base (0 for a new log).
+func (l *Log) LastSeq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastSeq
+}
+
+// FirstSeq returns the base of the oldest segment: no record below it
+// remains in the log.
+func (l *Log) FirstSeq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.segs[0].base
+}
+
+// Stats are counts about a Log, a value snapshot.
+type Stats struct {
+	Appends  int64 // records written since Open
+	Bytes    int64 // bytes written since Open, framing included
+	Syncs    int64 // fsyncs of segment files since Open (group commits, flushes, rolls, Close)
+	Segments int   // segment files now
+	Size     int64 // bytes in all segment files now, the buffer's included
+}
+
+// Stats returns the log's counts. It takes the log's lock briefly.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := Stats{Appends: l.appends, Bytes: l.bytes, Syncs: l.syncs.Load(), Segments: len(l.segs)}
+	for _, g := range l.segs {
+		s.Size += g.size
+	}
+	return s
+}

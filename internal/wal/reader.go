@@ -1,0 +1,173 @@
+package wal
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ttldb/ttldb/internal/vfs"
+)
+
+// badRecord is a record that fails its checks, at offset off of its
+// segment.
+type badRecord struct {
+	off    int64
+	reason string
+}
+
+func (b *badRecord) Error() string { return fmt.Sprintf("offset %d: %s", b.off, b.reason) }
+
+// recordReader reads the records of one segment in order, checking each:
+// framing, checksum, and seq order (above the previous record's, the
+// previous segment's included, and not below the segment's base).
+type recordReader struct {
+	r    *bufio.Reader
+	off  int64 // offset of the next record
+	end  int64 // where the segment's data ends
+	base uint64
+	prev uint64 // seq of the last record read
+	hdr  [recHeaderSize]byte
+	buf  []byte
+}
+
+func newRecordReader(f io.ReaderAt, end int64, base, prev uint64, buf []byte) *recordReader {
+	sr := io.NewSectionReader(f, segHeaderSize, end-segHeaderSize)
+	size := min(max(end-segHeaderSize, 0), 256<<10) // a small segment needs no large buffer
+	return &recordReader{r: bufio.NewReaderSize(sr, int(size)), off: segHeaderSize, end: end, base: base, prev: prev, buf: buf}
+}
+
+// next returns the next record: its payload is valid until the next call.
+// It returns io.EOF at the end of the segment, a *badRecord for a record
+// that fails a check (the reader is then done), or the read's error.
+func (rr *recordReader) next() (uint64, []byte, error) {
+	left := rr.end - rr.off
+	if left == 0 {
+		return 0, nil, io.EOF
+	}
+	if left < recHeaderSize {
+		return 0, nil, rr.bad("a partial record header (%d bytes) ends the segment", left)
+	}
+	if _, err := io.ReadFull(rr.r, rr.hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	h, ok := parseHeader(rr.hdr[:])
+	if !ok {
+		return 0, nil, rr.bad("record header checksum mismatch")
+	}
+	n := h.n
+	if n > maxRecord {
+		return 0, nil, rr.bad("length %d above the bound of %d", n, maxRecord)
+	}
+	if int64(n) > left-recHeaderSize {
+		return 0, nil, rr.bad("a record of %d bytes runs past the end of the segment (%d left)", n, left-recHeaderSize)
+	}
+	if cap(rr.buf) < int(n) {
+		rr.buf = make([]byte, n)
+	}
+	payload := rr.buf[:n]
+	if _, err := io.ReadFull(rr.r, payload); err != nil {
+		return 0, nil, err
+	}
+	if crc32.Checksum(payload, castagnoli) != h.payloadCRC {
+		return 0, nil, rr.bad("payload checksum mismatch")
+	}
+	seq := h.seq
+	if seq <= rr.prev {
+		return 0, nil, rr.bad("seq %d does not follow seq %d", seq, rr.prev)
+	}
+	if seq < rr.base {
+		return 0, nil, rr.bad("seq %d is below the segment's base %d", seq, rr.base)
+	}
+	rr.off += recHeaderSize + int64(n)
+	rr.prev = seq
+	return seq, payload, nil
+}
+
+func (rr *recordReader) bad(format string, args ...any) error {
+	return &badRecord{off: rr.off, reason: fmt.Sprintf(format, args...)}
+}
+
+// segFile is a segment opened for reading, its header checked.
+type segFile struct {
+	f    vfs.File
+	size int64
+}
+
+// errBadHeader marks a header problem that is not a version mismatch.
+var errBadHeader = errors.New("bad segment header")
+
+// openSegment opens segment base of dir for reading and checks its header.
+// A header of another version is a *VersionError; any other header
+// problem wraps errBadHeader (the file is then closed).
+func openSegment(fsys vfs.FS, dir string, base uint64) (*segFile, error) {
+	name := segmentName(base)
+	f, err := fsys.OpenFile(filepath.Join(dir, name), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	h := make([]byte, min(size, segHeaderSize))
+	if _, err := f.ReadAt(h, 0); err != nil && err != io.EOF {
+		f.Close()
+		return nil, err
+	}
+	if err := headerProblem(h, base, name); err != nil {
+		f.Close()
+		var ve *VersionError
+		if errors.As(err, &ve) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", errBadHeader, err)
+	}
+	return &segFile{f: f, size: size}, nil
+}
+
+// validRecordAfter reports whether any whole, checksummed record with a seq
+// above after starts in f between offsets from and end: the test that
+// tells a torn tail (nothing valid follows the bad record) from damage in
+// the middle (valid records follow it). It reads that stretch into memory
+// (at most a segment, and only when a record failed) and costs about one
+// 16-byte checksum per byte of it.
+func validRecordAfter(f io.ReaderAt, from, end int64, after uint64) (bool, error) {
+	if end-from < recHeaderSize {
+		return false, nil
+	}
+	b := make([]byte, end-from)
+	if _, err := f.ReadAt(b, from); err != nil && err != io.EOF {
+		return false, err
+	}
+	for p := 0; p+recHeaderSize <= len(b); p++ {
+		if validRecordAt(b, p, after) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// allZero reports whether the stretch [from, end) of f holds only zero
+// bytes: what a file system that extended a file without writing its
+// data leaves after a crash.
+func allZero(f io.ReaderAt, from, end int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for off := from; off < end; {
+		n := min(int64(len(buf)), end-off)
+		if _, err := f.ReadAt(buf[:n], off); err != nil && err != io.EOF {
+			return false, err
+		}
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return false, nil
+			}
+		}
+		off += n
+	}
+	return true, nil
+}
