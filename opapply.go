@@ -234,7 +234,7 @@ func (s *collState) applyInsert(op *Op) error {
 		}
 		docs[i] = newDoc{enc: d, id: id}
 	}
-	return invalid(s.insertPrepared(docs))
+	return invalid(s.insertPrepared(docs, nil))
 }
 
 // findAll returns the stored records of keys (documents or keys: their

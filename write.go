@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -330,22 +331,25 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		}
 		return ts.insert(list) // time-series: tsbucket.go
 	}
-	prepared := make([]newDoc, len(docs))
-	var arena []byte
+	sc := getInsertScratch()
+	defer sc.release()
+	prepared := sc.preparedFor(len(docs))
 	for i, d := range docs {
-		p, err := c.prepareNewDocument(d, &arena)
+		p, err := c.prepareNewDocument(d, &sc.enc)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		prepared[i] = p
-		if i == 0 && len(docs) > 1 && len(arena) > 0 {
-			// Room for the batch, guessed from its first document.
-			arena = append(make([]byte, 0, len(arena)*len(docs)*5/4), arena...)
-			prepared[0].enc = arena[:len(arena):len(arena)]
+		if i == 0 && len(docs) > 1 && len(sc.enc) > 0 {
+			if need := len(sc.enc) * len(docs) * 5 / 4; need > cap(sc.enc) {
+				// Room for the batch, guessed from its first document.
+				sc.enc = append(make([]byte, 0, need), sc.enc...)
+				prepared[0].enc = sc.enc[:len(sc.enc):len(sc.enc)]
+			}
 		}
 	}
 	err = c.write(func(s *collState) error {
-		return s.insertPrepared(prepared)
+		return s.insertPrepared(prepared, sc)
 	})
 	if err != nil {
 		return nil, err
@@ -357,26 +361,90 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 	return ids, nil
 }
 
-// insertPrepared stores encoded documents. Call holding writeMu.
-func (s *collState) insertPrepared(docs []newDoc) error {
-	type pending struct {
-		key, enc, extra []byte
-		dk              docKeys
+// insertPending is a document of an insert, ready to store.
+type insertPending struct {
+	key, enc, extra []byte
+	dk              docKeys
+}
+
+// insertScratch is the working memory of an insert call: its documents'
+// encodings, their _id keys and extra bytes, their index entries. The
+// store copies what it keeps, and what outlives the call (an index build's
+// side table, the ops) refers to the store's copy: so the scratch goes
+// back to a pool when the call returns, and a stream of inserts allocates
+// little beyond what it stores (each allocation brings the next garbage
+// collection closer).
+type insertScratch struct {
+	prepared []newDoc
+	enc      []byte // encodings
+	batch    []insertPending
+	keyBuf   []byte // _id keys and extra bytes
+	keys     [][]byte
+	dks      []indexKeys
+	seen     batchIDs
+}
+
+var insertScratchPool = sync.Pool{New: func() any { return new(insertScratch) }}
+
+// maxPooledScratch bounds the bytes a pooled scratch keeps: a huge
+// InsertMany's buffers go to the garbage collector.
+const maxPooledScratch = 4 << 20
+
+func getInsertScratch() *insertScratch { return insertScratchPool.Get().(*insertScratch) }
+
+// release clears what the scratch refers to and pools it.
+func (sc *insertScratch) release() {
+	if cap(sc.enc)+cap(sc.keyBuf) > maxPooledScratch || cap(sc.dks) > maxPooledScratch/64 {
+		return
 	}
-	batch := make([]pending, len(docs))
+	clear(sc.prepared)
+	clear(sc.batch)
+	clear(sc.keys)
+	clear(sc.dks)
+	clear(sc.seen.first)
+	sc.prepared, sc.enc, sc.batch, sc.keyBuf, sc.keys, sc.dks = sc.prepared[:0], sc.enc[:0], sc.batch[:0], sc.keyBuf[:0], sc.keys[:0], sc.dks[:0]
+	insertScratchPool.Put(sc)
+}
+
+// preparedFor returns room for n prepared documents.
+func (sc *insertScratch) preparedFor(n int) []newDoc {
+	if cap(sc.prepared) < n {
+		sc.prepared = make([]newDoc, n)
+	}
+	return sc.prepared[:n]
+}
+
+// insertPrepared stores encoded documents, with sc's memory (nil: its
+// own). Call holding writeMu.
+func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
+	if sc == nil {
+		sc = new(insertScratch)
+	}
+	if cap(sc.batch) < len(docs) {
+		sc.batch = make([]insertPending, len(docs))
+	}
+	batch := sc.batch[:len(docs)]
 	// The batch's _id keys and extra bytes share one buffer, its index
-	// keys one slice: a few allocations for the batch, not several per
-	// document (the store copies the bytes).
-	arena := make([]byte, 0, 32*len(docs))
-	dks := make([]indexKeys, len(docs)*len(s.indexes))
-	var seen batchIDs // duplicates within docs
-	if len(docs) > 1 {
-		seen = newBatchIDs(s.db.seed, len(docs))
+	// keys one slice: no allocation per document (the store copies the
+	// bytes).
+	arena := sc.keyBuf[:0]
+	if cap(arena) < 32*len(docs) {
+		arena = make([]byte, 0, 32*len(docs))
 	}
+	if n := len(docs) * len(s.indexes); cap(sc.dks) < n {
+		sc.dks = make([]indexKeys, n)
+	}
+	dks := sc.dks[:len(docs)*len(s.indexes)]
+	var seen *batchIDs // duplicates within docs
+	if len(docs) > 1 {
+		seen = &sc.seen
+		seen.reset(s.db.seed, len(docs))
+	}
+	defer func() { sc.keyBuf = arena[:0] }()
 	// The _id keys first, so that the store reads their table cells
 	// together (Prefetch); a key that cannot be made fails its document
 	// when the checks below reach it, in document order.
-	keys := make([][]byte, 0, len(docs))
+	keys := sc.keys[:0]
 	var keyErr error
 	for _, d := range docs {
 		start := len(arena)
@@ -385,6 +453,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		}
 		keys = append(keys, arena[start:len(arena):len(arena)])
 	}
+	sc.keys = keys
 	s.store().Prefetch(keys)
 	keyOf := func(j int) []byte { return batch[j].key }
 	uc := newUniqueCheck(s)
@@ -421,7 +490,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
 			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
 		}
-		batch[i] = pending{k, d.enc, extra, dk}
+		batch[i] = insertPending{k, d.enc, extra, dk}
 		cost += s.insertCost(&plan, k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
@@ -436,10 +505,15 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	s.mu.Lock()
 	s.inWay.remove(s)
 	s.deferCounts()
-	for _, p := range batch {
-		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.db.writes.Add(1)}
+	for i, p := range batch {
+		rec := record{seq: s.nextSeq, ver: s.db.writes.Add(1)}
 		s.nextSeq++
 		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
+		// From here on, the store's copy: what outlives the call (a
+		// build's side table, the ops) must not refer to the scratch.
+		stored := st.Record(rec.slot)
+		rec.key, rec.enc, rec.extra = stored.Key, stored.Doc, stored.Extra
+		batch[i].enc = rec.enc
 		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
 		s.noteWrite(nil, &rec)
 		s.addToIndexes(&rec, p.dk)
@@ -450,7 +524,7 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	s.flushCounts()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil {
-		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p pending) []byte { return p.enc })})
+		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc })})
 		r.deleted(s, evicted)
 	}
 	s.settleMemory(cost)
@@ -480,21 +554,32 @@ func (s *collState) flushCounts() {
 // batchIDs finds duplicate _id keys within a batch of new documents: a
 // map from each key's hash to the first document with that hash, and a
 // chain through the documents of the same hash (collisions are checked
-// against the keys). The zero value finds none.
+// against the keys). Call reset before a batch.
 type batchIDs struct {
 	seed  maphash.Seed
 	first map[uint64]int32
 	next  []int32 // the next document with the same hash, -1: none
 }
 
-func newBatchIDs(seed maphash.Seed, n int) batchIDs {
-	return batchIDs{seed: seed, first: make(map[uint64]int32, n), next: make([]int32, n)}
+// reset makes b ready for a batch of n documents.
+func (b *batchIDs) reset(seed maphash.Seed, n int) {
+	b.seed = seed
+	if b.first == nil {
+		b.first = make(map[uint64]int32, n)
+	} else {
+		clear(b.first)
+	}
+	if cap(b.next) < n {
+		b.next = make([]int32, n)
+	}
+	b.next = b.next[:n]
 }
 
 // add records document i's key k and reports whether an earlier document
-// of the batch has the same key (keyOf returns document j's).
+// of the batch has the same key (keyOf returns document j's). A nil b
+// (a batch of one) finds none.
 func (b *batchIDs) add(k []byte, i int, keyOf func(j int) []byte) (dup bool) {
-	if b.first == nil {
+	if b == nil {
 		return false
 	}
 	h := maphash.Bytes(b.seed, k)
@@ -717,7 +802,7 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: upsert: %w", s.name, err)
 	}
-	if err := s.insertPrepared([]newDoc{nd}); err != nil {
+	if err := s.insertPrepared([]newDoc{nd}, nil); err != nil {
 		return nil, err
 	}
 	return codec.CopyValue(doc["_id"]), nil
