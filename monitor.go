@@ -60,9 +60,11 @@ type MonitorOptions struct {
 	// milliseconds. With the system clock the monitor pauses only when the
 	// Go runtime reports a goroutine that waited 100 µs or more for a
 	// processor since the previous batch (runtime/metrics
-	// /sched/latencies:seconds), so that an idle program's mass expiry
-	// runs at full speed; with a clock given by WithClock it pauses after
-	// every batch but the last. Between two batches it always yields its
+	// /sched/latencies:seconds), and then makes the next batch a quarter
+	// of BatchSize (a goroutine queued behind the monitor waits for a
+	// batch at most), so that an idle program's mass expiry runs at full
+	// speed; with a clock given by WithClock it pauses after every batch
+	// but the last, with whole batches. Between two batches it always yields its
 	// processor once (runtime.Gosched). 0 takes the default:
 	// DefaultBatchPause with the system clock, no pause with a clock given
 	// by WithClock (a fake clock's timers wait for the test to advance
@@ -767,7 +769,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if !m.isPrimary() {
 			return false, errSteppedDown
 		}
-		limit := min(o.BatchSize, o.PerIndexMaxDeletes-deleted)
+		limit := min(m.pace.batchSize(o.BatchSize), o.PerIndexMaxDeletes-deleted)
 		if o.MaxTotalRemoves > 0 {
 			limit = min(limit, o.MaxTotalRemoves-ps.deleted)
 		}

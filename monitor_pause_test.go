@@ -118,27 +118,29 @@ func TestBatchPauseEndsAtClose(t *testing.T) {
 // With the system clock the monitor pauses only after a batch during which
 // goroutines waited for a processor (the runtime's count, here replaced by
 // one the test moves from the DeleteObserver, which runs after each
-// batch): waits after batches 1, 3, 5, 7 and 9 of 10 make 5 pauses.
+// batch), and makes the next batch a quarter of BatchSize: waits after
+// the odd batches make the even ones short, each after a pause.
 func TestBatchPauseOnlyWhenGoroutinesWait(t *testing.T) {
-	var waits, batches int
-	obs := func(DeleteEvent) {
-		batches++
-		if batches%2 == 1 {
+	var waits int
+	var sizes []int
+	obs := func(ev DeleteEvent) {
+		sizes = append(sizes, len(ev.IDs))
+		if len(sizes)%2 == 1 {
 			waits++
 		}
 	}
-	db, err := Open(WithMonitor(MonitorOptions{Disabled: true, BatchSize: 10}), WithDeleteObserver(obs))
+	db, err := Open(WithMonitor(MonitorOptions{Disabled: true, BatchSize: 40}), WithDeleteObserver(obs))
 	require.NoError(t, err)
 	defer db.Close()
 	require.True(t, db.monitor.pace.adaptive)
 	db.monitor.pace.waited = func() uint64 { return uint64(waits) }
 	c := ttlColl(t, db, "c", 0)
-	insertDated(t, c, "d", 100, time.Now().Add(-time.Hour))
+	insertDated(t, c, "d", 260, time.Now().Add(-time.Hour))
 	res, err := db.RunTTLPass(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 100, res.Deleted)
-	assert.Equal(t, 10, batches)
-	assert.Equal(t, 5, db.monitor.pace.pauses)
+	assert.Equal(t, 260, res.Deleted)
+	assert.Equal(t, []int{40, 10, 40, 10, 40, 10, 40, 10, 40, 10, 10}, sizes)
+	assert.Equal(t, 5, db.monitor.pace.pauses, "one before each short batch")
 }
 
 // The pacer reads the runtime's scheduling latencies: goroutines kept
