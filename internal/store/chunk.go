@@ -279,7 +279,7 @@ func (s *Store) relocate(ci uint32) {
 			if e := s.ent(slot); e.ver != 0 && e.chunk == ci && e.off == uint32(off) {
 				s.liveBytes -= int64(n) // write counts it again
 				nci, noff := s.write(slot, key, doc, extra)
-				sh := s.shard(e.hash)
+				sh := s.shard(s.hash(key))
 				s.lockShard(sh)
 				e.chunk, e.off = nci, noff
 				sh.mu.Unlock()

@@ -5,9 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// entry is a slot's row in the slot table.
+// entry is a slot's row in the slot table. It keeps no hash of the key:
+// the writer hashes the key again (a few nanoseconds) where it needs the
+// shard, and each entry is 8 bytes smaller.
 type entry struct {
-	hash  uint64 // of the key: the record's shard and map key
 	seq   uint64
 	ver   uint64 // 0: the slot is free
 	chunk uint32
@@ -18,7 +19,7 @@ const (
 	pageShift = 10
 	pageSize  = 1 << pageShift
 	pageMask  = pageSize - 1
-	entrySize = 32 // bytes of an entry
+	entrySize = 24 // bytes of an entry
 )
 
 // page is a fixed block of the slot table. Pages never move: the table

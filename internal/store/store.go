@@ -77,6 +77,7 @@ type Store struct {
 	dropped    int64 // chunks dropped, ever
 
 	pending  []pendingDelete // DeleteMany's scratch
+	hashes   []uint64        // DeleteMany's scratch
 	touched  []uint32        // DeleteMany's chunks to look at
 	touchSum uint64          // keeps the reads of DeleteMany's touch pass
 	batches  uint64          // DeleteMany calls, ever
@@ -214,7 +215,7 @@ func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
 		s.resize(sh, sh.tab.n+1)
 	}
 	s.lockShard(sh)
-	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
+	*e = entry{seq: seq, ver: ver, chunk: ci, off: off}
 	sh.tab.put(tagOf(h), slot)
 	sh.mu.Unlock()
 	s.nrec++
@@ -242,7 +243,7 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	oldSize := recordSize(len(old.Key), len(old.Doc), len(old.Extra))
 	ci, off := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
-	sh := s.shard(e.hash)
+	sh := s.shard(s.hash(old.Key))
 	s.lockShard(sh)
 	e.chunk, e.off, e.ver = ci, off, ver
 	sh.mu.Unlock()
@@ -255,9 +256,10 @@ func (s *Store) Delete(slot Slot) {
 	e := s.ent(slot)
 	old := s.record(slot)
 	oldChunk, size := e.chunk, recordSize(len(old.Key), len(old.Doc), len(old.Extra))
-	sh := s.shard(e.hash)
+	h := s.hash(old.Key)
+	sh := s.shard(h)
 	s.lockShard(sh)
-	sh.tab.remove(tagOf(e.hash), slot)
+	sh.tab.remove(tagOf(h), slot)
 	*e = entry{}
 	sh.mu.Unlock()
 	if sh.tab.needsShrink() {
@@ -324,10 +326,10 @@ func (s *Store) Stats() Stats {
 		LiveBytes: s.liveBytes, Relocated: s.relocated, Dropped: s.dropped}
 }
 
-// pendingDelete is a record DeleteMany is removing.
+// pendingDelete is a record DeleteMany is removing, with its key's hash.
 type pendingDelete struct {
-	slot  Slot
-	shard uint8
+	hash uint64
+	slot Slot
 }
 
 // DeleteMany removes the records in slots (distinct, each holding a
@@ -346,14 +348,20 @@ func (s *Store) DeleteMany(slots []Slot) {
 	var perShard [numShards + 1]int
 	touched := s.touched[:0]
 	s.batches++
-	for _, slot := range slots {
+	if cap(s.hashes) < len(slots) {
+		s.hashes = make([]uint64, len(slots))
+	}
+	hashes := s.hashes[:len(slots)]
+	for j, slot := range slots {
 		e := s.ent(slot)
 		c := s.chunks.load()[e.chunk]
-		_, _, _, _, size := parseRecord(c.buf, e.off)
+		_, key, _, _, size := parseRecord(c.buf, e.off)
+		h := s.hash(key)
+		hashes[j] = h
 		c.batch = s.batches
 		c.live -= size
 		s.liveBytes -= int64(size)
-		perShard[e.hash>>(64-6)+1]++
+		perShard[h>>(64-6)+1]++
 		if n := len(touched); n == 0 || touched[n-1] != e.chunk {
 			touched = append(touched, e.chunk)
 		}
@@ -366,9 +374,10 @@ func (s *Store) DeleteMany(slots []Slot) {
 	}
 	byShard := s.pending[:len(slots)]
 	next := perShard
-	for _, slot := range slots {
-		i := s.ent(slot).hash >> (64 - 6)
-		byShard[next[i]] = pendingDelete{slot: slot, shard: uint8(i)}
+	for j, slot := range slots {
+		h := hashes[j]
+		i := h >> (64 - 6)
+		byShard[next[i]] = pendingDelete{hash: h, slot: slot}
 		next[i]++
 	}
 	for i := range numShards {
@@ -381,14 +390,13 @@ func (s *Store) DeleteMany(slots []Slot) {
 		// of the shard wait for the removals alone.
 		var sum uint64
 		for _, d := range group {
-			sum += sh.tab.touch(tagOf(s.ent(d.slot).hash))
+			sum += sh.tab.touch(tagOf(d.hash))
 		}
 		s.touchSum += sum
 		s.lockShard(sh)
 		for _, d := range group {
-			e := s.ent(d.slot)
-			sh.tab.remove(tagOf(e.hash), d.slot)
-			*e = entry{}
+			sh.tab.remove(tagOf(d.hash), d.slot)
+			*s.ent(d.slot) = entry{}
 		}
 		sh.mu.Unlock()
 		if sh.tab.needsShrink() {
