@@ -230,10 +230,28 @@ type collState struct {
 	// oprec records the running write's ops while a sink wants them
 	// (oplog.go); nil otherwise. Guarded by writeMu.
 	oprec *opRecorder
+	opBuf opRecorder // what oprec points to while set (oplog.go)
 	// applying is set while DB.Apply changes the collection (opapply.go):
 	// the write stores what the op says, with no eviction and no
 	// validation of its own. Guarded by writeMu.
 	applying bool
+	// applyVers are the record versions the op being applied gives its
+	// documents (Op.Versions, parallel to Docs), nil when it gives none.
+	// Guarded by writeMu.
+	applyVers []uint64
+}
+
+// newVersion returns the record version of the i-th document a write
+// stores: the applied op's when it carries versions (the DB's counter
+// then moves past it, so that versions given later are greater), else
+// the next of the DB's counter.
+func (s *collState) newVersion(i int) uint64 {
+	if i < len(s.applyVers) {
+		v := s.applyVers[i]
+		s.db.raiseVersions(v)
+		return v
+	}
+	return s.db.writes.Add(1)
 }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
@@ -315,10 +333,25 @@ var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
 
 // writeState runs fn on the collection's state, creating the collection if
 // needed and retrying once if it was dropped between lookup and lock.
-func (c *Collection) write(fn func(s *collState) error) error {
+func (c *Collection) write(fn func(s *collState) error) (err error) {
 	if err := c.usable(); err != nil {
 		return err
 	}
+	if c.db.persist != nil {
+		if err := c.db.logErr(); err != nil {
+			return err
+		}
+		defer c.db.durable(&err)
+	}
+	end, err := c.db.beginWrite()
+	if err != nil {
+		return err
+	}
+	return end(c.writeBegun(fn))
+}
+
+// writeBegun is write once the replicator (if any) let it begin.
+func (c *Collection) writeBegun(fn func(s *collState) error) error {
 	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)

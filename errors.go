@@ -111,6 +111,48 @@ var (
 	// ErrOpVersion is returned by Op.UnmarshalBinary for a binary form of
 	// another OpVersion; the error names both versions.
 	ErrOpVersion = errors.New("ttldb: unsupported op version")
+
+	// ErrChangeStreamLagged ends a change stream that fell more than its
+	// MaxLag ops behind the newest op: Next returns false and Err a
+	// *ChangeStreamLagError carrying the token to resume from.
+	ErrChangeStreamLagged = errors.New("ttldb: change stream fell behind")
+
+	// ErrChangeStreamHistoryLost is returned when the place a change
+	// stream needs is no longer retained by the DB's change-stream buffer:
+	// by Watch for a ResumeAfter token older than the buffer's window, and
+	// by a running stream (with ErrChangeStreamLagged, in a
+	// *ChangeStreamLagError) whose next op the buffer overwrote before it
+	// was read. Events were lost: rebuild what the stream fed from the
+	// collections, then watch from now.
+	ErrChangeStreamHistoryLost = errors.New("ttldb: change stream history lost")
+
+	// ErrNoPreImage ends a change stream with FullDocumentBeforeChange
+	// set to FullDocumentRequired at an update, replace or delete whose
+	// op kept no pre-image (committed before any stream asked for them).
+	ErrNoPreImage = errors.New("ttldb: no pre-image for change event")
+	// ErrLocked is returned by Open(WithDir(dir)) when another DB, in
+	// this process or another, has dir open.
+	ErrLocked = errs.ErrLocked
+
+	// ErrCorrupt is returned by Open when a file of the data directory (or
+	// a backup) fails its checksum or framing anywhere but at the log's
+	// tail (a torn tail is cut off and reported by DB.Recovery). Nothing
+	// is loaded; the error names the file. Open WithSalvage loads what
+	// passes its checksums (README, Durability).
+	ErrCorrupt = errs.ErrCorrupt
+
+	// ErrFormatVersion is returned by Open for a snapshot or log file of a
+	// format version this ttldb does not read; the error names both
+	// versions. A newer file needs the newer ttldb that wrote it.
+	ErrFormatVersion = errs.ErrFormatVersion
+
+	// ErrLogFailed is returned by a write when appending to or syncing the
+	// data directory's log failed (a failing disk, a full disk): the
+	// error also wraps the cause (syscall.ENOSPC, syscall.EIO…). The
+	// write's change is in memory but may not be on disk; from then on
+	// the DB refuses every write with this error (reads go on) until it
+	// is closed and opened again, which loads what the disk really holds.
+	ErrLogFailed = errs.ErrLogFailed
 )
 
 // ValidationError reports why a document failed the collection's validator:

@@ -566,7 +566,16 @@ func (ix *index) conflict(key string, self uint64) bool {
 // cancelled or past its deadline, CreateIndex returns an error matching
 // ctx.Err() and leaves nothing of the index behind. The final catch-up
 // and the index's publication, under the write lock, do not stop.
-func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, error) {
+func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (name string, err error) {
+	if err := c.db.writable(); err != nil {
+		return "", err
+	}
+	defer c.db.durable(&err)
+	return replicated(c.db, func() (string, error) { return c.createIndexBegun(ctx, m) })
+}
+
+// createIndexBegun is CreateIndex once the replicator (if any) let it begin.
+func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string, error) {
 	if err := c.usable(); err != nil {
 		return "", err
 	}
@@ -604,7 +613,17 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
-func (c *Collection) DropIndex(name string) error {
+func (c *Collection) DropIndex(name string) (err error) {
+	if err := c.db.writable(); err != nil {
+		return err
+	}
+	defer c.db.durable(&err)
+	_, err = replicated(c.db, func() (struct{}, error) { return struct{}{}, c.dropIndexBegun(name) })
+	return err
+}
+
+// dropIndexBegun is DropIndex once the replicator (if any) let it begin.
+func (c *Collection) dropIndexBegun(name string) error {
 	if ts := c.timeSeries(); ts != nil {
 		return ts.dropIndex(name, nil) // time-series: tsindex.go
 	}

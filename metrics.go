@@ -22,6 +22,29 @@ type Metrics struct {
 	// from counts the writes keep, in O(1) per collection. A gauge: Sub
 	// keeps m's.
 	Documents map[string]int64
+	// DocumentBytes is the size of each collection's stored documents in
+	// ttldb's encoding (docs/FORMAT.md), without the indexes and the
+	// store's overhead (Storage counts those): for a time-series
+	// collection, its measurements' encodings. A gauge: Sub keeps m's.
+	DocumentBytes map[string]int64
+
+	// Durability describes the data directory of a DB opened WithDir
+	// (zero otherwise).
+	Durability DurabilityMetrics
+}
+
+// DurabilityMetrics describe a DB's data directory. The counters count
+// from Open, as every counter of Metrics does: they restart from zero with
+// the process.
+type DurabilityMetrics struct {
+	LogRecords int64 // records written to the log: one per write under SyncAlways, one per flush of the writes of a few ms otherwise
+	LogBytes   int64 // bytes written to the log, framing included
+	LogSyncs   int64 // fsyncs of the log (group commits, flushes, segment changes, Close)
+	LogSize    int64 // bytes in the log's files now (a gauge)
+	Snapshots  int64 // snapshots written (automatic and DB.Snapshot)
+	// SnapshotBytes is the size of the current snapshot file (a gauge; 0:
+	// none yet).
+	SnapshotBytes int64
 }
 
 // IndexRef names an index of a collection. As a map key it makes Metrics
@@ -181,6 +204,11 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 	t.DeletedByCollection = subMap(m.TTL.DeletedByCollection, p.DeletedByCollection)
 	t.DeletedByIndex = subMap(m.TTL.DeletedByIndex, p.DeletedByIndex)
 	t.PassDurations = m.TTL.PassDurations.Sub(p.PassDurations)
+	dd, pd := &d.Durability, prev.Durability
+	dd.LogRecords -= pd.LogRecords
+	dd.LogBytes -= pd.LogBytes
+	dd.LogSyncs -= pd.LogSyncs
+	dd.Snapshots -= pd.Snapshots
 	return d
 }
 
@@ -284,6 +312,10 @@ func (db *DB) Metrics() Metrics {
 	m.Storage = db.storageMetrics()
 	t.BacklogByIndex = map[IndexRef]IndexBacklog{}
 	m.Documents = map[string]int64{}
+	m.DocumentBytes = map[string]int64{}
+	if p := db.persist; p != nil {
+		m.Durability = p.metrics()
+	}
 	open := !db.closed.Load()
 	var now time.Time
 	if open {
@@ -324,6 +356,7 @@ func (s *collState) readMetrics(now time.Time, ttl bool, m *Metrics) (work int) 
 		defer ts.mu.RUnlock()
 		if !ts.dropped {
 			m.Documents[s.name] = int64(ts.count)
+			m.DocumentBytes[s.name] = ts.bytesLen
 		}
 		return 0
 	}
@@ -333,6 +366,7 @@ func (s *collState) readMetrics(now time.Time, ttl bool, m *Metrics) (work int) 
 		return 0
 	}
 	m.Documents[s.name] = int64(s.natural.Len())
+	m.DocumentBytes[s.name] = s.bytes
 	if !ttl {
 		return 0
 	}

@@ -306,7 +306,8 @@ func TestMetricsSub(t *testing.T) {
 	}
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
 		LastPassStart: after.TTL.LastPassStart, PassDurations: zeroHist, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
-		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed}, Storage: after.Storage, Documents: after.Documents}, after.Sub(after))
+		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed}, Storage: after.Storage, Documents: after.Documents,
+		DocumentBytes: after.DocumentBytes}, after.Sub(after))
 	assert.Equal(t, after.Storage, d.Storage, "gauges")
 }
 

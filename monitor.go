@@ -370,6 +370,9 @@ type monitor struct {
 	// by passSem). Empty between batches.
 	batch []chosenDoc
 	slots []store.Slot // the slots a batch deletes; reused likewise
+	// gone is the buffer of a batch's deleted records while ops are
+	// wanted (deleteBatch), reused likewise. Cleared between batches.
+	gone []record
 
 	pace pacer   // when to pause between batches (monitor_pace.go)
 	ids  idBatch // the _id values of a batch, for the observers
@@ -574,7 +577,7 @@ func (db *DB) CurrentOp() []CurrentOp {
 // when the DB steps down during the pass, with what was done so far). ctx
 // (and Close) stop it between two batches, with ctx's error.
 func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
-	if err := db.checkOpen(); err != nil {
+	if err := db.writable(); err != nil {
 		return PassResult{}, err
 	}
 	if !db.monitor.isPrimary() {
@@ -779,7 +782,13 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
-		n, ids, exhausted, batchNow, err := m.deleteBatch(ctx, t, ps.now, limit)
+		if err := db.logErr(); err != nil {
+			return false, err // deletions that cannot be logged would come back
+		}
+		n, ids, exhausted, batchNow, err := m.replicatedBatch(ctx, t, ps.now, limit)
+		if err == nil && n > 0 {
+			err = db.syncLog() // logged before it is counted and told
+		}
 		if err != nil {
 			return false, err
 		}
@@ -874,6 +883,13 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	retry := false
 	var gone []record // the deleted records, when ops are wanted
 	wantOps := m.db.ops.opsWanted()
+	if wantOps {
+		// m.gone's array, reused from batch to batch as m.batch is (it is
+		// grown once, not appended into from nil 256 times a batch);
+		// commitExpire copies what it keeps.
+		gone = m.gone[:0]
+		defer func() { m.gone = gone; clear(gone) }()
+	}
 	s.mu.Lock()
 	for _, x := range s.indexes {
 		if x.ttl != nil {
@@ -993,6 +1009,24 @@ func (s *collState) commitExpire(index string, batchNow time.Time, recs []record
 		op.Before = recordDocs(recs)
 	}
 	s.db.ops.commit([]Op{op})
+}
+
+// replicatedBatch is deleteBatch as one write under the DB's Replicator,
+// if any: a replica that may not write (Begin refuses) deletes nothing and
+// ends the pass, as a step-down does.
+func (m *monitor) replicatedBatch(ctx context.Context, t ttlTarget, passNow time.Time, limit int) (n int, ids []any, exhausted bool, batchNow time.Time, err error) {
+	end, err := m.db.beginWrite()
+	if err != nil {
+		if !errors.Is(err, ErrNotPrimary) && !errors.Is(err, ErrClosed) {
+			err = fmt.Errorf("%w: %w", ErrNotPrimary, err)
+		}
+		return 0, nil, false, batchNow, err
+	}
+	n, ids, exhausted, batchNow, err = m.deleteBatch(ctx, t, passNow, limit)
+	if err = end(err); err != nil {
+		return 0, nil, false, batchNow, err
+	}
+	return n, ids, exhausted, batchNow, nil
 }
 
 // earlier returns the earlier of a and b.

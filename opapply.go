@@ -28,6 +28,13 @@ import (
 // ErrInvalidDocument for a malformed document, ErrCollectionExists…),
 // ErrMemoryLimit, or ErrClosed.
 //
+// Record versions: an insert, update or replacement whose op carries
+// Versions (one per document) stores its documents with those versions,
+// so that an expire hook on a replica sees the delivery identity
+// (ExpiredBatch.Versions) the origin's hooks would have seen; the DB's
+// own versions given later are greater than every version applied. An
+// op without Versions gets the DB's own.
+//
 // Applying never reads the clock, generates an _id or chooses what to
 // delete: inserts store the documents as given (no validator runs, no
 // capped eviction: the evictions follow as OpDelete), updates and
@@ -46,7 +53,11 @@ import (
 // own: open it with MonitorOptions{Disabled: true}, or WithPrimary /
 // SetPrimary(false) while it follows a primary, so that only the ops
 // delete expired documents.
-func (db *DB) Apply(ops ...Op) error {
+func (db *DB) Apply(ops ...Op) (err error) {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.durable(&err)
 	if err := db.checkOpen(); err != nil {
 		return err
 	}
@@ -125,7 +136,14 @@ func (db *DB) applyOp(op *Op) error {
 	if err := s.lockWrite(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOp, err)
 	}
+	if err := checkVersions(op); err != nil {
+		s.writeMu.Unlock()
+		return err
+	}
 	s.applying = true
+	if op.Kind == OpInsert || op.Kind == OpUpdate || op.Kind == OpReplace {
+		s.applyVers = op.Versions
+	}
 	var (
 		err      error
 		expired  []any // the _id values an expiry deleted, for the observers
@@ -152,12 +170,38 @@ func (db *DB) applyOp(op *Op) error {
 	if err == nil {
 		err = db.ops.commitApplied([]Op{*op})
 	}
-	s.applying = false
+	s.applying, s.applyVers = false, nil
 	s.writeMu.Unlock()
 	if err == nil && observed {
 		db.reportApplied(op, len(expired), expired, nil)
 	}
 	return err
+}
+
+// checkVersions checks an op's record versions: none, or one per
+// document, each > 0.
+func checkVersions(op *Op) error {
+	if len(op.Versions) == 0 {
+		return nil
+	}
+	if len(op.Versions) != len(op.Docs) {
+		return fmt.Errorf("%w: %d versions for %d documents", ErrInvalidOp, len(op.Versions), len(op.Docs))
+	}
+	if slices.Contains(op.Versions, 0) {
+		return fmt.Errorf("%w: record version 0", ErrInvalidOp)
+	}
+	return nil
+}
+
+// raiseVersions makes the DB's version counter at least v: the versions
+// it gives later are greater than every version applied.
+func (db *DB) raiseVersions(v uint64) {
+	for {
+		cur := db.writes.Load()
+		if cur >= v || db.writes.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // reportApplied counts the deletions of an applied OpExpire (or Expired

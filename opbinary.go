@@ -24,6 +24,7 @@ import (
 //	cutoff    instant
 //	flags     byte (bit 0: Expired; the other bits 0)
 //	spec      bytes (empty: none)
+//	versions  uvarint count, then count uvarints (0 or len(docs))
 //
 // string and bytes are a uvarint length and the bytes; a list is a
 // uvarint count and that many bytes values; an instant is a byte 0 for
@@ -56,7 +57,12 @@ func (op Op) AppendBinary(b []byte) ([]byte, error) {
 		flags |= 1
 	}
 	b = append(b, flags)
-	return appendBytes(b, op.Spec), nil
+	b = appendBytes(b, op.Spec)
+	b = binary.AppendUvarint(b, uint64(len(op.Versions)))
+	for _, v := range op.Versions {
+		b = binary.AppendUvarint(b, v)
+	}
+	return b, nil
 }
 
 // MarshalBinary returns the op's binary form (encoding.BinaryMarshaler),
@@ -70,6 +76,7 @@ func (op Op) MarshalBinary() ([]byte, error) {
 func (op Op) binarySize() int {
 	n := 1 + binary.MaxVarintLen64 + 1 + 2*binary.MaxVarintLen64 + 1 + 2*(binary.MaxVarintLen64+binary.MaxVarintLen32)
 	n += binary.MaxVarintLen64 + len(op.Collection) + binary.MaxVarintLen64 + len(op.Index) + binary.MaxVarintLen64 + len(op.Spec)
+	n += binary.MaxVarintLen64 * (1 + len(op.Versions))
 	for _, l := range [][]RawDocument{op.Docs, op.Updates, op.Keys, op.Before} {
 		n += binary.MaxVarintLen64
 		for _, d := range l {
@@ -146,6 +153,14 @@ func (op *Op) UnmarshalBinary(data []byte) error {
 			r.err = fmt.Errorf("%w: spec: %w", ErrInvalidOp, err)
 		}
 		out.Spec = spec
+	}
+	if nv := r.uvarint("versions"); r.err == nil && nv > 0 {
+		if nv != uint64(len(out.Docs)) {
+			r.fail("versions", "%d versions for %d documents", nv, len(out.Docs))
+		}
+		for i := uint64(0); i < nv && r.err == nil; i++ {
+			out.Versions = append(out.Versions, r.uvarint("versions"))
+		}
 	}
 	if r.err == nil && r.i != len(r.b) {
 		r.fail("end", "%d bytes after the op", len(r.b)-r.i)

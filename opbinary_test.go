@@ -112,7 +112,7 @@ func TestOpBinarySize(t *testing.T) {
 	b, err := op.MarshalBinary()
 	require.NoError(t, err)
 	t.Logf("%d bytes, %d of them the document", len(b), len(doc))
-	require.LessOrEqual(t, len(b), len(doc)+len(op.Collection)+20)
+	require.LessOrEqual(t, len(b), len(doc)+len(op.Collection)+21)
 }
 
 // FuzzOpUnmarshal feeds arbitrary bytes to UnmarshalBinary: it never

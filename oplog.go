@@ -35,7 +35,11 @@ func (s *collState) beginOps() {
 	if !s.db.ops.opsWanted() {
 		return
 	}
-	s.oprec = &opRecorder{pre: s.db.ops.preImagesWanted()}
+	// The recorder lives in the collection (no allocation per write); a
+	// fresh value each time, so that its ops slice, which the committed
+	// ops keep, is never reused.
+	s.opBuf = opRecorder{pre: s.db.ops.preImagesWanted()}
+	s.oprec = &s.opBuf
 }
 
 // endOps commits the recorded ops if the write succeeded (err == nil) and

@@ -160,7 +160,7 @@ func newTestRand(t testing.TB) *rand.Rand { return rand.New(rand.NewPCG(modelSee
 
 // history drives random writes on a DB.
 type history struct {
-	t   *testing.T
+	t   testing.TB
 	rng *rand.Rand
 	db  *DB
 	clk *ttltest.Clock
@@ -279,12 +279,17 @@ func (h *history) setup() {
 
 func (h *history) run(steps int) {
 	h.setup()
-	for range steps {
-		h.step()
-	}
+	h.steps(steps)
 	h.clk.Advance(10 * time.Minute)
 	_, err := h.db.RunTTLPass(context.Background())
 	require.NoError(h.t, err)
+}
+
+// steps makes n random changes.
+func (h *history) steps(n int) {
+	for range n {
+		h.step()
+	}
 }
 
 // step makes one random change.

@@ -288,7 +288,16 @@ func (db *DB) CollModTimeSeries(collection string, m TimeSeriesCollMod) (TimeSer
 }
 
 // CollModTimeSeries is DB.CollModTimeSeries for this collection.
-func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (res TimeSeriesCollModResult, err error) {
+	if err := c.db.writable(); err != nil {
+		return TimeSeriesCollModResult{}, err
+	}
+	defer c.db.durable(&err)
+	return replicated(c.db, func() (TimeSeriesCollModResult, error) { return c.collModTimeSeriesBegun(m) })
+}
+
+// collModTimeSeriesBegun is CollModTimeSeries once the replicator (if any) let it begin.
+func (c *Collection) collModTimeSeriesBegun(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
 	var res TimeSeriesCollModResult
 	if err := c.usable(); err != nil {
 		return res, err

@@ -362,7 +362,16 @@ func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) 
 }
 
 // CollMod is DB.CollMod for this collection.
-func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
+func (c *Collection) CollMod(m CollModIndex) (res CollModResult, err error) {
+	if err := c.db.writable(); err != nil {
+		return CollModResult{}, err
+	}
+	defer c.db.durable(&err)
+	return replicated(c.db, func() (CollModResult, error) { return c.collModBegun(m) })
+}
+
+// collModBegun is CollMod once the replicator (if any) let it begin.
+func (c *Collection) collModBegun(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
 	if err := c.usable(); err != nil {
 		return res, err

@@ -321,6 +321,10 @@ func (c *Collection) InsertMany(docs any) (ids []any, err error) {
 }
 
 func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
+	if err := c.db.writable(); err != nil {
+		return nil, err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -329,7 +333,15 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		for i, d := range docs {
 			list[i] = d
 		}
-		return ts.insert(list) // time-series: tsbucket.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return nil, err
+		}
+		ids, err = ts.insert(list) // time-series: tsbucket.go
+		if err = end(err); err != nil {
+			return nil, err
+		}
+		return ids, nil
 	}
 	sc := getInsertScratch()
 	defer sc.release()
@@ -501,12 +513,19 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		return err
 	}
 	var earliest time.Time
+	var vers []uint64 // for the op
+	if s.oprec != nil {
+		vers = make([]uint64, 0, len(batch))
+	}
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	s.deferCounts()
 	for i, p := range batch {
-		rec := record{seq: s.nextSeq, ver: s.db.writes.Add(1)}
+		rec := record{seq: s.nextSeq, ver: s.newVersion(i)}
+		if vers != nil {
+			vers = append(vers, rec.ver)
+		}
 		s.nextSeq++
 		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
 		// From here on, the store's copy: what outlives the call (a
@@ -524,7 +543,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	s.flushCounts()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil {
-		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc })})
+		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc }), Versions: vers})
 		r.deleted(s, evicted)
 	}
 	s.settleMemory(cost)
@@ -693,7 +712,11 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 	return o
 }
 
-func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (UpdateResult, error) {
+func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Document, limit int, opts []UpdateOptions) (res UpdateResult, err error) {
+	if err := c.db.writable(); err != nil {
+		return UpdateResult{}, err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
 	}
@@ -701,7 +724,12 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return UpdateResult{}, err
+		}
+		res, err := c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
+		return res, end(err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
@@ -712,7 +740,6 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
-	var res UpdateResult
 	err = c.writeMatchingCtx(ctx, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
@@ -889,16 +916,23 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 		return 0, err
 	}
 	var earliest time.Time
+	var vers []uint64 // for the op
+	if s.oprec != nil {
+		vers = make([]uint64, 0, len(changes))
+	}
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
-	for _, ch := range changes {
+	for i, ch := range changes {
 		// The new version takes the old one's slot (same seq, same _id
 		// key); readers holding the old version keep it unchanged.
 		s.removeFromIndexes(&ch.rec, ch.oldKey)
-		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.db.writes.Add(1)}
+		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.newVersion(i)}
 		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
 		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
+		if vers != nil {
+			vers = append(vers, nr.ver)
+		}
 		s.noteWrite(&ch.rec, &nr)
 		s.addToIndexes(&nr, ch.newKey)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
@@ -906,7 +940,7 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	evicted := s.evictCapped()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil && len(changes) > 0 {
-		op := Op{Kind: r.replaceKind, Docs: make([]RawDocument, len(changes))}
+		op := Op{Kind: r.replaceKind, Docs: make([]RawDocument, len(changes)), Versions: vers}
 		if op.Kind == 0 {
 			op.Kind = OpUpdate
 		}
@@ -1013,7 +1047,11 @@ func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, erro
 	return c.deleteMatching(ctx, filter, 0)
 }
 
-func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int) (int, error) {
+func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int) (n int, err error) {
+	if err := c.db.writable(); err != nil {
+		return 0, err
+	}
+	defer c.db.durable(&err)
 	if err := c.usable(); err != nil {
 		return 0, err
 	}
@@ -1021,7 +1059,12 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
+		end, err := c.db.beginWrite()
+		if err != nil {
+			return 0, err
+		}
+		n, err := c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
+		return n, end(err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
@@ -1031,7 +1074,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 	if err != nil || s == nil {
 		return 0, err
 	}
-	n := 0
+	n = 0
 	err = c.write(func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {

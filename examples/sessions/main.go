@@ -10,14 +10,23 @@
 // hides expired documents (HideExpired), so a session past its 30 minutes
 // is never served nor revived, even before the monitor's next pass.
 //
-// By default (-demo) it makes a few requests against an in-process server
-// on a fake clock, prints what happens and exits; -addr :8080 serves for
-// real on the system clock:
+// By default it makes a few requests against an in-process server on a
+// fake clock, prints what happens and exits; -addr :8080 serves for real on
+// the system clock:
 //
 //	curl -c jar -d user=ada localhost:8080/login
 //	curl -b jar localhost:8080/me
 //	curl -b jar -X POST localhost:8080/logout
 //	curl localhost:8080/metrics
+//
+// -data DIR keeps the sessions in the directory DIR (ttldb.WithDir): they
+// survive a restart, with their expiry dates. With the demo, run it twice:
+// the first run logs two users in; the second, "40 minutes later", finds
+// the session still alive and not the one that expired while the program
+// was down.
+//
+//	go run ./examples/sessions -data /tmp/sessions
+//	go run ./examples/sessions -data /tmp/sessions
 package main
 
 import (
@@ -33,6 +42,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -67,6 +77,11 @@ type Server struct {
 // SessionTTL on lastSeen) in db and returns the server.
 func NewServer(db *ttldb.DB) (*Server, error) {
 	sessions, err := db.CreateCollection("sessions", ttldb.CollectionOptions{HideExpired: true})
+	if errors.Is(err, ttldb.ErrCollectionExists) {
+		// Loaded from a data directory: made by an earlier run. CreateIndex
+		// below returns the existing index.
+		sessions, err = db.Collection("sessions"), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,21 +201,30 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 func main() {
 	addr := flag.String("addr", "", "serve on this address (e.g. :8080) on the system clock; empty: run the demo and exit")
+	data := flag.String("data", "", "keep the sessions in this directory (created if missing) so that they survive a restart; empty: in memory")
 	flag.Parse()
-	if *addr != "" {
-		if err := serve(*addr); err != nil {
-			log.Fatal(err)
-		}
-		return
+	var err error
+	switch {
+	case *addr != "":
+		err = serve(*addr, *data)
+	case *data != "":
+		err = demoRestart(os.Stdout, *data)
+	default:
+		err = demo(os.Stdout)
 	}
-	if err := demo(os.Stdout); err != nil {
+	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-// serve runs the store for real: the system clock, the monitor every 60 s.
-func serve(addr string) error {
-	db, err := ttldb.Open()
+// serve runs the store for real: the system clock, the monitor every 60 s,
+// the sessions in dir if it is not empty.
+func serve(addr, dir string) error {
+	var opts []ttldb.Option
+	if dir != "" {
+		opts = append(opts, ttldb.WithDir(dir))
+	}
+	db, err := ttldb.Open(opts...)
 	if err != nil {
 		return err
 	}
@@ -216,7 +240,7 @@ func serve(addr string) error {
 // demo runs a session's life against an in-process server on a fake
 // clock, with TTL passes run by hand, and prints it to out.
 func demo(out io.Writer) error {
-	clock := ttltest.NewClock(time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
+	clock := ttltest.NewClock(demoStart)
 	db, err := ttldb.Open(ttldb.WithClock(clock), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	if err != nil {
 		return err
@@ -234,29 +258,7 @@ func demo(out io.Writer) error {
 	}
 	client := &http.Client{Jar: jar}
 	defer client.CloseIdleConnections()
-
-	do := func(step, method, path string, form string) error {
-		var resp *http.Response
-		var err error
-		if method == http.MethodPost {
-			resp, err = client.Post(ts.URL+path, "application/x-www-form-urlencoded", strings.NewReader(form))
-		} else {
-			resp, err = client.Get(ts.URL + path)
-		}
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "%-44s %-4s %-8s -> %d %s", step, method, path, resp.StatusCode, body)
-		if len(body) == 0 || body[len(body)-1] != '\n' {
-			fmt.Fprintln(out)
-		}
-		return nil
-	}
+	do := requester(out, client, ts.URL)
 	steps := []struct {
 		advance      time.Duration
 		step         string
@@ -283,4 +285,153 @@ func demo(out io.Writer) error {
 	}
 	fmt.Fprintf(out, "TTL pass: %d expired session(s) deleted\n", res.Deleted)
 	return do("metrics", http.MethodGet, "/metrics", "")
+}
+
+// downTime is how long the demo of -data is down between two runs, in its
+// clock's time.
+const downTime = 20 * time.Minute
+
+// demoStart is when the demo's fake clock starts.
+var demoStart = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+// requester returns a function that makes one request with client and
+// prints it to out.
+func requester(out io.Writer, client *http.Client, base string) func(step, method, path, form string) error {
+	return func(step, method, path, form string) error {
+		var resp *http.Response
+		var err error
+		if method == http.MethodPost {
+			resp, err = client.Post(base+path, "application/x-www-form-urlencoded", strings.NewReader(form))
+		} else {
+			resp, err = client.Get(base + path)
+		}
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-44s %-4s %-8s -> %d %s", step, method, path, resp.StatusCode, body)
+		if len(body) == 0 || body[len(body)-1] != '\n' {
+			fmt.Fprintln(out)
+		}
+		return nil
+	}
+}
+
+// demoRestart is the demo of -data: each run continues the story of the
+// previous one, on a fake clock that the data directory remembers. The
+// first run logs ada in at 09:00 and grace at 09:10, refreshes grace's
+// session at 09:25 and stops; the next run comes downTime later (in the
+// clock's time), at 09:45, and finds grace's session (idle 20 minutes) but
+// not ada's, which expired at 09:30 while the program was down; its TTL
+// pass deletes ada's. The demo's browser (the
+// tokens and the clock's time) is kept in the directory too, in a
+// collection of its own.
+func demoRestart(out io.Writer, dir string) error {
+	// The clock's time and the users' tokens, from the previous run.
+	state := struct {
+		Now    time.Time         `bson:"now"`
+		Tokens map[string]string `bson:"tokens"`
+	}{Now: demoStart, Tokens: map[string]string{}}
+	probe, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	if err != nil {
+		return err
+	}
+	run := 1
+	if err := probe.Collection("demo").FindOne(ttldb.Document{"_id": "browser"}).Decode(&state); err == nil {
+		run = 2
+		state.Now = state.Now.Add(downTime) // the program was down meanwhile
+	} else if !errors.Is(err, ttldb.ErrNotFound) {
+		probe.Close()
+		return err
+	}
+	if err := probe.Close(); err != nil {
+		return err
+	}
+
+	clock := ttltest.NewClock(state.Now)
+	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithClock(clock), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.Collection("sessions").EstimatedDocumentCount()
+	if err != nil {
+		return err
+	}
+	rec := db.Recovery()
+	fmt.Fprintf(out, "run %d at %s: loaded %d stored session(s) from %s (snapshot %q, %d log ops)\n",
+		run, clock.Now().Format("15:04"), n, dir, rec.Snapshot, rec.LogOps)
+	srv, err := NewServer(db)
+	if err != nil {
+		return err
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Jar: jar}
+	defer client.CloseIdleConnections()
+	do := requester(out, client, ts.URL)
+	u, err := url.Parse(ts.URL)
+	if err != nil {
+		return err
+	}
+	as := func(user string) { // the browser's cookie for user
+		jar.SetCookies(u, []*http.Cookie{{Name: cookieName, Value: state.Tokens[user], Path: "/"}})
+	}
+	login := func(user string) error {
+		if err := do(clock.Now().Format("15:04")+" "+user+" logs in", http.MethodPost, "/login", "user="+user); err != nil {
+			return err
+		}
+		for _, c := range jar.Cookies(u) {
+			if c.Name == cookieName {
+				state.Tokens[user] = c.Value
+			}
+		}
+		return nil
+	}
+
+	if run == 1 {
+		if err := login("ada"); err != nil {
+			return err
+		}
+		clock.Advance(10 * time.Minute)
+		if err := login("grace"); err != nil {
+			return err
+		}
+		clock.Advance(15 * time.Minute)
+		as("grace")
+		if err := do(clock.Now().Format("15:04")+" grace's request refreshes her session", http.MethodGet, "/me", ""); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "stopping; run again with the same -data to restart %v later\n", downTime)
+	} else {
+		as("grace")
+		if err := do(clock.Now().Format("15:04")+" grace's session, after the restart", http.MethodGet, "/me", ""); err != nil {
+			return err
+		}
+		as("ada")
+		if err := do(clock.Now().Format("15:04")+" ada's session, after the restart", http.MethodGet, "/me", ""); err != nil {
+			return err
+		}
+		res, err := db.RunTTLPass(context.Background())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "TTL pass: %d expired session(s) deleted\n", res.Deleted)
+	}
+	state.Now = clock.Now()
+	tokens := ttldb.Document{}
+	for user, tok := range state.Tokens {
+		tokens[user] = tok
+	}
+	_, err = db.Collection("demo").ReplaceOne(ttldb.Document{"_id": "browser"},
+		ttldb.Document{"now": state.Now, "tokens": tokens}, ttldb.UpdateOptions{Upsert: true})
+	return err
 }

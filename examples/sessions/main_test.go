@@ -182,3 +182,36 @@ func TestDemoRuns(t *testing.T) {
 	assert.Contains(t, out.String(), "-> 401 session expired or unknown")
 	assert.Contains(t, out.String(), "TTL pass: 1 expired session(s) deleted")
 }
+
+// With -data the sessions survive a restart: the second run finds the
+// first run's live session (grace's) and not the one that expired while
+// the program was down (ada's), which its TTL pass deletes.
+func TestDemoSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	var first, second strings.Builder
+	require.NoError(t, demoRestart(&first, dir))
+	assert.Contains(t, first.String(), "run 1 at 09:00: loaded 0 stored session(s)")
+	assert.Contains(t, first.String(), "grace's request refreshes her session  GET  /me      -> 200")
+
+	require.NoError(t, demoRestart(&second, dir))
+	out := second.String()
+	assert.Contains(t, out, "run 2 at 09:45: loaded 2 stored session(s)")
+	assert.Contains(t, out, `grace's session, after the restart     GET  /me      -> 200 {"user":"grace","created":"2026-11-21T09:10:00Z"`)
+	assert.Contains(t, out, "ada's session, after the restart       GET  /me      -> 401 session expired or unknown")
+	assert.Contains(t, out, "TTL pass: 1 expired session(s) deleted")
+
+	// What the second run left: grace's session alone (read at 09:45).
+	clock := ttltest.NewClock(demoStart.Add(45 * time.Minute))
+	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithClock(clock), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	defer db.Close()
+	var users []string
+	cur, err := db.Collection("sessions").Find(context.Background(), nil)
+	require.NoError(t, err)
+	var sessions []Session
+	require.NoError(t, cur.All(context.Background(), &sessions))
+	for _, s := range sessions {
+		users = append(users, s.User)
+	}
+	assert.Equal(t, []string{"grace"}, users)
+}

@@ -197,6 +197,25 @@ func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
 	return s.insert(key, doc, extra, seq, ver)
 }
 
+// InsertNew is Insert for a key that may be stored already: it stores the
+// record only if no record has the key and reports whether it did;
+// otherwise it returns the slot of the record that has it. When the key is
+// new it hashes the key once and probes the map once, where Lookup then
+// Insert do each twice: for bulk loads. Writer only.
+func (s *Store) InsertNew(key, doc, extra []byte, seq, ver uint64) (slot Slot, inserted bool) {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	h := s.hash(key)
+	sh := s.shard(h)
+	// The writer reads the table without the shard lock: only it changes
+	// it.
+	if slot, found := s.find(sh, h, key); found {
+		return slot, false
+	}
+	return s.insertHashed(h, key, doc, extra, seq, ver), true
+}
+
 // CopyFrom inserts the record of another Store (the one s was forked
 // from) keeping its sequence and version, and returns its new slot.
 // Writer of s only; from must not change meanwhile.
@@ -206,7 +225,10 @@ func (s *Store) CopyFrom(from *Store, slot Slot) Slot {
 }
 
 func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
-	h := s.hash(key)
+	return s.insertHashed(s.hash(key), key, doc, extra, seq, ver)
+}
+
+func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Slot {
 	slot := s.allocSlot()
 	ci, off := s.write(slot, key, doc, extra)
 	e := s.ent(slot)

@@ -534,3 +534,28 @@ func TestDroppedChunksAreReleased(t *testing.T) {
 	assert.Less(t, int64(b1-b0), bound)
 	runtime.KeepAlive(s)
 }
+
+// InsertNew stores a new key once and finds it after, also when its hash
+// collides with another key's.
+func TestInsertNew(t *testing.T) {
+	for _, bits := range []uint{0, 1} {
+		s := New(Options{HashBits: bits})
+		var slots []Slot
+		for i := range 50 {
+			k := []byte(fmt.Sprintf("k%d", i))
+			slot, ok := s.InsertNew(k, []byte("d"), nil, uint64(i+1), uint64(i+1))
+			require.True(t, ok)
+			slots = append(slots, slot)
+		}
+		for i := range 50 {
+			k := []byte(fmt.Sprintf("k%d", i))
+			slot, ok := s.InsertNew(k, []byte("other"), nil, 99, 99)
+			require.False(t, ok, "bits %d key %s", bits, k)
+			require.Equal(t, slots[i], slot)
+			got, found := s.Get(k)
+			require.True(t, found)
+			require.Equal(t, []byte("d"), got.Doc)
+		}
+		require.Equal(t, 50, s.Len())
+	}
+}

@@ -1,0 +1,673 @@
+package ttldb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttldb/ttldb/internal/errs"
+	snapfile "github.com/ttldb/ttldb/internal/snapshot"
+	"github.com/ttldb/ttldb/internal/vfs"
+	"github.com/ttldb/ttldb/internal/wal"
+)
+
+// SyncPolicy says when a DB opened WithDir fsyncs its log, as the sync
+// choices of Redis's append-only file do. Under every policy a write
+// returns once its changes are in the operating system: a crash of the
+// process loses nothing a call acknowledged. The policies differ on a
+// power cut or a kernel crash.
+type SyncPolicy uint8
+
+// The sync policies. The zero value is SyncEverySecond, the default.
+const (
+	// SyncEverySecond fsyncs the log about once a second, in the
+	// background: a power cut loses at most the writes of the last second
+	// or so. Writes never wait for the disk.
+	SyncEverySecond SyncPolicy = iota
+	// SyncAlways returns from a write only once an fsync covered it: a
+	// power cut loses no acknowledged write. Concurrent writers share
+	// fsyncs (group commit); each write waits about one fsync's time.
+	SyncAlways
+	// SyncNever leaves the write-back to the operating system (within
+	// about 30 s on Linux): a power cut may lose that much.
+	SyncNever
+)
+
+// String returns the policy's name: "SyncAlways", "SyncEverySecond",
+// "SyncNever", or "SyncPolicy(n)" for another value.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncEverySecond:
+		return "SyncEverySecond"
+	case SyncAlways:
+		return "SyncAlways"
+	case SyncNever:
+		return "SyncNever"
+	}
+	return fmt.Sprintf("SyncPolicy(%d)", uint8(p))
+}
+
+// AutoSnapshot configures the snapshots a DB opened WithDir takes by
+// itself: one starts when the log has grown past both MinLogBytes and
+// LogRatio times the size of the last snapshot, after which the log before
+// it is dropped. The zero value means the defaults.
+type AutoSnapshot struct {
+	// LogRatio is the log's size, as a multiple of the last snapshot's,
+	// that triggers a snapshot (default 1: when rewriting the DB costs no
+	// more than the log it replaces). Negative is ErrInvalidOptions.
+	LogRatio float64
+	// MinLogBytes is the smallest log, in bytes, that triggers a snapshot
+	// (default 64 MiB). Negative is ErrInvalidOptions.
+	MinLogBytes int64
+	// Disabled turns automatic snapshots off: the log then grows until
+	// DB.Snapshot is called.
+	Disabled bool
+}
+
+// Defaults of AutoSnapshot.
+const (
+	DefaultSnapshotLogRatio    = 1.0
+	DefaultSnapshotMinLogBytes = 64 << 20
+)
+
+// durableConfig is what the durability options set.
+type durableConfig struct {
+	dir     string
+	sync    SyncPolicy
+	auto    AutoSnapshot
+	restore io.Reader
+	salvage bool
+	fs      vfs.FS // default vfs.Default; tests give a FaultFS
+	segment int64  // log segment size; 0: the log's default
+}
+
+// defaults fills in the zero values.
+func (c *durableConfig) defaults() {
+	if c.auto.LogRatio == 0 {
+		c.auto.LogRatio = DefaultSnapshotLogRatio
+	}
+	if c.auto.MinLogBytes == 0 {
+		c.auto.MinLogBytes = DefaultSnapshotMinLogBytes
+	}
+}
+
+// restore loads an in-memory DB from a backup (WithRestore without
+// WithDir).
+func (db *DB) restore(cfg durableConfig) error {
+	start := db.clock.Now()
+	p := &persistence{db: db, cfg: cfg}
+	l := newLoader(db)
+	l.salvage = cfg.salvage
+	if err := p.loadSnapshot(l, cfg.restore, "backup"); err != nil {
+		return err
+	}
+	if err := l.finishLoad(); err != nil {
+		return fmt.Errorf("ttldb: backup: %w", err)
+	}
+	p.recovery.SnapshotSeq, p.recovery.SnapshotDocuments, p.recovery.LastSeq = l.lastSeq, l.docs, l.lastSeq
+	p.recovery.Duration = db.clock.Now().Sub(start)
+	db.restored = p.recovery
+	return nil
+}
+
+// WithDir makes the DB keep its state in the directory path (created,
+// mode 0700, if missing; its files are created 0600): Open loads the
+// snapshot and the log found there, every later change is appended to the
+// log before the call that made it returns, and snapshots rewrite the DB
+// from time to time (WithAutoSnapshot, DB.Snapshot). One DB at a time may
+// have a directory open: a second Open of it, in this process or another,
+// fails with ErrLocked. Without WithDir the DB lives in memory only.
+// See the README's Durability section and docs/FORMAT.md.
+func WithDir(path string) Option {
+	return func(cfg *config) error {
+		if path == "" {
+			return fmt.Errorf("%w: WithDir: empty path", ErrInvalidOptions)
+		}
+		cfg.durable.dir = path
+		return nil
+	}
+}
+
+// WithSync sets the log's sync policy (default SyncEverySecond). It needs
+// WithDir.
+func WithSync(p SyncPolicy) Option {
+	return func(cfg *config) error {
+		if p > SyncNever {
+			return fmt.Errorf("%w: WithSync: unknown policy %d", ErrInvalidOptions, p)
+		}
+		cfg.durable.sync = p
+		cfg.needsDir = "WithSync"
+		return nil
+	}
+}
+
+// WithAutoSnapshot sets when the DB snapshots itself (see AutoSnapshot).
+// It needs WithDir.
+func WithAutoSnapshot(a AutoSnapshot) Option {
+	return func(cfg *config) error {
+		if a.LogRatio < 0 || a.MinLogBytes < 0 {
+			return fmt.Errorf("%w: WithAutoSnapshot: negative LogRatio or MinLogBytes", ErrInvalidOptions)
+		}
+		if a.LogRatio == 0 {
+			a.LogRatio = DefaultSnapshotLogRatio
+		}
+		if a.MinLogBytes == 0 {
+			a.MinLogBytes = DefaultSnapshotMinLogBytes
+		}
+		cfg.durable.auto = a
+		cfg.needsDir = "WithAutoSnapshot"
+		return nil
+	}
+}
+
+// WithRestore makes Open load the DB from r, a copy DB.Backup wrote. With
+// WithDir the directory must hold no DB yet (else ErrInvalidOptions): Open
+// writes the loaded state there as its first snapshot. Without WithDir
+// the restored DB lives in memory.
+func WithRestore(r io.Reader) Option {
+	return func(cfg *config) error {
+		if r == nil {
+			return fmt.Errorf("%w: WithRestore: nil reader", ErrInvalidOptions)
+		}
+		cfg.durable.restore = r
+		return nil
+	}
+}
+
+// WithSalvage makes Open load what it can from a damaged data directory
+// instead of failing with ErrCorrupt: the blocks of the snapshot that pass
+// their checksums, and the log up to its first damaged record (the log
+// files are cut there, for good). Data is lost: DB.Recovery says how much.
+// Copy the directory before using it. See the README's Durability
+// section.
+func WithSalvage() Option {
+	return func(cfg *config) error {
+		cfg.durable.salvage = true
+		return nil
+	}
+}
+
+// withFS makes the DB's data directory live in fsys (tests: a FaultFS).
+func withFS(fsys vfs.FS) Option {
+	return func(cfg *config) error {
+		cfg.durable.fs = fsys
+		return nil
+	}
+}
+
+// withLogSegmentSize sets the log's segment size (tests).
+func withLogSegmentSize(n int64) Option {
+	return func(cfg *config) error {
+		cfg.durable.segment = n
+		return nil
+	}
+}
+
+// RecoveryInfo describes what Open loaded from a data directory or a
+// backup (DB.Recovery).
+type RecoveryInfo struct {
+	// Snapshot is the file name of the snapshot loaded ("" if none).
+	Snapshot string
+	// SnapshotSeq is the op the snapshot is consistent as of.
+	SnapshotSeq uint64
+	// SnapshotDocuments counts the documents it held.
+	SnapshotDocuments int
+	// LogOps counts the ops applied from the log after the snapshot.
+	LogOps int
+	// LastSeq is the sequence number of the last op loaded.
+	LastSeq uint64
+	// TruncatedBytes counts the bytes of a torn log tail (a crash in the
+	// middle of an append) that Open cut off, and Truncations describes
+	// each cut (also logged as a warning). Those writes were never
+	// acknowledged under SyncAlways.
+	TruncatedBytes int64
+	Truncations    []string
+	// SalvagedBlocks and SalvagedBytes count what WithSalvage skipped in
+	// a damaged snapshot; SalvagedLogBytes what it cut from a damaged log.
+	SalvagedBlocks   int
+	SalvagedBytes    int64
+	SalvagedLogBytes int64
+	// Duration is how long loading took, by the DB's clock.
+	Duration time.Duration
+}
+
+// Recovery returns what Open loaded (the zero value for a DB opened
+// without WithDir or WithRestore).
+func (db *DB) Recovery() RecoveryInfo {
+	if db.persist == nil {
+		return db.restored
+	}
+	return db.persist.recovery
+}
+
+// persistence is a DB's data directory.
+type persistence struct {
+	db   *DB
+	fs   vfs.FS
+	dir  string
+	cfg  durableConfig
+	lock io.Closer
+	log  *wal.Log
+	sink *logSink
+
+	recovery RecoveryInfo
+
+	snapMu    sync.Mutex   // serializes snapshots
+	snapBytes atomic.Int64 // size of the current snapshot (0: none)
+	snapshots atomic.Int64 // written since Open
+	closing   chan struct{}
+	wake      chan struct{} // one slot: an automatic snapshot is due
+	done      chan struct{} // closed when the snapshotter has returned
+}
+
+const (
+	snapshotPrefix = "snapshot-"
+	snapshotSuffix = ".ttldb"
+	snapshotTemp   = "snapshot.ttldb.tmp"
+	logDirName     = "log"
+	lockName       = "LOCK"
+)
+
+// snapshotName is the file name of the snapshot consistent as of seq.
+func snapshotName(seq uint64) string {
+	return fmt.Sprintf("%s%020d%s", snapshotPrefix, seq, snapshotSuffix)
+}
+
+// parseSnapshotName returns the sequence number in a snapshot's name.
+func parseSnapshotName(name string) (uint64, bool) {
+	if !strings.HasPrefix(name, snapshotPrefix) || !strings.HasSuffix(name, snapshotSuffix) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, snapshotPrefix), snapshotSuffix), 10, 64)
+	return n, err == nil
+}
+
+func (p *persistence) join(name string) string {
+	if _, ok := p.fs.(vfs.OS); ok {
+		return filepath.Join(p.dir, name)
+	}
+	return path.Join(p.dir, name)
+}
+
+// openDir loads db from its data directory (or cfg.restore) and attaches
+// the log. db is not yet shared: its monitor has not started.
+func (db *DB) openDir(cfg durableConfig) (err error) {
+	start := db.clock.Now()
+	cfg.defaults()
+	if cfg.fs == nil {
+		cfg.fs = vfs.Default
+	}
+	p := &persistence{db: db, fs: cfg.fs, dir: cfg.dir, cfg: cfg, closing: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if err := vfs.MkdirAllDurable(p.fs, p.dir); err != nil {
+		return fmt.Errorf("ttldb: data directory %s: %w", p.dir, err)
+	}
+	lock, err := p.fs.Lock(p.join(lockName))
+	if err != nil {
+		return fmt.Errorf("ttldb: data directory %s: %w", p.dir, err)
+	}
+	p.lock = lock
+	defer func() {
+		if err != nil {
+			if p.log != nil {
+				p.log.Close()
+			}
+			p.lock.Close()
+		}
+	}()
+	names, err := p.fs.ReadDir(p.dir)
+	if err != nil {
+		return fmt.Errorf("ttldb: data directory %s: %w", p.dir, err)
+	}
+	var snaps []uint64
+	for _, n := range names {
+		if strings.HasSuffix(n, ".tmp") {
+			_ = p.fs.Remove(p.join(n)) // a snapshot cut short
+		}
+		if seq, ok := parseSnapshotName(n); ok {
+			snaps = append(snaps, seq)
+		}
+	}
+	slices.Sort(snaps)
+
+	l := newLoader(db)
+	l.salvage = cfg.salvage
+	rec := &p.recovery
+	switch {
+	case cfg.restore != nil:
+		if len(snaps) > 0 || slices.Contains(names, logDirName) {
+			return fmt.Errorf("%w: WithRestore: data directory %s already holds a DB", ErrInvalidOptions, p.dir)
+		}
+		if err := p.loadSnapshot(l, cfg.restore, "backup"); err != nil {
+			return err
+		}
+	case len(snaps) > 0:
+		name := snapshotName(snaps[len(snaps)-1])
+		f, err := p.fs.OpenFile(p.join(name), os.O_RDONLY, 0)
+		if err != nil {
+			return fmt.Errorf("ttldb: %s: %w", p.join(name), err)
+		}
+		err = p.loadSnapshot(l, f, name)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		rec.Snapshot = name
+		if size, err := fileSize(p.fs, p.join(name)); err == nil {
+			p.snapBytes.Store(size)
+		}
+	}
+	rec.SnapshotSeq, rec.SnapshotDocuments = l.lastSeq, l.docs
+
+	if err := p.openLog(l); err != nil {
+		return err
+	}
+	if err := l.finishLoad(); err != nil {
+		return fmt.Errorf("ttldb: data directory %s: %w; %s", p.dir, err, recoverHint)
+	}
+	rec.LastSeq = l.lastSeq
+	rec.Duration = db.clock.Now().Sub(start)
+	if rec.TruncatedBytes > 0 || rec.SalvagedBlocks > 0 || rec.SalvagedLogBytes > 0 {
+		db.logger.Warn("ttldb: recovered a damaged data directory", "dir", p.dir,
+			"truncated_bytes", rec.TruncatedBytes, "truncations", strings.Join(rec.Truncations, "; "),
+			"salvaged_blocks", rec.SalvagedBlocks, "salvaged_bytes", rec.SalvagedBytes, "salvaged_log_bytes", rec.SalvagedLogBytes)
+	}
+
+	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes, clock: db.clock}
+	if !p.sink.always {
+		p.sink.startWriter()
+	}
+	if !cfg.auto.Disabled {
+		p.sink.onWrite = p.maybeSnapshot
+	}
+	db.persist = p
+	db.ops.attach(p.sink)
+	// Older snapshots (a crash after a newer one was renamed in, before
+	// they were removed) go now.
+	for _, s := range snaps[:max(len(snaps)-1, 0)] {
+		_ = p.fs.Remove(p.join(snapshotName(s)))
+	}
+	if cfg.restore != nil {
+		if err := p.snapshot(); err != nil {
+			p.sink.stopWriter()
+			db.persist = nil
+			return fmt.Errorf("ttldb: writing the restored DB to %s: %w", p.dir, err)
+		}
+	}
+	go p.snapshotter()
+	return nil
+}
+
+// fileSize returns the size of a file of fsys.
+func fileSize(fsys vfs.FS, name string) (int64, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return f.Size()
+}
+
+// recoverHint is what an error about a damaged directory tells the user to
+// do.
+const recoverHint = "the DB was not opened; copy the directory, then open the copy with WithSalvage to load what passes its checksums (see the README, Durability)"
+
+// loadSnapshot loads a snapshot (or a backup) from r.
+func (p *persistence) loadSnapshot(l *loader, r io.Reader, name string) error {
+	var sr *snapfile.Reader
+	var err error
+	if p.cfg.salvage {
+		sr, err = snapfile.NewSalvageReader(r)
+	} else {
+		sr, err = snapfile.NewReader(r)
+	}
+	if err == nil {
+		err = l.loadSnapshot(sr)
+	}
+	if err != nil {
+		if errors.Is(err, errs.ErrCorrupt) {
+			return fmt.Errorf("ttldb: %s: %w; %s", name, err, recoverHint)
+		}
+		return fmt.Errorf("ttldb: %s: %w", name, err)
+	}
+	if p.cfg.salvage {
+		p.recovery.SalvagedBlocks, p.recovery.SalvagedBytes = sr.Skipped()
+	}
+	return nil
+}
+
+// openLog opens the log, replays what follows the snapshot, and keeps it
+// open for appending.
+func (p *persistence) openLog(l *loader) error {
+	dir := p.join(logDirName)
+	opts := wal.Options{Sync: wal.SyncPolicy(p.cfg.sync), SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer}
+	for attempt := 0; ; attempt++ {
+		log, err := wal.Open(p.fs, dir, opts)
+		if err == nil {
+			before := l.lastSeq
+			err = log.Replay(l.lastSeq+1, func(seq uint64, payload []byte) error {
+				return decodeRecord(payload, func(v uint64) { l.maxVer = max(l.maxVer, v) }, func(op Op) error {
+					if op.Seq <= l.lastSeq {
+						return nil // the snapshot holds it
+					}
+					return l.apply(op)
+				})
+			})
+			p.recovery.LogOps += int(l.lastSeq - before)
+			if err == nil {
+				p.log = log
+				for _, c := range log.Recovery().Cuts {
+					p.recovery.TruncatedBytes += c.Bytes
+				}
+				if s := log.Recovery().String(); s != "" {
+					p.recovery.Truncations = append(p.recovery.Truncations, s)
+				}
+				return nil
+			}
+			log.Close()
+		}
+		if !errors.Is(err, errs.ErrCorrupt) {
+			return fmt.Errorf("ttldb: log %s: %w", dir, err)
+		}
+		if !p.cfg.salvage || attempt > 0 || !isLogDamage(err) {
+			return fmt.Errorf("ttldb: log %s: %w; %s", dir, err, recoverHint)
+		}
+		// Salvage: cut the log at its first damage and load it again
+		// (the loader keeps what it applied: the ops after the cut are
+		// beyond what Replay will give again).
+		res, rerr := wal.Repair(p.fs, dir)
+		if rerr != nil {
+			return fmt.Errorf("ttldb: log %s: repair: %w", dir, rerr)
+		}
+		p.recovery.SalvagedLogBytes += res.DroppedBytes
+	}
+}
+
+// isLogDamage reports whether err is the log's own corruption (which
+// Repair can cut away) rather than an op that does not apply.
+func isLogDamage(err error) bool {
+	var ce *wal.CorruptError
+	return errors.As(err, &ce)
+}
+
+// maybeSnapshot is the sink's check after each write: it wakes the
+// snapshotter once the log has grown enough.
+func (p *persistence) maybeSnapshot(logBytes int64) {
+	a := p.cfg.auto
+	limit := max(a.MinLogBytes, int64(a.LogRatio*float64(p.snapshotBytes())))
+	if logBytes < limit {
+		return
+	}
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *persistence) snapshotBytes() int64 { return p.snapBytes.Load() }
+
+// snapshotter takes the automatic snapshots, until Close.
+func (p *persistence) snapshotter() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.closing:
+			return
+		case <-p.wake:
+			if err := p.snapshot(); err != nil && !errors.Is(err, errSnapshotClosing) {
+				p.db.logger.Error("ttldb: automatic snapshot failed; the log keeps growing until one succeeds", "dir", p.dir, "err", err)
+			}
+		}
+	}
+}
+
+var errSnapshotClosing = errors.New("ttldb: snapshot abandoned: the DB is closing")
+
+// snapshot writes a snapshot into the directory, then drops what it makes
+// useless: the older snapshot and the log before it. The file is written
+// under a temporary name, fsynced, renamed, and the directory fsynced;
+// a crash at any point leaves the previous snapshot and the log intact.
+func (p *persistence) snapshot() (err error) {
+	p.snapMu.Lock()
+	defer p.snapMu.Unlock()
+	if err := p.sink.err(); err != nil {
+		return err
+	}
+	tmp := p.join(snapshotTemp)
+	f, err := p.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, vfs.FilePerm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = p.fs.Remove(tmp)
+		}
+	}()
+	info, err := p.db.writeSnapshotAbortable(f, p.closing)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	name := snapshotName(info.endSeq)
+	if err := p.fs.Rename(tmp, p.join(name)); err != nil {
+		return err
+	}
+	if err := p.fs.SyncDir(p.dir); err != nil {
+		return err
+	}
+	// The new snapshot is durable: what it covers can go.
+	p.snapBytes.Store(info.bytes)
+	p.snapshots.Add(1)
+	p.sink.bytes.Store(0)
+	names, _ := p.fs.ReadDir(p.dir)
+	for _, n := range names {
+		if seq, ok := parseSnapshotName(n); ok && seq != info.endSeq {
+			_ = p.fs.Remove(p.join(n))
+		}
+	}
+	_ = p.fs.SyncDir(p.dir)
+	if err := p.log.TruncateFront(info.endSeq + 1); err != nil {
+		return fmt.Errorf("dropping the log before the snapshot: %w", err)
+	}
+	return nil
+}
+
+// Snapshot writes a snapshot of the DB into its data directory now, then
+// drops the older snapshot and the log it makes useless. Readers and
+// writers go on meanwhile (see Backup for what they wait for). It fails
+// with ErrInvalidOptions for a DB opened without WithDir, and with the
+// file system's error (the previous snapshot and the log are then kept).
+// Snapshots are serialized: a call during another (an automatic one)
+// waits for it.
+func (db *DB) Snapshot() error {
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	if db.persist == nil {
+		return fmt.Errorf("%w: Snapshot: the DB has no data directory (WithDir)", ErrInvalidOptions)
+	}
+	return db.persist.snapshot()
+}
+
+// close stops the snapshotter (abandoning a snapshot under way), writes
+// and fsyncs what the log holds, and releases the directory.
+func (p *persistence) close() error {
+	close(p.closing)
+	<-p.done
+	p.snapMu.Lock() // waits for a Snapshot call under way to give up
+	defer p.snapMu.Unlock()
+	p.sink.stopWriter()
+	// Closed first: a write that raced with Close and commits after the
+	// flush below gets ErrClosed, never an acknowledgement.
+	p.sink.closed.Store(true)
+	err := p.sink.flush(p.sink.pendingSeq.Load())
+	if cerr := p.log.Close(); err == nil && cerr != nil && !errors.Is(cerr, errs.ErrLogFailed) {
+		err = cerr
+	}
+	if lerr := p.lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+// writable returns why the DB accepts no write: ErrClosed, or the log's
+// failure (ErrLogFailed).
+func (db *DB) writable() error {
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	if p := db.persist; p != nil {
+		return p.sink.err()
+	}
+	return nil
+}
+
+// durable makes the ops of a write that just returned (*err == nil) as
+// durable as the sync policy promises, setting *err if the log fails. A
+// write method defers it; it does nothing for an in-memory DB.
+func (db *DB) durable(err *error) {
+	p := db.persist
+	if p == nil {
+		return
+	}
+	if serr := p.sink.sync(); serr != nil && *err == nil {
+		*err = serr
+	}
+}
+
+// logErr returns the log's failure (nil for an in-memory DB).
+func (db *DB) logErr() error {
+	if p := db.persist; p != nil {
+		return p.sink.err()
+	}
+	return nil
+}
+
+// syncLog makes every op committed so far as durable as the policy
+// promises (nil for an in-memory DB).
+func (db *DB) syncLog() error {
+	if p := db.persist; p != nil {
+		return p.sink.sync()
+	}
+	return nil
+}
+
+// metrics reads the directory's figures for Metrics.
+func (p *persistence) metrics() DurabilityMetrics {
+	st := p.log.Stats()
+	return DurabilityMetrics{LogRecords: st.Appends, LogBytes: st.Bytes, LogSyncs: st.Syncs, LogSize: st.Size,
+		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load()}
+}

@@ -1,0 +1,148 @@
+package ttldb
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/ttltest"
+)
+
+// durableWithData writes n documents into a new directory, then (with
+// snapshot) a snapshot, then m more documents into the log, and closes
+// the DB. It returns the directory.
+func durableWithData(t testing.TB, clk *ttltest.Clock, n, m int, snapshot bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
+	c := db.Collection("c")
+	for i := range n {
+		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", 64)})
+		require.NoError(t, err)
+	}
+	if snapshot {
+		require.NoError(t, db.Snapshot())
+	}
+	for i := n; i < n+m; i++ {
+		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", 64)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+	return dir
+}
+
+// onlyFile returns the one file of dir whose name matches pattern.
+func onlyFile(t testing.TB, pattern string) string {
+	t.Helper()
+	names, err := filepath.Glob(pattern)
+	require.NoError(t, err)
+	require.Len(t, names, 1, pattern)
+	return names[0]
+}
+
+// flipByte changes the byte at off (from the end when negative) of file.
+func flipByte(t testing.TB, file string, off int64) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	if off < 0 {
+		off += int64(len(b))
+	}
+	b[off] ^= 0x55
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+}
+
+func docCount(t testing.TB, db *DB) int {
+	t.Helper()
+	n, err := db.Collection("c").CountDocuments(context.Background(), nil)
+	require.NoError(t, err)
+	return n
+}
+
+// TestCorruptSnapshot: a snapshot that fails a checksum is a clear error
+// naming the file and the way out, and nothing is loaded; WithSalvage
+// loads what passes its checksums and says what it skipped.
+func TestCorruptSnapshot(t *testing.T) {
+	clk := ttltest.NewClock(opEpoch)
+	dir := durableWithData(t, clk, 8000, 10, true)
+	snap := onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb"))
+	info, err := os.Stat(snap)
+	require.NoError(t, err)
+	flipByte(t, snap, info.Size()/2)
+
+	_, err = openDurable(t, clk, dir)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.Contains(t, err.Error(), filepath.Base(snap))
+	require.Contains(t, err.Error(), "WithSalvage")
+
+	db := mustOpenDurable(t, clk, dir, WithSalvage())
+	defer db.Close()
+	rec := db.Recovery()
+	require.Equal(t, 1, rec.SalvagedBlocks)
+	require.Positive(t, rec.SalvagedBytes)
+	n := docCount(t, db)
+	require.Less(t, n, 8010)
+	require.Greater(t, n, 4000, "the other blocks and the log are loaded")
+	requireIndexesRebuilt(t, db)
+	_, err = db.Collection("c").InsertOne(Document{"after": true})
+	require.NoError(t, err, "the salvaged DB works")
+}
+
+// TestCorruptLogBeforeTail: a damaged record followed by good ones is not
+// a torn tail: Open fails with ErrCorrupt naming the segment; WithSalvage
+// keeps the records before the damage.
+func TestCorruptLogBeforeTail(t *testing.T) {
+	clk := ttltest.NewClock(opEpoch)
+	dir := durableWithData(t, clk, 0, 200, false)
+	seg := onlyFile(t, filepath.Join(dir, logDirName, "*.wal"))
+	info, err := os.Stat(seg)
+	require.NoError(t, err)
+	flipByte(t, seg, info.Size()/2)
+
+	_, err = openDurable(t, clk, dir)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.Contains(t, err.Error(), filepath.Base(seg))
+	require.Contains(t, err.Error(), "WithSalvage")
+
+	db := mustOpenDurable(t, clk, dir, WithSalvage())
+	defer db.Close()
+	require.Positive(t, db.Recovery().SalvagedLogBytes)
+	n := docCount(t, db)
+	require.Greater(t, n, 50)
+	require.Less(t, n, 200)
+	ids := findIDs(t, db.Collection("c"), nil)
+	for i, id := range ids {
+		require.Equal(t, i, id, "a prefix of the writes")
+	}
+}
+
+// TestFormatVersions: a snapshot or a log segment of another format
+// version is refused with ErrFormatVersion naming both versions.
+func TestFormatVersions(t *testing.T) {
+	clk := ttltest.NewClock(opEpoch)
+	for _, file := range []string{"snapshot", "log"} {
+		t.Run(file, func(t *testing.T) {
+			dir := durableWithData(t, clk, 10, 10, true)
+			var path string
+			var at int64
+			if file == "snapshot" {
+				path, at = onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), 8
+			} else {
+				path, at = onlyFile(t, filepath.Join(dir, logDirName, "*.wal")), 8
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			binary.LittleEndian.PutUint32(b[at:], 2)
+			require.NoError(t, os.WriteFile(path, b, 0o600))
+			_, err = openDurable(t, clk, dir)
+			require.ErrorIs(t, err, ErrFormatVersion)
+			require.Contains(t, err.Error(), "version 2")
+			require.Contains(t, err.Error(), fmt.Sprintf("version %d", 1))
+		})
+	}
+}

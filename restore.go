@@ -1,0 +1,549 @@
+package ttldb
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
+	snapfile "github.com/ttldb/ttldb/internal/snapshot"
+)
+
+// Loading a DB from a snapshot and ops (a data directory's log, or the ops
+// a snapshot captured while it was taken).
+//
+// Ops are applied idempotently, as a snapshot's documents need (see
+// snapshot.go and docs/FORMAT.md): an insert, update or replacement
+// stores its document whether or not the _id is present; a delete or TTL
+// batch removes the documents present; a collection create starts the
+// collection anew; index creates and drops go by name. Unique indexes are
+// not checked while ops are applied (a snapshot may hold two documents
+// copied at different moments with the same key, one of which a later op
+// changes); finishLoad checks them once every op is in.
+//
+// A TTL batch deletes its documents without the re-check DB.Apply makes:
+// after the batch, the document exists again only through a later op that
+// stores it whole, so deleting whatever the loader holds under its _id
+// converges whatever version of it the snapshot copied.
+//
+// Nothing here takes a lock: the DB is not yet shared.
+
+// loader builds a DB's state.
+type loader struct {
+	db      *DB
+	byID    map[uint32]*collState // collections by their number in the snapshot
+	asOf    map[*collState]uint64 // time-series collections copied whole at a sequence number
+	lastSeq uint64                // the last op applied (or the snapshot's end)
+	maxVer  uint64                // the greatest record version met
+	docs    int                   // documents loaded from the snapshot
+	ops     int                   // ops applied
+	salvage bool                  // accept gaps in the sequence (WithSalvage)
+}
+
+func newLoader(db *DB) *loader {
+	return &loader{db: db, byID: map[uint32]*collState{}, asOf: map[*collState]uint64{}}
+}
+
+// corrupt wraps an error about loaded data with ErrCorrupt.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errs.ErrCorrupt}, args...)...)
+}
+
+// loadSnapshot reads a whole snapshot into the (empty) DB. Documents are
+// loaded by two goroutines: this one reads the blocks, checks the
+// documents and computes their keys; an inserter stores them (the _id map,
+// natural order, index trees) in order. Any other block waits for the
+// inserter to be done with the documents before it.
+func (l *loader) loadSnapshot(r *snapfile.Reader) error {
+	start := r.Header().StartSeq
+	l.lastSeq = start
+	ins := startInserter()
+	defer ins.stop()
+	for {
+		b, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if b.Kind != snapfile.KindDocs && b.Kind != snapfile.KindCollection {
+			ins.drain()
+		}
+		switch b.Kind {
+		case snapfile.KindCollection:
+			err = l.collection(b.Payload)
+		case snapfile.KindDocs:
+			var batch loadBatch
+			batch.docs = make([]loadDoc, 0, 1024)
+			var n int
+			n, err = snapfile.ParseDocs(b.Payload, func(id uint32, ver uint64, enc []byte) error {
+				s, err := l.docColl(id, enc)
+				if err != nil {
+					return err
+				}
+				if batch.s != nil && batch.s != s {
+					ins.send(batch)
+					batch = loadBatch{docs: make([]loadDoc, 0, 1024)}
+				}
+				batch.s = s
+				l.maxVer = max(l.maxVer, ver)
+				d, err := s.prepareLoad(enc, ver)
+				batch.docs = append(batch.docs, d)
+				return err
+			})
+			if err == nil && batch.s != nil {
+				ins.send(batch)
+			}
+			l.docs += n
+		case snapfile.KindBuckets:
+			_, err = snapfile.ParseBuckets(b.Payload, l.bucket)
+		case snapfile.KindOps:
+			_, err = snapfile.ParseOps(b.Payload, func(raw []byte) error {
+				var op Op
+				if err := op.UnmarshalBinary(raw); err != nil {
+					return corrupt("snapshot op: %v", err)
+				}
+				return l.apply(op)
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot block at offset %d: %w", b.Offset, err)
+		}
+	}
+	ins.drain()
+	t, ok := r.Trailer()
+	if !ok {
+		// Salvage mode with the trailer lost: what was read is all there is.
+		return nil
+	}
+	if l.lastSeq != t.EndSeq {
+		return corrupt("snapshot ends at op %d but holds ops up to %d", t.EndSeq, l.lastSeq)
+	}
+	l.maxVer = max(l.maxVer, t.MaxVersion)
+	return nil
+}
+
+// loadBatch is documents of one collection for the inserter.
+type loadBatch struct {
+	s    *collState
+	docs []loadDoc
+	done chan struct{} // a barrier, not documents: closed when the batches before it are in
+}
+
+// inserter stores prepared documents on a goroutine of its own.
+type inserter struct {
+	in   chan loadBatch
+	exit chan struct{}
+}
+
+func startInserter() *inserter {
+	ins := &inserter{in: make(chan loadBatch, 4), exit: make(chan struct{})}
+	go func() {
+		defer close(ins.exit)
+		for b := range ins.in {
+			if b.done != nil {
+				close(b.done)
+				continue
+			}
+			for i := range b.docs {
+				b.s.putLoaded(&b.docs[i])
+			}
+		}
+	}()
+	return ins
+}
+
+func (ins *inserter) send(b loadBatch) { ins.in <- b }
+
+// drain returns once every batch sent is stored.
+func (ins *inserter) drain() {
+	done := make(chan struct{})
+	ins.in <- loadBatch{done: done}
+	<-done
+}
+
+// stop ends the goroutine, after the batches sent.
+func (ins *inserter) stop() {
+	close(ins.in)
+	<-ins.exit
+}
+
+// docColl checks a document of a snapshot (validated) and returns its
+// collection.
+func (l *loader) docColl(id uint32, enc []byte) (*collState, error) {
+	s := l.byID[id]
+	switch {
+	case s == nil:
+		return nil, corrupt("document of undefined collection number %d", id)
+	case s.ts != nil:
+		return nil, corrupt("document in time-series collection %q", s.name)
+	}
+	if err := codec.Validate(enc); err != nil {
+		return nil, corrupt("collection %q: document: %v", s.name, err)
+	}
+	return s, nil
+}
+
+// collection creates a collection a snapshot defines.
+func (l *loader) collection(payload []byte) error {
+	c, err := snapfile.ParseCollection(payload)
+	if err != nil {
+		return err
+	}
+	if _, dup := l.byID[c.ID]; dup {
+		return corrupt("collection number %d defined twice", c.ID)
+	}
+	if err := validateCollectionName(c.Name); err != nil {
+		return corrupt("collection name: %v", err)
+	}
+	if _, dup := l.db.collections[c.Name]; dup {
+		return corrupt("collection %q defined twice", c.Name)
+	}
+	opts, err := collectionOptionsOf(c.Spec)
+	if err != nil {
+		return corrupt("collection %q: %v", c.Name, err)
+	}
+	s, err := newCollState(l.db, c.Name, opts)
+	if err != nil {
+		return corrupt("collection %q: %v", c.Name, err)
+	}
+	if s.ts == nil && c.Docs > 0 {
+		// Sized for what the snapshot holds: its _id map does not grow
+		// (and rehash) a shard at a time while the documents are stored.
+		s.st.Store(s.store().Fork(int(min(c.Docs, 1<<30))))
+	}
+	for _, spec := range c.Indexes {
+		m, err := indexModelOf(spec)
+		if err != nil {
+			return corrupt("collection %q: %v", c.Name, err)
+		}
+		if err := s.loadCreateIndex(m); err != nil {
+			return corrupt("collection %q: %v", c.Name, err)
+		}
+	}
+	multikey, tsExpire, err := parseCollectionState(c.State)
+	if err != nil {
+		return corrupt("collection %q: %v", c.Name, err)
+	}
+	if s.ts != nil {
+		if tsExpire == nil {
+			return corrupt("collection %q: no current expiry", c.Name)
+		}
+		s.ts.collExp.expireAfter.Store(*tsExpire)
+		for _, ix := range s.ts.indexes {
+			ix.multikey = multikey[ix.name]
+		}
+	} else {
+		for _, ix := range s.indexes {
+			ix.multikey = ix.multikey || multikey[ix.name]
+		}
+	}
+	l.db.collections[c.Name] = s
+	l.byID[c.ID] = s
+	if s.ts != nil {
+		l.asOf[s] = c.AsOf
+		s.ts.nextSeq = max(c.Next, 1)
+	}
+	return nil
+}
+
+// bucket stores a time-series bucket a snapshot holds.
+func (l *loader) bucket(id uint32, raw []byte) error {
+	s := l.byID[id]
+	if s == nil || s.ts == nil {
+		return corrupt("bucket of collection number %d, which is not a time-series collection", id)
+	}
+	ver, err := s.ts.loadBucket(raw)
+	l.maxVer = max(l.maxVer, ver)
+	return err
+}
+
+// apply applies one op, the next in sequence.
+func (l *loader) apply(op Op) error {
+	if op.Seq != l.lastSeq+1 && !(l.salvage && op.Seq > l.lastSeq) {
+		return corrupt("op %d follows op %d", op.Seq, l.lastSeq)
+	}
+	l.lastSeq = op.Seq
+	l.ops++
+	if l.db.writes.Load() < l.maxVer {
+		// Versions given while applying (time-series buckets) come after
+		// every version loaded so far.
+		l.db.writes.Store(l.maxVer)
+	}
+	if err := l.applyOp(op); err != nil {
+		return fmt.Errorf("op %d (kind %d, collection %q): %w", op.Seq, op.Kind, op.Collection, err)
+	}
+	return nil
+}
+
+func (l *loader) applyOp(op Op) error {
+	db := l.db
+	if err := validateCollectionName(op.Collection); err != nil {
+		return corrupt("%v", err)
+	}
+	switch op.Kind {
+	case OpCreateCollection:
+		opts, err := collectionOptionsOf(op.Spec)
+		if err != nil {
+			return corrupt("%v", err)
+		}
+		s, err := newCollState(db, op.Collection, opts)
+		if err != nil {
+			return corrupt("%v", err)
+		}
+		db.collections[op.Collection] = s // anew: every op of it follows
+		return nil
+	case OpDropCollection:
+		delete(db.collections, op.Collection)
+		return nil
+	}
+	s := db.collections[op.Collection]
+	if s == nil {
+		// Created implicitly by a write before ops recorded creations.
+		var err error
+		if s, err = newCollState(db, op.Collection, CollectionOptions{}); err != nil {
+			return corrupt("%v", err)
+		}
+		db.collections[op.Collection] = s
+	}
+	if s.ts != nil {
+		if op.Seq <= l.asOf[s] {
+			return nil // the snapshot's copy holds it already
+		}
+		return l.tsApply(s.ts, op)
+	}
+	switch op.Kind {
+	case OpInsert, OpUpdate, OpReplace:
+		for i, d := range op.Docs {
+			if err := codec.Validate(d); err != nil {
+				return corrupt("document: %v", err)
+			}
+			ver := opVersion(op, i)
+			if ver == 0 {
+				ver = l.maxVer + 1
+			}
+			l.maxVer = max(l.maxVer, ver)
+			if err := s.loadPut(d, ver); err != nil {
+				return err
+			}
+		}
+	case OpDelete, OpExpire:
+		for _, k := range op.Keys {
+			if err := s.loadDelete(k); err != nil {
+				return err
+			}
+		}
+	case OpCreateIndex:
+		m, err := indexModelOf(op.Spec)
+		if err != nil {
+			return corrupt("%v", err)
+		}
+		return s.loadCreateIndex(m)
+	case OpDropIndex:
+		s.indexes = slices.DeleteFunc(slices.Clone(s.indexes), func(ix *index) bool { return ix.name == op.Index })
+	case OpCollMod:
+		secs, _, err := collModOf(op.Spec)
+		if err != nil || secs == nil {
+			return corrupt("collMod spec: %v", err)
+		}
+		return s.loadCollMod(op.Index, *secs)
+	default:
+		return corrupt("unknown op kind %d", op.Kind)
+	}
+	return nil
+}
+
+// opVersion returns the record version op stored its i-th document with,
+// 0 if the op does not say.
+func opVersion(op Op, i int) uint64 {
+	if i < len(op.Versions) {
+		return op.Versions[i]
+	}
+	return 0
+}
+
+// idKeyOf returns the _id key of an encoded document (or document key).
+func idKeyOf(enc []byte) ([]byte, error) {
+	id, ok := codec.EncodedField(enc, "_id")
+	if !ok {
+		return nil, corrupt("document without _id")
+	}
+	k, err := appendIDKey(nil, id)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	return k, nil
+}
+
+// loadDoc is a document checked and keyed for loading: its _id key, its
+// index keys and TTL entries, computed from enc alone.
+type loadDoc struct {
+	key, enc, extra []byte
+	dk              docKeys
+	ver             uint64
+}
+
+// prepareLoad keys enc (validated) for loadPut. It reads the collection's
+// index definitions only, so it may run beside putLoaded of earlier
+// documents.
+func (s *collState) prepareLoad(enc []byte, ver uint64) (loadDoc, error) {
+	k, err := idKeyOf(enc)
+	if err != nil {
+		return loadDoc{}, err
+	}
+	dk, err := s.computeKeys(&docRef{rec: record{enc: enc}})
+	if err != nil {
+		return loadDoc{}, corrupt("%v", err)
+	}
+	return loadDoc{key: k, enc: enc, extra: s.appendTTLExtra(nil, dk), dk: dk, ver: ver}, nil
+}
+
+// loadPut stores enc (validated) as the document of its _id, replacing
+// the one there is, with record version ver, keeping every index up to
+// date but checking no unique index.
+func (s *collState) loadPut(enc []byte, ver uint64) error {
+	d, err := s.prepareLoad(enc, ver)
+	if err != nil {
+		return err
+	}
+	s.putLoaded(&d)
+	return nil
+}
+
+// putLoaded stores a prepared document (loadPut).
+func (s *collState) putLoaded(d *loadDoc) {
+	st := s.store()
+	slot, inserted := st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	if inserted {
+		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
+		s.nextSeq++
+		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
+		s.addToIndexes(&rec, d.dk)
+		s.bytes += int64(len(d.enc))
+		return
+	}
+	cur := s.rec(slot)
+	s.removeFromIndexes(&cur, s.storedKeys(&cur))
+	st.Update(cur.slot, d.enc, d.extra, d.ver)
+	rec := cur
+	rec.enc, rec.extra, rec.ver = d.enc, d.extra, d.ver
+	s.addToIndexes(&rec, d.dk)
+	s.bytes += int64(len(d.enc) - len(cur.enc))
+}
+
+// loadDelete deletes the document whose key ({_id: v}) key is, if present.
+func (s *collState) loadDelete(key []byte) error {
+	if err := codec.Validate(key); err != nil {
+		return corrupt("document key: %v", err)
+	}
+	k, err := idKeyOf(key)
+	if err != nil {
+		return err
+	}
+	if cur, found := s.lookup(k); found {
+		s.removeRecord(&cur)
+	}
+	return nil
+}
+
+// loadCreateIndex builds index m over the documents loaded so far,
+// replacing an index of the same name.
+func (s *collState) loadCreateIndex(m IndexModel) error {
+	if s.ts != nil {
+		_, err := s.ts.createIndex(m, nil)
+		return err
+	}
+	ix, err := newIndex(s.name, m, s.opts.Capped)
+	if err != nil {
+		return err
+	}
+	s.nextIx++
+	ix.id = s.nextIx
+	var ierr error
+	s.natural.Ascend(func(it natItem) bool {
+		rec := s.rec(it.slot)
+		ref := &docRef{rec: rec}
+		if ix.tree != nil {
+			ik, err := ix.keysOfStored(ref)
+			if err != nil {
+				ierr = fmt.Errorf("index %q: document %v: %w", ix.name, rec.id(), err)
+				return false
+			}
+			ix.insertKeys(&rec, ik)
+		}
+		if ix.ttl != nil {
+			k := ix.storedTTL(ref)
+			ix.multikey = ix.multikey || k.kind == ttlMulti
+			if k.ok {
+				ix.ttl.addEntry(entryFor(k.date, &rec), k)
+			}
+		}
+		return true
+	})
+	if ierr != nil {
+		return ierr
+	}
+	s.indexes = slices.DeleteFunc(slices.Clone(s.indexes), func(o *index) bool { return o.name == ix.name })
+	s.indexes = append(s.indexes, ix)
+	return nil
+}
+
+// loadCollMod sets index name's ExpireAfterSeconds, making it a TTL index
+// if it is not one.
+func (s *collState) loadCollMod(name string, secs int32) error {
+	i := slices.IndexFunc(s.indexes, func(ix *index) bool { return ix.name == name })
+	if i < 0 {
+		return nil // dropped later: its drop is among the ops
+	}
+	ix := s.indexes[i]
+	if ix.ttl != nil {
+		ix.ttl.expireAfter.Store(int64(secs))
+		return nil
+	}
+	m := ix.model()
+	m.ExpireAfterSeconds = &secs
+	return s.loadCreateIndex(m)
+}
+
+// finishLoad checks what could not be checked while ops were applied (the
+// unique indexes), accounts the memory, and sets the DB's counters after
+// the loaded ones.
+func (l *loader) finishLoad() error {
+	db := l.db
+	for _, s := range db.collections {
+		if s.ts == nil {
+			for _, ix := range s.indexes {
+				if err := ix.checkLoadedUnique(s); err != nil {
+					return err
+				}
+			}
+		}
+		s.settleMemory(0)
+	}
+	db.ops.seq = l.lastSeq
+	if db.writes.Load() < l.maxVer {
+		db.writes.Store(l.maxVer)
+	}
+	return nil
+}
+
+// checkLoadedUnique fails if a unique index holds a key twice.
+func (ix *index) checkLoadedUnique(s *collState) error {
+	if !ix.unique || ix.tree == nil {
+		return nil
+	}
+	var prev *indexEntry
+	var err error
+	ix.tree.Ascend(func(e indexEntry) bool {
+		if prev != nil && prev.key == e.key && prev.slot != e.slot {
+			rec := s.rec(e.slot)
+			err = corrupt("collection %q: unique index %q holds a key twice once every op is applied (document %v)", s.name, ix.name, rec.id())
+			return false
+		}
+		prev = &e
+		return true
+	})
+	return err
+}
