@@ -278,7 +278,7 @@ func (s *collState) applyInsert(op *Op) error {
 		}
 		docs[i] = newDoc{enc: d, id: id}
 	}
-	return invalid(s.insertPrepared(docs))
+	return invalid(s.insertPrepared(docs, nil))
 }
 
 // findAll returns the stored records of keys (documents or keys: their
@@ -409,9 +409,7 @@ func (s *collState) applyCreateIndex(op *Op) error {
 	}
 	s.nextIx++
 	ix.id = s.nextIx
-	s.mu.RLock()
-	b := &indexBuild{s: s, ix: ix, snapshot: s.natural.Clone(), done: make(chan struct{})}
-	s.mu.RUnlock()
+	b := &indexBuild{s: s, ix: ix, snapshot: s.nextSeq, done: make(chan struct{})}
 	if err := b.scan(); err != nil {
 		return invalid(err)
 	}
@@ -423,7 +421,7 @@ func (s *collState) applyCreateIndex(op *Op) error {
 		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
 	}
 	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ix.ttl.counts.bytes()
 	}
 	if err := s.reserve(cost); err != nil {
 		return err

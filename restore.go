@@ -423,7 +423,7 @@ func (s *collState) putLoaded(d *loadDoc) {
 	if inserted {
 		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
 		s.nextSeq++
-		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
 		s.addToIndexes(&rec, d.dk)
 		s.bytes += int64(len(d.enc))
 		return
