@@ -32,6 +32,9 @@ type committer struct {
 	// preImages counts the requests for pre-images (Op.Before): writes
 	// fill Before only while it is above 0.
 	preImages atomic.Int32
+	// replicator, set at Open (WithReplicator), receives the ops of
+	// local commits, not those DB.Apply applied.
+	replicator Replicator
 }
 
 // preImageSink is a sink that wants Op.Before filled from the moment it
@@ -78,6 +81,11 @@ func (c *committer) commit(ops []Op) {
 		for _, sink := range *s {
 			sink.appendOps(ops)
 		}
+	}
+	if c.replicator != nil {
+		// Local commits only: ops applied with DB.Apply came from the
+		// replicated log.
+		c.replicator.Commit(ops)
 	}
 	c.mu.Unlock()
 }
@@ -153,7 +161,7 @@ func (c *committer) detach(s opSink) uint64 {
 		}
 	}
 	c.sinks.Store(&list)
-	c.wanted.Store(len(list) > 0)
+	c.wanted.Store(len(list) > 0 || c.replicator != nil)
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(-1)
 	}

@@ -61,6 +61,7 @@ type config struct {
 	hideExpired bool
 	memLimit    int64 // bytes; 0: none
 	changes     ChangeStreamBufferOptions
+	replicator  Replicator
 	durable     durableConfig
 	needsDir    string // an option that needs WithDir, for the error
 }
@@ -123,6 +124,8 @@ func Open(opts ...Option) (*DB, error) {
 	}
 	db.monitor = newMonitor(db, cfg.monitor)
 	switch {
+	case cfg.durable.dir != "" && cfg.replicator != nil:
+		return nil, fmt.Errorf("%w: WithDir and WithReplicator: a replicated DB keeps its state in the replicator's log", ErrInvalidOptions)
 	case cfg.durable.dir != "":
 		if err := db.openDir(cfg.durable); err != nil { // durability.go
 			return nil, err
@@ -133,6 +136,10 @@ func Open(opts ...Option) (*DB, error) {
 		if err := db.restore(cfg.durable); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.replicator != nil {
+		db.ops.replicator = cfg.replicator
+		db.ops.wanted.Store(true)
 	}
 	db.monitor.start()
 	return db, nil
@@ -205,6 +212,12 @@ func (db *DB) CreateCollection(name string, opts CollectionOptions) (coll *Colle
 		return nil, err
 	}
 	defer db.durable(&err)
+	return replicated(db, func() (*Collection, error) { return db.createCollectionBegun(name, opts) })
+}
+
+// createCollectionBegun is CreateCollection once the replicator (if any)
+// let it begin.
+func (db *DB) createCollectionBegun(name string, opts CollectionOptions) (*Collection, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -270,6 +283,13 @@ func (db *DB) DropCollection(name string) (err error) {
 		return err
 	}
 	defer db.durable(&err)
+	_, err = replicated(db, func() (struct{}, error) { return struct{}{}, db.dropCollectionBegun(name) })
+	return err
+}
+
+// dropCollectionBegun is DropCollection once the replicator (if any) let
+// it begin.
+func (db *DB) dropCollectionBegun(name string) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}

@@ -1,25 +1,15 @@
 package main
 
-// The durability suite (-durable): ttldb with a data directory under each
-// sync policy side by side with buntdb's append-only file, which has the
-// same three choices. Each trial runs in a fresh process
-// (-dtrial name), in a fresh directory under -durable-dir, prints JSON,
-// and the parent keeps the median of -reps repetitions.
-
 import (
-	"bytes"
-	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,718 +19,812 @@ import (
 	"github.com/ttldb/ttldb"
 )
 
-// durableConfig configures the suite.
-type durableConfig struct {
-	n       int           // documents for insert, open, snapshot, disk
-	nAlways int           // documents for the SyncAlways trials (each waits for an fsync)
-	writers int           // SyncAlways concurrent writers
-	rate    time.Duration // snapshot trial: each writer's open-loop interval
-	reps    int
-	dir     string // parent of the trials' directories
+// The durability workloads (issue 13): ttldb with a data directory
+// (WithDir) under each sync policy, side by side with buntdb's append-only
+// file under the same policies.
+//
+//   - dinsert, dinsert1: insert throughput of n documents (1000 or one per
+//     call), in memory and under each sync policy;
+//   - dgroup: commits of one document each from several writers under
+//     SyncAlways (ttldb's group commit; buntdb fsyncs each commit), with
+//     the commits per fsync and the fsync latency measured on the same
+//     file system;
+//   - restart: Open of n documents with a TTL index, from a snapshot and
+//     from the log alone, against the time to insert them in memory (same
+//     process) and against buntdb's load of its file; and the disk bytes
+//     per document right after the snapshot against the documents' own
+//     encoding;
+//   - dsnap: the latency of writers with and without a snapshot running.
+//
+// Trial stores are the store name and a configuration, "ttldb-always".
+
+// durableWorkloads are the trial kinds above, in the order they run.
+var durableWorkloads = []string{"dinsert", "dinsert1", "dgroup", "restart", "dsnap"}
+
+// Store configurations of each durability workload, table order.
+var (
+	dinsertStores = []string{"ttldb-memory", "ttldb-never", "ttldb-everysecond", "ttldb-always",
+		"buntdb-memory", "buntdb-never", "buntdb-everysecond", "buntdb-always", "buntdb-everysecond-jsonindex"}
+	dinsert1Stores = []string{"ttldb-memory", "ttldb-never", "ttldb-everysecond",
+		"buntdb-memory", "buntdb-never", "buntdb-everysecond"}
+	dgroupStores  = []string{"ttldb-always", "buntdb-always"}
+	restartStores = []string{"ttldb-snapshot", "ttldb-log", "buntdb-aof", "buntdb-aof-jsonindex"}
+	dsnapStores   = []string{"ttldb", "buntdb"}
+)
+
+// baseStore is the -stores name a trial store belongs to ("ttldb-always":
+// "ttldb").
+func baseStore(st string) string {
+	b, _, _ := strings.Cut(st, "-")
+	return b
 }
 
-// durableTrials lists the trials in report order.
-var durableTrials = []string{
-	"insert1/ttldb-memory", "insert1/ttldb-SyncNever", "insert1/ttldb-SyncEverySecond",
-	"insert1/buntdb-Never", "insert1/buntdb-EverySecond",
-	"insert1000/ttldb-memory", "insert1000/ttldb-SyncNever", "insert1000/ttldb-SyncEverySecond",
-	"insert1000/buntdb-Never", "insert1000/buntdb-EverySecond",
-	"always/ttldb", "always/buntdb", "fsync/raw",
-	"open/ttldb", "open/buntdb",
-	"snapshot/ttldb",
-	"disk/ttldb", "disk/buntdb",
+// farFuture is every durability workload's document threshold: nothing
+// expires during a trial.
+func farFuture() time.Time { return time.Now().Add(24 * time.Hour) }
+
+// trialDir makes the trial's own data directory under p.tmp; the trial
+// removes it when it returns (the parent removes p.tmp after the run).
+func trialDir(p trialParams) (string, func(), error) {
+	dir, err := os.MkdirTemp(p.tmp, "trial-*")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
-// runDurable runs every trial -reps times and prints the table.
-func runDurable(cfg durableConfig) {
-	if cfg.dir == "" {
-		d, err := os.MkdirTemp("", "ttldb-durable-bench-")
+// dirBytes returns the bytes of every file under dir. A file removed while
+// it walks (buntdb's shrink removes its temporary file in the background,
+// after Close returned) counts for nothing.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			fatalf("%v", err)
-		}
-		defer os.RemoveAll(d)
-		cfg.dir = d
-	}
-	outs := map[string][]map[string]float64{}
-	for rep := range cfg.reps {
-		for _, name := range durableTrials {
-			fmt.Fprintf(os.Stderr, "rep %d/%d %s ... ", rep+1, cfg.reps, name)
-			dir := filepath.Join(cfg.dir, fmt.Sprintf("%s-%d", strings.ReplaceAll(name, "/", "_"), rep))
-			out, err := runDurableOne(cfg, name, dir)
-			_ = os.RemoveAll(dir)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "FAILED: %v\n", err)
-				continue
+			if errors.Is(err, fs.ErrNotExist) && path != dir {
+				return nil
 			}
-			fmt.Fprintf(os.Stderr, "done\n")
-			outs[name] = append(outs[name], out)
+			return err
 		}
-	}
-	med := func(trial, metric string) float64 {
-		var vs []float64
-		for _, o := range outs[trial] {
-			if v, ok := o[metric]; ok {
-				vs = append(vs, v)
-			}
+		if d.IsDir() {
+			return nil
 		}
-		if len(vs) == 0 {
-			return 0
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
 		}
-		sort.Float64s(vs)
-		return vs[len(vs)/2]
-	}
-	fmt.Printf("\n## Durability (N = %d; SyncAlways: %d documents, %d writers; medians of %d runs)\n\n", cfg.n, cfg.nAlways, cfg.writers, cfg.reps)
-	fmt.Println("| trial | store | figure |")
-	fmt.Println("|---|---|---:|")
-	for _, name := range durableTrials {
-		var keys []string
-		if len(outs[name]) > 0 {
-			for k := range outs[name][0] {
-				keys = append(keys, k)
-			}
+		if err != nil {
+			return err
 		}
-		sort.Strings(keys)
-		parts := strings.SplitN(name, "/", 2)
-		for _, k := range keys {
-			fmt.Printf("| %s | %s | %s %s |\n", parts[0], parts[1], strconv.FormatFloat(med(name, k), 'g', 4, 64), k)
-		}
-	}
-
-	ratio := func(a, b float64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return a / b
-	}
-	type row struct {
-		target, measured string
-		ok               bool
-	}
-	var rows []row
-	for _, mode := range []string{"insert1", "insert1000"} {
-		mem := med(mode+"/ttldb-memory", "docs/s")
-		es := med(mode+"/ttldb-SyncEverySecond", "docs/s")
-		bunt := med(mode+"/buntdb-EverySecond", "docs/s")
-		r1, r2 := ratio(es, mem), ratio(es, bunt)
-		rows = append(rows,
-			row{fmt.Sprintf("%s: SyncEverySecond >= 0.7x in memory", mode), fmt.Sprintf("%.0f vs %.0f docs/s: %.2fx", es, mem, r1), r1 >= 0.7},
-			row{fmt.Sprintf("%s: SyncEverySecond >= 3x buntdb (EverySecond, its default)", mode), fmt.Sprintf("%.0f vs %.0f docs/s: %.2fx", es, bunt, r2), r2 >= 3})
-	}
-	cpf := med("always/ttldb", "commits/fsync")
-	rows = append(rows, row{fmt.Sprintf("SyncAlways, %d writers: >= 4 commits per fsync", cfg.writers),
-		fmt.Sprintf("%.1f commits/fsync, %.0f docs/s, %.2f ms per fsync (raw: p50 %.2f ms, p99 %.2f ms)", cpf, med("always/ttldb", "docs/s"),
-			med("always/ttldb", "fsync-ms-mean"), med("fsync/raw", "fsync-ms-p50"), med("fsync/raw", "fsync-ms-p99")), cpf >= 4})
-	open, bopen, ins := med("open/ttldb", "open-s"), med("open/buntdb", "open-s"), med("open/ttldb", "memory-insert-s")
-	rows = append(rows,
-		row{"Open of N with a TTL index <= 0.5x buntdb's load", fmt.Sprintf("%.2f s vs %.2f s: %.2fx", open, bopen, ratio(open, bopen)), ratio(open, bopen) <= 0.5},
-		row{"Open of N <= 1x inserting them in memory", fmt.Sprintf("%.2f s vs %.2f s: %.2fx", open, ins, ratio(open, ins)), ratio(open, ins) <= 1})
-	p99, p99s := med("snapshot/ttldb", "p99-ms-idle"), med("snapshot/ttldb", "p99-ms-snapshot")
-	rows = append(rows, row{"snapshot of N, 4 writers: p99 <= 3x without", fmt.Sprintf("%.3f ms vs %.3f ms: %.2fx (snapshot took %.2f s)", p99s, p99, ratio(p99s, p99), med("snapshot/ttldb", "snapshot-s")), ratio(p99s, p99) <= 3})
-	disk, enc := med("disk/ttldb", "disk-bytes/doc"), med("disk/ttldb", "encoding-bytes/doc")
-	rows = append(rows, row{"disk bytes per document after a snapshot <= 1.2x the encoding", fmt.Sprintf("%.1f vs %.1f bytes: %.3fx (buntdb after Shrink: %.1f)", disk, enc, ratio(disk, enc), med("disk/buntdb", "disk-bytes/doc")), ratio(disk, enc) <= 1.2})
-	fmt.Printf("\n## Durability targets\n\n| target | measured | met |\n|---|---|---|\n")
-	for _, r := range rows {
-		mark := "no"
-		if r.ok {
-			mark = "yes"
-		}
-		fmt.Printf("| %s | %s | %s |\n", r.target, r.measured, mark)
-	}
+		n += fi.Size()
+		return nil
+	})
+	return n, err
 }
 
-func runDurableOne(cfg durableConfig, name, dir string) (map[string]float64, error) {
-	args := []string{"-dtrial", name, "-durable-dir", dir, "-durable-n", strconv.Itoa(cfg.n),
-		"-durable-always-n", strconv.Itoa(cfg.nAlways), "-durable-writers", strconv.Itoa(cfg.writers), "-durable-rate", cfg.rate.String()}
-	cmd := exec.Command(os.Args[0], args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	var out map[string]float64
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("bad trial output: %v", err)
-	}
-	return out, nil
+// freeHeap returns the memory of what earlier phases dropped to the OS, so
+// that a timed phase starts from the same heap whatever ran before it.
+func freeHeap() {
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
-// runDurableTrial runs one trial in this process and prints its figures.
-func runDurableTrial(cfg durableConfig, name string) error {
-	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
-		return err
-	}
-	out := map[string]float64{}
-	var err error
-	mode, store, _ := strings.Cut(name, "/")
-	switch mode {
-	case "insert1", "insert1000":
-		batch := 1
-		if mode == "insert1000" {
-			batch = 1000
-		}
-		err = trialDurableInsert(cfg, store, batch, out)
+// syncPolicy maps a configuration name to ttldb's and buntdb's policies.
+func syncPolicy(cfg string) (ttldb.SyncPolicy, buntdb.SyncPolicy, error) {
+	switch cfg {
 	case "always":
-		err = trialAlways(cfg, store, out)
-	case "fsync":
-		err = trialFsync(cfg, out)
-	case "open":
-		err = trialOpen(cfg, store, out)
-	case "snapshot":
-		err = trialSnapshot(cfg, out)
-	case "disk":
-		err = trialDisk(cfg, store, out)
-	default:
-		err = fmt.Errorf("unknown trial %q", name)
+		return ttldb.SyncAlways, buntdb.Always, nil
+	case "everysecond":
+		return ttldb.SyncEverySecond, buntdb.EverySecond, nil
+	case "never":
+		return ttldb.SyncNever, buntdb.Never, nil
 	}
-	if err != nil {
-		return err
-	}
-	return json.NewEncoder(os.Stdout).Encode(out)
+	return 0, 0, fmt.Errorf("unknown sync policy %q", cfg)
 }
 
-// benchDocs returns documents from..to (exclusive), each expiring in a day.
-func benchDocs(from, to int) []Doc {
-	exp := time.Now().Add(24 * time.Hour)
-	out := make([]Doc, 0, to-from)
-	for i := from; i < to; i++ {
-		out = append(out, genDoc(i, exp))
+// openTTLDBDir opens ttldb on dir (or in memory if dir is ""), with the
+// bench's collection and TTL index, the monitor as in every other
+// workload, and extra options.
+func openTTLDBDir(dir string, extra ...ttldb.Option) (*ttldbStore, error) {
+	var opts []ttldb.Option
+	if dir != "" {
+		opts = append(opts, ttldb.WithDir(dir))
 	}
-	return out
+	return newTTLDBStore(storeOpts{ttldbOpts: append(opts, extra...)})
 }
 
-func ttldbDoc(d Doc) ttldb.Document {
-	return ttldb.Document{"_id": d.ID, "user": d.User, "kind": d.Kind, "bytes": d.Bytes, "lastModifiedDate": d.LastModifiedDate}
-}
-
-// openTTLDB opens ttldb for a trial: in memory (policy "memory") or in dir
-// with a sync policy, with the collection's TTL index.
-func openTTLDB(dir, policy string, opts ...ttldb.Option) (*ttldb.DB, *ttldb.Collection, error) {
-	opts = append(opts, ttldb.WithMonitor(ttldb.MonitorOptions{DeadlineWake: true}))
-	switch policy {
-	case "memory":
-	case "SyncNever":
-		opts = append(opts, ttldb.WithDir(dir), ttldb.WithSync(ttldb.SyncNever))
-	case "SyncEverySecond":
-		opts = append(opts, ttldb.WithDir(dir), ttldb.WithSync(ttldb.SyncEverySecond))
-	case "SyncAlways":
-		opts = append(opts, ttldb.WithDir(dir), ttldb.WithSync(ttldb.SyncAlways))
-	default:
-		return nil, nil, fmt.Errorf("unknown policy %q", policy)
-	}
-	db, err := ttldb.Open(opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	c := db.Collection("events")
-	if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{
-		Keys: []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")}, ExpireAfterSeconds: ttldb.Seconds(ttlSeconds),
-	}); err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return db, c, nil
-}
-
-// openBunt opens buntdb on its append-only file in dir with a sync
-// policy. Documents are stored as JSON with buntdb's own TTL (SetOptions):
-// what a buntdb user does for expiry; no JSON index.
-func openBunt(dir string, pol buntdb.SyncPolicy) (*buntdb.DB, error) {
-	db, err := buntdb.Open(filepath.Join(dir, "bunt.db"))
+// openBuntFile opens buntdb on the file path with its default
+// configuration, then the sync policy given; shrink false turns its
+// automatic rewrite of the file off. Without jsonIndex (its fastest fair
+// configuration) its TTL is its own expiry tree, which its file keeps;
+// jsonIndex adds IndexJSON("lastModifiedDate"), the configuration of the
+// other workloads (see the README's caveats).
+func openBuntFile(path string, pol buntdb.SyncPolicy, shrink, jsonIndex bool) (*buntStore, error) {
+	db, err := buntdb.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	var c buntdb.Config
 	if err := db.ReadConfig(&c); err != nil {
+		db.Close()
 		return nil, err
 	}
 	c.SyncPolicy = pol
-	return db, db.SetConfig(c)
+	c.AutoShrinkDisabled = !shrink
+	if err := db.SetConfig(c); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if jsonIndex {
+		if err := db.CreateIndex("lastModifiedDate", "*", buntdb.IndexJSON("lastModifiedDate")); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return &buntStore{db: db}, nil
 }
 
-func buntSet(tx *buntdb.Tx, d Doc) error {
-	v, err := json.Marshal(d)
+// ttldbDoc converts a benchmark document to ttldb's input.
+func ttldbDoc(d Doc) ttldb.Document {
+	return ttldb.Document{"_id": d.ID, "user": d.User, "kind": d.Kind, "bytes": d.Bytes, "lastModifiedDate": d.LastModifiedDate}
+}
+
+// ---- dinsert ----
+
+// trialDInsert: n documents inserted in batches of 1000 (dinsert: ttldb
+// InsertMany, buntdb one transaction) or one per call (dinsert1: ttldb
+// InsertOne, buntdb a transaction of one Set), in memory or into a data
+// directory / file under one sync policy, each store at its defaults
+// otherwise (ttldb's automatic snapshots, buntdb's automatic shrink).
+// Timed: the insert calls; then Close (which writes and fsyncs what is
+// left) separately.
+func trialDInsert(p trialParams, out *trialOut) error {
+	name, cfg, _ := strings.Cut(p.store, "-")
+	dir, cleanup, err := trialDir(p)
 	if err != nil {
 		return err
 	}
-	_, _, err = tx.Set(d.ID, string(v), &buntdb.SetOptions{Expires: true, TTL: time.Until(threshold(d))})
-	return err
-}
-
-// trialDurableInsert inserts cfg.n documents, batch per call, with one
-// goroutine. The documents are made outside the timed region, in chunks.
-func trialDurableInsert(cfg durableConfig, store string, batch int, out map[string]float64) error {
-	const chunk = 100_000
-	var elapsed time.Duration
-	kind, policy, _ := strings.Cut(store, "-")
-	switch kind {
+	defer cleanup()
+	var s store
+	var closeErr func() error
+	switch name {
 	case "ttldb":
-		db, c, err := openTTLDB(cfg.dir, policy)
+		var ts *ttldbStore
+		if cfg == "memory" {
+			ts, err = openTTLDBDir("")
+		} else {
+			pol, _, perr := syncPolicy(cfg)
+			if perr != nil {
+				return perr
+			}
+			ts, err = openTTLDBDir(dir, ttldb.WithSync(pol))
+		}
 		if err != nil {
 			return err
 		}
-		for from := 0; from < cfg.n; from += chunk {
-			docs := benchDocs(from, min(from+chunk, cfg.n))
-			in := make([]ttldb.Document, len(docs))
-			for i, d := range docs {
-				in[i] = ttldbDoc(d)
-			}
-			runtime.GC()
-			start := time.Now()
-			for i := 0; i < len(in); i += batch {
-				var err error
-				if batch == 1 {
-					_, err = c.InsertOne(in[i])
-				} else {
-					_, err = c.InsertMany(in[i:min(i+batch, len(in))])
-				}
-				if err != nil {
-					return err
-				}
-			}
-			elapsed += time.Since(start)
-		}
-		start := time.Now()
-		if err := db.Close(); err != nil { // flushes and syncs: counted
-			return err
-		}
-		elapsed += time.Since(start)
+		s, closeErr = ts, ts.db.Close
 	case "buntdb":
-		pol := map[string]buntdb.SyncPolicy{"Never": buntdb.Never, "EverySecond": buntdb.EverySecond, "Always": buntdb.Always}[policy]
-		db, err := openBunt(cfg.dir, pol)
+		var bs *buntStore
+		if cfg == "memory" {
+			bs, err = openBuntFile(":memory:", buntdb.EverySecond, true, false)
+		} else {
+			pcfg, index := strings.CutSuffix(cfg, "-jsonindex")
+			_, pol, perr := syncPolicy(pcfg)
+			if perr != nil {
+				return perr
+			}
+			bs, err = openBuntFile(filepath.Join(dir, "data.db"), pol, true, index)
+		}
 		if err != nil {
 			return err
 		}
-		for from := 0; from < cfg.n; from += chunk {
-			docs := benchDocs(from, min(from+chunk, cfg.n))
-			runtime.GC()
-			start := time.Now()
-			for i := 0; i < len(docs); i += batch {
-				err := db.Update(func(tx *buntdb.Tx) error {
-					for _, d := range docs[i:min(i+batch, len(docs))] {
-						if err := buntSet(tx, d); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			elapsed += time.Since(start)
-		}
-		start := time.Now()
-		if err := db.Close(); err != nil {
+		s, closeErr = bs, bs.db.Close
+	default:
+		return fmt.Errorf("dinsert: unknown store %q", p.store)
+	}
+	if p.workload == "dinsert1" {
+		s = oneByOne{s}
+	}
+	far := farFuture()
+	freeHeap()
+	gc0 := gcCycles()
+	stop := startProfile()
+	ins, err := fill(s, 0, p.n, func(int) time.Time { return far }, nil)
+	stop()
+	if err != nil {
+		closeErr()
+		return err
+	}
+	out.add("dinsert", "docs/s", float64(p.n)/ins.Seconds())
+	out.add("dinsert_cost", "ns/doc", float64(ins.Nanoseconds())/float64(p.n))
+	out.add("dinsert_gc_cycles", "cycles", float64(gcCycles()-gc0))
+	if ts, ok := unwrap(s).(*ttldbStore); ok && cfg != "memory" {
+		d := ts.db.Metrics().Durability
+		out.add("dinsert_log_bytes_per_doc", "bytes", float64(d.LogBytes)/float64(p.n))
+		out.add("dinsert_fsyncs", "fsyncs", float64(d.LogSyncs))
+		out.add("dinsert_snapshots", "snapshots", float64(d.Snapshots))
+	}
+	t := time.Now()
+	if err := closeErr(); err != nil {
+		return err
+	}
+	out.add("dinsert_close", "ms", float64(time.Since(t))/1e6)
+	if cfg != "memory" {
+		b, err := dirBytes(dir)
+		if err != nil {
 			return err
 		}
-		elapsed += time.Since(start)
-	default:
-		return fmt.Errorf("unknown store %q", store)
+		out.add("dinsert_disk_bytes_per_doc", "bytes", float64(b)/float64(p.n))
 	}
-	out["docs/s"] = float64(cfg.n) / elapsed.Seconds()
 	return nil
 }
 
-// trialAlways inserts cfg.nAlways documents one per call from cfg.writers
-// goroutines under SyncAlways (buntdb: Always), and reports the commits
-// per fsync and the fsync latency seen (ttldb: the log's fsyncs divided
-// into the time, as Metrics counts them).
-func trialAlways(cfg durableConfig, store string, out map[string]float64) error {
-	docs := benchDocs(0, cfg.nAlways)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errc := make(chan error, cfg.writers)
-	var insert func(Doc) error
-	var finish func() error
-	var before ttldb.Metrics
-	var db *ttldb.DB
-	switch store {
-	case "ttldb":
-		var c *ttldb.Collection
-		var err error
-		db, c, err = openTTLDB(cfg.dir, "SyncAlways")
-		if err != nil {
-			return err
+// oneByOne inserts each prepared batch one document per call.
+type oneByOne struct{ store }
+
+func (o oneByOne) insert(b any) error {
+	switch s := o.store.(type) {
+	case *ttldbStore:
+		docs := b.([]ttldb.Document)
+		for _, d := range docs {
+			if _, err := s.coll.InsertOne(d); err != nil {
+				return err
+			}
 		}
-		before = db.Metrics()
-		insert = func(d Doc) error { _, err := c.InsertOne(ttldbDoc(d)); return err }
-		finish = db.Close
-	case "buntdb":
-		b, err := openBunt(cfg.dir, buntdb.Always)
-		if err != nil {
-			return err
+		s.inserted.Add(int64(len(docs)))
+		return nil
+	case *buntStore:
+		for _, it := range b.([]buntItem) {
+			if err := s.insert([]buntItem{it}); err != nil {
+				return err
+			}
 		}
-		insert = func(d Doc) error { return b.Update(func(tx *buntdb.Tx) error { return buntSet(tx, d) }) }
-		finish = b.Close
-	default:
-		return fmt.Errorf("unknown store %q", store)
+		return nil
 	}
+	return fmt.Errorf("oneByOne: %T", o.store)
+}
+
+// unwrap returns the store under a oneByOne.
+func unwrap(s store) store {
+	if o, ok := s.(oneByOne); ok {
+		return o.store
+	}
+	return s
+}
+
+// ---- dgroup ----
+
+// fsyncProbe measures the file system's fsync under dir: count appends of
+// 128 bytes to one file, each followed by an fsync; it returns the p50 and
+// p99 of one append-and-fsync.
+func fsyncProbe(dir string, count int) (p50, p99 time.Duration, err error) {
+	f, err := os.CreateTemp(dir, "fsync-probe-*")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name())
+	}()
+	buf := make([]byte, 128)
+	lats := make([]time.Duration, 0, count)
+	for range count {
+		t := time.Now()
+		if _, err := f.Write(buf); err != nil {
+			return 0, 0, err
+		}
+		if err := f.Sync(); err != nil {
+			return 0, 0, err
+		}
+		lats = append(lats, time.Since(t))
+	}
+	slices.Sort(lats)
+	return lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)], nil
+}
+
+// trialDGroup: p.n goroutines (writers) commit one document per call (ttldb
+// InsertOne, buntdb a transaction of one Set) under SyncAlways for
+// p.groupDur. Reported: commits/s, each commit's latency, and for ttldb
+// the commits per fsync (write calls over the log's fsyncs in the window,
+// Metrics().Durability.LogSyncs);
+// beside them, the fsync latency of the same file system, measured in the
+// same process just before.
+func trialDGroup(p trialParams, out *trialOut) error {
+	name, cfg, _ := strings.Cut(p.store, "-")
+	if cfg != "always" {
+		return fmt.Errorf("dgroup: %q: SyncAlways only", p.store)
+	}
+	dir, cleanup, err := trialDir(p)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	p50, p99, err := fsyncProbe(dir, 300)
+	if err != nil {
+		return err
+	}
+	out.add("fsync_p50", "µs", float64(p50)/1e3)
+	out.add("fsync_p99", "µs", float64(p99)/1e3)
+
+	var commit func(d Doc) error
+	var logSyncs func() int64
+	var closeErr func() error
+	switch name {
+	case "ttldb":
+		ts, err := openTTLDBDir(dir, ttldb.WithSync(ttldb.SyncAlways))
+		if err != nil {
+			return err
+		}
+		commit = func(d Doc) error { _, err := ts.coll.InsertOne(ttldbDoc(d)); return err }
+		logSyncs = func() int64 { return ts.db.Metrics().Durability.LogSyncs }
+		closeErr = ts.db.Close
+	case "buntdb":
+		bs, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.Always, true, false)
+		if err != nil {
+			return err
+		}
+		commit = func(d Doc) error { return bs.insert(bs.prepare([]Doc{d})) }
+		closeErr = bs.db.Close
+	default:
+		return fmt.Errorf("dgroup: unknown store %q", p.store)
+	}
+	defer func() { _ = closeErr() }()
+
+	far := farFuture()
+	var (
+		wg      sync.WaitGroup
+		stopAt  = time.Now().Add(p.groupDur)
+		mu      sync.Mutex
+		all     []time.Duration
+		firstEr error
+	)
+	var syncs0 int64
+	if logSyncs != nil {
+		syncs0 = logSyncs()
+	}
+	stop := startProfile()
 	start := time.Now()
-	for range cfg.writers {
+	for w := range p.n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(len(docs)) {
+			lats := make([]time.Duration, 0, 1<<12)
+			for i := 0; time.Now().Before(stopAt); i++ {
+				d := genDoc(w*10_000_000+i, far)
+				t := time.Now()
+				if err := commit(d); err != nil {
+					mu.Lock()
+					firstEr = cmpOr(firstEr, err)
+					mu.Unlock()
 					return
 				}
-				if err := insert(docs[i]); err != nil {
-					errc <- err
-					return
-				}
+				lats = append(lats, time.Since(t))
 			}
+			mu.Lock()
+			all = append(all, lats...)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	close(errc)
-	if err := <-errc; err != nil {
-		return err
+	stop()
+	if firstEr != nil {
+		return firstEr
 	}
-	out["docs/s"] = float64(len(docs)) / elapsed.Seconds()
-	if db != nil {
-		d := db.Metrics().Sub(before).Durability
-		out["commits/fsync"] = float64(len(docs)) / float64(d.LogSyncs)
-		out["records/fsync"] = float64(d.LogRecords) / float64(d.LogSyncs)
-		// The fsyncs run one after the other: the time per fsync the
-		// writers saw is the elapsed time over their number.
-		out["fsync-ms-mean"] = elapsed.Seconds() * 1000 / float64(d.LogSyncs)
-	}
-	return finish()
-}
-
-// trialFsync measures this machine's fsync: 200 appends of 100 bytes,
-// each fsynced.
-func trialFsync(cfg durableConfig, out map[string]float64) error {
-	f, err := os.OpenFile(filepath.Join(cfg.dir, "fsync"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	lat := make([]float64, 0, 200)
-	buf := make([]byte, 100)
-	for range 200 {
-		start := time.Now()
-		if _, err := f.Write(buf); err != nil {
-			return err
+	commits := len(all)
+	out.add("group_commits", "commits", float64(commits))
+	out.add("group_commits_per_s", "commits/s", float64(commits)/elapsed.Seconds())
+	latStats(out, "commit", "group", all)
+	if logSyncs != nil {
+		fsyncs := logSyncs() - syncs0
+		out.add("group_fsyncs", "fsyncs", float64(fsyncs))
+		if fsyncs > 0 {
+			out.add("commits_per_fsync", "commits", float64(commits)/float64(fsyncs))
 		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
-		lat = append(lat, float64(time.Since(start).Microseconds())/1000)
 	}
-	sort.Float64s(lat)
-	out["fsync-ms-p50"] = lat[len(lat)/2]
-	out["fsync-ms-p99"] = lat[len(lat)*99/100]
 	return nil
 }
 
-// trialOpen: ttldb: the time to insert cfg.n documents in memory
-// (InsertMany of 1000), then, in a directory written with the same
-// documents and a snapshot, the time Open takes to load them (snapshot
-// read, TTL index built, ready to serve); buntdb: the time Open takes to
-// load its append-only file of the same documents.
-func trialOpen(cfg durableConfig, store string, out map[string]float64) error {
-	const chunk = 100_000
-	switch store {
-	case "ttldb":
-		mem, c, err := openTTLDB("", "memory")
-		if err != nil {
-			return err
-		}
-		var ins time.Duration
-		for from := 0; from < cfg.n; from += chunk {
-			docs := benchDocs(from, min(from+chunk, cfg.n))
-			in := make([]ttldb.Document, len(docs))
-			for i, d := range docs {
-				in[i] = ttldbDoc(d)
-			}
-			start := time.Now()
-			for i := 0; i < len(in); i += 1000 {
-				if _, err := c.InsertMany(in[i:min(i+1000, len(in))]); err != nil {
-					return err
-				}
-			}
-			ins += time.Since(start)
-		}
-		out["memory-insert-s"] = ins.Seconds()
-		var buf bytes.Buffer
-		if err := mem.Backup(&buf); err != nil {
-			return err
-		}
-		mem.Close()
-		// The directory: restored from the backup (a snapshot, no log).
-		db, err := ttldb.Open(ttldb.WithDir(cfg.dir), ttldb.WithRestore(&buf))
-		if err != nil {
-			return err
-		}
-		if err := db.Close(); err != nil {
-			return err
-		}
-		buf = bytes.Buffer{}
-		runtime.GC()
-		start := time.Now()
-		db, err = ttldb.Open(ttldb.WithDir(cfg.dir), ttldb.WithMonitor(ttldb.MonitorOptions{DeadlineWake: true}))
-		if err != nil {
-			return err
-		}
-		out["open-s"] = time.Since(start).Seconds()
-		if n, _ := db.Collection("events").EstimatedDocumentCount(); n != cfg.n {
-			return fmt.Errorf("opened %d documents, want %d", n, cfg.n)
-		}
-		return db.Close()
-	case "buntdb":
-		b, err := openBunt(cfg.dir, buntdb.EverySecond)
-		if err != nil {
-			return err
-		}
-		for from := 0; from < cfg.n; from += chunk {
-			docs := benchDocs(from, min(from+chunk, cfg.n))
-			for i := 0; i < len(docs); i += 1000 {
-				if err := b.Update(func(tx *buntdb.Tx) error {
-					for _, d := range docs[i:min(i+1000, len(docs))] {
-						if err := buntSet(tx, d); err != nil {
-							return err
-						}
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-			}
-		}
-		if err := b.Close(); err != nil {
-			return err
-		}
-		runtime.GC()
-		start := time.Now()
-		b, err = buntdb.Open(filepath.Join(cfg.dir, "bunt.db"))
-		if err != nil {
-			return err
-		}
-		out["open-s"] = time.Since(start).Seconds()
-		return b.Close()
+// cmpOr returns a if it is not nil, else b.
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
 	}
-	return fmt.Errorf("unknown store %q", store)
+	return b
 }
 
-// trialSnapshot: ttldb under SyncEverySecond with cfg.n documents; 4
-// writers each insert or update on an open-loop schedule (one write per
-// cfg.rate, latency from the due time, so that a writer held up counts
-// against every write it should have made meanwhile); the writers'
-// latencies while snapshots run, and while none does, interleaved.
-func trialSnapshot(cfg durableConfig, out map[string]float64) error {
-	db, c, err := openTTLDB(cfg.dir, "SyncEverySecond", ttldb.WithAutoSnapshot(ttldb.AutoSnapshot{Disabled: true}))
+// ---- restart ----
+
+// trialRestart: for ttldb, first the time to insert the n documents in
+// memory (as dinsert's ttldb-memory, in this process); then a data
+// directory gets the same documents (SyncNever, automatic snapshots off),
+// and either a snapshot (ttldb-snapshot: its time and the directory's
+// bytes per document right after it, against the documents' encoding) or
+// nothing more (ttldb-log: every document is in the log); Close; then the
+// timed Open, checked to hold the n documents and the TTL index. For
+// buntdb-aof: its file with the n documents, rewritten by Shrink, and the
+// timed Open that loads it (-jsonindex: and the CreateIndex after it).
+func trialRestart(p trialParams, out *trialOut) error {
+	dir, cleanup, err := trialDir(p)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	const chunk = 100_000
-	for from := 0; from < cfg.n; from += chunk {
-		docs := benchDocs(from, min(from+chunk, cfg.n))
-		in := make([]ttldb.Document, len(docs))
-		for i, d := range docs {
-			in[i] = ttldbDoc(d)
+	defer cleanup()
+	far := farFuture()
+	expOf := func(int) time.Time { return far }
+	switch p.store {
+	case "ttldb-snapshot", "ttldb-log":
+		mem, err := openTTLDBDir("")
+		if err != nil {
+			return err
 		}
-		for i := 0; i < len(in); i += 1000 {
-			if _, err := c.InsertMany(in[i:min(i+1000, len(in))]); err != nil {
+		freeHeap()
+		ins, err := fill(mem, 0, p.n, expOf, nil)
+		if err != nil {
+			return err
+		}
+		accounted := mem.db.Metrics().Storage.Bytes
+		mem.db.Close()
+		mem = nil
+		out.add("insert_memory", "ms", float64(ins)/1e6)
+
+		s, err := openTTLDBDir(dir, ttldb.WithSync(ttldb.SyncNever), ttldb.WithAutoSnapshot(ttldb.AutoSnapshot{Disabled: true}))
+		if err != nil {
+			return err
+		}
+		if _, err := fill(s, 0, p.n, expOf, nil); err != nil {
+			s.db.Close()
+			return err
+		}
+		if p.store == "ttldb-snapshot" {
+			t := time.Now()
+			if err := s.db.Snapshot(); err != nil {
+				s.db.Close()
 				return err
 			}
+			out.add("snapshot_time", "ms", float64(time.Since(t))/1e6)
+			disk, err := dirBytes(dir)
+			if err != nil {
+				s.db.Close()
+				return err
+			}
+			enc := s.db.Metrics().DocumentBytes["events"]
+			out.add("disk_bytes_per_doc", "bytes", float64(disk)/float64(p.n))
+			out.add("encoding_bytes_per_doc", "bytes", float64(enc)/float64(p.n))
+			out.add("accounted_bytes_per_doc", "bytes", float64(accounted)/float64(p.n))
+			out.add("disk_vs_encoding", "x", float64(disk)/float64(enc))
 		}
+		if err := s.db.Close(); err != nil {
+			return err
+		}
+		s = nil
+		disk, err := dirBytes(dir)
+		if err != nil {
+			return err
+		}
+		out.add("files_bytes_per_doc", "bytes", float64(disk)/float64(p.n))
+		freeHeap()
+
+		stop := startProfile()
+		t := time.Now()
+		db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{DeadlineWake: true}))
+		open := time.Since(t)
+		stop()
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if err := checkLoaded(db, p.n); err != nil {
+			return err
+		}
+		rec := db.Recovery()
+		out.add("open", "ms", float64(open)/1e6)
+		out.add("open_vs_insert_memory", "x", float64(open)/float64(ins))
+		out.add("open_snapshot_docs", "docs", float64(rec.SnapshotDocuments))
+		out.add("open_log_ops", "ops", float64(rec.LogOps))
+		return nil
+	case "buntdb-aof", "buntdb-aof-jsonindex":
+		path := filepath.Join(dir, "data.db")
+		index := p.store == "buntdb-aof-jsonindex"
+		// Its automatic shrink off, an explicit Shrink (the rewrite of its
+		// file, as ttldb's snapshot is): the file holds one set per
+		// document, as after the inserts alone.
+		s, err := openBuntFile(path, buntdb.EverySecond, false, index)
+		if err != nil {
+			return err
+		}
+		if _, err := fill(s, 0, p.n, expOf, nil); err != nil {
+			s.db.Close()
+			return err
+		}
+		if err := s.db.Shrink(); err != nil {
+			s.db.Close()
+			return err
+		}
+		if err := s.db.Close(); err != nil {
+			return err
+		}
+		s = nil
+		disk, err := dirBytes(dir)
+		if err != nil {
+			return err
+		}
+		out.add("files_bytes_per_doc", "bytes", float64(disk)/float64(p.n))
+		freeHeap()
+		stop := startProfile()
+		t := time.Now()
+		db, err := buntdb.Open(path)
+		if err == nil && index {
+			// An index is not in buntdb's file: the application creates it
+			// again after Open, which fills it from the loaded items.
+			err = db.CreateIndex("lastModifiedDate", "*", buntdb.IndexJSON("lastModifiedDate"))
+		}
+		open := time.Since(t)
+		stop()
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		got := 0
+		_ = db.View(func(tx *buntdb.Tx) error { got, _ = tx.Len(); return nil })
+		if got != p.n {
+			return fmt.Errorf("buntdb loaded %d documents, want %d", got, p.n)
+		}
+		out.add("open", "ms", float64(open)/1e6)
+		return nil
 	}
-	if err := db.Snapshot(); err != nil { // a first one: the log is empty
+	return fmt.Errorf("restart: unknown store %q", p.store)
+}
+
+// checkLoaded makes sure a reopened DB holds the n documents, its TTL index
+// and a document by _id with its date.
+func checkLoaded(db *ttldb.DB, n int) error {
+	c := db.Collection("events")
+	got, err := c.EstimatedDocumentCount()
+	if err != nil {
 		return err
 	}
-	runtime.GC()
-	// Four writers run throughout; the controller alternates 0.5 s of
-	// snapshots back to back with 0.5 s without, eight times, and each
-	// write's latency goes to the phase its due time fell in: noise from
-	// the machine lands on both alike.
-	var newID atomic.Int64
-	newID.Store(int64(cfg.n))
-	var snapping, stop atomic.Bool
-	var mu sync.Mutex
-	var snapLats, idleLats []float64
-	var wg sync.WaitGroup
-	errc := make(chan error, 4)
-	for w := range 4 {
+	if got != n {
+		return fmt.Errorf("reopened DB holds %d documents, want %d", got, n)
+	}
+	specs, err := c.Indexes()
+	if err != nil {
+		return err
+	}
+	ttl := false
+	for _, s := range specs {
+		ttl = ttl || s.ExpireAfterSeconds != nil
+	}
+	if !ttl {
+		return errors.New("reopened DB has no TTL index")
+	}
+	key := docKey(n / 2)
+	at, expires, err := c.ExpiresAt(key)
+	if err != nil || !expires || at.IsZero() {
+		return fmt.Errorf("reopened DB: %s: expires %v at %v, err %v", key, expires, at, err)
+	}
+	return nil
+}
+
+// ---- dsnap ----
+
+// trialDSnap: a DB of n documents in a data directory (SyncEverySecond,
+// automatic snapshots off) with p.snapWriters writers, each alternating an
+// update by _id of a random stored document ($set of its date and a
+// field: a session refresh) and an insert of a new document, pausing
+// p.snapPause between calls. Each call's latency (its own duration) is
+// recorded with the phase it started in: while DB.Snapshot runs (back to
+// back for p.snapPhase) or without a snapshot (the next p.snapPhase), the
+// two alternating p.snapCycles times. buntdb runs the same with Shrink,
+// its rewrite of the file.
+func trialDSnap(p trialParams, out *trialOut) error {
+	dir, cleanup, err := trialDir(p)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	far := farFuture()
+	expOf := func(int) time.Time { return far }
+	var (
+		update, insert func(d Doc) error
+		snapshot       func() error
+		closeErr       func() error
+	)
+	switch p.store {
+	case "ttldb":
+		s, err := openTTLDBDir(dir, ttldb.WithAutoSnapshot(ttldb.AutoSnapshot{Disabled: true}))
+		if err != nil {
+			return err
+		}
+		closeErr = s.db.Close
+		if _, err := fill(s, 0, p.n, expOf, nil); err != nil {
+			s.db.Close()
+			return err
+		}
+		update = func(d Doc) error {
+			_, err := s.coll.UpdateOne(ttldb.Document{"_id": d.ID},
+				ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": d.LastModifiedDate, "bytes": d.Bytes}})
+			return err
+		}
+		insert = func(d Doc) error { _, err := s.coll.InsertOne(ttldbDoc(d)); return err }
+		snapshot = s.db.Snapshot
+	case "buntdb":
+		s, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.EverySecond, false, false)
+		if err != nil {
+			return err
+		}
+		closeErr = s.db.Close
+		if _, err := fill(s, 0, p.n, expOf, nil); err != nil {
+			s.db.Close()
+			return err
+		}
+		write := func(d Doc) error { return s.insert(s.prepare([]Doc{d})) }
+		update, insert, snapshot = write, write, s.db.Shrink
+	default:
+		return fmt.Errorf("dsnap: unknown store %q", p.store)
+	}
+	defer func() { _ = closeErr() }()
+	// A first snapshot (shrink), untimed: every measured one then starts
+	// from the same state, the log holding only the writers' changes.
+	if err := snapshot(); err != nil {
+		return err
+	}
+	freeHeap()
+
+	const (
+		phaseWarm = iota // not recorded
+		phaseNoSnap
+		phaseSnap
+		phaseDone
+	)
+	var phase atomic.Int32
+	type sample struct {
+		lat   time.Duration
+		phase int32
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		samples []sample
+		firstEr error
+	)
+	for w := range p.snapWriters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var snap, idle []float64
-			start := time.Now()
-			for i := 0; !stop.Load(); i++ {
-				due := start.Add(time.Duration(i) * cfg.rate)
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d) // four spinning writers would take both cores
+			rng := rand.New(rand.NewPCG(uint64(w), 13))
+			local := make([]sample, 0, 1<<14)
+			for i := 0; ; i++ {
+				ph := phase.Load()
+				if ph == phaseDone {
+					break
 				}
-				during := snapping.Load()
-				var err error
+				var d Doc
+				var op func(Doc) error
 				if i%2 == 0 {
-					id := int(newID.Add(1))
-					_, err = c.InsertOne(ttldbDoc(genDoc(id, time.Now().Add(24*time.Hour))))
+					d, op = genDoc(rng.IntN(p.n), far.Add(time.Duration(i)*time.Millisecond)), update
 				} else {
-					k := (w*1_000_003 + i*7919) % cfg.n
-					_, err = c.UpdateOne(ttldb.Document{"_id": docKey(k)}, ttldb.Document{"$inc": ttldb.Document{"bytes": 1}})
+					d, op = genDoc(p.n+(w+1)*10_000_000+i, far), insert
 				}
-				if err != nil {
-					errc <- err
+				t := time.Now()
+				if err := op(d); err != nil {
+					mu.Lock()
+					firstEr = cmpOr(firstEr, err)
+					mu.Unlock()
 					return
 				}
-				lat := float64(time.Since(due).Microseconds()) / 1000
-				if during {
-					snap = append(snap, lat)
-				} else {
-					idle = append(idle, lat)
+				if ph != phaseWarm {
+					local = append(local, sample{time.Since(t), ph})
 				}
+				time.Sleep(p.snapPause)
 			}
 			mu.Lock()
-			snapLats, idleLats = append(snapLats, snap...), append(idleLats, idle...)
+			samples = append(samples, local...)
 			mu.Unlock()
 		}()
 	}
-	var snapTook time.Duration
-	snaps := 0
-	var serr error
-	for range 8 {
-		snapping.Store(true)
-		for start := time.Now(); time.Since(start) < 500*time.Millisecond && serr == nil; snaps++ {
-			t0 := time.Now()
-			if os.Getenv("BENCH_BACKUP_DISCARD") != "" {
-				serr = db.Backup(io.Discard) // the walk without the file
-			} else if os.Getenv("BENCH_NO_SNAPSHOT") != "" {
-				time.Sleep(100 * time.Millisecond) // the machine's noise alone
-			} else {
-				serr = db.Snapshot()
+	// The phases alternate, p.snapCycles times: snapshots back to back for
+	// p.snapPhase (at least one), then none for p.snapPhase. Drift and
+	// noise of the machine land on both alike.
+	time.Sleep(200 * time.Millisecond)
+	var (
+		snapTimes        []time.Duration
+		inSnap, inNoSnap time.Duration
+		serr             error
+	)
+	stop := startProfile()
+	for range p.snapCycles {
+		phase.Store(phaseSnap)
+		start := time.Now()
+		for serr == nil && (len(snapTimes) == 0 || time.Since(start) < p.snapPhase) {
+			t := time.Now()
+			serr = snapshot()
+			snapTimes = append(snapTimes, time.Since(t))
+			if time.Since(start) >= p.snapPhase {
+				break
 			}
-			snapTook += time.Since(t0)
 		}
-		snapping.Store(false)
-		time.Sleep(500 * time.Millisecond)
+		inSnap += time.Since(start)
+		phase.Store(phaseNoSnap)
+		if serr != nil {
+			break
+		}
+		start = time.Now()
+		time.Sleep(p.snapPhase)
+		inNoSnap += time.Since(start)
 	}
-	stop.Store(true)
+	stop()
+	phase.Store(phaseDone)
 	wg.Wait()
-	close(errc)
 	if serr != nil {
 		return serr
 	}
-	if err := <-errc; err != nil {
-		return err
+	if firstEr != nil {
+		return firstEr
 	}
-	slices.Sort(snapLats)
-	slices.Sort(idleLats)
-	p := func(l []float64, q float64) float64 {
-		if len(l) == 0 {
-			return 0
+	var no, during []time.Duration
+	for _, s := range samples {
+		if s.phase == phaseSnap {
+			during = append(during, s.lat)
+		} else {
+			no = append(no, s.lat)
 		}
-		return l[min(int(float64(len(l))*q), len(l)-1)]
 	}
-	out["p99-ms-idle"] = p(idleLats, 0.99)
-	out["p99-ms-snapshot"] = p(snapLats, 0.99)
-	out["p50-ms-idle"] = p(idleLats, 0.5)
-	out["p50-ms-snapshot"] = p(snapLats, 0.5)
-	out["max-ms-snapshot"] = p(snapLats, 1)
-	out["snapshot-s"] = snapTook.Seconds() / float64(snaps)
-	out["snapshots"] = float64(snaps)
-	out["writes-snapshot"] = float64(len(snapLats))
-	return nil
-}
-
-// trialDisk: the bytes on disk per document right after a snapshot
-// (ttldb: snapshot and log; the documents' encoding beside it), and
-// buntdb's append-only file after its Shrink.
-func trialDisk(cfg durableConfig, store string, out map[string]float64) error {
-	const chunk = 100_000
-	switch store {
-	case "ttldb":
-		db, c, err := openTTLDB(cfg.dir, "SyncEverySecond")
-		if err != nil {
-			return err
-		}
-		for from := 0; from < cfg.n; from += chunk {
-			docs := benchDocs(from, min(from+chunk, cfg.n))
-			in := make([]ttldb.Document, len(docs))
-			for i, d := range docs {
-				in[i] = ttldbDoc(d)
-			}
-			for i := 0; i < len(in); i += 1000 {
-				if _, err := c.InsertMany(in[i:min(i+1000, len(in))]); err != nil {
-					return err
-				}
+	if len(no) == 0 || len(during) == 0 {
+		return fmt.Errorf("dsnap: %d writes without a snapshot, %d during: too few", len(no), len(during))
+	}
+	latStats(out, "write", "nosnap", no)
+	latStats(out, "write", "snap", during)
+	over := func(lats []time.Duration) float64 {
+		k := 0
+		for _, l := range lats {
+			if l > 10*time.Millisecond {
+				k++
 			}
 		}
-		if err := db.Snapshot(); err != nil {
-			return err
+		return float64(k)
+	}
+	out.add("writes_over_10ms_nosnap", "writes", over(no))
+	out.add("writes_over_10ms_snap", "writes", over(during))
+	out.add("write_rate_nosnap", "writes/s", float64(len(no))/inNoSnap.Seconds())
+	out.add("write_rate_snap", "writes/s", float64(len(during))/inSnap.Seconds())
+	out.add("snapshots", "snapshots", float64(len(snapTimes)))
+	slices.Sort(snapTimes)
+	out.add("snapshot_time", "ms", float64(snapTimes[len(snapTimes)/2])/1e6)
+	if v, ok := metricOf(out, "write_p99_snap"); ok {
+		if b, ok := metricOf(out, "write_p99_nosnap"); ok && b > 0 {
+			out.add("write_p99_snap_vs_nosnap", "x", v/b)
 		}
-		enc := db.Metrics().DocumentBytes["events"]
-		if err := db.Close(); err != nil {
-			return err
-		}
-		size, err := dirSize(cfg.dir)
-		if err != nil {
-			return err
-		}
-		out["disk-bytes/doc"] = float64(size) / float64(cfg.n)
-		out["encoding-bytes/doc"] = float64(enc) / float64(cfg.n)
-	case "buntdb":
-		b, err := openBunt(cfg.dir, buntdb.EverySecond)
-		if err != nil {
-			return err
-		}
-		for from := 0; from < cfg.n; from += chunk {
-			docs := benchDocs(from, min(from+chunk, cfg.n))
-			for i := 0; i < len(docs); i += 1000 {
-				if err := b.Update(func(tx *buntdb.Tx) error {
-					for _, d := range docs[i:min(i+1000, len(docs))] {
-						if err := buntSet(tx, d); err != nil {
-							return err
-						}
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-			}
-		}
-		// buntdb may be shrinking in the background (its AutoShrink):
-		// wait for it, then shrink.
-		for {
-			err := b.Shrink()
-			if err == nil {
-				break
-			}
-			if err != buntdb.ErrShrinkInProcess {
-				return err
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if err := b.Close(); err != nil {
-			return err
-		}
-		size, err := dirSize(cfg.dir)
-		if err != nil {
-			return err
-		}
-		out["disk-bytes/doc"] = float64(size) / float64(cfg.n)
-	default:
-		return fmt.Errorf("unknown store %q", store)
 	}
 	return nil
 }
 
-func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+// metricOf returns a metric the trial already added.
+func metricOf(out *trialOut, name string) (float64, bool) {
+	for _, m := range out.Metrics {
+		if m.Metric == name {
+			return m.Value, true
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
+	}
+	return 0, false
+}
+
+// durableSpecs lists the durability workloads' trials.
+func durableSpecs(cfg config, has func(string) bool, hasStore func(string) bool) []spec {
+	var out []spec
+	add := func(w string, stores []string, n int) {
+		if !has(w) {
+			return
 		}
-		n += info.Size()
-		return nil
-	})
-	return n, err
+		for _, st := range stores {
+			if hasStore(baseStore(st)) {
+				out = append(out, spec{w, st, n})
+			}
+		}
+	}
+	add("dinsert", dinsertStores, cfg.durableN)
+	add("dinsert1", dinsert1Stores, cfg.durableN)
+	add("dgroup", dgroupStores, cfg.groupWriters)
+	add("restart", restartStores, cfg.durableN)
+	add("dsnap", dsnapStores, cfg.durableN)
+	return out
 }

@@ -10,15 +10,18 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +44,17 @@ type config struct {
 	workloads []string
 	maxMem    float64 // bytes the big trials may use; 0: what the machine has available
 	big       int     // sizes >= big run only if the memory estimate fits
+
+	// The durability workloads (durable.go).
+	durableN     int           // documents of dinsert, restart, dsnap
+	dataDir      string        // where the run's temporary data directories go
+	tmp          string        // the run's temporary directory under dataDir
+	groupWriters int           // dgroup: concurrent writers
+	groupDur     time.Duration // dgroup: how long they commit
+	snapWriters  int           // dsnap: writers
+	snapPause    time.Duration // dsnap: pause between a writer's calls
+	snapPhase    time.Duration // dsnap: each phase's length
+	snapCycles   int           // dsnap: cycles of a phase with snapshots, then one without
 }
 
 func main() {
@@ -61,31 +75,22 @@ func main() {
 		readEvery = flag.Duration("read-every", 10*time.Microsecond, "latency workload: open-loop read interval")
 		idle      = flag.Duration("idle", time.Second, "latency workload: idle read phase before the threshold")
 		outDir    = flag.String("out", ".", "directory for results.json and the SVGs")
-		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the expiry phase (mass, latency) to this file")
-		traceOut  = flag.String("trace", "", "with -trial: write an execution trace of the expiry phase (mass, latency) to this file (go tool trace)")
+		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the timed phase to this file: the expiry (mass, latency), the inserts (dinsert), the commits (dgroup), Open (restart), the snapshots (dsnap)")
+		traceOut  = flag.String("trace", "", "with -trial: write an execution trace of the same phase to this file (go tool trace)")
 		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
-		workloads = flag.String("workloads", "mass,latency,compact,lag,host", "which trial kinds to run (host: workload 7)")
-
-		durable    = flag.Bool("durable", false, "run the durability suite instead: ttldb with a data directory under each sync policy beside buntdb's append-only file (durable.go)")
-		dtrial     = flag.String("dtrial", "", "internal: run one durability trial and print JSON")
-		durableN   = flag.Int("durable-n", 1_000_000, "durability suite: documents for insert, open, snapshot and disk trials")
-		durAlwaysN = flag.Int("durable-always-n", 20_000, "durability suite: documents for the SyncAlways trials")
-		durWriters = flag.Int("durable-writers", 8, "durability suite: concurrent writers of the SyncAlways trials")
-		durRate    = flag.Duration("durable-rate", time.Millisecond, "durability suite, snapshot trial: each of the 4 writers' open-loop interval")
-		durDir     = flag.String("durable-dir", "", "durability suite: where the trials' directories go (default: a temporary directory)")
+		workloads = flag.String("workloads", "mass,latency,compact,lag,host,durable", "which trial kinds to run (host: workload 7; durable: dinsert,dinsert1,dgroup,restart,dsnap, the durability workloads D1-D4)")
+		durableN  = flag.Int("durable-n", 0, "documents of the durability workloads dinsert, restart, dsnap (default 1000000; 100000 with -quick)")
+		dataDir   = flag.String("dir", os.TempDir(), "durability workloads: the directory their data directories and files are made in (removed after); put it on the disk to measure")
+		tmpDir    = flag.String("tmp", "", "internal: with -trial, the directory the trial makes its data directory in")
+		groupW    = flag.Int("group-writers", 8, "dgroup: concurrent writers committing one document each under SyncAlways")
+		groupDur  = flag.Duration("group-dur", 0, "dgroup: how long the writers commit (default 3s; 1s with -quick)")
+		snapW     = flag.Int("snap-writers", 4, "dsnap: writers running while the snapshot runs")
+		snapPause = flag.Duration("snap-pause", 200*time.Microsecond, "dsnap: each writer's pause between calls (the runtime rounds short sleeps up to about 1 ms)")
+		snapPhase = flag.Duration("snap-phase", 500*time.Millisecond, "dsnap: length of each phase, with snapshots back to back and without")
+		snapCyc   = flag.Int("snap-cycles", 0, "dsnap: cycles of a phase with snapshots then one without (default 8; 4 with -quick)")
+		durable   = flag.Bool("durable", false, "run the durability workloads alone: the same as -workloads durable")
 	)
 	flag.Parse()
-	if *durable || *dtrial != "" {
-		dcfg := durableConfig{n: *durableN, nAlways: *durAlwaysN, writers: *durWriters, rate: *durRate, reps: max(*reps, 1), dir: *durDir}
-		if *dtrial != "" {
-			if err := runDurableTrial(dcfg, *dtrial); err != nil {
-				fatalf("durability trial %s: %v", *dtrial, err)
-			}
-			return
-		}
-		runDurable(dcfg)
-		return
-	}
 	if *trial != "" {
 		parts := strings.Split(*trial, "/")
 		if len(parts) != 3 {
@@ -101,15 +106,23 @@ func main() {
 		if sp == 0 {
 			sp = 10 * time.Second
 		}
+		tmp := *tmpDir
+		if tmp == "" {
+			tmp = *dataDir
+		}
 		if err := runTrial(trialParams{workload: parts[0], store: parts[1], n: n, live: *live, spread: sp,
-			ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, hostEvery: *hostEvery, hostIdle: *hostIdle}); err != nil {
+			ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, hostEvery: *hostEvery, hostIdle: *hostIdle,
+			tmp: tmp, groupDur: orDefault(*groupDur, 3*time.Second), snapWriters: *snapW, snapPause: *snapPause,
+			snapPhase: orDefault(*snapPhase, 500*time.Millisecond), snapCycles: cmp.Or(max(*snapCyc, 0), 8)}); err != nil {
 			fatalf("trial %s: %v", *trial, err)
 		}
 		return
 	}
 	cfg := config{quick: *quick, latencyN: *latencyN, live: *live, lagN: *lagN, spread: *spread, reps: max(*reps, 3),
 		stores: strings.Split(*stores, ","), ttldbRead: *ttldbRead, readEvery: *readEvery, idle: *idle, outDir: *outDir,
-		hostEvery: *hostEvery, hostIdle: *hostIdle, maxMem: *maxMem * (1 << 30), big: 5_000_000}
+		hostEvery: *hostEvery, hostIdle: *hostIdle, maxMem: *maxMem * (1 << 30), big: 5_000_000,
+		durableN: *durableN, dataDir: *dataDir, groupWriters: max(*groupW, 1), groupDur: *groupDur,
+		snapWriters: max(*snapW, 1), snapPause: *snapPause, snapPhase: orDefault(*snapPhase, 500*time.Millisecond), snapCycles: max(*snapCyc, 0)}
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
 		fatalf("-out: %v", err)
 	}
@@ -147,8 +160,61 @@ func main() {
 	if cfg.quick && !flagSet("lag-n") {
 		cfg.lagN = cfg.lagN / 10 // 10k over 1 s: the arrival rate (100k over 10 s)
 	}
-	cfg.workloads = strings.Split(*workloads, ",")
+	if cfg.durableN <= 0 {
+		cfg.durableN = 1_000_000
+		if cfg.quick {
+			cfg.durableN = 100_000
+		}
+	}
+	if cfg.groupDur <= 0 {
+		cfg.groupDur = 3 * time.Second
+		if cfg.quick {
+			cfg.groupDur = time.Second
+		}
+	}
+	if cfg.snapCycles == 0 {
+		cfg.snapCycles = 8
+		if cfg.quick {
+			cfg.snapCycles = 4
+		}
+	}
+	if *durable {
+		*workloads = "durable"
+	}
+	for _, w := range strings.Split(*workloads, ",") {
+		if w == "durable" {
+			cfg.workloads = append(cfg.workloads, durableWorkloads...)
+		} else {
+			cfg.workloads = append(cfg.workloads, w)
+		}
+	}
+	if slices.ContainsFunc(cfg.workloads, func(w string) bool { return slices.Contains(durableWorkloads, w) }) {
+		tmp, err := os.MkdirTemp(cfg.dataDir, "ttldb-bench-*")
+		if err != nil {
+			fatalf("-dir: %v", err)
+		}
+		cfg.tmp = tmp
+		defer os.RemoveAll(tmp)
+		// An interrupted run removes its data too (a trial's process
+		// gets the same signal and stops).
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-sig
+			time.Sleep(100 * time.Millisecond)
+			_ = os.RemoveAll(tmp)
+			os.Exit(130)
+		}()
+	}
 	run(cfg, cfg.workloads)
+}
+
+// orDefault returns d, or def if d is not positive.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 func parseSizes(flagName, list string) []int {
@@ -261,6 +327,7 @@ func run(cfg config, kinds []string) {
 			}
 		}
 	}
+	small = append(small, durableSpecs(cfg, has, hasStore)...)
 	res := &runResult{outs: map[spec][]trialOut{}, errs: map[spec][]string{}}
 	start := time.Now()
 	runPhase(cfg, res, small, start)
@@ -368,7 +435,8 @@ func headline(sp spec, out trialOut) string {
 	for _, m := range out.Metrics {
 		switch m.Metric {
 		case "insert", "expire_all_rate", "expire_10pct_rate", "expire_1pct_rate", "heap_objects_per_doc", "read_p99_expiry", "read_max_expiry",
-			"after_compact_vs_fresh10", "lag_p99", "request_p99_idle", "request_p99_expiry":
+			"after_compact_vs_fresh10", "lag_p99", "request_p99_idle", "request_p99_expiry",
+			"dinsert", "group_commits_per_s", "commits_per_fsync", "fsync_p50", "open", "disk_vs_encoding", "write_p99_nosnap", "write_p99_snap", "snapshot_time":
 			parts = append(parts, fmt.Sprintf("%s=%s%s", m.Metric, fmtNum(m.Value), m.Unit))
 		}
 	}
@@ -379,7 +447,10 @@ func headline(sp spec, out trialOut) string {
 func runOne(cfg config, sp spec) (trialOut, error) {
 	args := []string{"-trial", sp.String(), "-live", strconv.Itoa(cfg.live), "-spread", cfg.spread.String(),
 		"-ttldb-read", cfg.ttldbRead, "-read-every", cfg.readEvery.String(), "-idle", cfg.idle.String(),
-		"-host-every", cfg.hostEvery.String(), "-host-idle", cfg.hostIdle.String()}
+		"-host-every", cfg.hostEvery.String(), "-host-idle", cfg.hostIdle.String(),
+		"-tmp", cfg.tmp, "-group-dur", cfg.groupDur.String(), "-snap-writers", strconv.Itoa(cfg.snapWriters),
+		"-snap-pause", cfg.snapPause.String(), "-snap-phase", cfg.snapPhase.String(), "-snap-cycles", strconv.Itoa(cfg.snapCycles)}
+
 	cmd := exec.Command(os.Args[0], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -433,6 +504,17 @@ type result struct {
 
 // workloadOf names the workload a metric belongs to.
 func workloadOf(trialWorkload, metric string) string {
+	switch trialWorkload {
+	case "dinsert", "dinsert1", "dgroup":
+		return "D1-durable-insert"
+	case "restart":
+		if strings.HasPrefix(metric, "disk_") || strings.HasSuffix(metric, "_bytes_per_doc") {
+			return "D4-disk-bytes"
+		}
+		return "D2-restart"
+	case "dsnap":
+		return "D3-snapshot-writers"
+	}
 	switch {
 	case strings.HasPrefix(metric, "insert"):
 		return "1-insert"

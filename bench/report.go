@@ -140,7 +140,13 @@ func report(cfg config, res *runResult) {
 	if has("host") {
 		r.hostTable()
 	}
-	r.targets()
+	if r.ranAny("mass", "latency", "compact", "lag", "host") {
+		r.targets()
+	}
+	if r.ranAny(durableWorkloads...) {
+		r.durableTables()
+		r.durableTargets()
+	}
 	writeResults(cfg, res, extra)
 	r.svgs()
 }

@@ -71,6 +71,7 @@ type storeOpts struct {
 	lruTTL    time.Duration                    // golang-lru: the cache's single TTL
 	onRemoved func(ids []string, at time.Time) // expiry-lag recording (ttldb, ttlcache, floor)
 	ttldbRead string                           // "findone" or "expiresat"
+	ttldbOpts []ttldb.Option                   // more options for ttldb.Open (durability workloads)
 }
 
 func newStore(name string, o storeOpts) (store, error) {
@@ -126,10 +127,10 @@ func newTTLDBStore(o storeOpts) (*ttldbStore, error) {
 	}
 	// The real monitor with default batching; DeadlineWake makes it wake at
 	// the earliest threshold instead of every 60 s.
-	db, err := ttldb.Open(
+	db, err := ttldb.Open(append([]ttldb.Option{
 		ttldb.WithMonitor(ttldb.MonitorOptions{DeadlineWake: true}),
 		ttldb.WithDeleteObserver(obs),
-	)
+	}, o.ttldbOpts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,12 @@ type trialParams struct {
 	idle            time.Duration // latency: idle read phase
 	hostEvery       time.Duration // host: the service's request interval
 	hostIdle        time.Duration // host: shortest idle phase
+	tmp             string        // durability workloads: the directory trial directories go in
+	groupDur        time.Duration // dgroup: how long the writers commit
+	snapWriters     int           // dsnap: writers
+	snapPause       time.Duration // dsnap: each writer's pause between calls
+	snapPhase       time.Duration // dsnap: each phase's length
+	snapCycles      int           // dsnap: cycles of a phase with snapshots, then one without
 }
 
 func runTrial(p trialParams) (err error) {
@@ -69,6 +75,14 @@ func runTrial(p trialParams) (err error) {
 		err = trialLag(p, &out)
 	case p.workload == "host":
 		err = trialHost(p, &out)
+	case p.workload == "dinsert", p.workload == "dinsert1":
+		err = trialDInsert(p, &out)
+	case p.workload == "dgroup":
+		err = trialDGroup(p, &out)
+	case p.workload == "restart":
+		err = trialRestart(p, &out)
+	case p.workload == "dsnap":
+		err = trialDSnap(p, &out)
 	default:
 		err = fmt.Errorf("unknown workload %q", p.workload)
 	}
