@@ -138,6 +138,7 @@ func closedCalls() []closedCall {
 		{"ExplainTTLDelete", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ExplainTTLDelete("missing"); return err }},
 		{"ListCollectionNames", func(db *ttldb.DB, _ *ttldb.Collection) error { _, err := db.ListCollectionNames(); return err }},
 		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 7, Kind: 99}) }},
+		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(failingWriter{}) }},
 		{"CollModTimeSeries", func(db *ttldb.DB, c *ttldb.Collection) error {
 			_, err := db.CollModTimeSeries(c.Name(), ttldb.TimeSeriesCollMod{ExpireAfterSeconds: ttldb.Seconds(-1)})
 			return err
@@ -147,6 +148,14 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.TimeSeriesInfo(); return err }},
+		{"Watch", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			_, err := db.Watch(context.Background(), ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{"upsert"}})
+			return err
+		}},
+		{"Watch", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Watch(context.Background(), ttldb.ChangeStreamOptions{Collections: []string{"other"}})
+			return err
+		}},
 		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(nil) }},
 		{"Snapshot", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Snapshot() }},
 		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 1 << 40}) }},
@@ -206,3 +215,8 @@ func TestClosedComesFirst(t *testing.T) {
 		}
 	}
 }
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("write refused") }

@@ -10,7 +10,9 @@ import (
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/keys"
+	"github.com/ttldb/ttldb/internal/ordtree"
 	"github.com/ttldb/ttldb/internal/schema"
+	"github.com/ttldb/ttldb/internal/seqlog"
 	"github.com/ttldb/ttldb/internal/store"
 )
 
@@ -122,7 +124,44 @@ type natItem struct {
 	slot store.Slot
 }
 
-func natLess(a, b natItem) bool { return a.seq < b.seq }
+// natOrder is a collection's natural (insertion) order: a log of
+// (seq, slot) pairs in pointer-free pages (internal/seqlog), with the
+// methods of the B-tree it replaced. Changed under the collection's write
+// lock, read under its read lock.
+type natOrder struct{ log seqlog.Log }
+
+func newNatOrder() *natOrder { return &natOrder{} }
+
+// Len returns the number of documents.
+func (n *natOrder) Len() int { return n.log.Len() }
+
+// push appends a document, whose seq is greater than every other's.
+func (n *natOrder) push(it natItem) { n.log.Push(it.seq, it.slot) }
+
+// Delete removes the document with it's seq.
+func (n *natOrder) Delete(it natItem) { n.log.Delete(it.seq) }
+
+// Min returns the oldest document.
+func (n *natOrder) Min() (natItem, bool) {
+	it, ok := n.log.Min()
+	return natItem{seq: it.Seq, slot: it.Slot}, ok
+}
+
+// AscendGreaterOrEqual calls fn for each document from seq from.seq on,
+// in insertion order, until fn returns false.
+func (n *natOrder) AscendGreaterOrEqual(from natItem, fn func(natItem) bool) {
+	n.log.AscendFrom(from.seq, func(it seqlog.Item) bool { return fn(natItem{seq: it.Seq, slot: it.Slot}) })
+}
+
+// Ascend calls fn for each document in insertion order until fn returns
+// false.
+func (n *natOrder) Ascend(fn func(natItem) bool) { n.AscendGreaterOrEqual(natItem{}, fn) }
+
+// bytes returns the heap the order holds.
+func (n *natOrder) bytes() int64 { return n.log.Bytes() }
+
+// growthFor returns what k more documents add to bytes.
+func (n *natOrder) growthFor(k int) int64 { return n.log.GrowthFor(k) }
 
 // collState is a collection's data.
 //
@@ -159,8 +198,8 @@ type collState struct {
 	// by a compacted copy, and a reader still in the old one reads a
 	// consistent, unchanging past.
 	st      atomic.Pointer[store.Store]
-	natural *btree.BTreeG[natItem] // by seq: insertion order
-	indexes []*index               // secondary indexes, in creation order
+	natural *natOrder // by seq: insertion order
+	indexes []*index  // secondary indexes, in creation order
 	nextSeq uint64
 	nextIx  uint32 // the id of the next index created (index.id)
 	bytes   int64
@@ -191,10 +230,28 @@ type collState struct {
 	// oprec records the running write's ops while a sink wants them
 	// (oplog.go); nil otherwise. Guarded by writeMu.
 	oprec *opRecorder
+	opBuf opRecorder // what oprec points to while set (oplog.go)
 	// applying is set while DB.Apply changes the collection (opapply.go):
 	// the write stores what the op says, with no eviction and no
 	// validation of its own. Guarded by writeMu.
 	applying bool
+	// applyVers are the record versions the op being applied gives its
+	// documents (Op.Versions, parallel to Docs), nil when it gives none.
+	// Guarded by writeMu.
+	applyVers []uint64
+}
+
+// newVersion returns the record version of the i-th document a write
+// stores: the applied op's when it carries versions (the DB's counter
+// then moves past it, so that versions given later are greater), else
+// the next of the DB's counter.
+func (s *collState) newVersion(i int) uint64 {
+	if i < len(s.applyVers) {
+		v := s.applyVers[i]
+		s.db.raiseVersions(v)
+		return v
+	}
+	return s.db.writes.Add(1)
 }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
@@ -225,7 +282,7 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 		name:      name,
 		opts:      opts,
 		validator: v,
-		natural:   btree.NewG(btreeDegree, natLess),
+		natural:   newNatOrder(),
 		nextSeq:   1,
 	}
 	s.st.Store(store.New(store.Options{Seed: db.seed}))
@@ -286,6 +343,15 @@ func (c *Collection) write(fn func(s *collState) error) (err error) {
 		}
 		defer c.db.durable(&err)
 	}
+	end, err := c.db.beginWrite()
+	if err != nil {
+		return err
+	}
+	return end(c.writeBegun(fn))
+}
+
+// writeBegun is write once the replicator (if any) let it begin.
+func (c *Collection) writeBegun(fn func(s *collState) error) error {
 	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
@@ -417,15 +483,15 @@ func (s *collState) compact() {
 		old := s.store()
 		ns := old.Fork(old.Len())
 		remap := make([]store.Slot, old.Stats().Slots)
-		natural := btree.NewG(btreeDegree, natLess)
+		natural := newNatOrder()
 		s.natural.Ascend(func(it natItem) bool {
 			n := ns.CopyFrom(old, it.slot)
 			remap[it.slot] = n
-			natural.ReplaceOrInsert(natItem{seq: it.seq, slot: n})
+			natural.push(natItem{seq: it.seq, slot: n})
 			return true
 		})
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
-		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		expiries := make([]*ordtree.Tree[expiryEntry], len(s.indexes))
 		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
 			if ix.tree != nil {
@@ -437,7 +503,7 @@ func (s *collState) compact() {
 				})
 			}
 			if ix.ttl != nil {
-				expiries[i] = btree.NewG(btreeDegree, expiryLess)
+				expiries[i] = ordtree.New(expiryLess)
 				ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 					e.slot = remap[e.slot]
 					expiries[i].ReplaceOrInsert(e)

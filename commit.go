@@ -9,8 +9,10 @@ import (
 // opSink receives committed ops in sequence order: the change-stream
 // buffer (Watch), the durability log. appendOps runs holding the
 // committer's lock (and the committing collection's write lock): it must
-// not block, call back into the DB or keep ops' slices beyond their
-// documented lifetime; it copies what it keeps.
+// not block nor call back into the DB. It may keep the ops it is given,
+// by pointer (&ops[i]) with every slice they hold: a committed op is
+// immutable, and commit's caller never changes nor reuses ops, their
+// slices or the documents in them after commit.
 type opSink interface {
 	appendOps(ops []Op)
 }
@@ -30,6 +32,9 @@ type committer struct {
 	// preImages counts the requests for pre-images (Op.Before): writes
 	// fill Before only while it is above 0.
 	preImages atomic.Int32
+	// replicator, set at Open (WithReplicator), receives the ops of
+	// local commits, not those DB.Apply applied.
+	replicator Replicator
 }
 
 // preImageSink is a sink that wants Op.Before filled from the moment it
@@ -77,6 +82,11 @@ func (c *committer) commit(ops []Op) {
 			sink.appendOps(ops)
 		}
 	}
+	if c.replicator != nil {
+		// Local commits only: ops applied with DB.Apply came from the
+		// replicated log.
+		c.replicator.Commit(ops)
+	}
 	c.mu.Unlock()
 }
 
@@ -112,11 +122,14 @@ func (c *committer) lastSeq() uint64 {
 	return c.seq
 }
 
-// attach adds a sink; from the next commit on it receives every op.
-func (c *committer) attach(s opSink) {
+// attach adds a sink; from the next commit on it receives every op. It
+// returns the sequence number of the last op committed before: the sink's
+// first op is the one after it.
+func (c *committer) attach(s opSink) (last uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.attachLocked(s)
+	return c.seq
 }
 
 // attachLocked is attach; call holding c.mu.
@@ -131,15 +144,6 @@ func (c *committer) attachLocked(s opSink) {
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(1)
 	}
-}
-
-// attachAt is attach returning, in the same step, the sequence number of
-// the last op committed: the sink receives every op after it.
-func (c *committer) attachAt(s opSink) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.attachLocked(s)
-	return c.seq
 }
 
 // detach removes a sink and returns the sequence number of the last op it
@@ -157,7 +161,7 @@ func (c *committer) detach(s opSink) uint64 {
 		}
 	}
 	c.sinks.Store(&list)
-	c.wanted.Store(len(list) > 0)
+	c.wanted.Store(len(list) > 0 || c.replicator != nil)
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(-1)
 	}

@@ -37,8 +37,13 @@ type DB struct {
 	ops     committer  // numbers committed ops and hands them on (commit.go)
 	applyMu sync.Mutex // serializes Apply calls (opapply.go)
 
-	persist  *persistence // the data directory (durability.go); nil: in memory
-	restored RecoveryInfo // what WithRestore loaded, without a directory
+	// changeBuf is the change-stream buffer (changebuffer.go), attached
+	// by the first Watch (or by Open); guarded by changesMu, which Close
+	// takes to end every stream.
+	changesMu sync.Mutex
+	changeBuf *changeBuffer
+	persist   *persistence // the data directory (durability.go); nil: in memory
+	restored  RecoveryInfo // what WithRestore loaded, without a directory
 }
 
 // Option configures Open.
@@ -55,6 +60,8 @@ type config struct {
 	observe     []DeleteObserver
 	hideExpired bool
 	memLimit    int64 // bytes; 0: none
+	changes     ChangeStreamBufferOptions
+	replicator  Replicator
 	durable     durableConfig
 	needsDir    string // an option that needs WithDir, for the error
 }
@@ -112,8 +119,13 @@ func Open(opts ...Option) (*DB, error) {
 		collections: map[string]*collState{},
 		metrics:     newMetricsRecorder(),
 	}
+	if cfg.changes.AttachAtOpen {
+		db.attachChanges()
+	}
 	db.monitor = newMonitor(db, cfg.monitor)
 	switch {
+	case cfg.durable.dir != "" && cfg.replicator != nil:
+		return nil, fmt.Errorf("%w: WithDir and WithReplicator: a replicated DB keeps its state in the replicator's log", ErrInvalidOptions)
 	case cfg.durable.dir != "":
 		if err := db.openDir(cfg.durable); err != nil { // durability.go
 			return nil, err
@@ -125,14 +137,20 @@ func Open(opts ...Option) (*DB, error) {
 			return nil, err
 		}
 	}
+	if cfg.replicator != nil {
+		db.ops.replicator = cfg.replicator
+		db.ops.wanted.Store(true)
+	}
 	db.monitor.start()
 	return db, nil
 }
 
 // Close stops the TTL monitor, waiting for its goroutine to exit (it stops
 // between two batches, even in the middle of a long pass), and makes every
-// later call on the DB or its collections fail with ErrClosed. Close is
-// idempotent: a second call returns nil at once.
+// later call on the DB or its collections fail with ErrClosed. It ends
+// every change stream: a waiting Next returns false at once, and Err
+// returns ErrClosed. Close is idempotent: a second call returns nil at
+// once.
 //
 // Called from an ExpireHook or DeleteObserver, Close does not wait for the
 // pass it is called from (that would wait for itself): it returns at once,
@@ -144,6 +162,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.monitor.stop()
+	db.closeChanges()
 	if db.persist != nil {
 		return db.persist.close()
 	}
@@ -193,6 +212,12 @@ func (db *DB) CreateCollection(name string, opts CollectionOptions) (coll *Colle
 		return nil, err
 	}
 	defer db.durable(&err)
+	return replicated(db, func() (*Collection, error) { return db.createCollectionBegun(name, opts) })
+}
+
+// createCollectionBegun is CreateCollection once the replicator (if any)
+// let it begin.
+func (db *DB) createCollectionBegun(name string, opts CollectionOptions) (*Collection, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -258,6 +283,13 @@ func (db *DB) DropCollection(name string) (err error) {
 		return err
 	}
 	defer db.durable(&err)
+	_, err = replicated(db, func() (struct{}, error) { return struct{}{}, db.dropCollectionBegun(name) })
+	return err
+}
+
+// dropCollectionBegun is DropCollection once the replicator (if any) let
+// it begin.
+func (db *DB) dropCollectionBegun(name string) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}

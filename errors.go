@@ -112,6 +112,24 @@ var (
 	// another OpVersion; the error names both versions.
 	ErrOpVersion = errors.New("ttldb: unsupported op version")
 
+	// ErrChangeStreamLagged ends a change stream that fell more than its
+	// MaxLag ops behind the newest op: Next returns false and Err a
+	// *ChangeStreamLagError carrying the token to resume from.
+	ErrChangeStreamLagged = errors.New("ttldb: change stream fell behind")
+
+	// ErrChangeStreamHistoryLost is returned when the place a change
+	// stream needs is no longer retained by the DB's change-stream buffer:
+	// by Watch for a ResumeAfter token older than the buffer's window, and
+	// by a running stream (with ErrChangeStreamLagged, in a
+	// *ChangeStreamLagError) whose next op the buffer overwrote before it
+	// was read. Events were lost: rebuild what the stream fed from the
+	// collections, then watch from now.
+	ErrChangeStreamHistoryLost = errors.New("ttldb: change stream history lost")
+
+	// ErrNoPreImage ends a change stream with FullDocumentBeforeChange
+	// set to FullDocumentRequired at an update, replace or delete whose
+	// op kept no pre-image (committed before any stream asked for them).
+	ErrNoPreImage = errors.New("ttldb: no pre-image for change event")
 	// ErrLocked is returned by Open(WithDir(dir)) when another DB, in
 	// this process or another, has dir open.
 	ErrLocked = errs.ErrLocked

@@ -571,6 +571,11 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (name string
 		return "", err
 	}
 	defer c.db.durable(&err)
+	return replicated(c.db, func() (string, error) { return c.createIndexBegun(ctx, m) })
+}
+
+// createIndexBegun is CreateIndex once the replicator (if any) let it begin.
+func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string, error) {
 	if err := c.usable(); err != nil {
 		return "", err
 	}
@@ -613,6 +618,12 @@ func (c *Collection) DropIndex(name string) (err error) {
 		return err
 	}
 	defer c.db.durable(&err)
+	_, err = replicated(c.db, func() (struct{}, error) { return struct{}{}, c.dropIndexBegun(name) })
+	return err
+}
+
+// dropIndexBegun is DropIndex once the replicator (if any) let it begin.
+func (c *Collection) dropIndexBegun(name string) error {
 	if ts := c.timeSeries(); ts != nil {
 		return ts.dropIndex(name, nil) // time-series: tsindex.go
 	}

@@ -85,8 +85,8 @@ type Op struct {
 	// Versions, when set, are the record versions Docs were stored with
 	// (parallel to Docs): the version half of an expire hook's delivery
 	// identity (ExpiredBatch.Versions), which a DB reloaded from its data
-	// directory gives the documents again. Apply gives its own versions
-	// and ignores them.
+	// directory gives the documents again, and DB.Apply stores them with
+	// (a replica's hooks then see the origin's identity). Each is > 0.
 	Versions []uint64
 	// Updates, for OpUpdate and when set, are the update documents that
 	// produced Docs (parallel to Docs), with every operator resolved; nil

@@ -28,6 +28,13 @@ import (
 // ErrInvalidDocument for a malformed document, ErrCollectionExists…),
 // ErrMemoryLimit, or ErrClosed.
 //
+// Record versions: an insert, update or replacement whose op carries
+// Versions (one per document) stores its documents with those versions,
+// so that an expire hook on a replica sees the delivery identity
+// (ExpiredBatch.Versions) the origin's hooks would have seen; the DB's
+// own versions given later are greater than every version applied. An
+// op without Versions gets the DB's own.
+//
 // Applying never reads the clock, generates an _id or chooses what to
 // delete: inserts store the documents as given (no validator runs, no
 // capped eviction: the evictions follow as OpDelete), updates and
@@ -129,7 +136,14 @@ func (db *DB) applyOp(op *Op) error {
 	if err := s.lockWrite(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOp, err)
 	}
+	if err := checkVersions(op); err != nil {
+		s.writeMu.Unlock()
+		return err
+	}
 	s.applying = true
+	if op.Kind == OpInsert || op.Kind == OpUpdate || op.Kind == OpReplace {
+		s.applyVers = op.Versions
+	}
 	var (
 		err      error
 		expired  []any // the _id values an expiry deleted, for the observers
@@ -156,12 +170,38 @@ func (db *DB) applyOp(op *Op) error {
 	if err == nil {
 		err = db.ops.commitApplied([]Op{*op})
 	}
-	s.applying = false
+	s.applying, s.applyVers = false, nil
 	s.writeMu.Unlock()
 	if err == nil && observed {
 		db.reportApplied(op, len(expired), expired, nil)
 	}
 	return err
+}
+
+// checkVersions checks an op's record versions: none, or one per
+// document, each > 0.
+func checkVersions(op *Op) error {
+	if len(op.Versions) == 0 {
+		return nil
+	}
+	if len(op.Versions) != len(op.Docs) {
+		return fmt.Errorf("%w: %d versions for %d documents", ErrInvalidOp, len(op.Versions), len(op.Docs))
+	}
+	if slices.Contains(op.Versions, 0) {
+		return fmt.Errorf("%w: record version 0", ErrInvalidOp)
+	}
+	return nil
+}
+
+// raiseVersions makes the DB's version counter at least v: the versions
+// it gives later are greater than every version applied.
+func (db *DB) raiseVersions(v uint64) {
+	for {
+		cur := db.writes.Load()
+		if cur >= v || db.writes.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // reportApplied counts the deletions of an applied OpExpire (or Expired
@@ -238,7 +278,7 @@ func (s *collState) applyInsert(op *Op) error {
 		}
 		docs[i] = newDoc{enc: d, id: id}
 	}
-	return invalid(s.insertPrepared(docs))
+	return invalid(s.insertPrepared(docs, nil))
 }
 
 // findAll returns the stored records of keys (documents or keys: their
@@ -369,9 +409,7 @@ func (s *collState) applyCreateIndex(op *Op) error {
 	}
 	s.nextIx++
 	ix.id = s.nextIx
-	s.mu.RLock()
-	b := &indexBuild{s: s, ix: ix, snapshot: s.natural.Clone(), done: make(chan struct{})}
-	s.mu.RUnlock()
+	b := &indexBuild{s: s, ix: ix, snapshot: s.nextSeq, done: make(chan struct{})}
 	if err := b.scan(); err != nil {
 		return invalid(err)
 	}
@@ -383,16 +421,30 @@ func (s *collState) applyCreateIndex(op *Op) error {
 		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
 	}
 	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ix.ttl.counts.bytes()
 	}
 	if err := s.reserve(cost); err != nil {
 		return err
 	}
+	ix.multikey = ix.multikey || multikeyOf(op.Spec)
 	s.mu.Lock()
 	s.indexes = append(slices.Clip(s.indexes), ix)
 	s.mu.Unlock()
 	s.settleMemory(cost)
 	return nil
+}
+
+// markMultikey sets the multikey flag of index name when on is set (an
+// OpCreateIndex whose origin's build met an array: builtIndexSpec).
+func (s *collState) markMultikey(name string, on bool) {
+	if !on {
+		return
+	}
+	for _, ix := range s.indexes {
+		if ix.name == name {
+			ix.multikey = true
+		}
+	}
 }
 
 func (s *collState) applyDropIndex(op *Op) error {

@@ -35,7 +35,11 @@ func (s *collState) beginOps() {
 	if !s.db.ops.opsWanted() {
 		return
 	}
-	s.oprec = &opRecorder{pre: s.db.ops.preImagesWanted()}
+	// The recorder lives in the collection (no allocation per write); a
+	// fresh value each time, so that its ops slice, which the committed
+	// ops keep, is never reused.
+	s.opBuf = opRecorder{pre: s.db.ops.preImagesWanted()}
+	s.oprec = &s.opBuf
 }
 
 // endOps commits the recorded ops if the write succeeded (err == nil) and
@@ -73,16 +77,12 @@ func (r *opRecorder) add(s *collState, op Op) {
 	r.ops = append(r.ops, op)
 }
 
-// keysOf returns the document keys ({_id: v}) of encoded documents, all in
-// one allocation.
-func keysOf(n int, enc func(i int) []byte) []RawDocument {
-	size := 0
-	for i := range n {
-		if raw, ok := codec.EncodedFieldRaw(enc(i), "_id"); ok {
-			size += len(raw) + 5
-		}
-	}
-	buf := make([]byte, 0, size)
+// keysOf returns the document keys ({_id: v}) of encoded documents, in
+// one buffer sized from sizeHint (bytes; a short hint only costs the
+// buffer's growth: keys already cut from it stay valid). Each document is
+// walked once.
+func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
+	buf := make([]byte, 0, sizeHint)
 	out := make([]RawDocument, n)
 	for i := range n {
 		start := len(buf)
@@ -92,9 +92,15 @@ func keysOf(n int, enc func(i int) []byte) []RawDocument {
 	return out
 }
 
-// recordKeys returns the keys of records.
+// recordKeys returns the keys of recs. The _id's index key (rec.key) is
+// about as long as its encoding: with the 5 bytes around it and a little
+// room, one buffer nearly always holds them all.
 func recordKeys(recs []record) []RawDocument {
-	return keysOf(len(recs), func(i int) []byte { return recs[i].enc })
+	size := 0
+	for i := range recs {
+		size += len(recs[i].key) + 8
+	}
+	return keysOf(len(recs), size, func(i int) []byte { return recs[i].enc })
 }
 
 // recordDocs returns the stored encodings of records (shared: they never
@@ -203,7 +209,29 @@ func collectionSpec(o CollectionOptions) RawDocument {
 // indexSpecDoc describes an index model (name resolved) as a document:
 // {name, key: [{field, order}…], unique, sparse, partialFilterExpression,
 // expireAfterSeconds, ttlValueForms}, each option present only when set.
-func indexSpecDoc(m IndexModel) RawDocument {
+func indexSpecDoc(m IndexModel) RawDocument { return encodeIndexSpec(indexSpecFields(m)) }
+
+// builtIndexSpec is an OpCreateIndex's Spec: indexSpecDoc with
+// multikey: true when the build met an array. The origin's build may have
+// met it in a document written and deleted while the build ran, which a
+// replay of the ops never sees; every DB applying the op marks the index
+// alike (multikeyOf).
+func builtIndexSpec(ix *index) RawDocument {
+	d := indexSpecFields(ix.model())
+	if ix.multikey {
+		d["multikey"] = true
+	}
+	return encodeIndexSpec(d)
+}
+
+// multikeyOf reads builtIndexSpec's multikey flag.
+func multikeyOf(spec RawDocument) bool {
+	v, _ := spec.Lookup("multikey")
+	b, _ := v.(bool)
+	return b
+}
+
+func indexSpecFields(m IndexModel) Document {
 	keys := make([]any, len(m.Keys))
 	for i, k := range m.Keys {
 		keys[i] = Document{"field": k.Field, "order": int32(k.Order)}
@@ -224,6 +252,10 @@ func indexSpecDoc(m IndexModel) RawDocument {
 			d["ttlValueForms"] = int32(m.TTLValueForms)
 		}
 	}
+	return d
+}
+
+func encodeIndexSpec(d Document) RawDocument {
 	enc, err := codec.EncodeExpr(d)
 	if err != nil {
 		panic("ttldb: internal error: index specification does not encode: " + err.Error())
@@ -386,7 +418,8 @@ func indexModelOf(spec RawDocument) (IndexModel, error) {
 		return IndexModel{}, err
 	}
 	r := &specReader{d: d}
-	r.known("name", "key", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "ttlValueForms")
+	r.known("name", "key", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "ttlValueForms", "multikey")
+	r.bool("multikey") // read by multikeyOf; its type is checked here
 	m := IndexModel{
 		Name:                    r.str("name"),
 		Unique:                  r.bool("unique"),

@@ -279,9 +279,7 @@ func (h *history) setup() {
 
 func (h *history) run(steps int) {
 	h.setup()
-	for range steps {
-		h.step()
-	}
+	h.steps(steps)
 	h.clk.Advance(10 * time.Minute)
 	_, err := h.db.RunTTLPass(context.Background())
 	require.NoError(h.t, err)

@@ -479,11 +479,25 @@ func (g diffGen) update() Document {
 // operatorUpdate uses the array, comparison and arithmetic update
 // operators, which change indexed fields (array fields become multikey)
 // or fail on a document of the wrong shape, failing the whole UpdateMany.
+//
+// b, c.d and e stay scalars (or missing): each shares a compound index with
+// a field that may hold an array, and a document with two arrays in one
+// compound key is refused by the indexed collection only (MongoDB's
+// "cannot index parallel arrays"), which would make the two collections
+// differ. So only a and tags grow arrays, and only scalar fields move
+// into b or e.
 func (g diffGen) operatorUpdate(field string) Document {
+	scalarOnly := field == "b" || field == "c.d" || field == "e"
 	switch g.r.IntN(9) {
 	case 0:
+		if scalarOnly {
+			field = "tags"
+		}
 		return Document{"$push": Document{field: Document{"$each": []any{g.scalar(), g.scalar()}, "$slice": -3}}}
 	case 1:
+		if scalarOnly {
+			field = "tags"
+		}
 		return Document{"$addToSet": Document{field: g.scalar()}}
 	case 2:
 		return Document{"$pull": Document{field: Document{"$gte": g.scalar()}}}
@@ -497,6 +511,9 @@ func (g diffGen) operatorUpdate(field string) Document {
 		return Document{"$mul": Document{"z": g.r.IntN(3)}}
 	case 7:
 		to := []string{"a", "b", "e", "y"}[g.r.IntN(4)]
+		if field == "a" || field == "tags" { // may be an array
+			to = []string{"a", "y"}[g.r.IntN(2)]
+		}
 		if to == field {
 			to = "y"
 		}

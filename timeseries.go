@@ -194,7 +194,7 @@ func newTimeSeriesCollState(db *DB, name string, opts CollectionOptions) (*collS
 		db:      db,
 		name:    name,
 		opts:    opts,
-		natural: btree.NewG(btreeDegree, natLess),
+		natural: newNatOrder(),
 		nextSeq: 1,
 		ts:      ts,
 	}
@@ -293,6 +293,12 @@ func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (res TimeSeriesCollM
 		return TimeSeriesCollModResult{}, err
 	}
 	defer c.db.durable(&err)
+	return replicated(c.db, func() (TimeSeriesCollModResult, error) { return c.collModTimeSeriesBegun(m) })
+}
+
+// collModTimeSeriesBegun is CollModTimeSeries once the replicator (if any) let it begin.
+func (c *Collection) collModTimeSeriesBegun(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+	var res TimeSeriesCollModResult
 	if err := c.usable(); err != nil {
 		return res, err
 	}
