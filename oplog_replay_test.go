@@ -45,6 +45,14 @@ func TestOpReplay(t *testing.T) {
 			}
 			h := &history{t: t, rng: rng, db: db, clk: clk}
 			h.run(1500)
+			// A drop and a recreation whatever the seed chose (a history
+			// may drop nothing), then more history.
+			_, err := db.Collection("dropped").InsertOne(Document{"k": 1})
+			require.NoError(t, err)
+			require.NoError(t, db.DropCollection("dropped"))
+			_, err = db.Collection("dropped").InsertOne(Document{"k": 2})
+			require.NoError(t, err)
+			h.steps(100)
 			ops := sink.take()
 			require.NotEmpty(t, ops)
 			for i, op := range ops {
