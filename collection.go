@@ -10,7 +10,9 @@ import (
 	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/keys"
+	"github.com/ttldb/ttldb/internal/ordtree"
 	"github.com/ttldb/ttldb/internal/schema"
+	"github.com/ttldb/ttldb/internal/seqlog"
 	"github.com/ttldb/ttldb/internal/store"
 )
 
@@ -122,7 +124,44 @@ type natItem struct {
 	slot store.Slot
 }
 
-func natLess(a, b natItem) bool { return a.seq < b.seq }
+// natOrder is a collection's natural (insertion) order: a log of
+// (seq, slot) pairs in pointer-free pages (internal/seqlog), with the
+// methods of the B-tree it replaced. Changed under the collection's write
+// lock, read under its read lock.
+type natOrder struct{ log seqlog.Log }
+
+func newNatOrder() *natOrder { return &natOrder{} }
+
+// Len returns the number of documents.
+func (n *natOrder) Len() int { return n.log.Len() }
+
+// push appends a document, whose seq is greater than every other's.
+func (n *natOrder) push(it natItem) { n.log.Push(it.seq, it.slot) }
+
+// Delete removes the document with it's seq.
+func (n *natOrder) Delete(it natItem) { n.log.Delete(it.seq) }
+
+// Min returns the oldest document.
+func (n *natOrder) Min() (natItem, bool) {
+	it, ok := n.log.Min()
+	return natItem{seq: it.Seq, slot: it.Slot}, ok
+}
+
+// AscendGreaterOrEqual calls fn for each document from seq from.seq on,
+// in insertion order, until fn returns false.
+func (n *natOrder) AscendGreaterOrEqual(from natItem, fn func(natItem) bool) {
+	n.log.AscendFrom(from.seq, func(it seqlog.Item) bool { return fn(natItem{seq: it.Seq, slot: it.Slot}) })
+}
+
+// Ascend calls fn for each document in insertion order until fn returns
+// false.
+func (n *natOrder) Ascend(fn func(natItem) bool) { n.AscendGreaterOrEqual(natItem{}, fn) }
+
+// bytes returns the heap the order holds.
+func (n *natOrder) bytes() int64 { return n.log.Bytes() }
+
+// growthFor returns what k more documents add to bytes.
+func (n *natOrder) growthFor(k int) int64 { return n.log.GrowthFor(k) }
 
 // collState is a collection's data.
 //
@@ -159,8 +198,8 @@ type collState struct {
 	// by a compacted copy, and a reader still in the old one reads a
 	// consistent, unchanging past.
 	st      atomic.Pointer[store.Store]
-	natural *btree.BTreeG[natItem] // by seq: insertion order
-	indexes []*index               // secondary indexes, in creation order
+	natural *natOrder // by seq: insertion order
+	indexes []*index  // secondary indexes, in creation order
 	nextSeq uint64
 	nextIx  uint32 // the id of the next index created (index.id)
 	bytes   int64
@@ -243,7 +282,7 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 		name:      name,
 		opts:      opts,
 		validator: v,
-		natural:   btree.NewG(btreeDegree, natLess),
+		natural:   newNatOrder(),
 		nextSeq:   1,
 	}
 	s.st.Store(store.New(store.Options{Seed: db.seed}))
@@ -444,15 +483,15 @@ func (s *collState) compact() {
 		old := s.store()
 		ns := old.Fork(old.Len())
 		remap := make([]store.Slot, old.Stats().Slots)
-		natural := btree.NewG(btreeDegree, natLess)
+		natural := newNatOrder()
 		s.natural.Ascend(func(it natItem) bool {
 			n := ns.CopyFrom(old, it.slot)
 			remap[it.slot] = n
-			natural.ReplaceOrInsert(natItem{seq: it.seq, slot: n})
+			natural.push(natItem{seq: it.seq, slot: n})
 			return true
 		})
 		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
-		expiries := make([]*btree.BTreeG[expiryEntry], len(s.indexes))
+		expiries := make([]*ordtree.Tree[expiryEntry], len(s.indexes))
 		counts := make([]*expiryCounts, len(s.indexes))
 		for i, ix := range s.indexes {
 			if ix.tree != nil {
@@ -464,7 +503,7 @@ func (s *collState) compact() {
 				})
 			}
 			if ix.ttl != nil {
-				expiries[i] = btree.NewG(btreeDegree, expiryLess)
+				expiries[i] = ordtree.New(expiryLess)
 				ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 					e.slot = remap[e.slot]
 					expiries[i].ReplaceOrInsert(e)

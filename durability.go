@@ -25,36 +25,23 @@ import (
 // returns once its changes are in the operating system: a crash of the
 // process loses nothing a call acknowledged. The policies differ on a
 // power cut or a kernel crash.
-type SyncPolicy uint8
+type SyncPolicy = wal.SyncPolicy
 
 // The sync policies. The zero value is SyncEverySecond, the default.
+// SyncPolicy's String returns a policy's name as its constant is spelled.
 const (
 	// SyncEverySecond fsyncs the log about once a second, in the
 	// background: a power cut loses at most the writes of the last second
 	// or so. Writes never wait for the disk.
-	SyncEverySecond SyncPolicy = iota
+	SyncEverySecond = wal.SyncEverySecond
 	// SyncAlways returns from a write only once an fsync covered it: a
 	// power cut loses no acknowledged write. Concurrent writers share
 	// fsyncs (group commit); each write waits about one fsync's time.
-	SyncAlways
+	SyncAlways = wal.SyncAlways
 	// SyncNever leaves the write-back to the operating system (within
 	// about 30 s on Linux): a power cut may lose that much.
-	SyncNever
+	SyncNever = wal.SyncNever
 )
-
-// String returns the policy's name: "SyncAlways", "SyncEverySecond",
-// "SyncNever", or "SyncPolicy(n)" for another value.
-func (p SyncPolicy) String() string {
-	switch p {
-	case SyncEverySecond:
-		return "SyncEverySecond"
-	case SyncAlways:
-		return "SyncAlways"
-	case SyncNever:
-		return "SyncNever"
-	}
-	return fmt.Sprintf("SyncPolicy(%d)", uint8(p))
-}
 
 // AutoSnapshot configures the snapshots a DB opened WithDir takes by
 // itself: one starts when the log has grown past both MinLogBytes and
@@ -448,7 +435,7 @@ func (p *persistence) loadSnapshot(l *loader, r io.Reader, name string) error {
 // open for appending.
 func (p *persistence) openLog(l *loader) error {
 	dir := p.join(logDirName)
-	opts := wal.Options{Sync: wal.SyncPolicy(p.cfg.sync), SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer}
+	opts := wal.Options{Sync: p.cfg.sync, SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer}
 	for attempt := 0; ; attempt++ {
 		log, err := wal.Open(p.fs, dir, opts)
 		if err == nil {

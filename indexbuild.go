@@ -6,19 +6,19 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/google/btree"
 )
 
 // An index is built in the background, as MongoDB's hybrid index build
 // does, so that writers never wait for a scan of the whole collection:
 //
-//  1. Under the write lock, for an instant: the collection's natural
-//     order tree is cloned (a copy-on-write snapshot, O(1)) and the build
-//     is registered, so that from then on every write also appends the
-//     records it changes to the build's side table.
-//  2. Without any lock: the snapshot is scanned into the new index's
-//     private trees.
+//  1. Under the write lock, for an instant: the build is registered with
+//     the collection's next insertion sequence (its snapshot: the
+//     documents stored then are those with a smaller sequence), so that
+//     from then on every write also appends the records it changes to the
+//     build's side table.
+//  2. The snapshot's documents still stored are scanned into the new
+//     index's private trees, in natural order, a few hundred per hold of
+//     the read lock.
 //  3. Without any lock: the side table is drained into the trees, again
 //     and again, until what is left is at most finalCatchUpMax changes
 //     (checked again once the write lock is taken: a write that held it
@@ -29,9 +29,9 @@ import (
 //
 // Writers thus wait at most for step 4, whose work is bounded by
 // finalCatchUpMax changes (plus, for a unique index, the keys found
-// duplicated and not yet resolved). The scan reads the snapshot's
-// documents under the read lock, a few hundred per hold, each as it is
-// when read: a document changed since the snapshot is in the side table,
+// duplicated and not yet resolved). The scan reads each document as it is
+// when read: a document changed or deleted since the snapshot is in the
+// side table,
 // whose changes, applied in order, leave each document's entries as its
 // last version's whatever version the scan met (a change is "remove the old
 // version's entries, add the new one's", and both are sets of (key, seq)).
@@ -64,8 +64,8 @@ type sideWrite struct {
 type indexBuild struct {
 	s        *collState
 	ix       *index
-	snapshot *btree.BTreeG[natItem] // copy-on-write clone of collState.natural
-	done     chan struct{}          // closed when the build has ended, either way
+	snapshot uint64        // the collection's next insertion sequence when the build began
+	done     chan struct{} // closed when the build has ended, either way
 	// ctx stops the build (CreateIndex's context), looked at before each
 	// chunk of the scan and each drain of the side table; nil: never.
 	ctx context.Context
@@ -82,7 +82,7 @@ type indexBuild struct {
 
 // buildFigures count what a build did, for tests.
 type buildFigures struct {
-	scanned      int // snapshot records read (those deleted since included)
+	scanned      int // snapshot records read (those still stored when read)
 	drained      int // side-table changes applied without the lock
 	drainRounds  int
 	finalCatchUp int // side-table changes applied under the write lock
@@ -193,7 +193,7 @@ func (c *Collection) createIndex(ctx context.Context, m IndexModel) (string, err
 func (s *collState) startBuild(ix *index) *indexBuild {
 	b := &indexBuild{s: s, ix: ix, done: make(chan struct{})}
 	s.mu.Lock()
-	b.snapshot = s.natural.Clone()
+	b.snapshot = s.nextSeq
 	s.mu.Unlock()
 	s.builds = append(slices.Clip(s.builds), b)
 	return b
@@ -258,7 +258,7 @@ func (b *indexBuild) run() (err error) {
 		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
 	}
 	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ix.ttl.counts.bytes()
 	}
 	if err := s.reserve(cost); err != nil {
 		return fmt.Errorf("building index %q: %w", ix.name, err)
@@ -267,7 +267,7 @@ func (b *indexBuild) run() (err error) {
 	s.indexes = append(slices.Clip(s.indexes), b.ix)
 	s.mu.Unlock()
 	if s.db.ops.opsWanted() {
-		s.db.ops.commit([]Op{{Kind: OpCreateIndex, Collection: s.name, Time: opTime(s.db.clock.Now()), Index: ix.name, Spec: indexSpecDoc(ix.model())}})
+		s.db.ops.commit([]Op{{Kind: OpCreateIndex, Collection: s.name, Time: opTime(s.db.clock.Now()), Index: ix.name, Spec: builtIndexSpec(ix)}})
 	}
 	s.settleMemory(cost)
 	if ix := b.ix; ix.ttl != nil {
@@ -296,22 +296,12 @@ func (s *collState) unregister(b *indexBuild) {
 // the read lock.
 const scanChunk = 256
 
-// scan indexes every record of the snapshot (step 2).
+// scan indexes every record of the snapshot still stored (step 2).
 func (b *indexBuild) scan() error {
 	s := b.s
-	items := make([]natItem, 0, scanChunk)
 	recs := make([]record, 0, scanChunk)
 	from, more := natItem{}, true
 	for more {
-		items, more = items[:0], false
-		b.snapshot.AscendGreaterOrEqual(from, func(it natItem) bool {
-			if len(items) == scanChunk {
-				from, more = it, true
-				return false
-			}
-			items = append(items, it)
-			return true
-		})
 		if err := s.db.checkOpen(); err != nil {
 			return err
 		}
@@ -319,16 +309,23 @@ func (b *indexBuild) scan() error {
 			return ctxError(s.name, err)
 		}
 		// Read each document as it is now; one deleted since the snapshot
-		// (its slot free, or another document's) is in the side table.
-		recs = recs[:0]
+		// is in the side table, and one inserted since (a later sequence)
+		// too.
+		recs, more = recs[:0], false
 		s.mu.RLock()
-		for _, it := range items {
-			if rec, ok := s.recAt(it.slot, it.seq); ok {
-				recs = append(recs, rec)
+		s.natural.AscendGreaterOrEqual(from, func(it natItem) bool {
+			if it.seq >= b.snapshot {
+				return false
 			}
-		}
+			if len(recs) == scanChunk {
+				from, more = it, true
+				return false
+			}
+			recs = append(recs, s.rec(it.slot))
+			return true
+		})
 		s.mu.RUnlock()
-		b.figures.scanned += len(items)
+		b.figures.scanned += len(recs)
 		for i := range recs {
 			if err := b.add(&recs[i]); err != nil {
 				return err

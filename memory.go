@@ -31,17 +31,18 @@ func WithMemoryLimit(bytes int64) Option {
 }
 
 // Estimated bytes per B-tree entry, per byte of the item. google/btree
-// nodes filled in key order (the natural order, dates that arrive in
-// order) end about half full; in random order about two-thirds full.
-// Measured: TestTreeBytesEstimate.
+// nodes (index trees) filled in key order end about half full; in random
+// order about two-thirds full. The TTL indexes' date trees
+// (internal/ordtree) keep full leaves when dates arrive in order (about 1.03
+// bytes per item byte), and about three-quarters full ones otherwise.
 const (
 	treeFactorOrdered = 2.1
 	treeFactorRandom  = 1.8
+	treeFactorDates   = 1.15
 )
 
 // Sizes of the tree items, in bytes.
 const (
-	natItemSize     = 16
 	indexEntrySize  = 32
 	expiryEntrySize = 24
 )
@@ -56,13 +57,13 @@ func keyHeapBytes(k string) int64 { return int64((len(k) + 7) &^ 7) }
 
 // memBytes is the collection's accounted memory. Call holding writeMu.
 func (s *collState) memBytes() int64 {
-	b := s.store().Bytes() + treeBytes(s.natural.Len(), natItemSize, treeFactorOrdered)
+	b := s.store().Bytes() + s.natural.bytes()
 	for _, ix := range s.indexes {
 		if ix.tree != nil {
 			b += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom) + ix.keyBytes
 		}
 		if ix.ttl != nil {
-			b += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+			b += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ix.ttl.counts.bytes()
 		}
 	}
 	return b
@@ -112,10 +113,11 @@ func (s *collState) settleMemory(reserved int64) {
 }
 
 // insertCost bounds what storing a new document adds to the accounted
-// memory: its record, its natural-order entry, and its index and TTL
-// entries.
-func (s *collState) insertCost(key, enc, extra []byte, dk docKeys) int64 {
-	c := store.InsertCost(len(key), len(enc), len(extra)) + treeBytes(1, natItemSize, treeFactorOrdered)
+// memory, after the documents of its batch planned before it in plan: its
+// record (and any growth of the _id table), and its index and TTL entries.
+// (The natural order's growth is the batch's: natOrder.growthFor.)
+func (s *collState) insertCost(plan *store.InsertPlan, key, enc, extra []byte, dk docKeys) int64 {
+	c := s.store().PlanInsert(plan, key, len(enc), len(extra))
 	return c + s.keysCost(dk)
 }
 
@@ -130,7 +132,7 @@ func (s *collState) keysCost(dk docKeys) int64 {
 		if dk[i].ttl.ok {
 			// The entry, and at worst a new bucket at every level of the
 			// backlog counts.
-			c += treeBytes(1, expiryEntrySize, treeFactorOrdered) + countLevels*store.MapEntryBytes
+			c += treeBytes(1, expiryEntrySize, treeFactorDates) + countLevels*store.MapEntryBytes
 		}
 	}
 	return c

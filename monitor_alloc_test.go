@@ -41,3 +41,22 @@ func TestTTLPassAllocatesPerBatchNotPerDocument(t *testing.T) {
 	got := passMallocs(t, n)
 	require.Less(t, got, uint64(n/8), "allocations of a pass deleting %d documents without observers", n)
 }
+
+// With a DeleteObserver, a batch's string _id values share one string: a
+// document costs one allocation (its value's interface), not two.
+func TestTTLPassObserverIDsShareAString(t *testing.T) {
+	const n = 8 * DefaultMonitorBatchSize
+	var got []any
+	obs := WithDeleteObserver(func(ev DeleteEvent) { got = append(got, ev.IDs...) })
+	allocs := passMallocs(t, n, obs)
+	require.Less(t, allocs, uint64(n+n/8), "allocations of a pass deleting %d documents, telling an observer", n)
+	require.Len(t, got, n)
+	seen := map[any]bool{}
+	for _, id := range got {
+		s, ok := id.(string)
+		require.True(t, ok)
+		require.Regexp(t, `^doc:\d{9}$`, s)
+		seen[id] = true
+	}
+	require.Len(t, seen, n, "every deleted _id, once")
+}

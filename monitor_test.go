@@ -1311,11 +1311,11 @@ func TestMonitorOptionsDefaultsAndValidation(t *testing.T) {
 	d := DefaultMonitorOptions()
 	assert.Equal(t, MonitorOptions{
 		Interval: 60 * time.Second, PerIndexMaxDeletes: 50000, PerIndexMaxTime: time.Second,
-		SubPassMaxTime: 60 * time.Second, BatchSize: 256, DeadlineWakeFloor: time.Millisecond,
+		SubPassMaxTime: 60 * time.Second, BatchSize: 1024, DeadlineWakeFloor: time.Millisecond,
 	}, d)
 	for _, o := range []MonitorOptions{
 		{Interval: -1}, {PerIndexMaxTime: -1}, {SubPassMaxTime: -2}, {DeadlineWakeFloor: -1},
-		{PerIndexMaxDeletes: -1}, {MaxTotalRemoves: -1}, {MaxCollectionRemoves: -1}, {BatchSize: -1},
+		{PerIndexMaxDeletes: -1}, {MaxTotalRemoves: -1}, {MaxCollectionRemoves: -1}, {BatchSize: -1}, {BatchPause: -2},
 	} {
 		_, err := Open(WithMonitor(o))
 		assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", o)

@@ -278,7 +278,7 @@ func (s *collState) applyInsert(op *Op) error {
 		}
 		docs[i] = newDoc{enc: d, id: id}
 	}
-	return invalid(s.insertPrepared(docs))
+	return invalid(s.insertPrepared(docs, nil))
 }
 
 // findAll returns the stored records of keys (documents or keys: their
@@ -409,9 +409,7 @@ func (s *collState) applyCreateIndex(op *Op) error {
 	}
 	s.nextIx++
 	ix.id = s.nextIx
-	s.mu.RLock()
-	b := &indexBuild{s: s, ix: ix, snapshot: s.natural.Clone(), done: make(chan struct{})}
-	s.mu.RUnlock()
+	b := &indexBuild{s: s, ix: ix, snapshot: s.nextSeq, done: make(chan struct{})}
 	if err := b.scan(); err != nil {
 		return invalid(err)
 	}
@@ -423,16 +421,30 @@ func (s *collState) applyCreateIndex(op *Op) error {
 		cost += treeBytes(ix.tree.Len(), indexEntrySize, treeFactorRandom)
 	}
 	if ix.ttl != nil {
-		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ix.ttl.counts.bytes()
+		cost += treeBytes(ix.ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ix.ttl.counts.bytes()
 	}
 	if err := s.reserve(cost); err != nil {
 		return err
 	}
+	ix.multikey = ix.multikey || multikeyOf(op.Spec)
 	s.mu.Lock()
 	s.indexes = append(slices.Clip(s.indexes), ix)
 	s.mu.Unlock()
 	s.settleMemory(cost)
 	return nil
+}
+
+// markMultikey sets the multikey flag of index name when on is set (an
+// OpCreateIndex whose origin's build met an array: builtIndexSpec).
+func (s *collState) markMultikey(name string, on bool) {
+	if !on {
+		return
+	}
+	for _, ix := range s.indexes {
+		if ix.name == name {
+			ix.multikey = true
+		}
+	}
 }
 
 func (s *collState) applyDropIndex(op *Op) error {

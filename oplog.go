@@ -210,7 +210,29 @@ func collectionSpec(o CollectionOptions) RawDocument {
 // indexSpecDoc describes an index model (name resolved) as a document:
 // {name, key: [{field, order}…], unique, sparse, partialFilterExpression,
 // expireAfterSeconds, ttlValueForms}, each option present only when set.
-func indexSpecDoc(m IndexModel) RawDocument {
+func indexSpecDoc(m IndexModel) RawDocument { return encodeIndexSpec(indexSpecFields(m)) }
+
+// builtIndexSpec is an OpCreateIndex's Spec: indexSpecDoc with
+// multikey: true when the build met an array. The origin's build may have
+// met it in a document written and deleted while the build ran, which a
+// replay of the ops never sees; every DB applying the op marks the index
+// alike (multikeyOf).
+func builtIndexSpec(ix *index) RawDocument {
+	d := indexSpecFields(ix.model())
+	if ix.multikey {
+		d["multikey"] = true
+	}
+	return encodeIndexSpec(d)
+}
+
+// multikeyOf reads builtIndexSpec's multikey flag.
+func multikeyOf(spec RawDocument) bool {
+	v, _ := spec.Lookup("multikey")
+	b, _ := v.(bool)
+	return b
+}
+
+func indexSpecFields(m IndexModel) Document {
 	keys := make([]any, len(m.Keys))
 	for i, k := range m.Keys {
 		keys[i] = Document{"field": k.Field, "order": int32(k.Order)}
@@ -231,6 +253,10 @@ func indexSpecDoc(m IndexModel) RawDocument {
 			d["ttlValueForms"] = int32(m.TTLValueForms)
 		}
 	}
+	return d
+}
+
+func encodeIndexSpec(d Document) RawDocument {
 	enc, err := codec.EncodeExpr(d)
 	if err != nil {
 		panic("ttldb: internal error: index specification does not encode: " + err.Error())
@@ -393,7 +419,8 @@ func indexModelOf(spec RawDocument) (IndexModel, error) {
 		return IndexModel{}, err
 	}
 	r := &specReader{d: d}
-	r.known("name", "key", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "ttlValueForms")
+	r.known("name", "key", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "ttlValueForms", "multikey")
+	r.bool("multikey") // read by multikeyOf; its type is checked here
 	m := IndexModel{
 		Name:                    r.str("name"),
 		Unique:                  r.bool("unique"),

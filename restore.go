@@ -340,7 +340,11 @@ func (l *loader) applyOp(op Op) error {
 		if err != nil {
 			return corrupt("%v", err)
 		}
-		return s.loadCreateIndex(m)
+		if err := s.loadCreateIndex(m); err != nil {
+			return err
+		}
+		s.markMultikey(m.Name, multikeyOf(op.Spec))
+		return nil
 	case OpDropIndex:
 		s.indexes = slices.DeleteFunc(slices.Clone(s.indexes), func(ix *index) bool { return ix.name == op.Index })
 	case OpCollMod:
@@ -419,7 +423,7 @@ func (s *collState) putLoaded(d *loadDoc) {
 	if inserted {
 		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
 		s.nextSeq++
-		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
 		s.addToIndexes(&rec, d.dk)
 		s.bytes += int64(len(d.enc))
 		return

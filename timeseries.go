@@ -194,7 +194,7 @@ func newTimeSeriesCollState(db *DB, name string, opts CollectionOptions) (*collS
 		db:      db,
 		name:    name,
 		opts:    opts,
-		natural: btree.NewG(btreeDegree, natLess),
+		natural: newNatOrder(),
 		nextSeq: 1,
 		ts:      ts,
 	}

@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/btree"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/ordtree"
 	"github.com/ttldb/ttldb/internal/store"
 )
 
-// ttlIndex is the expiry side of a TTL index: a B-tree of the documents'
-// indexed dates, earliest first. It is keyed by the date itself, not by
+// ttlIndex is the expiry side of a TTL index: a B+ tree (internal/ordtree)
+// of the documents' indexed dates, earliest first. It is keyed by the date itself, not by
 // date + ExpireAfterSeconds, so that CollMod can change ExpireAfterSeconds
 // without re-keying anything (as MongoDB does). A document is expired at
 // time now when date + expireAfter <= now, that is when date <= now -
@@ -27,7 +27,7 @@ type ttlIndex struct {
 	// expiry and counts (and exact, multi) change together, through
 	// addEntry and removeEntry (backlog.go), under the collection's write
 	// lock once the index is published.
-	expiry *btree.BTreeG[expiryEntry]
+	expiry *ordtree.Tree[expiryEntry]
 	counts *expiryCounts
 	exact  int // entries whose field holds one date
 	multi  int // entries that are the earliest of several values
@@ -71,7 +71,7 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 	t := &ttlIndex{
 		field:  m.Keys[0].Field,
 		forms:  m.TTLValueForms,
-		expiry: btree.NewG(btreeDegree, expiryLess),
+		expiry: ordtree.New(expiryLess),
 		counts: newExpiryCounts(),
 	}
 	t.expireAfter.Store(int64(secs))
@@ -446,7 +446,7 @@ func (s *collState) collMod(where string, m CollModIndex, res *CollModResult) er
 			}
 			return true
 		})
-		cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorOrdered) + ttl.counts.bytes()
+		cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ttl.counts.bytes()
 		if err := s.reserve(cost); err != nil {
 			return err
 		}

@@ -1,10 +1,13 @@
 package ttldb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -68,7 +71,12 @@ func (ik *indexKeys) value(i int) any {
 // document no index can hold (parallel arrays in a compound index), which
 // is never stored.
 func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
-	dk := make(docKeys, len(s.indexes))
+	return s.computeKeysInto(make(docKeys, len(s.indexes)), ref)
+}
+
+// computeKeysInto is computeKeys into dk, of one element per index (a
+// batch's documents share one slice).
+func (s *collState) computeKeysInto(dk docKeys, ref *docRef) (docKeys, error) {
 	for i, ix := range s.indexes {
 		if ix.tree != nil {
 			ik, err := ix.keysOfStored(ref)
@@ -123,6 +131,15 @@ func (s *collState) storedKeys(rec *record) docKeys {
 // hundreds of documents per lock hold, and those allocations were most of
 // the garbage of a mass expiry.
 func (s *collState) removeRecord(rec *record) {
+	s.unindexRecord(rec)
+	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
+}
+
+// unindexRecord takes rec out of every structure but the store: the
+// natural order, the indexes, the TTL trees and the byte count. A batch
+// (the TTL monitor's) then deletes the batch's records from the store at
+// once. Call with mu held for writing.
+func (s *collState) unindexRecord(rec *record) {
 	s.natural.Delete(natItem{seq: rec.seq})
 	s.noteWrite(rec, nil)
 	ref := docRef{rec: *rec}
@@ -141,7 +158,6 @@ func (s *collState) removeRecord(rec *record) {
 		}
 	}
 	s.bytes -= int64(len(rec.enc))
-	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
 }
 
 // uniqueCheck finds unique-index conflicts for a batch of writes: against
@@ -221,23 +237,35 @@ type newDoc struct {
 
 // prepareNewDocument checks and encodes a document for insertion, giving it
 // an ObjectID _id if it has none. The encoding is the copy: doc is read
-// once and never kept.
-func (c *Collection) prepareNewDocument(d any) (newDoc, error) {
+// once and never kept. A map is encoded at the end of *arena, the buffer
+// of its batch, which grows to hold the batch (the encodings are copied
+// into the store, and never written again).
+func (c *Collection) prepareNewDocument(d any, arena *[]byte) (newDoc, error) {
 	doc, isMap := d.(map[string]any)
 	if !isMap {
 		return c.prepareNewValue(d) // a struct, or another map type
 	}
+	id, has := doc["_id"]
 	var genID any
-	if _, ok := doc["_id"]; !ok {
+	if !has {
 		genID = NewObjectIDFromTime(c.db.clock.Now())
 	}
-	enc, err := codec.Encode(doc, genID)
+	start := len(*arena)
+	buf, err := codec.AppendEncode(*arena, doc, genID)
 	if err != nil {
 		return newDoc{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	id := genID
-	if id == nil {
-		id, _ = codec.EncodedField(enc, "_id")
+	*arena = buf
+	enc := buf[start:len(buf):len(buf)]
+	switch id.(type) {
+	case string, int, int32, int64, ObjectID:
+		// Stored as given: no need to decode it.
+	default:
+		if genID != nil {
+			id = genID
+		} else {
+			id, _ = codec.EncodedField(enc, "_id")
+		}
 	}
 	return newDoc{enc: enc, id: id}, nil
 }
@@ -315,16 +343,25 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 		}
 		return ids, nil
 	}
-	prepared := make([]newDoc, len(docs))
+	sc := getInsertScratch()
+	defer sc.release()
+	prepared := sc.preparedFor(len(docs))
 	for i, d := range docs {
-		p, err := c.prepareNewDocument(d)
+		p, err := c.prepareNewDocument(d, &sc.enc)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		prepared[i] = p
+		if i == 0 && len(docs) > 1 && len(sc.enc) > 0 {
+			if need := len(sc.enc) * len(docs) * 5 / 4; need > cap(sc.enc) {
+				// Room for the batch, guessed from its first document.
+				sc.enc = append(make([]byte, 0, need), sc.enc...)
+				prepared[0].enc = sc.enc[:len(sc.enc):len(sc.enc)]
+			}
+		}
 	}
 	err = c.write(func(s *collState) error {
-		return s.insertPrepared(prepared)
+		return s.insertPrepared(prepared, sc)
 	})
 	if err != nil {
 		return nil, err
@@ -336,19 +373,104 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 	return ids, nil
 }
 
-// insertPrepared stores encoded documents. Call holding writeMu.
-func (s *collState) insertPrepared(docs []newDoc) error {
-	type pending struct {
-		key, enc, extra []byte
-		dk              docKeys
+// insertPending is a document of an insert, ready to store.
+type insertPending struct {
+	key, enc, extra []byte
+	dk              docKeys
+}
+
+// insertScratch is the working memory of an insert call: its documents'
+// encodings, their _id keys and extra bytes, their index entries. The
+// store copies what it keeps, and what outlives the call (an index build's
+// side table, the ops) refers to the store's copy: so the scratch goes
+// back to a pool when the call returns, and a stream of inserts allocates
+// little beyond what it stores (each allocation brings the next garbage
+// collection closer).
+type insertScratch struct {
+	prepared []newDoc
+	enc      []byte // encodings
+	batch    []insertPending
+	keyBuf   []byte // _id keys and extra bytes
+	keys     [][]byte
+	dks      []indexKeys
+	seen     batchIDs
+}
+
+var insertScratchPool = sync.Pool{New: func() any { return new(insertScratch) }}
+
+// maxPooledScratch bounds the bytes a pooled scratch keeps: a huge
+// InsertMany's buffers go to the garbage collector.
+const maxPooledScratch = 4 << 20
+
+func getInsertScratch() *insertScratch { return insertScratchPool.Get().(*insertScratch) }
+
+// release clears what the scratch refers to and pools it.
+func (sc *insertScratch) release() {
+	if cap(sc.enc)+cap(sc.keyBuf) > maxPooledScratch || cap(sc.dks) > maxPooledScratch/64 {
+		return
 	}
-	batch := make([]pending, len(docs))
-	var seenIDs map[string]int // duplicates within docs
+	clear(sc.prepared)
+	clear(sc.batch)
+	clear(sc.keys)
+	clear(sc.dks)
+	clear(sc.seen.first)
+	sc.prepared, sc.enc, sc.batch, sc.keyBuf, sc.keys, sc.dks = sc.prepared[:0], sc.enc[:0], sc.batch[:0], sc.keyBuf[:0], sc.keys[:0], sc.dks[:0]
+	insertScratchPool.Put(sc)
+}
+
+// preparedFor returns room for n prepared documents.
+func (sc *insertScratch) preparedFor(n int) []newDoc {
+	if cap(sc.prepared) < n {
+		sc.prepared = make([]newDoc, n)
+	}
+	return sc.prepared[:n]
+}
+
+// insertPrepared stores encoded documents, with sc's memory (nil: its
+// own). Call holding writeMu.
+func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
+	if sc == nil {
+		sc = new(insertScratch)
+	}
+	if cap(sc.batch) < len(docs) {
+		sc.batch = make([]insertPending, len(docs))
+	}
+	batch := sc.batch[:len(docs)]
+	// The batch's _id keys and extra bytes share one buffer, its index
+	// keys one slice: no allocation per document (the store copies the
+	// bytes).
+	arena := sc.keyBuf[:0]
+	if cap(arena) < 32*len(docs) {
+		arena = make([]byte, 0, 32*len(docs))
+	}
+	if n := len(docs) * len(s.indexes); cap(sc.dks) < n {
+		sc.dks = make([]indexKeys, n)
+	}
+	dks := sc.dks[:len(docs)*len(s.indexes)]
+	var seen *batchIDs // duplicates within docs
 	if len(docs) > 1 {
-		seenIDs = make(map[string]int, len(docs))
+		seen = &sc.seen
+		seen.reset(s.db.seed, len(docs))
 	}
+	defer func() { sc.keyBuf = arena[:0] }()
+	// The _id keys first, so that the store reads their table cells
+	// together (Prefetch); a key that cannot be made fails its document
+	// when the checks below reach it, in document order.
+	keys := sc.keys[:0]
+	var keyErr error
+	for _, d := range docs {
+		start := len(arena)
+		if arena, keyErr = appendIDKey(arena, d.id); keyErr != nil {
+			break
+		}
+		keys = append(keys, arena[start:len(arena):len(arena)])
+	}
+	sc.keys = keys
+	s.store().Prefetch(keys)
+	keyOf := func(j int) []byte { return batch[j].key }
 	uc := newUniqueCheck(s)
 	var cost int64
+	var plan store.InsertPlan
 	for i, d := range docs {
 		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
 		if s.validator != nil && !s.applying {
@@ -357,36 +479,36 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 			}
 		}
 		id := d.id
-		k, err := appendIDKey(nil, id)
-		if err != nil {
-			return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+		if i == len(keys) {
+			return fmt.Errorf("document %d: collection %q: %w", i, s.name, keyErr)
 		}
+		k := keys[i]
 		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		if _, dup := seenIDs[string(k)]; dup {
+		if seen.add(k, i, keyOf) {
 			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
 		}
-		if seenIDs != nil {
-			seenIDs[string(k)] = i
-		}
-		dk, err := s.computeKeys(ref)
+		dk, err := s.computeKeysInto(dks[i*len(s.indexes):(i+1)*len(s.indexes):(i+1)*len(s.indexes)], ref)
 		if err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
 		if err := uc.add(-1-int64(i), dk); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		extra := s.appendTTLExtra(nil, dk)
+		start := len(arena)
+		arena = s.appendTTLExtra(arena, dk)
+		extra := arena[start:len(arena):len(arena)]
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
 			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
 		}
-		batch[i] = pending{k, d.enc, extra, dk}
-		cost += s.insertCost(k, d.enc, extra, dk)
+		batch[i] = insertPending{k, d.enc, extra, dk}
+		cost += s.insertCost(&plan, k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
 		return err
 	}
+	cost += s.natural.growthFor(len(batch))
 	if err := s.reserve(cost); err != nil {
 		return err
 	}
@@ -398,28 +520,101 @@ func (s *collState) insertPrepared(docs []newDoc) error {
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
+	s.deferCounts()
 	for i, p := range batch {
-		rec := record{key: p.key, enc: p.enc, extra: p.extra, seq: s.nextSeq, ver: s.newVersion(i)}
+		rec := record{seq: s.nextSeq, ver: s.newVersion(i)}
 		if vers != nil {
 			vers = append(vers, rec.ver)
 		}
 		s.nextSeq++
 		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
-		s.natural.ReplaceOrInsert(natItem{seq: rec.seq, slot: rec.slot})
+		// From here on, the store's copy: what outlives the call (a
+		// build's side table, the ops) must not refer to the scratch.
+		stored := st.Record(rec.slot)
+		rec.key, rec.enc, rec.extra = stored.Key, stored.Doc, stored.Extra
+		batch[i].enc = rec.enc
+		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
 		s.noteWrite(nil, &rec)
 		s.addToIndexes(&rec, p.dk)
 		s.bytes += int64(len(p.enc))
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
 	evicted := s.evictCapped()
+	s.flushCounts()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil {
-		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p pending) []byte { return p.enc }), Versions: vers})
+		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc }), Versions: vers})
 		r.deleted(s, evicted)
 	}
 	s.settleMemory(cost)
 	s.db.monitor.notifyThreshold(earliest)
 	return nil
+}
+
+// deferCounts makes the TTL indexes' backlog counts sum the changes of a
+// batch per date before applying them (expiryCounts.deferAdds); flushCounts
+// applies them. Call both holding mu for writing, in one hold.
+func (s *collState) deferCounts() {
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			ix.ttl.counts.deferAdds()
+		}
+	}
+}
+
+func (s *collState) flushCounts() {
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			ix.ttl.counts.flush()
+		}
+	}
+}
+
+// batchIDs finds duplicate _id keys within a batch of new documents: a
+// map from each key's hash to the first document with that hash, and a
+// chain through the documents of the same hash (collisions are checked
+// against the keys). Call reset before a batch.
+type batchIDs struct {
+	seed  maphash.Seed
+	first map[uint64]int32
+	next  []int32 // the next document with the same hash, -1: none
+}
+
+// reset makes b ready for a batch of n documents.
+func (b *batchIDs) reset(seed maphash.Seed, n int) {
+	b.seed = seed
+	if b.first == nil {
+		b.first = make(map[uint64]int32, n)
+	} else {
+		clear(b.first)
+	}
+	if cap(b.next) < n {
+		b.next = make([]int32, n)
+	}
+	b.next = b.next[:n]
+}
+
+// add records document i's key k and reports whether an earlier document
+// of the batch has the same key (keyOf returns document j's). A nil b
+// (a batch of one) finds none.
+func (b *batchIDs) add(k []byte, i int, keyOf func(j int) []byte) (dup bool) {
+	if b == nil {
+		return false
+	}
+	h := maphash.Bytes(b.seed, k)
+	j, ok := b.first[h]
+	if !ok {
+		b.first[h] = int32(i)
+		b.next[i] = -1
+		return false
+	}
+	for c := j; c >= 0; c = b.next[c] {
+		if bytes.Equal(keyOf(int(c)), k) {
+			return true
+		}
+	}
+	b.next[i], b.first[h] = j, int32(i)
+	return false
 }
 
 // insertedDocs lists the encodings of the documents an insert stored.
@@ -634,7 +829,7 @@ func (s *collState) upsertInsert(doc Document, now time.Time) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: upsert: %w", s.name, err)
 	}
-	if err := s.insertPrepared([]newDoc{nd}); err != nil {
+	if err := s.insertPrepared([]newDoc{nd}, nil); err != nil {
 		return nil, err
 	}
 	return codec.CopyValue(doc["_id"]), nil

@@ -505,8 +505,10 @@ type result struct {
 // workloadOf names the workload a metric belongs to.
 func workloadOf(trialWorkload, metric string) string {
 	switch trialWorkload {
-	case "dinsert", "dinsert1", "dgroup":
+	case "dinsert", "dgroup":
 		return "D1-durable-insert"
+	case "dinsert1":
+		return "D1-durable-insert-one"
 	case "restart":
 		if strings.HasPrefix(metric, "disk_") || strings.HasSuffix(metric, "_bytes_per_doc") {
 			return "D4-disk-bytes"

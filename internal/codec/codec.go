@@ -99,8 +99,9 @@ func (e *encoder) fail(path, reason string) error {
 	return &DocumentError{Path: path, Reason: reason}
 }
 
-// document encodes m. If extraID is not nil, it is written as an _id field
-// after m's own (whose _id the caller knows to be missing).
+// document encodes m. At the top level (depth 0) the _id field comes
+// first: m's own, or extraID if it is not nil (m's _id the caller knows to
+// be missing).
 func (e *encoder) document(m map[string]any, path string, depth int, extraID any) error {
 	if depth > MaxDepth {
 		return e.fail(path, fmt.Sprintf("nested deeper than %d levels", MaxDepth))
@@ -116,7 +117,25 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 		n++
 	}
 	e.buf = binary.AppendUvarint(e.buf, uint64(n))
+	// A document's _id goes first: reading it (a lookup's key, a deleted
+	// document's event) then skips no other field.
+	if depth == 0 {
+		id, has := m["_id"]
+		if extraID != nil {
+			id, has = extraID, true
+		}
+		if has {
+			e.buf = binary.AppendUvarint(e.buf, 3)
+			e.buf = append(e.buf, "_id"...)
+			if err := e.value(id, "_id", depth+1); err != nil {
+				return err
+			}
+		}
+	}
 	for k, v := range m {
+		if depth == 0 && k == "_id" {
+			continue
+		}
 		fp := JoinPath(path, k)
 		switch {
 		case e.expr:
@@ -137,11 +156,6 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 		if err := e.value(v, fp, depth+1); err != nil {
 			return err
 		}
-	}
-	if extraID != nil {
-		e.buf = binary.AppendUvarint(e.buf, 3)
-		e.buf = append(e.buf, "_id"...)
-		return e.value(extraID, "_id", depth+1)
 	}
 	return nil
 }
@@ -241,8 +255,8 @@ func (e *encoder) value(v any, path string, depth int) error {
 			return nil
 		})
 	default:
-		if tag, payload, ok := scalarPayload(v); ok {
-			e.buf = append(append(e.buf, tag), payload...)
+		if buf, ok := appendScalar(e.buf, v, true); ok {
+			e.buf = buf
 			return nil
 		}
 		if _, ok := typedSliceTags[reflect.TypeOf(v)]; ok {
@@ -268,38 +282,62 @@ func (e *encoder) value(v any, path string, depth int) error {
 	return nil
 }
 
-// scalarPayload encodes the numeric kinds (tag and untagged payload).
-func scalarPayload(v any) (tag byte, payload []byte, ok bool) {
-	var buf [binary.MaxVarintLen64]byte
+// appendScalar appends the encoding of a value of a numeric kind (its
+// tag if tagged, then its payload) and reports whether v was one. It
+// appends in place, so that encoding a number allocates nothing.
+func appendScalar(dst []byte, v any, tagged bool) ([]byte, bool) {
+	const (
+		signed = iota
+		unsigned
+		float32bits
+		float64bits
+	)
+	var (
+		tag  byte
+		kind int
+		i    int64
+		u    uint64
+	)
 	switch x := v.(type) {
 	case int:
-		return tagInt, buf[:binary.PutVarint(buf[:], int64(x))], true
+		tag, kind, i = tagInt, signed, int64(x)
 	case int8:
-		return tagInt8, buf[:binary.PutVarint(buf[:], int64(x))], true
+		tag, kind, i = tagInt8, signed, int64(x)
 	case int16:
-		return tagInt16, buf[:binary.PutVarint(buf[:], int64(x))], true
+		tag, kind, i = tagInt16, signed, int64(x)
 	case int32:
-		return tagInt32, buf[:binary.PutVarint(buf[:], int64(x))], true
+		tag, kind, i = tagInt32, signed, int64(x)
 	case int64:
-		return tagInt64, buf[:binary.PutVarint(buf[:], x)], true
+		tag, kind, i = tagInt64, signed, x
 	case uint:
-		return tagUint, buf[:binary.PutUvarint(buf[:], uint64(x))], true
+		tag, kind, u = tagUint, unsigned, uint64(x)
 	case uint8:
-		return tagUint8, buf[:binary.PutUvarint(buf[:], uint64(x))], true
+		tag, kind, u = tagUint8, unsigned, uint64(x)
 	case uint16:
-		return tagUint16, buf[:binary.PutUvarint(buf[:], uint64(x))], true
+		tag, kind, u = tagUint16, unsigned, uint64(x)
 	case uint32:
-		return tagUint32, buf[:binary.PutUvarint(buf[:], uint64(x))], true
+		tag, kind, u = tagUint32, unsigned, uint64(x)
 	case uint64:
-		return tagUint64, buf[:binary.PutUvarint(buf[:], x)], true
+		tag, kind, u = tagUint64, unsigned, x
 	case float32:
-		binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(x))
-		return tagFloat32, buf[:4], true
+		tag, kind, u = tagFloat32, float32bits, uint64(math.Float32bits(x))
 	case float64:
-		binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(x))
-		return tagFloat64, buf[:8], true
+		tag, kind, u = tagFloat64, float64bits, math.Float64bits(x)
+	default:
+		return dst, false
 	}
-	return 0, nil, false
+	if tagged {
+		dst = append(dst, tag)
+	}
+	switch kind {
+	case signed:
+		return binary.AppendVarint(dst, i), true
+	case unsigned:
+		return binary.AppendUvarint(dst, u), true
+	case float32bits:
+		return binary.LittleEndian.AppendUint32(dst, uint32(u)), true
+	}
+	return binary.LittleEndian.AppendUint64(dst, u), true
 }
 
 func appendTime(dst []byte, t time.Time) []byte {
@@ -346,8 +384,7 @@ func (e *encoder) typedSlice(v any, path string) error {
 			case ObjectID:
 				e.buf = append(e.buf, x[:]...)
 			default:
-				_, payload, _ := scalarPayload(x)
-				e.buf = append(e.buf, payload...)
+				e.buf, _ = appendScalar(e.buf, x, false)
 			}
 		}
 		return nil
@@ -599,6 +636,18 @@ func EncodedField(b []byte, name string) (any, bool) {
 	return d.value(), true
 }
 
+// EncodedString returns the bytes of a top-level field's value when it is
+// a string, without copying them (a view of b); isString is false for a
+// missing field or another type.
+func EncodedString(b []byte, name string) (s []byte, isString bool) {
+	d := decoder{b: b}
+	if !d.findField(name) || d.b[d.i] != tagString {
+		return nil, false
+	}
+	d.i++
+	return d.bytes(int(d.uvarint())), true
+}
+
 // EncodedTime returns a top-level field's value when it is a date, without
 // allocating; ok is false for a missing field or another type.
 func EncodedTime(b []byte, name string) (t time.Time, isTime, found bool) {
@@ -650,6 +699,26 @@ func Encode(doc map[string]any, extraID any) ([]byte, error) {
 		encodePool.Put(e)
 	}
 	return out, err
+}
+
+// AppendEncode is Encode appending the encoding to dst, for a batch of
+// documents encoded into one buffer (one allocation for the batch, not one
+// per document). On error it returns dst unchanged.
+func AppendEncode(dst []byte, doc map[string]any, extraID any) ([]byte, error) {
+	if doc == nil {
+		return dst, &DocumentError{Reason: "document is nil"}
+	}
+	e := encodePool.Get().(*encoder)
+	scratch := e.buf
+	e.buf, e.onPath, e.structRules = dst, e.onPath[:0], false
+	err := e.document(doc, "", 0, extraID)
+	out := e.buf
+	e.buf = scratch[:0]
+	encodePool.Put(e)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
 }
 
 // CloneValue validates v as a document value at path and returns a deep

@@ -112,3 +112,48 @@ func FuzzCodec(f *testing.F) {
 		}
 	})
 }
+
+// A document's _id is its first encoded field, given or generated, so that
+// reading it skips nothing; nested documents keep their own order.
+func TestEncodeIDFirst(t *testing.T) {
+	for range 20 { // map order is random: try it many times
+		doc := map[string]any{"a": 1, "b": "x", "_id": "k", "z": map[string]any{"_id": 2, "y": 3}, "c": true}
+		enc, err := Encode(doc, nil)
+		require.NoError(t, err)
+		d := decoder{b: enc}
+		require.Equal(t, 5, int(d.uvarint()))
+		kl := int(d.uvarint())
+		require.Equal(t, "_id", string(d.b[d.i:d.i+kl]))
+		assert.Equal(t, doc, Decode(enc))
+
+		gen, err := Encode(map[string]any{"a": 1, "b": 2}, "generated")
+		require.NoError(t, err)
+		d = decoder{b: gen}
+		require.Equal(t, 3, int(d.uvarint()))
+		kl = int(d.uvarint())
+		require.Equal(t, "_id", string(d.b[d.i:d.i+kl]))
+		assert.Equal(t, map[string]any{"_id": "generated", "a": 1, "b": 2}, Decode(gen))
+	}
+}
+
+// AppendEncode appends what Encode returns, and leaves dst as it was on
+// error.
+func TestAppendEncode(t *testing.T) {
+	doc := map[string]any{"_id": "a", "n": 1, "s": "x"}
+	want, err := Encode(doc, nil)
+	require.NoError(t, err)
+	dst := []byte("prefix")
+	got, err := AppendEncode(dst, doc, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "prefix", string(got[:6]))
+	assert.Equal(t, doc, Decode(got[6:]))
+	assert.Len(t, got, 6+len(want))
+	bad, err := AppendEncode(got, map[string]any{"$x": 1}, nil)
+	require.Error(t, err)
+	assert.Equal(t, got, bad)
+	assert.Equal(t, doc, Decode(got[6:]), "the earlier encoding is intact")
+	allocs := testing.AllocsPerRun(100, func() {
+		dst, _ = AppendEncode(dst[:0], doc, nil)
+	})
+	assert.Zero(t, allocs, "appending into room allocates nothing")
+}

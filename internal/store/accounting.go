@@ -5,12 +5,11 @@ import "sync/atomic"
 // Memory accounting. A Store counts the bytes it holds: its chunks (the
 // one being filled up to its written bytes, the others whole, dead bytes
 // included until the chunk is dropped), its slot table, its free-slot list
-// and its hash map, whose per-entry cost is measured (TestMapEntryBytes).
-// Go maps never shrink, so a shard counts the most entries it has held.
+// and its _id tables' cells.
 
-// MapEntryBytes is the measured heap cost of one entry of a shard's map
-// (a uint64 key and a uint32 slot in Go's swiss tables, at their average
-// load).
+// MapEntryBytes is the measured heap cost of one entry of a Go map with
+// small keys and values (a uint64 key and a uint32 value in Go's swiss
+// tables, at their average load): for callers that account Go maps.
 const MapEntryBytes = 30
 
 // acctCounter is the published total, readable from any goroutine.
@@ -25,16 +24,39 @@ func (s *Store) account() {
 	total := s.chunkBytes +
 		int64(s.nslots)*entrySize +
 		int64(cap(s.freeSlots))*4 +
-		int64(s.mapPeak)*MapEntryBytes
+		s.tableBytes
 	s.acct.v.Store(total)
 }
 
-// InsertCost bounds what inserting a record with these part sizes adds to
-// Bytes: the record, a slot and a map entry. (The tail of a chunk left
-// unfilled when a record does not fit, counted when the chunk is sealed,
-// is not in the bound: it is smaller than that record.)
-func InsertCost(key, doc, extra int) int64 {
-	return int64(recordSize(key, doc, extra)) + entrySize + MapEntryBytes
+// InsertPlan bounds what a batch of inserts adds to Bytes, before the
+// batch runs: Add each record in the order the inserts will come. The zero
+// value is ready for use.
+type InsertPlan struct {
+	added [numShards]int // keys the batch adds to each shard so far
+	cells [numShards]int // the cells each shard's table will have (0: as now)
+}
+
+// Add returns what inserting a record with this key and these part sizes
+// adds to Bytes, after the inserts added before it: the record, a slot, and
+// the doubling of its shard's table if the key fills it (a doubling the
+// table's later keys then use: its bytes are counted once). (The tail of a
+// chunk left unfilled when a record does not fit, counted when the chunk is
+// sealed, is not in the bound: it is smaller than that record.) Read the
+// tables as the writer, before the batch.
+func (s *Store) PlanInsert(p *InsertPlan, key []byte, doc, extra int) int64 {
+	cost := int64(recordSize(len(key), doc, extra)) + entrySize
+	i := s.hash(key) >> (64 - 6)
+	t := &s.shards[i].tab
+	if p.cells[i] == 0 {
+		p.cells[i] = len(t.cells)
+	}
+	p.added[i]++
+	if n := t.n + p.added[i]; n*4 > p.cells[i]*3 {
+		grown := tableFor(n)
+		cost += int64(grown-p.cells[i]) * 8
+		p.cells[i] = grown
+	}
+	return cost
 }
 
 // UpdateCost bounds what rewriting a record with these part sizes adds to

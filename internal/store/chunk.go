@@ -53,6 +53,10 @@ type chunk struct {
 	used   int
 	live   int  // bytes of live records
 	sparse bool // listed in Store.sparse
+	// deferred: listed in Store.deferred; batch: the DeleteMany batch that
+	// last deleted from it.
+	deferred bool
+	batch    uint64
 }
 
 // record reads the record in slot. Call as the writer, holding a lock that
@@ -164,7 +168,13 @@ func (s *Store) release(ci uint32, size int) {
 // what deleting the other three quarters cost (index and tree updates), so
 // a deletion that leaves survivors scattered (a TTL pass expiring 90%)
 // gives its memory back without waiting for Compact.
-func (s *Store) maybeReclaim(ci uint32) {
+func (s *Store) maybeReclaim(ci uint32) { s.reclaimOrDefer(ci, false) }
+
+// reclaimOrDefer is maybeReclaim; with deferMoves, a chunk whose records
+// would move is listed in s.deferred instead (and for reclaiming when a
+// new chunk starts): DeleteMany defers the moves out of chunks its batch
+// is deleting from, which the next batches may well empty.
+func (s *Store) reclaimOrDefer(ci uint32, deferMoves bool) {
 	if int64(ci) == s.active {
 		return
 	}
@@ -172,6 +182,15 @@ func (s *Store) maybeReclaim(ci uint32) {
 	switch {
 	case c.live == 0:
 		s.dropChunk(ci)
+	case 4*c.live < len(c.buf) && deferMoves:
+		if !c.deferred {
+			c.deferred = true
+			s.deferred = append(s.deferred, c)
+		}
+		if !c.sparse {
+			c.sparse = true
+			s.sparse = append(s.sparse, c)
+		}
 	case 4*c.live < len(c.buf) && !s.reclaiming:
 		s.reclaiming = true
 		s.relocate(ci)
@@ -211,6 +230,35 @@ func (s *Store) reclaim(budget int64) {
 	}
 }
 
+// settleDeferred moves the live records out of the chunks DeleteMany
+// deferred (those still less than a quarter live), except, unless all,
+// those the current batch deleted from.
+func (s *Store) settleDeferred(all bool) {
+	kept := s.deferred[:0]
+	for _, c := range s.deferred {
+		switch {
+		case c.buf == nil:
+			// dropped since it was listed
+		case !all && c.batch == s.batches:
+			kept = append(kept, c)
+		default:
+			c.deferred = false
+			s.maybeReclaim(c.id)
+		}
+	}
+	clear(s.deferred[len(kept):])
+	s.deferred = kept
+}
+
+// Settle moves the live records out of the chunks whose moves DeleteMany
+// deferred, as the batches that deferred them would have: the TTL monitor
+// calls it when a visit ends, so that an expiry that leaves survivors
+// scattered gives their chunks' memory back at once. Writer only.
+func (s *Store) Settle() {
+	s.settleDeferred(true)
+	s.account()
+}
+
 // Reclaim moves the live records of every mostly-dead chunk and drops the
 // chunks, returning what Bytes no longer counts. For a writer about to be
 // refused for want of memory. Writer only.
@@ -231,8 +279,8 @@ func (s *Store) relocate(ci uint32) {
 			if e := s.ent(slot); e.ver != 0 && e.chunk == ci && e.off == uint32(off) {
 				s.liveBytes -= int64(n) // write counts it again
 				nci, noff := s.write(slot, key, doc, extra)
-				sh := s.shard(e.hash)
-				sh.mu.Lock()
+				sh := s.shard(s.hash(key))
+				s.lockShard(sh)
 				e.chunk, e.off = nci, noff
 				sh.mu.Unlock()
 				s.relocated++

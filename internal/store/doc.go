@@ -6,11 +6,13 @@
 // such as index keys) live in large pointer-free byte chunks, addressed by
 // integer slots. A slot table, in fixed-size pages that never move, holds
 // each slot's location, insertion sequence and version. The _id lookup
-// structure is a sharded map from a 64-bit hash of the key bytes to a slot,
+// structure is a hash table in 64 shards, each an open-addressing table of
+// plain integers (a tag of the key's 64-bit hash and the slot; idtable.go),
 // collisions resolved against the stored key. So a million stored
 // documents are a few hundred heap objects, none of which the garbage
 // collector has to look inside: the host program's collections never scan
-// them.
+// them. A batch of deletions (DeleteMany, the TTL monitor's) takes each
+// shard's lock once.
 //
 // Bytes once written to a chunk are never written again, and a chunk's
 // memory is never reused: freeing a record only marks its bytes dead;

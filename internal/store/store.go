@@ -72,9 +72,18 @@ type Store struct {
 
 	chunkBytes int64 // the active chunk's written bytes + the others' capacity
 	liveBytes  int64 // bytes of live records
-	mapPeak    int   // the sum of the shards' peaks
+	tableBytes int64 // the shards' tables' cells
 	relocated  int64 // records moved out of mostly-dead chunks, ever
 	dropped    int64 // chunks dropped, ever
+
+	pending  []pendingDelete // DeleteMany's scratch
+	hashes   []uint64        // DeleteMany's scratch
+	touched  []uint32        // DeleteMany's chunks to look at
+	touchSum uint64          // keeps the reads of DeleteMany's touch pass
+	batches  uint64          // DeleteMany calls, ever
+	deferred []*chunk        // chunks whose records DeleteMany will move (chunk.go)
+
+	shardLocks int64 // holds of a shard lock by the writer, ever (tests)
 
 	acct acctCounter
 }
@@ -93,8 +102,9 @@ func New(opts Options) *Store {
 		s.mask = 1<<opts.HashBits - 1
 	}
 	for i := range s.shards {
-		s.shards[i].m = map[uint64]Slot{}
+		s.shards[i].tab = newIDTable(minTable)
 	}
+	s.tableBytes = numShards * minTable * 8
 	s.account()
 	return s
 }
@@ -103,9 +113,12 @@ func New(opts Options) *Store {
 // sizeHint records: the target of a compaction (CopyFrom).
 func (s *Store) Fork(sizeHint int) *Store {
 	n := New(s.opts)
+	per := tableFor(sizeHint / numShards)
 	for i := range n.shards {
-		n.shards[i].m = make(map[uint64]Slot, sizeHint/numShards)
+		n.shards[i].tab = newIDTable(per)
 	}
+	n.tableBytes = int64(numShards * per * 8)
+	n.account()
 	return n
 }
 
@@ -195,39 +208,12 @@ func (s *Store) InsertNew(key, doc, extra []byte, seq, ver uint64) (slot Slot, i
 	}
 	h := s.hash(key)
 	sh := s.shard(h)
-	// The writer reads the map without the shard lock: only it changes it.
-	first, taken := sh.m[h]
-	if taken {
-		if bytes.Equal(s.keyOf(first), key) {
-			return first, false
-		}
-		for _, o := range sh.over[h] {
-			if bytes.Equal(s.keyOf(o), key) {
-				return o, false
-			}
-		}
+	// The writer reads the table without the shard lock: only it changes
+	// it.
+	if slot, found := s.find(sh, h, key); found {
+		return slot, false
 	}
-	slot = s.allocSlot()
-	ci, off := s.write(slot, key, doc, extra)
-	e := s.ent(slot)
-	sh.mu.Lock()
-	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
-	if taken {
-		if sh.over == nil {
-			sh.over = map[uint64][]Slot{}
-		}
-		sh.over[h] = append(sh.over[h], slot)
-	} else {
-		sh.m[h] = slot
-		if len(sh.m) > sh.peak {
-			sh.peak = len(sh.m)
-			s.mapPeak++
-		}
-	}
-	sh.mu.Unlock()
-	s.nrec++
-	s.account()
-	return slot, true
+	return s.insertHashed(h, key, doc, extra, seq, ver), true
 }
 
 // CopyFrom inserts the record of another Store (the one s was forked
@@ -239,20 +225,35 @@ func (s *Store) CopyFrom(from *Store, slot Slot) Slot {
 }
 
 func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
-	h := s.hash(key)
+	return s.insertHashed(s.hash(key), key, doc, extra, seq, ver)
+}
+
+func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Slot {
 	slot := s.allocSlot()
 	ci, off := s.write(slot, key, doc, extra)
 	e := s.ent(slot)
 	sh := s.shard(h)
-	sh.mu.Lock()
-	*e = entry{hash: h, seq: seq, ver: ver, chunk: ci, off: off}
-	if sh.put(h, slot) {
-		s.mapPeak++
+	if sh.tab.needsGrow() {
+		s.resize(sh, sh.tab.n+1)
 	}
+	s.lockShard(sh)
+	*e = entry{seq: seq, ver: ver, chunk: ci, off: off}
+	sh.tab.put(tagOf(h), slot)
 	sh.mu.Unlock()
 	s.nrec++
 	s.account()
 	return slot
+}
+
+// resize rebuilds a shard's table for n keys, with no lock held while it
+// rehashes (only the writer changes a table), and swaps it in under the
+// shard lock. Writer only.
+func (s *Store) resize(sh *shard, n int) {
+	nt := sh.tab.rebuilt(n)
+	s.tableBytes += int64(len(nt.cells)-len(sh.tab.cells)) * 8
+	s.lockShard(sh)
+	sh.tab = nt
+	sh.mu.Unlock()
 }
 
 // Update replaces the document and extra bytes of the record in slot (its
@@ -264,8 +265,8 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	oldSize := recordSize(len(old.Key), len(old.Doc), len(old.Extra))
 	ci, off := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
-	sh := s.shard(e.hash)
-	sh.mu.Lock()
+	sh := s.shard(s.hash(old.Key))
+	s.lockShard(sh)
 	e.chunk, e.off, e.ver = ci, off, ver
 	sh.mu.Unlock()
 	s.release(oldChunk, oldSize)
@@ -277,11 +278,15 @@ func (s *Store) Delete(slot Slot) {
 	e := s.ent(slot)
 	old := s.record(slot)
 	oldChunk, size := e.chunk, recordSize(len(old.Key), len(old.Doc), len(old.Extra))
-	sh := s.shard(e.hash)
-	sh.mu.Lock()
-	sh.remove(e.hash, slot)
+	h := s.hash(old.Key)
+	sh := s.shard(h)
+	s.lockShard(sh)
+	sh.tab.remove(tagOf(h), slot)
 	*e = entry{}
 	sh.mu.Unlock()
+	if sh.tab.needsShrink() {
+		s.resize(sh, sh.tab.n)
+	}
 	s.freeSlots = append(s.freeSlots, slot)
 	s.nrec--
 	s.release(oldChunk, size)
@@ -290,19 +295,20 @@ func (s *Store) Delete(slot Slot) {
 
 // find returns the slot holding key. Call holding sh.mu.
 func (s *Store) find(sh *shard, h uint64, key []byte) (Slot, bool) {
-	slot, ok := sh.m[h]
-	if !ok {
-		return 0, false
-	}
-	if bytes.Equal(s.keyOf(slot), key) {
-		return slot, true
-	}
-	for _, o := range sh.over[h] {
-		if bytes.Equal(s.keyOf(o), key) {
-			return o, true
+	t := &sh.tab
+	tag := tagOf(h)
+	mask := len(t.cells) - 1
+	for i := t.home(tag); ; i = (i + 1) & mask {
+		c := t.cells[i]
+		if c == 0 {
+			return 0, false
+		}
+		if cellTag(c) == tag {
+			if slot := Slot(c); bytes.Equal(s.keyOf(slot), key) {
+				return slot, true
+			}
 		}
 	}
-	return 0, false
 }
 
 func (s *Store) allocSlot() Slot {
@@ -340,4 +346,116 @@ func (s *Store) Stats() Stats {
 	}
 	return Stats{Records: s.nrec, Slots: int(s.nslots), Chunks: n, ChunkBytes: s.chunkBytes,
 		LiveBytes: s.liveBytes, Relocated: s.relocated, Dropped: s.dropped}
+}
+
+// pendingDelete is a record DeleteMany is removing, with its key's hash.
+type pendingDelete struct {
+	hash uint64
+	slot Slot
+}
+
+// DeleteMany removes the records in slots (distinct, each holding a
+// record) and frees the slots, as Delete would one by one, with one hold
+// of each shard's lock for all the batch's keys in that shard: the home
+// cells of a shard's keys are read first, before the lock, one after the
+// other with no dependence between the reads, so that their cache misses
+// overlap, and then the keys are removed under the lock. Writer only.
+func (s *Store) DeleteMany(slots []Slot) {
+	if len(slots) == 0 {
+		return
+	}
+	// The records' bytes go first (without reclaiming: a chunk dropped or
+	// reused now would be released again below), then the keys, shard by
+	// shard, then the chunks are looked at.
+	var perShard [numShards + 1]int
+	touched := s.touched[:0]
+	s.batches++
+	if cap(s.hashes) < len(slots) {
+		s.hashes = make([]uint64, len(slots))
+	}
+	hashes := s.hashes[:len(slots)]
+	for j, slot := range slots {
+		e := s.ent(slot)
+		c := s.chunks.load()[e.chunk]
+		_, key, _, _, size := parseRecord(c.buf, e.off)
+		h := s.hash(key)
+		hashes[j] = h
+		c.batch = s.batches
+		c.live -= size
+		s.liveBytes -= int64(size)
+		perShard[h>>(64-6)+1]++
+		if n := len(touched); n == 0 || touched[n-1] != e.chunk {
+			touched = append(touched, e.chunk)
+		}
+	}
+	for i := 1; i <= numShards; i++ {
+		perShard[i] += perShard[i-1]
+	}
+	if cap(s.pending) < len(slots) {
+		s.pending = make([]pendingDelete, len(slots))
+	}
+	byShard := s.pending[:len(slots)]
+	next := perShard
+	for j, slot := range slots {
+		h := hashes[j]
+		i := h >> (64 - 6)
+		byShard[next[i]] = pendingDelete{hash: h, slot: slot}
+		next[i]++
+	}
+	for i := range numShards {
+		group := byShard[perShard[i]:perShard[i+1]]
+		if len(group) == 0 {
+			continue
+		}
+		sh := &s.shards[i]
+		// Read before the lock (only the writer changes a table): readers
+		// of the shard wait for the removals alone.
+		var sum uint64
+		for _, d := range group {
+			sum += sh.tab.touch(tagOf(d.hash))
+		}
+		s.touchSum += sum
+		s.lockShard(sh)
+		for _, d := range group {
+			sh.tab.remove(tagOf(d.hash), d.slot)
+			*s.ent(d.slot) = entry{}
+		}
+		sh.mu.Unlock()
+		if sh.tab.needsShrink() {
+			s.resize(sh, sh.tab.n)
+		}
+	}
+	s.freeSlots = append(s.freeSlots, slots...)
+	s.nrec -= len(slots)
+	// A chunk the batch left less than a quarter live is moved out of
+	// only once a batch no longer deletes from it (or at Settle): deletions
+	// in insertion order empty chunks one after the other, and moving the
+	// last quarter of each would copy a quarter of what they delete.
+	for _, ci := range touched {
+		if s.chunks.load()[ci] != nil {
+			s.reclaimOrDefer(ci, true)
+		}
+	}
+	s.settleDeferred(false)
+	s.touched = touched[:0]
+	s.account()
+}
+
+// lockShard takes a shard's lock for writing, counting the holds.
+func (s *Store) lockShard(sh *shard) {
+	sh.mu.Lock()
+	s.shardLocks++
+}
+
+// Prefetch reads the home cells of these keys' _id table entries, so that
+// the lookups that follow (a batch of inserts checks each new key) find
+// them in the cache: the reads depend on nothing, so their cache misses
+// overlap, where the lookups' would come one after another. Writer only.
+func (s *Store) Prefetch(keys [][]byte) {
+	var sum uint64
+	for _, k := range keys {
+		h := s.hash(k)
+		sum += s.shard(h).tab.touch(tagOf(h))
+	}
+	s.touchSum += sum
 }

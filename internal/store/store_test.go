@@ -108,10 +108,10 @@ func TestRecordSlicesAreCapped(t *testing.T) {
 	assert.Equal(t, []byte("b"), rb.Key)
 }
 
-// With a hash that sends every key to the same value, lookups, updates and
-// deletes still find the right record (collisions are resolved against the
-// stored key), and deleting the record the map points at promotes one of
-// the overflow.
+// With a hash of one bit (two values: every key shares its tag with half
+// the others), lookups, updates and deletes still find the right record:
+// collisions are resolved against the stored key, and deleting a cell in
+// the middle of a long probe run keeps the cells after it reachable.
 func TestForcedHashCollisions(t *testing.T) {
 	s := New(Options{HashBits: 1})
 	model := map[string][]byte{}
@@ -123,8 +123,15 @@ func TestForcedHashCollisions(t *testing.T) {
 		model[string(k)] = d
 	}
 	check(t, s, model)
-	// One bit of hash: two map entries, the other 48 keys in overflow.
-	assert.Equal(t, 48, len(s.shard(0).over[0])+len(s.shard(1).over[1]))
+	// One bit of hash: one shard, two tags.
+	assert.Equal(t, 50, s.shard(0).tab.n)
+	tags := map[uint32]bool{}
+	for _, c := range s.shard(0).tab.cells {
+		if c != 0 {
+			tags[cellTag(c)] = true
+		}
+	}
+	assert.Len(t, tags, 2)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, i := range rng.Perm(50)[:30] {
 		k := string(key(i))
@@ -271,8 +278,8 @@ func TestNoPointersInLayout(t *testing.T) {
 		reflect.TypeFor[entry](),
 		reflect.TypeFor[page](),
 		reflect.TypeFor[Slot](),
-		reflect.TypeFor[map[uint64]Slot]().Key(),
-		reflect.TypeFor[map[uint64]Slot]().Elem(),
+		reflect.TypeFor[idTable]().Field(0).Type.Elem(), // the table's cells
+		reflect.TypeFor[pendingDelete](),
 	} {
 		assert.False(t, HasPointers(typ), "%v holds pointers", typ)
 	}
