@@ -271,7 +271,8 @@ func (db *DB) closeChanges() {
 // preImageBarrier returns once every write that may have built its ops
 // before the committer's pre-image count went up has committed them: it
 // takes and releases each collection's write lock, under which writes
-// decide whether to keep pre-images and commit their ops. Ops committed
+// decide whether to keep pre-images and commit their ops (and a
+// time-series collection's lock, under which its writes do). Ops committed
 // after it returns carry pre-images (while the count stays up). Call it
 // after raising the count: a collection missing from the snapshot was
 // added to the DB after that, so its writes see the count up. No lock is
@@ -282,5 +283,10 @@ func (db *DB) preImageBarrier() {
 		st.writeMu.Lock()
 		//lint:ignore SA2001 an empty critical section: waiting for the write under way is the point
 		st.writeMu.Unlock()
+		if st.ts != nil {
+			st.ts.mu.Lock()
+			//lint:ignore SA2001 as above, for a time-series write
+			st.ts.mu.Unlock()
+		}
 	}
 }

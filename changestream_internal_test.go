@@ -362,6 +362,34 @@ func TestChangeStreamPreImageBarrier(t *testing.T) {
 	assert.NoError(t, cs.Err())
 }
 
+// TestChangeStreamPreImageBarrierTimeSeries: the same for a time-series
+// collection, whose writes decide and commit under its own lock.
+func TestChangeStreamPreImageBarrierTimeSeries(t *testing.T) {
+	db := openCS(t)
+	_, err := db.CreateCollection("w", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
+	require.NoError(t, err)
+	st, err := db.state("w", false)
+	require.NoError(t, err)
+	require.NotNil(t, st.ts)
+	st.ts.mu.Lock() // a time-series write under way
+	opened := make(chan *ChangeStream)
+	go func() {
+		cs, err := db.Watch(context.Background(), ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
+		assert.NoError(t, err)
+		opened <- cs
+	}()
+	select {
+	case <-opened:
+		t.Fatal("Watch returned while a time-series write held its collection's lock")
+	case <-time.After(20 * time.Millisecond):
+	}
+	commitOps(db, delOp(t, "w", 1)) // committed without pre-images, before the stream's start
+	st.ts.mu.Unlock()
+	cs := <-opened
+	defer cs.Close()
+	assert.Equal(t, ResumeToken{Seq: db.ops.lastSeq() + 1}, cs.ResumeToken())
+}
+
 func TestChangeStreamExpiredDeletes(t *testing.T) {
 	db := openCS(t)
 	cs := watchT(t, db)

@@ -93,12 +93,13 @@ func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
 }
 
 // recordKeys returns the keys of recs. The _id's index key (rec.key) is
-// about as long as its encoding: with the 5 bytes around it and a little
-// room, one buffer nearly always holds them all.
+// as long as its encoding for strings and ObjectIDs, longer for most
+// numbers: with the 5 bytes around it, one buffer nearly always holds
+// them all.
 func recordKeys(recs []record) []RawDocument {
 	size := 0
 	for i := range recs {
-		size += len(recs[i].key) + 8
+		size += len(recs[i].key) + 5
 	}
 	return keysOf(len(recs), size, func(i int) []byte { return recs[i].enc })
 }
