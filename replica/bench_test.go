@@ -15,10 +15,15 @@ import (
 	"github.com/ttldb/ttldb/ttltest"
 )
 
-// Benchmarks of a 3-node cluster on raft's in-memory transport against a
-// single DB (see README.md, Performance):
+// Benchmarks of a 3-node cluster against a single DB (see README.md,
+// Performance), each cluster twice: on raft's in-memory transport
+// (replicated3, inmem) and on raft's TCP transport over loopback TLS 1.3
+// with mutual authentication (replicated3-tls, tls: NewTLSTransport on
+// 127.0.0.1, a CA made for the cluster), the "loopback, 3 nodes".
 //
-//	go test -run '^$' -bench . -benchtime 20000x -count 5 ./
+//	go test -run '^$' -bench InsertOne -benchtime 20000x -count 5 .
+//	go test -run '^$' -bench Expire -benchtime 3x -count 5 .
+//	go test -run '^$' -bench Failover -benchtime 12x .
 
 // singleDB opens a DB as a node's, but alone.
 func singleDB(b *testing.B) (*ttldb.DB, *ttltest.Clock) {
@@ -56,12 +61,22 @@ func BenchmarkInsertOne(b *testing.B) {
 		db, clk := singleDB(b)
 		benchInsertOne(b, func() *ttldb.DB { return db }, clk.Now)
 	})
-	b.Run("replicated3", func(b *testing.B) {
-		c := newCluster(b, 3, nil)
-		l := c.leader()
-		benchInsertOne(b, l.node.DB, c.clk.Now)
-		c.converged()
-	})
+	for _, tcp := range []bool{false, true} {
+		b.Run(clusterName(tcp), func(b *testing.B) {
+			c := newClusterOn(b, 3, nil, false, testRaftConfig, tcp)
+			l := c.leader()
+			benchInsertOne(b, l.node.DB, c.clk.Now)
+			c.converged()
+		})
+	}
+}
+
+// clusterName names a 3-node cluster benchmark by its transport.
+func clusterName(tcp bool) string {
+	if tcp {
+		return "replicated3-tls"
+	}
+	return "replicated3"
 }
 
 // benchExpire inserts n expired documents (untimed), then times one TTL
@@ -71,6 +86,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 	ctx := context.Background()
 	_, err := db().Collection("s").CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(b, err)
+	var passes time.Duration
 	b.ResetTimer()
 	b.StopTimer()
 	for it := range b.N {
@@ -90,6 +106,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 		wait()
 		clk.Advance(2 * time.Minute)
 		b.StartTimer()
+		start := time.Now()
 		deleted := 0
 		for deleted < n { // a pass may stop at its per-index caps
 			res, err := db().RunTTLPass(ctx)
@@ -100,11 +117,15 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 			require.NoError(b, err)
 			deleted += res.Deleted
 		}
+		passes += time.Since(start)
 		wait()
 		b.StopTimer()
 		require.GreaterOrEqual(b, deleted, n) // a batch may be deleted twice: by a deposed leader, not committed, then by the new one
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "docs/s")
+	// The leader's passes alone, before the followers have applied the last
+	// batches (equal to docs/s on a single DB).
+	b.ReportMetric(float64(n*b.N)/passes.Seconds(), "pass-docs/s")
 	b.ReportMetric(float64(*moved), "leader-moves")
 }
 
@@ -134,14 +155,17 @@ func BenchmarkExpire(b *testing.B) {
 		db, clk := singleDB(b)
 		benchExpire(b, n, func() *ttldb.DB { return db }, clk, func() {}, new(int))
 	})
-	b.Run("replicated3", func(b *testing.B) {
-		c := newCluster(b, 3, nil)
-		benchExpire(b, n, func() *ttldb.DB { return c.leader().node.DB() }, c.clk, func() { c.converged() }, new(int))
-	})
+	for _, tcp := range []bool{false, true} {
+		b.Run(clusterName(tcp), func(b *testing.B) {
+			c := newClusterOn(b, 3, nil, false, testRaftConfig, tcp)
+			benchExpire(b, n, func() *ttldb.DB { return c.leader().node.DB() }, c.clk, func() { c.converged() }, new(int))
+		})
+	}
 }
 
-// BenchmarkFailover kills the leader of a 3-node cluster (in-memory
-// transport, raft's default timeouts) once per iteration and times from
+// BenchmarkFailover kills the leader of a 3-node cluster (raft's default
+// timeouts; inmem: raft's in-memory transport, tls: loopback TCP with
+// TLS) once per iteration and times from
 // the kill to the first TTL batch the new leader deletes: documents due
 // just after the kill are deleted by the new leader's monitor (a 5 ms
 // interval, on the system clock) once it has won the election and applied
@@ -149,7 +173,12 @@ func BenchmarkExpire(b *testing.B) {
 //
 //	go test -run '^$' -bench Failover -benchtime 10x .
 func BenchmarkFailover(b *testing.B) {
-	c := newClusterWith(b, 3, func(string) []ttldb.Option {
+	b.Run("inmem", func(b *testing.B) { benchFailover(b, false) })
+	b.Run("tls", func(b *testing.B) { benchFailover(b, true) })
+}
+
+func benchFailover(b *testing.B, tcp bool) {
+	c := newClusterOn(b, 3, func(string) []ttldb.Option {
 		return []ttldb.Option{
 			ttldb.WithClock(ttldb.SystemClock()),
 			ttldb.WithMonitor(ttldb.MonitorOptions{Interval: 5 * time.Millisecond}),
@@ -158,7 +187,7 @@ func BenchmarkFailover(b *testing.B) {
 		rc := raft.DefaultConfig()
 		rc.LocalID = raft.ServerID(id)
 		return rc
-	})
+	}, tcp)
 	ctx := context.Background()
 	retry(b, func() error {
 		_, err := c.leader().node.DB().Collection("f").CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})

@@ -33,10 +33,12 @@ type testNode struct {
 	node   *Node // nil while down
 	dbOpts []ttldb.Option
 	dir    string // raft-boltdb and file snapshots here, when set
+	tcp    *tcpNode // on loopback TLS instead of trans, when set
 }
 
 type cluster struct {
 	rc    func(id string) *raft.Config // raft's configuration (testRaftConfig)
+	tcp   *testCA                      // the cluster's CA, on loopback TLS
 	t     testing.TB
 	clk   *ttltest.Clock
 	nodes []*testNode
@@ -60,14 +62,28 @@ func newClusterIn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, o
 
 // newClusterWith is newClusterIn with raft's configuration from rc.
 func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config) *cluster {
+	return newClusterOn(t, n, optsFor, onDisk, rc, false)
+}
+
+// newClusterOn is newClusterWith, on raft's TCP transport over loopback
+// TLS 1.3 with mutual authentication (NewTLSTransport, a CA made for the
+// cluster) when tcp is set.
+func newClusterOn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, tcp bool) *cluster {
 	c := &cluster{t: t, clk: ttltest.NewClock(epoch0), rc: rc}
+	if tcp {
+		c.tcp = newTestCA(t, "cluster")
+	}
 	var servers []Server
 	for i := range n {
 		tn := &testNode{id: fmt.Sprintf("n%d", i), store: raft.NewInmemStore(), snaps: raft.NewInmemSnapshotStore()}
 		if onDisk {
 			tn.dir = filepath.Join(t.TempDir(), "raft") // Open creates it
 		}
-		tn.addr, tn.trans = raft.NewInmemTransport("")
+		if tcp {
+			c.listen(tn)
+		} else {
+			tn.addr, tn.trans = raft.NewInmemTransport("")
+		}
 		tn.dbOpts = []ttldb.Option{ttldb.WithClock(c.clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
 		if optsFor != nil {
 			tn.dbOpts = append(tn.dbOpts, optsFor(tn.id)...)
@@ -86,12 +102,18 @@ func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option,
 			if tn.node != nil {
 				tn.node.Close()
 			}
+			if tn.tcp != nil {
+				tn.tcp.close()
+			}
 		}
 	})
 	return c
 }
 
 func (c *cluster) connectAll() {
+	if c.tcp != nil {
+		return // peers dial each other
+	}
 	for _, a := range c.nodes {
 		for _, b := range c.nodes {
 			if a != b {
@@ -121,6 +143,9 @@ func (c *cluster) start(tn *testNode) {
 		Raft: c.rc(tn.id), DBOptions: tn.dbOpts,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	if tn.tcp != nil {
+		cfg.Transport = tn.tcp.trans
+	}
 	if tn.dir != "" {
 		cfg.Dir = tn.dir
 	} else {
@@ -135,6 +160,10 @@ func (c *cluster) start(tn *testNode) {
 func (c *cluster) kill(tn *testNode) {
 	require.NoError(c.t, tn.node.Close())
 	tn.node = nil
+	if tn.tcp != nil {
+		tn.tcp.close()
+		return
+	}
 	for _, o := range c.nodes {
 		if o != tn {
 			o.trans.Disconnect(tn.addr)
@@ -145,6 +174,11 @@ func (c *cluster) kill(tn *testNode) {
 
 // restart brings a killed node back with its stores.
 func (c *cluster) restart(tn *testNode) {
+	if tn.tcp != nil {
+		c.listen(tn) // on its address again
+		c.start(tn)
+		return
+	}
 	tn.addr, tn.trans = raft.NewInmemTransport(tn.addr)
 	c.connectAll()
 	c.start(tn)
@@ -152,6 +186,7 @@ func (c *cluster) restart(tn *testNode) {
 
 // partition cuts tn off from the others, both ways.
 func (c *cluster) partition(tn *testNode) {
+	require.Nil(c.t, c.tcp, "partition: in-memory transport only")
 	for _, o := range c.nodes {
 		if o != tn {
 			o.trans.Disconnect(tn.addr)
