@@ -32,7 +32,7 @@ type testNode struct {
 	snaps  *raft.InmemSnapshotStore
 	node   *Node // nil while down
 	dbOpts []ttldb.Option
-	dir    string // raft-boltdb and file snapshots here, when set
+	dir    string   // raft-boltdb and file snapshots here, when set
 	tcp    *tcpNode // on loopback TLS instead of trans, when set
 }
 
