@@ -245,7 +245,9 @@ func (c *cluster) converged() string {
 	return d
 }
 
-// digest hashes every collection's indexes and documents.
+// digest hashes every collection's indexes and documents, and its
+// definition and time-series buckets as a Backup holds them
+// (bucketsDigest).
 func digest(t testing.TB, db *ttldb.DB) string {
 	t.Helper()
 	h := sha256.New()
@@ -264,6 +266,7 @@ func digest(t testing.TB, db *ttldb.DB) string {
 		require.NoError(t, err)
 		h.Write(b)
 	}
+	h.Write([]byte(bucketsDigest(t, db)))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
