@@ -114,8 +114,8 @@ func canonical(enc []byte) string {
 // The time-series collection of TestClusterTimeSeries: measurements every
 // 10 s in 60 s buckets, one sensor's meta value {tier, id} per bucket.
 const (
-	tsColl      = "metrics"
-	tsHotTTL    = 60   // the partial TTL index on {sensor.tier: "hot"}
+	tsColl    = "metrics"
+	tsHotTTL  = 60   // the partial TTL index on {sensor.tier: "hot"}
 	tsCollTTL = 7200 // the collection's expireAfterSeconds
 	tsSpan    = 60
 	tsStep    = 10 * time.Second
