@@ -427,9 +427,6 @@ func TestClusterLeaderKilledMidPass(t *testing.T) {
 	assert.Equal(t, live, count(t, old.node.DB(), "s", ttldb.Document{}))
 }
 
-// soak reports whether TTLDB_SOAK asks for the long runs.
-func soak() bool { return os.Getenv("TTLDB_SOAK") == "1" }
-
 // passOnLeader runs a complete TTL pass on the leader, again on the new
 // leader should leadership move during it (as a client retries).
 func (c *cluster) passOnLeader() {

@@ -131,10 +131,8 @@ const (
 // then all three restart from their directories with the same state, and
 // the collection-level expiry goes on after that.
 func TestClusterTimeSeries(t *testing.T) {
-	sensors, perSensor := 16, 120 // 120 measurements: 20 buckets per sensor
-	if soak() {
-		sensors, perSensor = 200, 240
-	}
+	// 120 measurements: 20 buckets per sensor, 6 measurements each.
+	sensors, perSensor := bySoak(16, 64, 200), bySoak(120, 120, 240)
 	ctx := context.Background()
 	var (
 		armed      atomic.Bool // the next leader batch count starts
