@@ -341,10 +341,7 @@ func TestClusterReplicatesWrites(t *testing.T) {
 // replicas end identical, and no document is deleted before its threshold
 // on any of them.
 func TestClusterLeaderKilledMidPass(t *testing.T) {
-	expired, live := 5000, 500
-	if soak() {
-		expired = 100000
-	}
+	expired, live := bySoak(5000, 100_000, 100_000), 500
 	kill, killed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var killing atomic.Pointer[string] // the id of the node to kill at its third batch

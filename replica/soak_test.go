@@ -27,9 +27,6 @@ func soakLevel() int {
 	}
 }
 
-// soak reports whether TTLDB_SOAK asks for the long runs.
-func soak() bool { return soakLevel() == soakLong }
-
 // bySoak picks a size for the soak level.
 func bySoak[T any](def, short, long T) T {
 	switch soakLevel() {
