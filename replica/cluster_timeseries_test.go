@@ -188,7 +188,6 @@ func TestClusterTimeSeries(t *testing.T) {
 		}
 	}, true)
 
-	l := c.leader()
 	c.writeOnLeader(func(db *ttldb.DB) error {
 		_, err := db.CreateCollection(tsColl, ttldb.CollectionOptions{
 			TimeSeries: &ttldb.TimeSeriesOptions{
@@ -236,7 +235,7 @@ func TestClusterTimeSeries(t *testing.T) {
 	c.converged()
 	oldHot, oldCold, fresh := sensors/2*perSensor, sensors/2*perSensor, sensors*12
 	c.requireTS(oldHot, oldCold, fresh)
-	info, _, err := l.node.DB().Collection(tsColl).TimeSeriesInfo()
+	info, _, err := c.leader().node.DB().Collection(tsColl).TimeSeriesInfo()
 	require.NoError(t, err)
 	require.Equal(t, sensors*(perSensor*int(tsStep/time.Second)/tsSpan+2), info.Buckets, "buckets: 6 measurements 10 s apart in each 60 s bucket")
 
