@@ -146,7 +146,8 @@ func (db *DB) applyOp(op *Op) error {
 	}
 	var (
 		err      error
-		expired  []any // the _id values an expiry deleted, for the observers
+		n        int   // the documents an expiry deleted
+		expired  []any // their _id values, for the observers
 		observed bool
 	)
 	switch op.Kind {
@@ -156,9 +157,9 @@ func (db *DB) applyOp(op *Op) error {
 		err = s.applyUpdate(op)
 	case OpDelete:
 		expired, err = s.applyDelete(op)
-		observed = op.Expired
+		n, observed = len(expired), op.Expired
 	case OpExpire:
-		expired, err = s.applyExpire(op)
+		n, expired, err = s.applyExpire(op)
 		observed = true
 	case OpCreateIndex:
 		err = s.applyCreateIndex(op)
@@ -173,7 +174,7 @@ func (db *DB) applyOp(op *Op) error {
 	s.applying, s.applyVers = false, nil
 	s.writeMu.Unlock()
 	if err == nil && observed {
-		db.reportApplied(op, len(expired), expired, nil)
+		db.reportApplied(op, n, expired, nil)
 	}
 	return err
 }
@@ -344,37 +345,97 @@ func (s *collState) applyDelete(op *Op) ([]any, error) {
 
 // applyExpire deletes the documents of an OpExpire's keys that are stored
 // and expired at its Cutoff under its index (the monitor's re-check), and
-// returns their _id values.
-func (s *collState) applyExpire(op *Op) ([]any, error) {
+// returns how many it deleted and, when the DB has DeleteObservers, their
+// _id values. Call holding writeMu. DB.Apply and the leader of a
+// proposal-first replica (commitProposed) both delete through it: every
+// replica decides alike.
+func (s *collState) applyExpire(op *Op) (n int, ids []any, err error) {
 	ix := s.indexNamed(op.Index)
 	switch {
 	case ix == nil:
-		return nil, fmt.Errorf("%w: %w: collection %q has no index %q", ErrInvalidOp, ErrNotFound, s.name, op.Index)
+		return 0, nil, fmt.Errorf("%w: %w: collection %q has no index %q", ErrInvalidOp, ErrNotFound, s.name, op.Index)
 	case ix.ttl == nil:
-		return nil, fmt.Errorf("%w: %w: index %q of collection %q is not a TTL index", ErrInvalidOp, ErrInvalidIndex, op.Index, s.name)
+		return 0, nil, fmt.Errorf("%w: %w: index %q of collection %q is not a TTL index", ErrInvalidOp, ErrInvalidIndex, op.Index, s.name)
 	}
 	cutoff := ix.ttl.cutoff(op.Cutoff)
-	refs := make([]*docRef, 0, len(op.Keys))
-	seen := make(map[string]bool, len(op.Keys))
+	recs := make([]record, 0, len(op.Keys))
+	// A key named twice is deleted once: its second lookup finds the same
+	// slot, still stored until DeleteMany below.
+	var seen map[store.Slot]struct{}
+	if len(op.Keys) > 1 {
+		seen = make(map[store.Slot]struct{}, len(op.Keys))
+	}
+	var key []byte
 	for i, k := range op.Keys {
-		_, key, err := checkedID(k)
-		if err != nil {
-			return nil, fmt.Errorf("key %d: %w", i, err)
+		if key, err = expireKey(key[:0], k); err != nil {
+			return 0, nil, fmt.Errorf("key %d: %w", i, err)
 		}
-		if seen[string(key)] {
-			continue
-		}
-		seen[string(key)] = true
 		rec, ok := s.lookup(key)
 		if !ok {
 			continue
 		}
-		ref := &docRef{rec: rec}
-		if d, ok := ix.storedDate(ref); ok && !d.After(cutoff) {
-			refs = append(refs, ref)
+		if seen != nil {
+			if _, dup := seen[rec.slot]; dup {
+				continue
+			}
+			seen[rec.slot] = struct{}{}
+		}
+		if d, ok := ix.storedDate(&docRef{rec: rec}); ok && !d.After(cutoff) {
+			recs = append(recs, rec)
 		}
 	}
-	return s.removeRefs(refs), nil
+	if len(recs) == 0 {
+		return 0, nil, nil
+	}
+	observed := len(s.db.cfg.observe) > 0
+	var b idBatch
+	if observed {
+		b.start(len(recs))
+	}
+	slots := make([]store.Slot, len(recs))
+	s.mu.Lock()
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.deferAdds()
+		}
+	}
+	for i := range recs {
+		if observed {
+			b.add(&recs[i])
+		}
+		s.unindexRecord(&recs[i])
+		slots[i] = recs[i].slot
+	}
+	// One hold of each _id shard's lock for the batch, as the monitor's.
+	s.store().DeleteMany(slots)
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.flush()
+		}
+	}
+	s.mu.Unlock()
+	s.settleMemory(0)
+	if observed {
+		ids = b.done()
+	}
+	return len(recs), ids, nil
+}
+
+// expireKey appends to dst the store key of an OpExpire's key document
+// ({_id: v}), checked as a stored document is.
+func expireKey(dst []byte, k RawDocument) ([]byte, error) {
+	if err := codec.Validate(k); err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+	}
+	id, ok := codec.EncodedField(k, "_id")
+	if !ok {
+		return dst, fmt.Errorf("%w: %w: document without an _id", ErrInvalidOp, ErrInvalidDocument)
+	}
+	dst, err := appendIDKey(dst, id)
+	if err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+	}
+	return dst, nil
 }
 
 // indexNamed returns the index called name, nil if none. Call holding mu

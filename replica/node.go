@@ -110,6 +110,11 @@ type Node struct {
 	lastFut  raft.ApplyFuture
 	primary  atomic.Bool // ready and not diverged: the DB's monitor may run
 
+	// pending is the TTL batch proposed first (ProposeExpire) whose
+	// outcome is not known yet, if any; proposals numbers them.
+	pending   atomic.Pointer[proposal]
+	proposals atomic.Uint64
+
 	closeOnce sync.Once
 }
 
@@ -417,6 +422,94 @@ func (n *Node) End(werr error) error {
 	return werr
 }
 
+// ProposeExpire implements ttldb.ExpireProposer: the TTL batch op is
+// proposed as one entry before this node deletes anything; apply deletes
+// it once the entry is committed. It runs holding the collection's write
+// lock and the DB's commit lock (every write waits), and returns when the
+// state machine meets the entry (this node's, leader or not any more:
+// then it calls apply and returns its result) or when raft reports the
+// entry not committed by this leader (leadership lost, shutdown: apply
+// is not called, and the state machine applies the entry like any other
+// if it commits later), or when the node rebuilds or restores its DB
+// meanwhile (the state machine applies the entry to the new DB if it
+// commits).
+func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
+	p := &proposal{id: n.proposals.Add(1), wake: make(chan struct{}), applied: make(chan error, 1)}
+	data, err := encodeProposal(n.fsm.epoch.Load(), p.id, op)
+	if err != nil {
+		return err
+	}
+	n.pending.Store(p)
+	defer n.pending.CompareAndSwap(p, nil)
+	f := n.raft.Apply(data, 0)
+	// The future's result, as a channel: it resolves after the state
+	// machine met the entry (then p is claimed) or with raft's error; raft's
+	// shutdown resolves every future, so this goroutine ends by Close.
+	failed := make(chan error, 1)
+	go func() { failed <- f.Error() }()
+	var ferr error
+	select {
+	case <-p.wake:
+	case ferr = <-failed:
+	}
+	if p.settle(proposalAbandoned) || p.outcome() != proposalClaimed {
+		if ferr == nil {
+			ferr = errors.New("replica: TTL batch given up: the DB was rebuilt or restored")
+		}
+		return fmt.Errorf("%w: TTL batch not committed: %w", ttldb.ErrNotPrimary, n.leaderError(ferr))
+	}
+	err = apply()
+	p.applied <- err
+	return err
+}
+
+// proposal is a TTL batch proposed first, until the state machine claims
+// it (the proposer applies it) or it is abandoned (the proposer deleted
+// nothing; the state machine applies its entry if it commits).
+type proposal struct {
+	id      uint64
+	mu      sync.Mutex
+	state   proposalState // guarded by mu
+	wake    chan struct{} // closed when the state machine or a rebuild settles it
+	applied chan error    // the proposer's apply result, for the state machine
+}
+
+type proposalState uint8
+
+const (
+	proposalPending proposalState = iota
+	proposalClaimed
+	proposalAbandoned
+)
+
+// settle moves a pending proposal to state to, and reports whether it was
+// pending.
+func (p *proposal) settle(to proposalState) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != proposalPending {
+		return false
+	}
+	p.state = to
+	close(p.wake)
+	return true
+}
+
+func (p *proposal) outcome() proposalState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
+}
+
+// abandonProposal gives up the pending proposal, if any: the DB is about to
+// be replaced, and its proposer must not wait for an entry the state
+// machine will apply to the new DB.
+func (n *Node) abandonProposal() {
+	if p := n.pending.Load(); p != nil {
+		p.settle(proposalAbandoned)
+	}
+}
+
 // resync makes a DB that holds ops the log may not agree with the log
 // again: writes stop (a write proposed now could reuse the sequence
 // numbers of an entry still in flight), the DB is rebuilt from the
@@ -539,7 +632,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
-	epoch, ops, err := decodeEntry(l.Data)
+	h, ops, err := decodeEntry(l.Data)
 	if err != nil {
 		f.node.logger.Error("unreadable log entry", "index", l.Index, "err", err)
 		return err
@@ -555,11 +648,26 @@ func (f *fsm) Apply(l *raft.Log) any {
 	db := f.db.Load()
 	local := db.LastSeq()
 	diverged := f.diverged.Load()
+	own := !diverged && h.epoch == f.epoch.Load()
+	if own && h.proposal != 0 && local == f.appliedSeq {
+		if p := f.node.pending.Load(); p != nil && p.id == h.proposal && p.settle(proposalClaimed) {
+			// This node's TTL batch, its proposer waiting with the locks
+			// held and the sequence number reserved: it applies the batch.
+			err = <-p.applied
+			f.appliedSeq = last
+			if err != nil {
+				f.diverged.Store(true) // rebuilt at the next entry
+				f.node.logger.Error("applying a proposed TTL batch failed", "index", l.Index, "err", err)
+			}
+			return err
+		}
+	}
 	switch {
 	case !diverged && local == f.appliedSeq:
 		err = db.Apply(ops...)
-	case !diverged && epoch == f.epoch.Load() && local >= last:
-		// The leader's own write, applied when it was made.
+	case own && h.proposal == 0 && local >= last:
+		// The leader's own write, applied when it was made. (A proposed
+		// batch is applied only through its proposer, above.)
 	default:
 		// This DB holds ops the log does not: a write of this node whose
 		// entry lost to another leader's.
@@ -592,6 +700,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 // holding mu.
 func (f *fsm) rebuild() error {
 	n := f.node
+	n.abandonProposal()
 	n.logger.Warn("rebuilding the DB from the raft log", "seq", f.appliedSeq)
 	var (
 		db      *ttldb.DB
@@ -732,6 +841,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		db.Close()
 		return fmt.Errorf("replica: snapshot as of op %d holds ops up to %d", seq, db.LastSeq())
 	}
+	f.node.abandonProposal()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.appliedSeq = seq
@@ -752,4 +862,7 @@ func (s snapshotData) Persist(sink raft.SnapshotSink) error {
 
 func (s snapshotData) Release() {}
 
-var _ ttldb.Replicator = (*Node)(nil)
+var (
+	_ ttldb.Replicator     = (*Node)(nil)
+	_ ttldb.ExpireProposer = (*Node)(nil)
+)
