@@ -1063,7 +1063,7 @@ func (m *monitor) proposeBatch(p ExpireProposer, s *collState, ix *index, chosen
 		if err = m.db.checkOpen(); err != nil {
 			return err
 		}
-		if n, ids, err = s.applyExpire(&op); err != nil {
+		if n, ids, err = s.applyExpire(&op, keep); err != nil {
 			return err
 		}
 		err = c.commitAppliedLocked([]Op{op})

@@ -159,7 +159,7 @@ func (db *DB) applyOp(op *Op) error {
 		expired, err = s.applyDelete(op)
 		n, observed = len(expired), op.Expired
 	case OpExpire:
-		n, expired, err = s.applyExpire(op)
+		n, expired, err = s.applyExpire(op, nil)
 		observed = true
 	case OpCreateIndex:
 		err = s.applyCreateIndex(op)
@@ -349,7 +349,12 @@ func (s *collState) applyDelete(op *Op) ([]any, error) {
 // _id values. Call holding writeMu. DB.Apply and the leader of a
 // proposal-first replica (commitProposed) both delete through it: every
 // replica decides alike.
-func (s *collState) applyExpire(op *Op) (n int, ids []any, err error) {
+//
+// known, when not nil, are the stored records of op.Keys (parallel to
+// them), found under this same hold of writeMu: the leader's own batch,
+// whose keys it took from those records. The lookups are then skipped;
+// the re-check of each date is not.
+func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err error) {
 	ix := s.indexNamed(op.Index)
 	switch {
 	case ix == nil:
@@ -358,30 +363,42 @@ func (s *collState) applyExpire(op *Op) (n int, ids []any, err error) {
 		return 0, nil, fmt.Errorf("%w: %w: index %q of collection %q is not a TTL index", ErrInvalidOp, ErrInvalidIndex, op.Index, s.name)
 	}
 	cutoff := ix.ttl.cutoff(op.Cutoff)
-	recs := make([]record, 0, len(op.Keys))
-	// A key named twice is deleted once: its second lookup finds the same
-	// slot, still stored until DeleteMany below.
-	var seen map[store.Slot]struct{}
-	if len(op.Keys) > 1 {
-		seen = make(map[store.Slot]struct{}, len(op.Keys))
+	expired := func(rec record) bool {
+		d, ok := ix.storedDate(&docRef{rec: rec})
+		return ok && !d.After(cutoff)
 	}
-	var key []byte
-	for i, k := range op.Keys {
-		if key, err = expireKey(key[:0], k); err != nil {
-			return 0, nil, fmt.Errorf("key %d: %w", i, err)
+	recs := make([]record, 0, len(op.Keys))
+	if known != nil {
+		for _, rec := range known {
+			if expired(rec) {
+				recs = append(recs, rec)
+			}
 		}
-		rec, ok := s.lookup(key)
-		if !ok {
-			continue
+	} else {
+		// A key named twice is deleted once: its second lookup finds the
+		// same slot, still stored until DeleteMany below.
+		var seen map[store.Slot]struct{}
+		if len(op.Keys) > 1 {
+			seen = make(map[store.Slot]struct{}, len(op.Keys))
 		}
-		if seen != nil {
-			if _, dup := seen[rec.slot]; dup {
+		var key []byte
+		for i, k := range op.Keys {
+			if key, err = expireKey(key[:0], k); err != nil {
+				return 0, nil, fmt.Errorf("key %d: %w", i, err)
+			}
+			rec, ok := s.lookup(key)
+			if !ok {
 				continue
 			}
-			seen[rec.slot] = struct{}{}
-		}
-		if d, ok := ix.storedDate(&docRef{rec: rec}); ok && !d.After(cutoff) {
-			recs = append(recs, rec)
+			if seen != nil {
+				if _, dup := seen[rec.slot]; dup {
+					continue
+				}
+				seen[rec.slot] = struct{}{}
+			}
+			if expired(rec) {
+				recs = append(recs, rec)
+			}
 		}
 	}
 	if len(recs) == 0 {

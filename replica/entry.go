@@ -82,13 +82,13 @@ func appendOps(b []byte, ops []ttldb.Op) ([]byte, error) {
 	return b, nil
 }
 
-// decodeEntry reads an entry.
-func decodeEntry(data []byte) (h entryHeader, ops []ttldb.Op, err error) {
+// entryHead reads an entry's header, and returns the rest.
+func entryHead(data []byte) (h entryHeader, rest []byte, err error) {
 	if len(data) < 9 || (data[0] != entryVersion && data[0] != entryProposal) {
 		return h, nil, fmt.Errorf("%w: version or header", errEntry)
 	}
 	h.epoch = binary.LittleEndian.Uint64(data[1:9])
-	rest := data[9:]
+	rest = data[9:]
 	if data[0] == entryProposal {
 		if len(rest) < 8 {
 			return h, nil, fmt.Errorf("%w: proposal header", errEntry)
@@ -97,6 +97,15 @@ func decodeEntry(data []byte) (h entryHeader, ops []ttldb.Op, err error) {
 			return h, nil, fmt.Errorf("%w: proposal 0", errEntry)
 		}
 		rest = rest[8:]
+	}
+	return h, rest, nil
+}
+
+// decodeEntry reads an entry.
+func decodeEntry(data []byte) (h entryHeader, ops []ttldb.Op, err error) {
+	h, rest, err := entryHead(data)
+	if err != nil {
+		return h, nil, err
 	}
 	count, n := binary.Uvarint(rest)
 	if n <= 0 || count == 0 || count > uint64(len(rest)) || (h.proposal != 0 && count != 1) {

@@ -434,7 +434,7 @@ func (n *Node) End(werr error) error {
 // meanwhile (the state machine applies the entry to the new DB if it
 // commits).
 func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
-	p := &proposal{id: n.proposals.Add(1), wake: make(chan struct{}), applied: make(chan error, 1)}
+	p := &proposal{id: n.proposals.Add(1), seq: op.Seq, wake: make(chan struct{}), applied: make(chan error, 1)}
 	data, err := encodeProposal(n.fsm.epoch.Load(), p.id, op)
 	if err != nil {
 		return err
@@ -468,6 +468,7 @@ func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
 // nothing; the state machine applies its entry if it commits).
 type proposal struct {
 	id      uint64
+	seq     uint64 // the op's
 	mu      sync.Mutex
 	state   proposalState // guarded by mu
 	wake    chan struct{} // closed when the state machine or a rebuild settles it
@@ -632,13 +633,18 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h, _, err := entryHead(l.Data); err == nil && h.proposal != 0 {
+		if applied, err := f.claim(h); applied {
+			return err
+		}
+	}
 	h, ops, err := decodeEntry(l.Data)
 	if err != nil {
 		f.node.logger.Error("unreadable log entry", "index", l.Index, "err", err)
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	first, last := ops[0].Seq, ops[len(ops)-1].Seq
 	if first != f.appliedSeq+1 {
 		err := fmt.Errorf("%w: entry %d starts at op %d, the state machine is at op %d", errEntry, l.Index, first, f.appliedSeq)
@@ -649,19 +655,6 @@ func (f *fsm) Apply(l *raft.Log) any {
 	local := db.LastSeq()
 	diverged := f.diverged.Load()
 	own := !diverged && h.epoch == f.epoch.Load()
-	if own && h.proposal != 0 && local == f.appliedSeq {
-		if p := f.node.pending.Load(); p != nil && p.id == h.proposal && p.settle(proposalClaimed) {
-			// This node's TTL batch, its proposer waiting with the locks
-			// held and the sequence number reserved: it applies the batch.
-			err = <-p.applied
-			f.appliedSeq = last
-			if err != nil {
-				f.diverged.Store(true) // rebuilt at the next entry
-				f.node.logger.Error("applying a proposed TTL batch failed", "index", l.Index, "err", err)
-			}
-			return err
-		}
-	}
 	switch {
 	case !diverged && local == f.appliedSeq:
 		err = db.Apply(ops...)
@@ -693,6 +686,26 @@ func (f *fsm) Apply(l *raft.Log) any {
 		f.node.logger.Error("applying a log entry failed", "index", l.Index, "err", err)
 	}
 	return err
+}
+
+// claim hands the entry of a TTL batch this node proposed (h) to its
+// proposer, if it still waits, with the locks held and the sequence number
+// reserved: the proposer applies the batch, and the entry is not even
+// decoded here. It reports whether it did (with the proposer's error).
+// Call holding mu.
+func (f *fsm) claim(h entryHeader) (applied bool, err error) {
+	p := f.node.pending.Load()
+	if p == nil || p.id != h.proposal || h.epoch != f.epoch.Load() || f.diverged.Load() ||
+		p.seq != f.appliedSeq+1 || f.db.Load().LastSeq() != f.appliedSeq || !p.settle(proposalClaimed) {
+		return false, nil
+	}
+	err = <-p.applied
+	f.appliedSeq = p.seq
+	if err != nil {
+		f.diverged.Store(true) // rebuilt at the next entry
+		f.node.logger.Error("applying a proposed TTL batch failed", "seq", p.seq, "err", err)
+	}
+	return true, err
 }
 
 // rebuild replaces the DB by one built from the latest snapshot and the
