@@ -83,8 +83,10 @@ type Config struct {
 // return a *NotLeaderError); they are applied on the leader, proposed, and
 // return once committed and applied by the leader's state machine.
 // Followers apply the committed ops with DB.Apply. Only the leader's TTL
-// monitor runs, and each batch it deletes is one log entry that every
-// follower applies with the same re-check (ttldb.OpExpire).
+// monitor runs, and each batch it chooses is one log entry (an
+// ttldb.OpExpire) proposed before anything is deleted: every node, the
+// leader included, deletes it once committed, with the same re-check
+// (ProposeExpire).
 //
 // Reads are local (DB(): possibly stale on a follower) or linearizable
 // (ReadLinearizable, on the leader). A Node's methods are safe for
