@@ -363,68 +363,66 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		return 0, nil, fmt.Errorf("%w: %w: index %q of collection %q is not a TTL index", ErrInvalidOp, ErrInvalidIndex, op.Index, s.name)
 	}
 	cutoff := ix.ttl.cutoff(op.Cutoff)
-	expired := func(rec record) bool {
-		d, ok := ix.storedDate(&docRef{rec: rec})
+	expired := func(rec *record) bool {
+		d, ok := ix.storedDate(&docRef{rec: *rec})
 		return ok && !d.After(cutoff)
 	}
-	recs := make([]record, 0, len(op.Keys))
-	if known != nil {
-		for _, rec := range known {
-			if expired(rec) {
-				recs = append(recs, rec)
-			}
-		}
-	} else {
-		// A key named twice is deleted once: its second lookup finds the
-		// same slot, still stored until DeleteMany below.
-		var seen map[store.Slot]struct{}
-		if len(op.Keys) > 1 {
-			seen = make(map[store.Slot]struct{}, len(op.Keys))
-		}
-		var key []byte
+	// Every key is checked before anything changes: the op applies whole
+	// or not at all. The keys' store forms go in one buffer.
+	var keys []byte
+	var ends []int
+	if known == nil {
+		ends = make([]int, len(op.Keys))
 		for i, k := range op.Keys {
-			if key, err = expireKey(key[:0], k); err != nil {
+			if keys, err = expireKey(keys, k); err != nil {
 				return 0, nil, fmt.Errorf("key %d: %w", i, err)
 			}
-			rec, ok := s.lookup(key)
-			if !ok {
-				continue
-			}
-			if seen != nil {
-				if _, dup := seen[rec.slot]; dup {
-					continue
-				}
-				seen[rec.slot] = struct{}{}
-			}
-			if expired(rec) {
-				recs = append(recs, rec)
-			}
+			ends[i] = len(keys)
 		}
-	}
-	if len(recs) == 0 {
-		return 0, nil, nil
 	}
 	observed := len(s.db.cfg.observe) > 0
 	var b idBatch
 	if observed {
-		b.start(len(recs))
+		b.start(len(op.Keys))
 	}
-	slots := make([]store.Slot, len(recs))
 	s.mu.Lock()
 	for _, x := range s.indexes {
 		if x.ttl != nil {
 			x.ttl.counts.deferAdds()
 		}
 	}
-	for i := range recs {
-		if observed {
-			b.add(&recs[i])
+	if known != nil {
+		slots := make([]store.Slot, 0, len(known))
+		for i := range known {
+			if rec := &known[i]; expired(rec) {
+				if observed {
+					b.add(rec)
+				}
+				s.unindexRecord(rec)
+				slots = append(slots, rec.slot)
+			}
 		}
-		s.unindexRecord(&recs[i])
-		slots[i] = recs[i].slot
+		// One hold of each _id shard's lock for the batch, as the
+		// monitor's.
+		s.store().DeleteMany(slots)
+		n = len(slots)
+	} else {
+		from := 0
+		for _, to := range ends {
+			rec, ok := s.lookup(keys[from:to])
+			from = to
+			if !ok || !expired(&rec) {
+				continue
+			}
+			if observed {
+				b.add(&rec)
+			}
+			// Deleted from the store at once: a key named twice is not
+			// found again.
+			s.removeRecord(&rec)
+			n++
+		}
 	}
-	// One hold of each _id shard's lock for the batch, as the monitor's.
-	s.store().DeleteMany(slots)
 	for _, x := range s.indexes {
 		if x.ttl != nil {
 			x.ttl.counts.flush()
@@ -435,7 +433,7 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 	if observed {
 		ids = b.done()
 	}
-	return len(recs), ids, nil
+	return n, ids, nil
 }
 
 // expireKey appends to dst the store key of an OpExpire's key document
