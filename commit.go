@@ -26,8 +26,8 @@ type committer struct {
 	mu sync.Mutex
 	// seq is the last sequence number given: changed holding mu, read
 	// without it (lastSeq), so that reading it never waits for a commit
-	// in progress (a TTL batch's proposal holds mu for a round trip:
-	// commitProposed).
+	// in progress (a TTL batch's proposal holds mu for a round trip of
+	// the replicated log: proposeBatch).
 	seq   atomic.Uint64
 	sinks atomic.Pointer[[]opSink]
 	// wanted is set while some sink is attached: writes build ops only

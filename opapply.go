@@ -347,7 +347,7 @@ func (s *collState) applyDelete(op *Op) ([]any, error) {
 // and expired at its Cutoff under its index (the monitor's re-check), and
 // returns how many it deleted and, when the DB has DeleteObservers, their
 // _id values. Call holding writeMu. DB.Apply and the leader of a
-// proposal-first replica (commitProposed) both delete through it: every
+// proposal-first replica (proposeBatch) both delete through it: every
 // replica decides alike.
 //
 // known, when not nil, are the stored records of op.Keys (parallel to

@@ -72,9 +72,10 @@ type Replicator interface {
 //     ErrNotPrimary. If op still commits later (under another primary),
 //     the replicator applies it with DB.Apply, as any op from the log.
 //
-// While ProposeExpire runs, every write of the DB waits (for at most one
-// round trip of the replicated log per TTL batch), and so does DB.Apply;
-// DB.LastSeq does not. ProposeExpire must not call into the DB otherwise.
+// While ProposeExpire runs, every write of the DB waits (a round trip of
+// the replicated log per TTL batch, longer while the replicator cannot
+// reach a quorum), and so do DB.Apply and Close; DB.LastSeq does not.
+// ProposeExpire must not call into the DB otherwise.
 // The batch's write runs as every write does (Begin, the batch, End), with
 // ProposeExpire in place of Commit. Time-series collections are not
 // proposed: their batches commit as other writes (Begin, Commit, End).
