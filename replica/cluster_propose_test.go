@@ -127,6 +127,26 @@ func newHeldCluster(t *testing.T, nExpired int, optsFor func(id string) []ttldb.
 	return c, h
 }
 
+// leaderBut waits for a ready leader other than old (which, cut off, may
+// still think itself ready for a moment).
+func (c *cluster) leaderBut(old *testNode) *testNode {
+	c.t.Helper()
+	var l *testNode
+	require.Eventually(c.t, func() bool {
+		for _, tn := range c.up() {
+			tn.node.mu.Lock()
+			ready := tn.node.ready
+			tn.node.mu.Unlock()
+			if ready && tn != old {
+				l = tn
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond, "no new leader")
+	return l
+}
+
 // TestClusterProposalFirst: while the entry of the leader's TTL batch is
 // held (not committed), every replica, the leader included, still holds
 // every document, and a write on the leader waits; once it commits, the
@@ -197,8 +217,8 @@ func TestClusterProposalFails(t *testing.T) {
 	assert.Equal(t, seq, oldDB.LastSeq(), "the reserved sequence number is not used")
 	release()
 
-	nl := c.leader()
-	require.NotSame(t, old, nl)
+	nl := c.leaderBut(old)
+	require.Eventually(t, func() bool { return c.leader() == nl }, 10*time.Second, time.Millisecond, "the deposed leader still thinks itself ready")
 	c.passOnLeader()
 	assert.Zero(t, count(t, nl.node.DB(), "s", ttldb.Document{}))
 	c.connectAll()
@@ -251,8 +271,9 @@ func TestClusterProposalCommitsAfterStepDown(t *testing.T) {
 
 	// Only the keeper's log is up to date enough to win the election; its
 	// Barrier commits and applies the old leader's batch.
-	nl := c.leader()
+	nl := c.leaderBut(old)
 	require.Same(t, keeper, nl)
+	require.Eventually(t, func() bool { return c.leader() == nl }, 10*time.Second, time.Millisecond, "the deposed leader still thinks itself ready")
 	assert.Zero(t, count(t, nl.node.DB(), "s", ttldb.Document{}), "the old leader's batch committed under the new one")
 	assert.Equal(t, seq+1, nl.node.DB().LastSeq())
 	c.connectAll()
