@@ -659,6 +659,10 @@ func (f *fsm) Apply(l *raft.Log) any {
 	own := !diverged && h.epoch == f.epoch.Load()
 	switch {
 	case !diverged && local == f.appliedSeq:
+		// A TTL batch proposed meanwhile (by a node that lost and regained
+		// its leadership before it knew) holds locks Apply needs: its
+		// proposer gives up, deleting nothing.
+		f.node.abandonProposal()
 		err = db.Apply(ops...)
 	case own && h.proposal == 0 && local >= last:
 		// The leader's own write, applied when it was made. (A proposed
