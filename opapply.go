@@ -372,6 +372,11 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 	var keys []byte
 	var ends []int
 	if known == nil {
+		size := 0
+		for _, k := range op.Keys {
+			size += len(k) // a key's store form is about as long as {_id: v}
+		}
+		keys = make([]byte, 0, size)
 		ends = make([]int, len(op.Keys))
 		for i, k := range op.Keys {
 			if keys, err = expireKey(keys, k); err != nil {
