@@ -456,7 +456,7 @@ func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
 	}
 	if p.settle(proposalAbandoned) || p.outcome() != proposalClaimed {
 		if ferr == nil {
-			ferr = errors.New("replica: TTL batch given up: the DB was rebuilt or restored")
+			ferr = errors.New("replica: TTL batch given up: the state machine rebuilt the DB or applied an entry itself meanwhile")
 		}
 		return fmt.Errorf("%w: TTL batch not committed: %w", ttldb.ErrNotPrimary, n.leaderError(ferr))
 	}
