@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -412,9 +413,27 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		s.store().DeleteMany(slots)
 		n = len(slots)
 	} else {
+		// A batch usually names the documents at the head of this node's
+		// expiry tree, in its order (the primary chose them from the same
+		// tree): while it does, each key is the tree's first entry, found
+		// without a lookup by _id.
+		walk := true
+		var head []byte // {_id: v} of the first entry's document
 		from := 0
-		for _, to := range ends {
-			rec, ok := s.lookup(keys[from:to])
+		for i, to := range ends {
+			var rec record
+			ok := false
+			if walk {
+				if e, has := ix.ttl.expiry.Min(); has {
+					rec = s.rec(e.slot)
+					head, _ = codec.AppendIDDoc(head[:0], rec.enc)
+					ok = bytes.Equal(head, op.Keys[i])
+				}
+				walk = ok
+			}
+			if !ok {
+				rec, ok = s.lookup(keys[from:to])
+			}
 			from = to
 			if !ok || !expired(&rec) {
 				continue

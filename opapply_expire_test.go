@@ -40,3 +40,26 @@ func TestApplyExpireKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the TTL index still holds _id 3 only")
 }
+
+// TestApplyExpireOrder: an OpExpire whose keys do not follow this DB's
+// expiry order (another primary's choice, a document refreshed since)
+// deletes the same documents as one that does.
+func TestApplyExpireOrder(t *testing.T) {
+	ctx := context.Background()
+	origin, _, sink := openRecorded(t)
+	c := origin.Collection("s")
+	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	_, err = c.InsertMany([]Document{{"_id": 1, "at": opEpoch}, {"_id": 2, "at": opEpoch}, {"_id": 3, "at": opEpoch.Add(time.Second)}, {"_id": 4, "at": opEpoch.Add(time.Hour)}, {"_id": 5, "at": opEpoch.Add(2 * time.Second)}})
+	require.NoError(t, err)
+	db := replay(t, sink.take())
+	cutoff := opEpoch.Add(90 * time.Second)
+	key := func(id any) RawDocument { return encDoc(t, Document{"_id": id}) }
+	// 1 is the head; 3 is not next (2 is); 4 is not expired; 5 follows 3.
+	op := Op{Seq: db.ops.lastSeq() + 1, Kind: OpExpire, Collection: "s", Index: "at_1", Cutoff: cutoff, Keys: []RawDocument{key(1), key(3), key(4), key(5)}}
+	require.NoError(t, db.Apply(op))
+	require.Equal(t, []any{2, 4}, findIDs(t, db.Collection("s"), nil))
+	n, err := db.Collection("s").CountDocuments(ctx, Document{"at": Document{"$lte": opEpoch.Add(time.Hour)}})
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "2 and 4 remain")
+}
