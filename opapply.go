@@ -417,21 +417,27 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		// expiry tree, in its order (the primary chose them from the same
 		// tree): while it does, each key is the tree's first entry, found
 		// without a lookup by _id.
+		// Those leave the store together (DeleteMany), before the first
+		// lookup: a key named twice must not find a document again.
 		walk := true
 		var head []byte // {_id: v} of the first entry's document
+		var walked []store.Slot
 		from := 0
 		for i, to := range ends {
 			var rec record
-			ok := false
+			ok, found := false, false
 			if walk {
 				if e, has := ix.ttl.expiry.Min(); has {
 					rec = s.rec(e.slot)
 					head, _ = codec.AppendIDDoc(head[:0], rec.enc)
-					ok = bytes.Equal(head, op.Keys[i])
+					found = bytes.Equal(head, op.Keys[i])
 				}
-				walk = ok
+				walk, ok = found, found
+				if !walk {
+					s.store().DeleteMany(walked)
+				}
 			}
-			if !ok {
+			if !found {
 				rec, ok = s.lookup(keys[from:to])
 			}
 			from = to
@@ -441,10 +447,18 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 			if observed {
 				b.add(&rec)
 			}
+			n++
+			if found {
+				s.unindexRecord(&rec)
+				walked = append(walked, rec.slot)
+				continue
+			}
 			// Deleted from the store at once: a key named twice is not
 			// found again.
 			s.removeRecord(&rec)
-			n++
+		}
+		if walk {
+			s.store().DeleteMany(walked)
 		}
 	}
 	for _, x := range s.indexes {
