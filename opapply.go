@@ -368,20 +368,39 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		d, ok := ix.storedDate(&docRef{rec: *rec})
 		return ok && !d.After(cutoff)
 	}
-	// Every key is checked before anything changes: the op applies whole
-	// or not at all. The keys' store forms go in one buffer.
-	var keys []byte
-	var ends []int
+	// A batch usually names the documents at the head of this DB's expiry
+	// tree, in its order (the primary chose them from the same tree):
+	// while it does, each key is found by comparing it with the next
+	// entry's {_id: v}, with no lookup by _id, and is valid (it is a
+	// stored document's). The rest are checked, then looked up. Every key
+	// is checked before anything changes: the op applies whole or not at
+	// all.
+	var heads []store.Slot // the documents of op.Keys[:len(heads)]
+	var keys []byte        // the store forms of the other keys
+	var ends []int         // where each ends in keys
 	if known == nil {
+		var head []byte
+		ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+			if len(heads) == len(op.Keys) {
+				return false
+			}
+			head, _ = codec.AppendIDDoc(head[:0], s.rec(e.slot).enc)
+			if !bytes.Equal(head, op.Keys[len(heads)]) {
+				return false
+			}
+			heads = append(heads, e.slot)
+			return true
+		})
+		rest := op.Keys[len(heads):]
 		size := 0
-		for _, k := range op.Keys {
+		for _, k := range rest {
 			size += len(k) // a key's store form is about as long as {_id: v}
 		}
 		keys = make([]byte, 0, size)
-		ends = make([]int, len(op.Keys))
-		for i, k := range op.Keys {
+		ends = make([]int, len(rest))
+		for i, k := range rest {
 			if keys, err = expireKey(keys, k); err != nil {
-				return 0, nil, fmt.Errorf("key %d: %w", i, err)
+				return 0, nil, fmt.Errorf("key %d: %w", len(heads)+i, err)
 			}
 			ends[i] = len(keys)
 		}
@@ -413,33 +432,24 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		s.store().DeleteMany(slots)
 		n = len(slots)
 	} else {
-		// A batch usually names the documents at the head of this node's
-		// expiry tree, in its order (the primary chose them from the same
-		// tree): while it does, each key is the tree's first entry, found
-		// without a lookup by _id.
-		// Those leave the store together (DeleteMany), before the first
-		// lookup: a key named twice must not find a document again.
-		walk := true
-		var head []byte // {_id: v} of the first entry's document
-		var walked []store.Slot
+		// The head's documents (distinct: each has its own entry) leave
+		// the store together, before the first lookup, so that a key named
+		// again later finds nothing.
+		slots := heads[:0]
+		for _, slot := range heads {
+			if rec := s.rec(slot); expired(&rec) {
+				if observed {
+					b.add(&rec)
+				}
+				s.unindexRecord(&rec)
+				slots = append(slots, slot)
+			}
+		}
+		s.store().DeleteMany(slots)
+		n = len(slots)
 		from := 0
-		for i, to := range ends {
-			var rec record
-			ok, found := false, false
-			if walk {
-				if e, has := ix.ttl.expiry.Min(); has {
-					rec = s.rec(e.slot)
-					head, _ = codec.AppendIDDoc(head[:0], rec.enc)
-					found = bytes.Equal(head, op.Keys[i])
-				}
-				walk, ok = found, found
-				if !walk {
-					s.store().DeleteMany(walked)
-				}
-			}
-			if !found {
-				rec, ok = s.lookup(keys[from:to])
-			}
+		for _, to := range ends {
+			rec, ok := s.lookup(keys[from:to])
 			from = to
 			if !ok || !expired(&rec) {
 				continue
@@ -447,18 +457,10 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 			if observed {
 				b.add(&rec)
 			}
-			n++
-			if found {
-				s.unindexRecord(&rec)
-				walked = append(walked, rec.slot)
-				continue
-			}
 			// Deleted from the store at once: a key named twice is not
 			// found again.
 			s.removeRecord(&rec)
-		}
-		if walk {
-			s.store().DeleteMany(walked)
+			n++
 		}
 	}
 	for _, x := range s.indexes {
