@@ -34,6 +34,9 @@ type testNode struct {
 	dbOpts []ttldb.Option
 	dir    string   // raft-boltdb and file snapshots here, when set
 	tcp    *tcpNode // on loopback TLS instead of trans, when set
+	// wrap, when set, gives the node its transport around trans (at each
+	// start: a restart makes a new trans).
+	wrap func(trans *raft.InmemTransport) raft.Transport
 }
 
 type cluster struct {
@@ -62,13 +65,26 @@ func newClusterIn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, o
 
 // newClusterWith is newClusterIn with raft's configuration from rc.
 func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config) *cluster {
-	return newClusterOn(t, n, optsFor, onDisk, rc, false)
+	return newClusterWrapped(t, n, optsFor, onDisk, rc, nil)
+}
+
+// newClusterWrapped is newClusterWith, each node's transport given by
+// wrap (nil: the in-memory transport itself).
+func newClusterWrapped(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, wrap func(trans *raft.InmemTransport) raft.Transport) *cluster {
+	return newClusterOnWrapped(t, n, optsFor, onDisk, rc, false, wrap)
 }
 
 // newClusterOn is newClusterWith, on raft's TCP transport over loopback
 // TLS 1.3 with mutual authentication (NewTLSTransport, a CA made for the
 // cluster) when tcp is set.
 func newClusterOn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, tcp bool) *cluster {
+	return newClusterOnWrapped(t, n, optsFor, onDisk, rc, tcp, nil)
+}
+
+// newClusterOnWrapped is newClusterOn with newClusterWrapped's wrap (on
+// the in-memory transport only).
+func newClusterOnWrapped(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, tcp bool, wrap func(trans *raft.InmemTransport) raft.Transport) *cluster {
+	require.False(t, tcp && wrap != nil, "wrap wraps the in-memory transport")
 	c := &cluster{t: t, clk: ttltest.NewClock(epoch0), rc: rc}
 	if tcp {
 		c.tcp = newTestCA(t, "cluster")
@@ -84,6 +100,7 @@ func newClusterOn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, o
 		} else {
 			tn.addr, tn.trans = raft.NewInmemTransport("")
 		}
+		tn.wrap = wrap
 		tn.dbOpts = []ttldb.Option{ttldb.WithClock(c.clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
 		if optsFor != nil {
 			tn.dbOpts = append(tn.dbOpts, optsFor(tn.id)...)
@@ -138,8 +155,12 @@ func testRaftConfig(id string) *raft.Config {
 }
 
 func (c *cluster) start(tn *testNode) {
+	var trans raft.Transport = tn.trans
+	if tn.wrap != nil {
+		trans = tn.wrap(tn.trans)
+	}
 	cfg := Config{
-		ID: tn.id, Transport: tn.trans,
+		ID: tn.id, Transport: trans,
 		Raft: c.rc(tn.id), DBOptions: tn.dbOpts,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
