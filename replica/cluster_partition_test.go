@@ -33,20 +33,13 @@ func (c *cluster) writeOnLeader(write func(db *ttldb.DB) error) {
 
 // TestClusterPartitionHeal: a follower cut off while the leader writes,
 // snapshots and compacts its log catches up when healed, by installing
-// the snapshot and applying the entries after it.
+// the snapshot and applying the entries after it; expiry after the heal
+// reaches it too. Each round cuts off another follower (one round by
+// default, more under TTLDB_SOAK).
 func TestClusterPartitionHeal(t *testing.T) {
 	c := newCluster(t, 3, nil)
-	l := c.leader()
-	ttlIndex(t, l.node.DB(), "s")
-	var follower *testNode
-	for _, tn := range c.nodes {
-		if tn != l {
-			follower = tn
-			break
-		}
-	}
-	c.partition(follower)
-	for i := range 200 {
+	ttlIndex(t, c.leader().node.DB(), "s")
+	insert := func(i int) {
 		c.writeOnLeader(func(db *ttldb.DB) error {
 			_, err := db.Collection("s").InsertOne(ttldb.Document{"_id": i, "at": c.clk.Now()})
 			if errors.Is(err, ttldb.ErrDuplicateKey) {
@@ -55,27 +48,37 @@ func TestClusterPartitionHeal(t *testing.T) {
 			return err
 		})
 	}
-	// A snapshot, and the log before it dropped (TrailingLogs is 16): the
-	// follower cannot catch up from the log alone.
-	require.NoError(t, c.leader().node.Raft().Snapshot().Error())
-	for i := 200; i < 220; i++ {
-		c.writeOnLeader(func(db *ttldb.DB) error {
-			_, err := db.Collection("s").InsertOne(ttldb.Document{"_id": i, "at": c.clk.Now()})
-			if errors.Is(err, ttldb.ErrDuplicateKey) {
-				return nil
+	rounds := bySoak(1, 4, 12)
+	for round := range rounds {
+		l := c.leader()
+		var follower *testNode
+		for i := range c.nodes {
+			if tn := c.nodes[(round+i)%len(c.nodes)]; tn != l {
+				follower = tn
+				break
 			}
-			return err
-		})
+		}
+		c.partition(follower)
+		base := round * 1000
+		for i := range 200 {
+			insert(base + i)
+		}
+		// A snapshot, and the log before it dropped (TrailingLogs is 16):
+		// the follower cannot catch up from the log alone.
+		require.NoError(t, c.leader().node.Raft().Snapshot().Error())
+		for i := 200; i < 220; i++ {
+			insert(base + i)
+		}
+		assert.Less(t, follower.node.DB().LastSeq(), c.leader().node.DB().LastSeq())
+		c.connectAll()
+		c.converged()
+		assert.Equal(t, 220, count(t, follower.node.DB(), "s", ttldb.Document{}), "round %d", round)
+		// Expiry after the heal reaches it too.
+		c.clk.Advance(2 * time.Minute)
+		c.passOnLeader()
+		c.converged()
+		assert.Zero(t, count(t, follower.node.DB(), "s", ttldb.Document{}), "round %d", round)
 	}
-	assert.Less(t, follower.node.DB().LastSeq(), c.leader().node.DB().LastSeq())
-	c.connectAll()
-	c.converged()
-	assert.Equal(t, 220, count(t, follower.node.DB(), "s", ttldb.Document{}))
-	// Expiry after the heal reaches it too.
-	c.clk.Advance(2 * time.Minute)
-	c.passOnLeader()
-	c.converged()
-	assert.Zero(t, count(t, follower.node.DB(), "s", ttldb.Document{}))
 }
 
 // TestClusterRandomized mixes writes, TTL passes, clock steps, leader
@@ -90,10 +93,7 @@ func TestClusterRandomized(t *testing.T) {
 	}
 	t.Logf("seed %d (TTLDB_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewSource(seed))
-	steps := 60
-	if soak() {
-		steps = 600
-	}
+	steps := bySoak(60, 200, 600)
 	c := newCluster(t, 3, nil)
 	ttlIndex(t, c.leader().node.DB(), "s")
 	next := 0

@@ -32,7 +32,8 @@ type testNode struct {
 	snaps  *raft.InmemSnapshotStore
 	node   *Node // nil while down
 	dbOpts []ttldb.Option
-	dir    string // raft-boltdb and file snapshots here, when set
+	dir    string   // raft-boltdb and file snapshots here, when set
+	tcp    *tcpNode // on loopback TLS instead of trans, when set
 	// wrap, when set, gives the node its transport around trans (at each
 	// start: a restart makes a new trans).
 	wrap func(trans *raft.InmemTransport) raft.Transport
@@ -40,6 +41,7 @@ type testNode struct {
 
 type cluster struct {
 	rc    func(id string) *raft.Config // raft's configuration (testRaftConfig)
+	tcp   *testCA                      // the cluster's CA, on loopback TLS
 	t     testing.TB
 	clk   *ttltest.Clock
 	nodes []*testNode
@@ -69,14 +71,35 @@ func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option,
 // newClusterWrapped is newClusterWith, each node's transport given by
 // wrap (nil: the in-memory transport itself).
 func newClusterWrapped(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, wrap func(trans *raft.InmemTransport) raft.Transport) *cluster {
+	return newClusterOnWrapped(t, n, optsFor, onDisk, rc, false, wrap)
+}
+
+// newClusterOn is newClusterWith, on raft's TCP transport over loopback
+// TLS 1.3 with mutual authentication (NewTLSTransport, a CA made for the
+// cluster) when tcp is set.
+func newClusterOn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, tcp bool) *cluster {
+	return newClusterOnWrapped(t, n, optsFor, onDisk, rc, tcp, nil)
+}
+
+// newClusterOnWrapped is newClusterOn with newClusterWrapped's wrap (on
+// the in-memory transport only).
+func newClusterOnWrapped(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, tcp bool, wrap func(trans *raft.InmemTransport) raft.Transport) *cluster {
+	require.False(t, tcp && wrap != nil, "wrap wraps the in-memory transport")
 	c := &cluster{t: t, clk: ttltest.NewClock(epoch0), rc: rc}
+	if tcp {
+		c.tcp = newTestCA(t, "cluster")
+	}
 	var servers []Server
 	for i := range n {
 		tn := &testNode{id: fmt.Sprintf("n%d", i), store: raft.NewInmemStore(), snaps: raft.NewInmemSnapshotStore()}
 		if onDisk {
 			tn.dir = filepath.Join(t.TempDir(), "raft") // Open creates it
 		}
-		tn.addr, tn.trans = raft.NewInmemTransport("")
+		if tcp {
+			c.listen(tn)
+		} else {
+			tn.addr, tn.trans = raft.NewInmemTransport("")
+		}
 		tn.wrap = wrap
 		tn.dbOpts = []ttldb.Option{ttldb.WithClock(c.clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
 		if optsFor != nil {
@@ -96,12 +119,18 @@ func newClusterWrapped(t testing.TB, n int, optsFor func(id string) []ttldb.Opti
 			if tn.node != nil {
 				tn.node.Close()
 			}
+			if tn.tcp != nil {
+				tn.tcp.close()
+			}
 		}
 	})
 	return c
 }
 
 func (c *cluster) connectAll() {
+	if c.tcp != nil {
+		return // peers dial each other
+	}
 	for _, a := range c.nodes {
 		for _, b := range c.nodes {
 			if a != b {
@@ -135,6 +164,9 @@ func (c *cluster) start(tn *testNode) {
 		Raft: c.rc(tn.id), DBOptions: tn.dbOpts,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	if tn.tcp != nil {
+		cfg.Transport = tn.tcp.trans
+	}
 	if tn.dir != "" {
 		cfg.Dir = tn.dir
 	} else {
@@ -149,6 +181,10 @@ func (c *cluster) start(tn *testNode) {
 func (c *cluster) kill(tn *testNode) {
 	require.NoError(c.t, tn.node.Close())
 	tn.node = nil
+	if tn.tcp != nil {
+		tn.tcp.close()
+		return
+	}
 	for _, o := range c.nodes {
 		if o != tn {
 			o.trans.Disconnect(tn.addr)
@@ -159,6 +195,11 @@ func (c *cluster) kill(tn *testNode) {
 
 // restart brings a killed node back with its stores.
 func (c *cluster) restart(tn *testNode) {
+	if tn.tcp != nil {
+		c.listen(tn) // on its address again
+		c.start(tn)
+		return
+	}
 	tn.addr, tn.trans = raft.NewInmemTransport(tn.addr)
 	c.connectAll()
 	c.start(tn)
@@ -166,6 +207,7 @@ func (c *cluster) restart(tn *testNode) {
 
 // partition cuts tn off from the others, both ways.
 func (c *cluster) partition(tn *testNode) {
+	require.Nil(c.t, c.tcp, "partition: in-memory transport only")
 	for _, o := range c.nodes {
 		if o != tn {
 			o.trans.Disconnect(tn.addr)
@@ -224,7 +266,9 @@ func (c *cluster) converged() string {
 	return d
 }
 
-// digest hashes every collection's indexes and documents.
+// digest hashes every collection's indexes and documents, and its
+// definition and time-series buckets as a Backup holds them
+// (bucketsDigest).
 func digest(t testing.TB, db *ttldb.DB) string {
 	t.Helper()
 	h := sha256.New()
@@ -243,6 +287,7 @@ func digest(t testing.TB, db *ttldb.DB) string {
 		require.NoError(t, err)
 		h.Write(b)
 	}
+	h.Write([]byte(bucketsDigest(t, db)))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -317,10 +362,7 @@ func TestClusterReplicatesWrites(t *testing.T) {
 // replicas end identical, and no document is deleted before its threshold
 // on any of them.
 func TestClusterLeaderKilledMidPass(t *testing.T) {
-	expired, live := 5000, 500
-	if soak() {
-		expired = 100000
-	}
+	expired, live := bySoak(5000, 100_000, 100_000), 500
 	kill, killed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var killing atomic.Pointer[string] // the id of the node to kill at its third batch
@@ -402,9 +444,6 @@ func TestClusterLeaderKilledMidPass(t *testing.T) {
 	c.converged()
 	assert.Equal(t, live, count(t, old.node.DB(), "s", ttldb.Document{}))
 }
-
-// soak reports whether TTLDB_SOAK asks for the long runs.
-func soak() bool { return os.Getenv("TTLDB_SOAK") == "1" }
 
 // passOnLeader runs a complete TTL pass on the leader, again on the new
 // leader should leadership move during it (as a client retries).
