@@ -370,9 +370,6 @@ type monitor struct {
 	// by passSem). Empty between batches.
 	batch []chosenDoc
 	slots []store.Slot // the slots a batch deletes; reused likewise
-	// gone is the buffer of a batch's deleted records while ops are
-	// wanted (deleteBatch), reused likewise. Cleared between batches.
-	gone []record
 
 	pace pacer   // when to pause between batches (monitor_pace.go)
 	ids  idBatch // the _id values of a batch, for the observers
@@ -881,14 +878,12 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
-	var gone []record // the deleted records, when ops are wanted
+	// The batch's op, when ops are wanted: its keys are built as each
+	// document goes, while its bytes are in cache, into one buffer.
+	var gone deletedKeys
 	wantOps := m.db.ops.opsWanted()
 	if wantOps {
-		// m.gone's array, reused from batch to batch as m.batch is (it is
-		// grown once, not appended into from nil 256 times a batch);
-		// commitExpire copies what it keeps.
-		gone = m.gone[:0]
-		defer func() { m.gone = gone; clear(gone) }()
+		gone.pre = m.db.ops.preImagesWanted()
 	}
 	s.mu.Lock()
 	for _, x := range s.indexes {
@@ -919,7 +914,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		s.unindexRecord(&c.rec)
 		m.slots = append(m.slots, c.rec.slot)
 		if wantOps {
-			gone = append(gone, c.rec)
+			gone.add(&c.rec, len(chosen))
 		}
 		n++
 	}
@@ -933,8 +928,8 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 	}
 	s.mu.Unlock()
-	if len(gone) > 0 {
-		s.commitExpire(ix.name, batchNow, gone)
+	if len(gone.keys) > 0 {
+		s.commitExpire(ix.name, batchNow, &gone)
 	}
 	s.settleMemory(0)
 	s.writeMu.Unlock()
@@ -999,16 +994,12 @@ func (s *collState) settleStore() {
 	s.writeMu.Unlock()
 }
 
-// commitExpire commits the OpExpire of a TTL batch that deleted recs from
-// index under the instant batchNow. Call holding writeMu, after the
-// deletion.
-func (s *collState) commitExpire(index string, batchNow time.Time, recs []record) {
+// commitExpire commits the OpExpire of a TTL batch that deleted the
+// documents of gone from index under the instant batchNow. Call holding
+// writeMu, after the deletion.
+func (s *collState) commitExpire(index string, batchNow time.Time, gone *deletedKeys) {
 	at := opTime(batchNow)
-	op := Op{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: recordKeys(recs)}
-	if s.db.ops.preImagesWanted() {
-		op.Before = recordDocs(recs)
-	}
-	s.db.ops.commit([]Op{op})
+	s.db.ops.commit([]Op{{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: gone.keys, Before: gone.before}})
 }
 
 // replicatedBatch is deleteBatch as one write under the DB's Replicator,

@@ -77,6 +77,32 @@ func (r *opRecorder) add(s *collState, op Op) {
 	r.ops = append(r.ops, op)
 }
 
+// oneDocOp is the memory of the op of a one-document write (an
+// InsertOne): the op, its document and version, and the recorder's slice
+// of ops, in one allocation where separate ones took three. Its arrays
+// are the op's slices, so it lives as long as the op does.
+type oneDocOp struct {
+	op  [1]Op
+	doc [1]RawDocument
+	ver [1]uint64
+}
+
+// addOne is add for the first op of a write, held in one (whose doc and
+// ver arrays op's slices may use): the recorder's ops become one's array,
+// which a later add leaves for a grown copy.
+func (r *opRecorder) addOne(s *collState, one *oneDocOp, op Op) {
+	if len(r.ops) > 0 {
+		r.add(s, op)
+		return
+	}
+	op.Collection = s.name
+	if op.Time.IsZero() {
+		op.Time = r.time(s)
+	}
+	one.op[0] = op
+	r.ops = one.op[:1:1]
+}
+
 // keysOf returns the document keys ({_id: v}) of encoded documents, in
 // one buffer sized from sizeHint (bytes; a short hint only costs the
 // buffer's growth: keys already cut from it stay valid). Each document is
@@ -90,6 +116,46 @@ func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
 		out[i] = RawDocument(buf[start:len(buf):len(buf)])
 	}
 	return out
+}
+
+// deletedKeys builds the Keys of a deletion op, and its Before when pre is
+// set, one deleted record at a time, as the deletion goes (a TTL batch):
+// each key is made while its record's bytes are in cache, into one buffer
+// (keys already cut from it stay valid if it grows). Pre-images are the
+// stored encodings, shared (they never change).
+type deletedKeys struct {
+	keys   []RawDocument
+	before []RawDocument
+	buf    []byte
+	pre    bool
+}
+
+// keySlack is what the key buffer of a deletion op allows each key beyond
+// the length of the first: the _id values of a batch are most often of
+// one type and of about one length (a growing integer gains a byte now
+// and then).
+const keySlack = 2
+
+// add appends rec's key (and pre-image); n is how many records the op
+// may hold, for the first add's allocations. The buffer is sized from the
+// first key: a mass expiry's garbage is mostly these keys, and every byte
+// of it is memory the pass must fault in.
+func (d *deletedKeys) add(rec *record, n int) {
+	if d.keys == nil {
+		var first [64]byte
+		k, _ := codec.AppendIDDoc(first[:0], rec.enc)
+		d.keys = make([]RawDocument, 0, n)
+		d.buf = make([]byte, 0, n*(len(k)+keySlack))
+		if d.pre {
+			d.before = make([]RawDocument, 0, n)
+		}
+	}
+	start := len(d.buf)
+	d.buf, _ = codec.AppendIDDoc(d.buf, rec.enc)
+	d.keys = append(d.keys, RawDocument(d.buf[start:len(d.buf):len(d.buf)]))
+	if d.pre {
+		d.before = append(d.before, rec.enc)
+	}
 }
 
 // recordKeys returns the keys of recs. The _id's index key (rec.key) is
