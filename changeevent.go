@@ -98,6 +98,9 @@ func eventCount(op *Op) int {
 	case OpInsert, OpUpdate, OpReplace:
 		return len(op.Docs)
 	case OpDelete, OpExpire:
+		if op.packed != nil {
+			return op.packed.len()
+		}
 		return len(op.Keys)
 	}
 	return 1
@@ -252,7 +255,11 @@ func (cs *ChangeStream) eventOf(ev *ChangeEvent, op *Op, i int) error {
 			return nil
 		}
 	case OpDelete, OpExpire:
-		ev.DocumentKey = op.Keys[i]
+		if op.packed != nil {
+			ev.DocumentKey = op.packed.key(i)
+		} else {
+			ev.DocumentKey = op.Keys[i]
+		}
 		if op.Kind == OpExpire || op.Expired {
 			ev.Expired, ev.Index, ev.Cutoff = true, op.Index, op.Cutoff
 		}

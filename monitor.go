@@ -884,6 +884,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	wantOps := m.db.ops.opsWanted()
 	if wantOps {
 		gone.pre = m.db.ops.preImagesWanted()
+		gone.pack = m.db.ops.keysPackable()
 	}
 	s.mu.Lock()
 	for _, x := range s.indexes {
@@ -928,7 +929,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 	}
 	s.mu.Unlock()
-	if len(gone.keys) > 0 {
+	if gone.n > 0 {
 		s.commitExpire(ix.name, batchNow, &gone)
 	}
 	s.settleMemory(0)
@@ -999,7 +1000,8 @@ func (s *collState) settleStore() {
 // writeMu, after the deletion.
 func (s *collState) commitExpire(index string, batchNow time.Time, gone *deletedKeys) {
 	at := opTime(batchNow)
-	s.db.ops.commit([]Op{{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: gone.keys, Before: gone.before}})
+	keys, packed := gone.op()
+	s.db.ops.commit([]Op{{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: keys, Before: gone.before, packed: packed}})
 }
 
 // replicatedBatch is deleteBatch as one write under the DB's Replicator,

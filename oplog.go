@@ -2,6 +2,8 @@ package ttldb
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -123,10 +125,18 @@ func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
 // each key is made while its record's bytes are in cache, into one buffer
 // (keys already cut from it stay valid if it grows). Pre-images are the
 // stored encodings, shared (they never change).
+//
+// With pack set (only change streams take ops: committer.keysPackable),
+// the keys stay packed in that buffer with their end offsets (packedKeys)
+// instead of a slice header each: a mass expiry's garbage is mostly these
+// keys, and every byte of it is memory the pass must fault in.
 type deletedKeys struct {
 	keys   []RawDocument
 	before []RawDocument
 	buf    []byte
+	ends   []uint32 // packed: where each key ends in buf
+	n      int      // keys added
+	pack   bool
 	pre    bool
 }
 
@@ -136,26 +146,57 @@ type deletedKeys struct {
 // and then).
 const keySlack = 2
 
+// maxPackedKeys bounds a packed key buffer (its offsets are uint32): a
+// batch whose keys outgrow it goes on unpacked. A variable for tests.
+var maxPackedKeys = math.MaxUint32
+
 // add appends rec's key (and pre-image); n is how many records the op
 // may hold, for the first add's allocations. The buffer is sized from the
-// first key: a mass expiry's garbage is mostly these keys, and every byte
-// of it is memory the pass must fault in.
+// first key.
 func (d *deletedKeys) add(rec *record, n int) {
-	if d.keys == nil {
+	if d.n == 0 {
 		var first [64]byte
 		k, _ := codec.AppendIDDoc(first[:0], rec.enc)
-		d.keys = make([]RawDocument, 0, n)
 		d.buf = make([]byte, 0, n*(len(k)+keySlack))
+		if d.pack {
+			d.ends = make([]uint32, 0, n)
+		} else {
+			d.keys = make([]RawDocument, 0, n)
+		}
 		if d.pre {
 			d.before = make([]RawDocument, 0, n)
 		}
 	}
+	d.n++
 	start := len(d.buf)
 	d.buf, _ = codec.AppendIDDoc(d.buf, rec.enc)
-	d.keys = append(d.keys, RawDocument(d.buf[start:len(d.buf):len(d.buf)]))
+	if d.pack && len(d.buf) > maxPackedKeys {
+		d.unpack()
+	}
+	if d.pack {
+		d.ends = append(d.ends, uint32(len(d.buf)))
+	} else {
+		d.keys = append(d.keys, RawDocument(d.buf[start:len(d.buf):len(d.buf)]))
+	}
 	if d.pre {
 		d.before = append(d.before, rec.enc)
 	}
+}
+
+// unpack turns the keys packed so far into Keys, and the next ones go
+// there too.
+func (d *deletedKeys) unpack() {
+	p := packedKeys{buf: d.buf, ends: d.ends}
+	d.keys = slices.Grow(p.unpack(), cap(d.ends)-len(d.ends))
+	d.ends, d.pack = nil, false
+}
+
+// op returns the op's Keys, or its packed keys.
+func (d *deletedKeys) op() (keys []RawDocument, packed *packedKeys) {
+	if d.pack {
+		return nil, &packedKeys{buf: d.buf, ends: d.ends}
+	}
+	return d.keys, nil
 }
 
 // recordKeys returns the keys of recs. The _id's index key (rec.key) is

@@ -148,3 +148,110 @@ func TestExpireOpKeys(t *testing.T) {
 	}
 	assert.Equal(t, 70, seen)
 }
+
+// Rule: while only change streams take ops, a TTL batch commits its keys
+// packed in one buffer (no Keys), and a stream's events carry each key;
+// once another sink is attached, or at commit if one was attached since
+// the batch began, the op carries Keys as every Op outside the DB does.
+func TestExpireOpPackedKeys(t *testing.T) {
+	clk := ttltest.NewClock(csT0)
+	db, err := Open(WithClock(clk), WithMonitor(MonitorOptions{Disabled: true, BatchSize: 16}))
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	c := db.Collection("c")
+	_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	cs := watchT(t, db)
+	require.True(t, db.ops.keysPackable())
+	insert := func(n int) []any {
+		var ids []any
+		for i := range n {
+			id := any(fmt.Sprintf("id-%d-%s", i, strings.Repeat("y", i)))
+			if i%2 == 0 {
+				id = i * 7919
+			}
+			ids = append(ids, id)
+			_, err := c.InsertOne(Document{"_id": id, "at": clk.Now()})
+			require.NoError(t, err)
+		}
+		drain(t, cs)
+		clk.Advance(time.Hour)
+		return ids
+	}
+	want := insert(40)
+	head := db.changeBuf.head.Load()
+	res, err := db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 40, res.Deleted)
+	var got []any
+	for seq := head + 1; seq <= db.changeBuf.head.Load(); seq++ {
+		op := db.changeBuf.load(seq)
+		require.NotNil(t, op)
+		require.Equal(t, OpExpire, op.Kind)
+		assert.Nil(t, op.Keys, "packed: no Keys")
+		require.NotNil(t, op.packed)
+	}
+	for _, ev := range drain(t, cs) {
+		assert.True(t, ev.Expired)
+		assert.Equal(t, len(ev.DocumentKey), cap(ev.DocumentKey))
+		got = append(got, ev.DocumentKey.ID())
+	}
+	assert.Equal(t, want, got)
+
+	// Another sink: Keys again, for it and for the streams.
+	sink := &keepSink{}
+	db.ops.attach(sink)
+	assert.False(t, db.ops.keysPackable())
+	want = insert(20)
+	_, err = db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	got = nil
+	for _, op := range sink.ops {
+		assert.Nil(t, op.packed)
+		for _, k := range op.Keys {
+			got = append(got, k.ID())
+		}
+	}
+	assert.Equal(t, want, got)
+	assert.Len(t, drain(t, cs), 20)
+
+	// An op built packed and committed after a sink came is unpacked.
+	d := deletedKeys{pack: true}
+	for _, id := range []any{1, "two", 3.5} {
+		d.add(&record{enc: enc(t, Document{"_id": id, "x": 1})}, 3)
+	}
+	keys, packed := d.op()
+	require.Nil(t, keys)
+	sink.ops = nil
+	db.ops.commit([]Op{{Kind: OpExpire, Collection: "c", Time: csT0, Index: "at_1", Cutoff: csT0, packed: packed}})
+	require.Len(t, sink.ops, 1)
+	assert.Nil(t, sink.ops[0].packed)
+	require.Len(t, sink.ops[0].Keys, 3)
+	assert.Equal(t, []any{1, "two", 3.5}, []any{sink.ops[0].Keys[0].ID(), sink.ops[0].Keys[1].ID(), sink.ops[0].Keys[2].ID()})
+	db.ops.detach(sink)
+	assert.True(t, db.ops.keysPackable(), "streams only again")
+}
+
+// Rule: a packed key buffer that would outgrow its offsets' range turns
+// into Keys, the keys packed so far included, and goes on unpacked.
+func TestDeletedKeysUnpackPastLimit(t *testing.T) {
+	defer func(old int) { maxPackedKeys = old }(maxPackedKeys)
+	maxPackedKeys = 40
+	d := deletedKeys{pack: true, pre: true}
+	var ids []any
+	var docs []RawDocument
+	for i := range 10 {
+		id := fmt.Sprintf("key-%d", i)
+		ids = append(ids, id)
+		docs = append(docs, enc(t, Document{"_id": id, "n": i}))
+		d.add(&record{enc: docs[i]}, 10)
+	}
+	keys, packed := d.op()
+	assert.Nil(t, packed)
+	require.Len(t, keys, 10)
+	for i, k := range keys {
+		assert.Equal(t, ids[i], k.ID())
+		assert.Equal(t, docs[i], d.before[i])
+	}
+}
