@@ -36,7 +36,9 @@ func TestInsertOneOpInOneAllocation(t *testing.T) {
 	sink := &keepSink{}
 	db.ops.attach(sink)
 	with := testing.AllocsPerRun(200, insert)
-	assert.LessOrEqual(t, with-without, 1.0, "allocations an insert's op adds (%v without, %v with)", without, with)
+	if !raceEnabled { // the race detector's instrumentation allocates
+		assert.LessOrEqual(t, with-without, 1.0, "allocations an insert's op adds (%v without, %v with)", without, with)
+	}
 
 	require.NotEmpty(t, sink.ops)
 	op := sink.ops[len(sink.ops)-1]
