@@ -479,7 +479,9 @@ func isContextError(err error) bool {
 
 // Event returns the event Next (or TryNext) last returned true for; the
 // zero ChangeEvent before the first or after Next returned false. The
-// event shares the op's documents (never changed) and may be kept.
+// event shares the op's documents (never changed) and may be kept; an
+// insert's, update's or replacement's DocumentKey shares a buffer of up to
+// 2 KB with the stream's other keys, which a kept event keeps alive.
 func (cs *ChangeStream) Event() ChangeEvent {
 	if !cs.has {
 		return ChangeEvent{}
