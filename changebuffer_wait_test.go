@@ -80,6 +80,9 @@ func TestChangeStreamParksAfterSpinAndAdapts(t *testing.T) {
 	// A fruitless spin, then a park; a commit wakes it.
 	got := parkedNext(t, db, cs)
 	assert.Equal(t, int32(spinRounds), rounds.Load(), "every round spun before the park")
+	runtime.Gosched()
+	assert.Len(t, got, 0, "parked until an op lands")
+	assert.True(t, db.changeBuf.waiting.Load())
 	commitOps(db, insOp(t, "c", 1))
 	require.True(t, <-got)
 	assert.Equal(t, 1, evID(t, cs.Event()))
