@@ -370,6 +370,9 @@ type monitor struct {
 	// by passSem). Empty between batches.
 	batch []chosenDoc
 	slots []store.Slot // the slots a batch deletes; reused likewise
+	// gone is the buffer of a batch's deleted records while ops are
+	// wanted (deleteBatch), reused likewise. Cleared between batches.
+	gone []record
 
 	pace pacer   // when to pause between batches (monitor_pace.go)
 	ids  idBatch // the _id values of a batch, for the observers
@@ -878,13 +881,14 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
-	// The batch's op, when ops are wanted: its keys are built as each
-	// document goes, while its bytes are in cache, into one buffer.
-	var gone deletedKeys
+	var gone []record // the deleted records, when ops are wanted
 	wantOps := m.db.ops.opsWanted()
 	if wantOps {
-		gone.pre = m.db.ops.preImagesWanted()
-		gone.pack = m.db.ops.keysPackable()
+		// m.gone's array, reused from batch to batch as m.batch is (it is
+		// grown once, not appended into from nil 256 times a batch);
+		// commitExpire copies what it keeps.
+		gone = m.gone[:0]
+		defer func() { m.gone = gone; clear(gone) }()
 	}
 	s.mu.Lock()
 	for _, x := range s.indexes {
@@ -915,7 +919,7 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		s.unindexRecord(&c.rec)
 		m.slots = append(m.slots, c.rec.slot)
 		if wantOps {
-			gone.add(&c.rec, len(chosen))
+			gone = append(gone, c.rec)
 		}
 		n++
 	}
@@ -929,8 +933,10 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 	}
 	s.mu.Unlock()
-	if gone.n > 0 {
-		s.commitExpire(ix.name, batchNow, &gone)
+	if len(gone) > 0 {
+		// The keys are built after the collection's lock is released:
+		// readers do not wait for them.
+		s.commitExpire(ix.name, batchNow, gone)
 	}
 	s.settleMemory(0)
 	s.writeMu.Unlock()
@@ -995,12 +1001,17 @@ func (s *collState) settleStore() {
 	s.writeMu.Unlock()
 }
 
-// commitExpire commits the OpExpire of a TTL batch that deleted the
-// documents of gone from index under the instant batchNow. Call holding
-// writeMu, after the deletion.
-func (s *collState) commitExpire(index string, batchNow time.Time, gone *deletedKeys) {
-	at := opTime(batchNow)
+// commitExpire commits the OpExpire of a TTL batch that deleted recs from
+// index under the instant batchNow: its keys in one buffer, packed while
+// only change streams take ops (deletedKeys), its pre-images only while
+// they are asked for. Call holding writeMu, after the deletion.
+func (s *collState) commitExpire(index string, batchNow time.Time, recs []record) {
+	gone := deletedKeys{pre: s.db.ops.preImagesWanted(), pack: s.db.ops.keysPackable()}
+	for i := range recs {
+		gone.add(&recs[i], len(recs))
+	}
 	keys, packed := gone.op()
+	at := opTime(batchNow)
 	s.db.ops.commit([]Op{{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: keys, Before: gone.before, packed: packed}})
 }
 

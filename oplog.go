@@ -120,9 +120,8 @@ func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
 	return out
 }
 
-// deletedKeys builds the Keys of a deletion op, and its Before when pre is
-// set, one deleted record at a time, as the deletion goes (a TTL batch):
-// each key is made while its record's bytes are in cache, into one buffer
+// deletedKeys builds the Keys of a deletion op (a TTL batch), and its
+// Before when pre is set, one deleted record at a time, into one buffer
 // (keys already cut from it stay valid if it grows). Pre-images are the
 // stored encodings, shared (they never change).
 //
