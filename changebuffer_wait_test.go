@@ -143,7 +143,10 @@ func TestChangeStreamBatchDoesNotSpin(t *testing.T) {
 // between its reads (so it parks and is woken), one with a BatchSize.
 func TestChangeStreamNoOpLostAcrossWakes(t *testing.T) {
 	const writers, perWriter = 4, 3000
-	db := openCS(t, WithChangeStreamBuffer(ChangeStreamBufferOptions{Size: writers * perWriter}))
+	// The buffer holds every op (the collections' creations too): a
+	// stream the machine leaves unscheduled while all are written still
+	// finds them.
+	db := openCS(t, WithChangeStreamBuffer(ChangeStreamBufferOptions{Size: writers*perWriter + 64}))
 	ctx := context.Background()
 	streams := []*ChangeStream{watchT(t, db), watchT(t, db), watchT(t, db, ChangeStreamOptions{BatchSize: 16, MaxAwaitTime: time.Millisecond})}
 	type seen struct {
