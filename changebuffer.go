@@ -3,6 +3,7 @@ package ttldb
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,8 @@ type changeBuffer struct {
 	wake    chan struct{}
 	// closed is closed by DB.Close: every stream's Next returns false.
 	closed chan struct{}
+	// spinHook, if set, runs at each round of a stream's spin (tests).
+	spinHook func(round int)
 }
 
 func newChangeBuffer(size int) *changeBuffer {
@@ -153,13 +156,43 @@ func (b *changeBuffer) load(seq uint64) *Op {
 // errStreamClosed ends a wait when the stream itself was closed.
 var errStreamClosed = fmt.Errorf("%w: change stream closed", ErrClosed)
 
+// spinRounds is how many times a stream that found nothing to read yields
+// its processor (runtime.Gosched), looking for a new op after each, before
+// it parks (waitSpin). Each round costs a few hundred nanoseconds when
+// nothing else wants the processor, so the spin lasts some tens of
+// microseconds: longer than a busy writer takes between two commits, so
+// that a stream keeping up with it is never parked, and a writer never
+// pays for waking it (a futex call, a few microseconds of its own).
+const spinRounds = 64
+
+// waitState is a stream's memory of its last waits, for waitFor.
+type waitState struct {
+	// noSpin: skip the spin, as the last one found nothing and the op that
+	// ended the park after it was alone (the writer is not busy). A wake
+	// that finds more than one op ready turns spinning back on.
+	noSpin bool
+	// spins and parks count the waits that ended in the spin and those that
+	// parked (tests).
+	spins, parks int
+}
+
 // waitFor blocks until op seq+batch-1 is appended (op seq, for a batch
 // of 1), ctx is done, the DB closes (ErrClosed) or done is closed
 // (errStreamClosed). With a batch above 1 it waits at most maxAwait (on
-// clock) for the batch to fill, then for op seq alone. It never spins: it
-// sleeps on the wake channel, re-checking head after each wake (a wake
-// for another stream's target is spurious for this one).
-func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAwait time.Duration, clock Clock, done <-chan struct{}) error {
+// clock) for the batch to fill, then for op seq alone.
+//
+// A wait for one op first spins (waitSpin) when that is worth it (see
+// waitState), then parks: it sleeps on the wake channel, re-checking head
+// after each wake (a wake for another stream's target is spurious for this
+// one).
+func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAwait time.Duration, clock Clock, done <-chan struct{}, ws *waitState) error {
+	if batch <= 1 && !ws.noSpin {
+		if b.waitSpin(seq) {
+			ws.spins++
+			return nil
+		}
+		ws.noSpin = true
+	}
 	target := seq
 	var expired <-chan time.Time
 	if batch > 1 {
@@ -168,6 +201,7 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAw
 		defer t.Stop()
 		expired = t.C()
 	}
+	parked := false
 	for b.head.Load() < target {
 		b.mu.Lock()
 		// waiting and wakeAt are set before head is read again: an
@@ -179,13 +213,14 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAw
 		}
 		if b.head.Load() >= target {
 			b.mu.Unlock()
-			return nil
+			break
 		}
 		if b.wake == nil {
 			b.wake = make(chan struct{})
 		}
 		w := b.wake
 		b.mu.Unlock()
+		parked = true
 		select {
 		case <-w:
 		case <-expired:
@@ -200,7 +235,38 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAw
 			return errStreamClosed
 		}
 	}
+	if parked {
+		ws.parks++
+		// More than one op ready at the wake: the writer committed again
+		// while the stream was being woken, so it is busy enough for the
+		// next wait to spin.
+		if b.head.Load() > seq {
+			ws.noSpin = false
+		}
+	}
 	return nil
+}
+
+// waitSpin waits for op seq without parking: it yields the processor
+// spinRounds times, and reports whether op seq was appended meanwhile. On
+// a single processor (GOMAXPROCS 1) the writer cannot run while the
+// stream spins: it reports false at once. Bounded (some tens of
+// microseconds), it looks at neither ctx nor Close: the park that follows
+// a spin that found nothing does.
+func (b *changeBuffer) waitSpin(seq uint64) bool {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	for i := range spinRounds {
+		if b.head.Load() >= seq {
+			return true
+		}
+		if b.spinHook != nil {
+			b.spinHook(i)
+		}
+		runtime.Gosched()
+	}
+	return b.head.Load() >= seq
 }
 
 // changes returns the DB's change-stream buffer, attaching it first if

@@ -98,6 +98,9 @@ func eventCount(op *Op) int {
 	case OpInsert, OpUpdate, OpReplace:
 		return len(op.Docs)
 	case OpDelete, OpExpire:
+		if op.packed != nil {
+			return op.packed.len()
+		}
 		return len(op.Keys)
 	}
 	return 1
@@ -241,7 +244,7 @@ func (cs *ChangeStream) eventOf(ev *ChangeEvent, op *Op, i int) error {
 	switch op.Kind {
 	case OpInsert, OpUpdate, OpReplace:
 		doc := op.Docs[i]
-		ev.DocumentKey = documentKeyOf(doc)
+		ev.DocumentKey = cs.documentKey(doc)
 		if op.Kind != OpUpdate || cs.fullDoc {
 			ev.FullDocument = doc
 		}
@@ -252,7 +255,11 @@ func (cs *ChangeStream) eventOf(ev *ChangeEvent, op *Op, i int) error {
 			return nil
 		}
 	case OpDelete, OpExpire:
-		ev.DocumentKey = op.Keys[i]
+		if op.packed != nil {
+			ev.DocumentKey = op.packed.key(i)
+		} else {
+			ev.DocumentKey = op.Keys[i]
+		}
 		if op.Kind == OpExpire || op.Expired {
 			ev.Expired, ev.Index, ev.Cutoff = true, op.Index, op.Cutoff
 		}
@@ -284,14 +291,27 @@ func afterEvent(op *Op, i int) ResumeToken {
 	return ResumeToken{Seq: op.Seq, Index: uint32(i + 1)}
 }
 
-// documentKeyOf returns {_id: v} for the encoded document doc: one small
-// allocation, the _id's bytes copied as they are.
-func documentKeyOf(doc RawDocument) RawDocument {
+// keyArenaSize is the size of the buffers a stream cuts its events'
+// document keys from: one allocation per some hundred events instead of
+// one per event. A kept event keeps its buffer (at most this much) alive.
+const keyArenaSize = 2048
+
+// documentKey returns {_id: v} for the encoded document doc, the _id's
+// bytes copied as they are, cut from the stream's key buffer: the bytes of
+// a key are never written again, as events may be kept.
+func (cs *ChangeStream) documentKey(doc RawDocument) RawDocument {
 	raw, ok := codec.EncodedFieldRaw(doc, "_id")
 	if !ok {
 		return nil
 	}
-	return codec.AppendRawField(append(make([]byte, 0, 5+len(raw)), 1), "_id", raw)
+	// The field count, the name's length and "_id", then the value.
+	need := 5 + len(raw)
+	if cap(cs.keys)-len(cs.keys) < need {
+		cs.keys = make([]byte, 0, max(keyArenaSize, need))
+	}
+	start := len(cs.keys)
+	cs.keys = codec.AppendRawField(append(cs.keys, 1), "_id", raw)
+	return RawDocument(cs.keys[start:len(cs.keys):len(cs.keys)])
 }
 
 // describeUpdate builds the UpdateDescription of an update document (as

@@ -98,11 +98,14 @@ type ChangeStreamOptions struct {
 
 	// BatchSize is how many ops a Next that has nothing to return lets
 	// the writers commit before it wakes: 1 to the buffer's Size; 0 means
-	// 1 (wake at every commit, the lowest latency). Waking a stream costs
-	// the writer that commits (a goroutine to make runnable): a stream
-	// that keeps up with a busy writer is woken once per commit, which a
-	// BatchSize of, say, 64 cuts 64-fold, at the price of latency up to
-	// MaxAwaitTime. Ops, not events: one op may hold many events.
+	// 1 (wake at the next commit, the lowest latency). Waking a sleeping
+	// stream costs the writer that commits (a goroutine to make runnable);
+	// with the default, a stream that keeps up with a busy writer spins
+	// briefly instead of sleeping (see Next) and costs it nothing. A
+	// BatchSize above 1 never spins: it sleeps until n ops are ready, at
+	// the price of latency up to MaxAwaitTime, for writes too sparse to
+	// keep a stream spinning. Ops, not events: one op may hold many
+	// events.
 	BatchSize int
 	// MaxAwaitTime bounds, with BatchSize above 1, how long Next waits
 	// for a batch to fill (by the DB's clock): then it returns what is
@@ -180,6 +183,7 @@ type ChangeStream struct {
 	// batch and maxAwait: ChangeStreamOptions.BatchSize and MaxAwaitTime.
 	batch    int
 	maxAwait time.Duration
+	wait     waitState // whether Next spins before it parks (changebuffer.go)
 
 	// The place: op is the op being read (nil between ops), idx its next
 	// event, n its event count; next is the Seq of the op after it.
@@ -191,9 +195,10 @@ type ChangeStream struct {
 	next uint64
 	skip int
 
-	ev  ChangeEvent
-	has bool // ev holds the event Next returned
-	err error
+	ev   ChangeEvent
+	has  bool   // ev holds the event Next returned
+	keys []byte // where DocumentKeys are cut from (changeevent.go)
+	err  error
 
 	closed    atomic.Bool
 	done      chan struct{}
@@ -379,11 +384,16 @@ func (cs *ChangeStream) wants(op *Op) bool {
 // whether there is one: false when ctx is done (Err returns its error;
 // the stream keeps its place, and a later Next goes on), when the DB or
 // the stream is closed, or when the stream failed (Err says why; a
-// failed stream stays failed). It waits without spinning: a commit wakes
-// it.
+// failed stream stays failed). While writes come fast (the last wait did
+// not end with a lone op), it first yields its processor a few dozen
+// times, some tens of microseconds, looking for the next op: a stream
+// that keeps up with a busy writer then never sleeps, and the writer never
+// pays for waking it. Otherwise, or when that finds nothing, it sleeps
+// until a commit wakes it.
 //
 // Per event Next costs a few pointer loads and, for inserts, updates and
-// replacements, one small allocation (DocumentKey); an update event with
+// replacements, the copy of the _id into DocumentKey (cut from a buffer
+// of 2 KB the stream allocates when the last is full); an update event with
 // a known update document also decodes it and the updated document
 // (UpdateDescription). Ops the filters skip cost a pointer load each.
 func (cs *ChangeStream) Next(ctx context.Context) bool { return cs.advance(ctx, true) }
@@ -434,7 +444,7 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 			if !wait {
 				return false
 			}
-			if err := cs.buf.waitFor(ctx, cs.next, cs.batch, cs.maxAwait, cs.db.clock, cs.done); err != nil {
+			if err := cs.buf.waitFor(ctx, cs.next, cs.batch, cs.maxAwait, cs.db.clock, cs.done, &cs.wait); err != nil {
 				if !errors.Is(err, errStreamClosed) {
 					cs.err = err
 				}
@@ -469,7 +479,9 @@ func isContextError(err error) bool {
 
 // Event returns the event Next (or TryNext) last returned true for; the
 // zero ChangeEvent before the first or after Next returned false. The
-// event shares the op's documents (never changed) and may be kept.
+// event shares the op's documents (never changed) and may be kept; an
+// insert's, update's or replacement's DocumentKey shares a buffer of up to
+// 2 KB with the stream's other keys, which a kept event keeps alive.
 func (cs *ChangeStream) Event() ChangeEvent {
 	if !cs.has {
 		return ChangeEvent{}

@@ -36,6 +36,10 @@ type committer struct {
 	// preImages counts the requests for pre-images (Op.Before): writes
 	// fill Before only while it is above 0.
 	preImages atomic.Int32
+	// packable is set while the only sinks are change-stream buffers: a
+	// TTL batch may then keep its keys packed (Op.packed), which streams
+	// read, unless there is a replicator. Stored under mu.
+	packable atomic.Bool
 	// replicator, set at Open (WithReplicator), receives the ops of
 	// local commits, not those DB.Apply applied.
 	replicator Replicator
@@ -64,6 +68,32 @@ func (c *committer) requestPreImages(on bool) {
 	}
 }
 
+// keysPackable reports whether a TTL batch may commit its keys packed
+// (Op.packed) rather than in Keys. commit fills Keys if a sink that reads
+// them was attached meanwhile.
+func (c *committer) keysPackable() bool { return c.replicator == nil && c.packable.Load() }
+
+// setPackable updates packable from the sinks. Call holding mu.
+func (c *committer) setPackable(sinks []opSink) {
+	ok := len(sinks) > 0
+	for _, s := range sinks {
+		if _, isBuf := s.(*changeBuffer); !isBuf {
+			ok = false
+		}
+	}
+	c.packable.Store(ok)
+}
+
+// unpackKeys fills the Keys of ops whose keys are packed, for sinks that
+// read Keys. Call holding mu.
+func unpackKeys(ops []Op) {
+	for i := range ops {
+		if p := ops[i].packed; p != nil {
+			ops[i].Keys, ops[i].packed = p.unpack(), nil
+		}
+	}
+}
+
 // opsWanted reports whether a write must build its ops. While it is false
 // writes build and commit none, and the sequence does not move: it counts
 // the ops some sink received.
@@ -83,6 +113,9 @@ func (c *committer) commit(ops []Op) {
 		ops[i].Seq = seq
 	}
 	c.seq.Store(seq)
+	if !c.keysPackable() {
+		unpackKeys(ops)
+	}
 	if s := c.sinks.Load(); s != nil {
 		for _, sink := range *s {
 			sink.appendOps(ops)
@@ -150,6 +183,7 @@ func (c *committer) attachLocked(s opSink) {
 	list = append(list, s)
 	c.sinks.Store(&list)
 	c.wanted.Store(true)
+	c.setPackable(list)
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(1)
 	}
@@ -171,6 +205,7 @@ func (c *committer) detach(s opSink) uint64 {
 	}
 	c.sinks.Store(&list)
 	c.wanted.Store(len(list) > 0 || c.replicator != nil)
+	c.setPackable(list)
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(-1)
 	}

@@ -939,6 +939,8 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	s.mu.Unlock()
 	if len(gone) > 0 {
+		// The keys are built after the collection's lock is released:
+		// readers do not wait for them.
 		s.commitExpire(ix.name, batchNow, gone)
 	}
 	s.settleMemory(0)
@@ -1005,15 +1007,17 @@ func (s *collState) settleStore() {
 }
 
 // commitExpire commits the OpExpire of a TTL batch that deleted recs from
-// index under the instant batchNow. Call holding writeMu, after the
-// deletion.
+// index under the instant batchNow: its keys in one buffer, packed while
+// only change streams take ops (deletedKeys), its pre-images only while
+// they are asked for. Call holding writeMu, after the deletion.
 func (s *collState) commitExpire(index string, batchNow time.Time, recs []record) {
-	at := opTime(batchNow)
-	op := Op{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: recordKeys(recs)}
-	if s.db.ops.preImagesWanted() {
-		op.Before = recordDocs(recs)
+	gone := deletedKeys{pre: s.db.ops.preImagesWanted(), pack: s.db.ops.keysPackable()}
+	for i := range recs {
+		gone.add(&recs[i], len(recs))
 	}
-	s.db.ops.commit([]Op{op})
+	keys, packed := gone.op()
+	at := opTime(batchNow)
+	s.db.ops.commit([]Op{{Kind: OpExpire, Collection: s.name, Time: at, Index: index, Cutoff: at, Keys: keys, Before: gone.before, packed: packed}})
 }
 
 // proposeBatch replicates a batch proposal-first (ExpireProposer): it

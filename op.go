@@ -114,6 +114,41 @@ type Op struct {
 	// Spec is the definition of OpCreateCollection, OpCreateIndex and
 	// OpCollMod, as a document.
 	Spec RawDocument
+
+	// packed, when set, holds the op's keys and Keys is nil: a TTL batch
+	// committed while only change streams take ops, whose keys stay in
+	// one buffer (packedKeys). The committer fills Keys before any other
+	// sink or a Replicator sees the op: an Op outside the DB never has it.
+	packed *packedKeys
+}
+
+// packedKeys are the keys of a deletion op in one buffer: key i is
+// buf[ends[i-1]:ends[i]] (from 0 for the first). 4 bytes a key instead of
+// a RawDocument's 24.
+type packedKeys struct {
+	buf  []byte
+	ends []uint32
+}
+
+// len returns the number of keys.
+func (p *packedKeys) len() int { return len(p.ends) }
+
+// key returns key i, sharing the buffer (its capacity ends with it).
+func (p *packedKeys) key(i int) RawDocument {
+	start := uint32(0)
+	if i > 0 {
+		start = p.ends[i-1]
+	}
+	return RawDocument(p.buf[start:p.ends[i]:p.ends[i]])
+}
+
+// unpack returns the keys as Keys holds them, sharing the buffer.
+func (p *packedKeys) unpack() []RawDocument {
+	out := make([]RawDocument, len(p.ends))
+	for i := range out {
+		out[i] = p.key(i)
+	}
+	return out
 }
 
 // RawDocument is a document in ttldb's binary encoding, as stored: read a

@@ -2,6 +2,8 @@ package ttldb
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -77,6 +79,32 @@ func (r *opRecorder) add(s *collState, op Op) {
 	r.ops = append(r.ops, op)
 }
 
+// oneDocOp is the memory of the op of a one-document write (an
+// InsertOne): the op, its document and version, and the recorder's slice
+// of ops, in one allocation where separate ones took three. Its arrays
+// are the op's slices, so it lives as long as the op does.
+type oneDocOp struct {
+	op  [1]Op
+	doc [1]RawDocument
+	ver [1]uint64
+}
+
+// addOne is add for the first op of a write, held in one (whose doc and
+// ver arrays op's slices may use): the recorder's ops become one's array,
+// which a later add leaves for a grown copy.
+func (r *opRecorder) addOne(s *collState, one *oneDocOp, op Op) {
+	if len(r.ops) > 0 {
+		r.add(s, op)
+		return
+	}
+	op.Collection = s.name
+	if op.Time.IsZero() {
+		op.Time = r.time(s)
+	}
+	one.op[0] = op
+	r.ops = one.op[:1:1]
+}
+
 // keysOf returns the document keys ({_id: v}) of encoded documents, in
 // one buffer sized from sizeHint (bytes; a short hint only costs the
 // buffer's growth: keys already cut from it stay valid). Each document is
@@ -90,6 +118,84 @@ func keysOf(n, sizeHint int, enc func(i int) []byte) []RawDocument {
 		out[i] = RawDocument(buf[start:len(buf):len(buf)])
 	}
 	return out
+}
+
+// deletedKeys builds the Keys of a deletion op (a TTL batch), and its
+// Before when pre is set, one deleted record at a time, into one buffer
+// (keys already cut from it stay valid if it grows). Pre-images are the
+// stored encodings, shared (they never change).
+//
+// With pack set (only change streams take ops: committer.keysPackable),
+// the keys stay packed in that buffer with their end offsets (packedKeys)
+// instead of a slice header each: a mass expiry's garbage is mostly these
+// keys, and every byte of it is memory the pass must fault in.
+type deletedKeys struct {
+	keys   []RawDocument
+	before []RawDocument
+	buf    []byte
+	ends   []uint32 // packed: where each key ends in buf
+	n      int      // keys added
+	pack   bool
+	pre    bool
+}
+
+// keySlack is what the key buffer of a deletion op allows each key beyond
+// the length of the first: the _id values of a batch are most often of
+// one type and of about one length (a growing integer gains a byte now
+// and then).
+const keySlack = 2
+
+// maxPackedKeys bounds a packed key buffer (its offsets are uint32): a
+// batch whose keys outgrow it goes on unpacked. A variable for tests.
+var maxPackedKeys = math.MaxUint32
+
+// add appends rec's key (and pre-image); n is how many records the op
+// may hold, for the first add's allocations. The buffer is sized from the
+// first key.
+func (d *deletedKeys) add(rec *record, n int) {
+	if d.n == 0 {
+		var first [64]byte
+		k, _ := codec.AppendIDDoc(first[:0], rec.enc)
+		d.buf = make([]byte, 0, n*(len(k)+keySlack))
+		if d.pack {
+			d.ends = make([]uint32, 0, n)
+		} else {
+			d.keys = make([]RawDocument, 0, n)
+		}
+		if d.pre {
+			d.before = make([]RawDocument, 0, n)
+		}
+	}
+	d.n++
+	start := len(d.buf)
+	d.buf, _ = codec.AppendIDDoc(d.buf, rec.enc)
+	if d.pack && len(d.buf) > maxPackedKeys {
+		d.unpack()
+	}
+	if d.pack {
+		d.ends = append(d.ends, uint32(len(d.buf)))
+	} else {
+		d.keys = append(d.keys, RawDocument(d.buf[start:len(d.buf):len(d.buf)]))
+	}
+	if d.pre {
+		d.before = append(d.before, rec.enc)
+	}
+}
+
+// unpack turns the keys packed so far into Keys, and the next ones go
+// there too.
+func (d *deletedKeys) unpack() {
+	p := packedKeys{buf: d.buf, ends: d.ends}
+	d.keys = slices.Grow(p.unpack(), cap(d.ends)-len(d.ends))
+	d.ends, d.pack = nil, false
+}
+
+// op returns the op's Keys, or its packed keys.
+func (d *deletedKeys) op() (keys []RawDocument, packed *packedKeys) {
+	if d.pack {
+		return nil, &packedKeys{buf: d.buf, ends: d.ends}
+	}
+	return d.keys, nil
 }
 
 // recordKeys returns the keys of recs. The _id's index key (rec.key) is

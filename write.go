@@ -514,8 +514,14 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	}
 	var earliest time.Time
 	var vers []uint64 // for the op
+	var one *oneDocOp // the op of a one-document insert, in one allocation
 	if s.oprec != nil {
-		vers = make([]uint64, 0, len(batch))
+		if len(batch) == 1 {
+			one = new(oneDocOp)
+			vers = one.ver[:0]
+		} else {
+			vers = make([]uint64, 0, len(batch))
+		}
 	}
 	st := s.store()
 	s.mu.Lock()
@@ -543,7 +549,12 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	s.flushCounts()
 	s.mu.Unlock()
 	if r := s.oprec; r != nil {
-		r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc }), Versions: vers})
+		if one != nil {
+			one.doc[0] = batch[0].enc
+			r.addOne(s, one, Op{Kind: OpInsert, Docs: one.doc[:], Versions: vers})
+		} else {
+			r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc }), Versions: vers})
+		}
 		r.deleted(s, evicted)
 	}
 	s.settleMemory(cost)
