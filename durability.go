@@ -434,6 +434,8 @@ func (p *persistence) loadSnapshot(l *loader, r io.Reader, name string) error {
 // openLog opens the log, replays what follows the snapshot, and keeps it
 // open for appending.
 func (p *persistence) openLog(l *loader) error {
+	l.startPipeline()
+	defer l.endPipeline()
 	dir := p.join(logDirName)
 	opts := wal.Options{Sync: p.cfg.sync, SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer}
 	for attempt := 0; ; attempt++ {
@@ -448,6 +450,11 @@ func (p *persistence) openLog(l *loader) error {
 					return l.apply(op)
 				})
 			})
+			// The inserter's error, if any, is about an op before
+			// anything the replay read since: it is the one to report.
+			if serr := l.settle(); serr != nil {
+				err = serr
+			}
 			p.recovery.LogOps += int(l.lastSeq - before)
 			if err == nil {
 				p.log = log
