@@ -113,6 +113,38 @@ func (c *checker) count(end, min int) (int, error) {
 	return int(n), nil
 }
 
+// array checks an array's length, count and elements. An array of
+// documents (docs) holds only documents, each at least 2 bytes.
+func (c *checker) array(end, depth int, docs bool) error {
+	if depth > MaxDepth {
+		return c.fail("nested deeper than %d levels", MaxDepth)
+	}
+	e, err := c.length(end)
+	if err != nil {
+		return err
+	}
+	minElem := 1
+	if docs {
+		minElem = 2
+	}
+	n, err := c.count(e, minElem)
+	if err != nil {
+		return err
+	}
+	for range n {
+		if docs && (c.i >= e || c.b[c.i] != tagDoc) {
+			return c.fail("an element of an array of documents is not a document")
+		}
+		if err := c.value(e, depth+1); err != nil {
+			return err
+		}
+	}
+	if c.i != e {
+		return c.fail("array ends %d bytes before its length", e-c.i)
+	}
+	return nil
+}
+
 func (c *checker) str(end int) ([]byte, error) {
 	n, err := c.uvarint(end)
 	if err != nil {
@@ -237,50 +269,9 @@ func (c *checker) value(end, depth int) error {
 		}
 		return c.document(e, depth)
 	case tagArray:
-		if depth > MaxDepth {
-			return c.fail("nested deeper than %d levels", MaxDepth)
-		}
-		e, err := c.length(end)
-		if err != nil {
-			return err
-		}
-		n, err := c.count(e, 1)
-		if err != nil {
-			return err
-		}
-		for range n {
-			if err := c.value(e, depth+1); err != nil {
-				return err
-			}
-		}
-		if c.i != e {
-			return c.fail("array ends %d bytes before its length", e-c.i)
-		}
-		return nil
+		return c.array(end, depth, false)
 	case tagDocArray:
-		if depth > MaxDepth {
-			return c.fail("nested deeper than %d levels", MaxDepth)
-		}
-		e, err := c.length(end)
-		if err != nil {
-			return err
-		}
-		n, err := c.count(e, 2)
-		if err != nil {
-			return err
-		}
-		for range n {
-			if c.i >= e || c.b[c.i] != tagDoc {
-				return c.fail("an element of an array of documents is not a document")
-			}
-			if err := c.value(e, depth+1); err != nil {
-				return err
-			}
-		}
-		if c.i != e {
-			return c.fail("array ends %d bytes before its length", e-c.i)
-		}
-		return nil
+		return c.array(end, depth, true)
 	case tagTyped:
 		return c.typed(end)
 	case tagRegex:
