@@ -271,3 +271,29 @@ func TestReplayPipelineReportsFirstError(t *testing.T) {
 	require.Equal(t, 1504, docCount(t, db))
 	require.NoError(t, db.Close())
 }
+
+// TestReplayAccountsMemory: the documents a replay loads count against the
+// memory budget as the ones written did: the accounted bytes after Open
+// are those before Close (within 2%), and a DB reopened with a limit below them
+// refuses the next insert with ErrMemoryLimit.
+func TestReplayAccountsMemory(t *testing.T) {
+	for _, snap := range []bool{false, true} {
+		clk := ttltest.NewClock(opEpoch)
+		dir := durableWithData(t, clk, 2000, 1500, snap)
+		db := mustOpenDurable(t, clk, dir)
+		used := db.Metrics().Storage.Bytes
+		require.Positive(t, used)
+		require.NoError(t, db.Close())
+		db = mustOpenDurable(t, clk, dir)
+		// Tables and trees grown by a load and by single writes may differ
+		// by a few steps of growth.
+		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.02, "snapshot %v: accounted after a reopen", snap)
+		require.NoError(t, db.Close())
+
+		db = mustOpenDurable(t, clk, dir, WithMemoryLimit(used/2))
+		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.02)
+		_, err := db.Collection("c").InsertOne(Document{"over": true})
+		require.ErrorIs(t, err, ErrMemoryLimit)
+		require.NoError(t, db.Close())
+	}
+}
