@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
+	"github.com/ttldb/ttldb/internal/store"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
 )
 
@@ -252,6 +253,7 @@ func (b *loadBatch) store() error {
 		}
 	}()
 	keys := make([][]byte, 0, prefetchRun)
+	hashes := make([]uint64, 0, prefetchRun)
 	for i := range b.docs {
 		if i%prefetchRun == 0 {
 			// The _id table's cells of the next keys, read together:
@@ -260,9 +262,10 @@ func (b *loadBatch) store() error {
 			for j := i; j < min(i+prefetchRun, len(b.docs)); j++ {
 				keys = append(keys, b.docs[j].key)
 			}
-			s.store().Prefetch(keys)
+			hashes = s.store().PrefetchHashed(keys, hashes[:0])
 		}
 		d := &b.docs[i]
+		d.hash = hashes[i%prefetchRun]
 		if d.del {
 			if cur, found := s.lookup(d.key); found {
 				s.removeRecord(&cur)
@@ -663,7 +666,8 @@ type loadDoc struct {
 	ver             uint64
 	seq             uint64 // the op that stores it (the log's), for errors
 	kind            OpKind
-	del             bool // a deletion of the document of key, not a document
+	del             bool   // a deletion of the document of key, not a document
+	hash            uint64 // the key's hash in the store, if known (0: not)
 }
 
 // prepareLoad keys enc (validated) for loadPut. It reads the collection's
@@ -696,7 +700,13 @@ func (s *collState) loadPut(enc []byte, ver uint64) error {
 // putLoaded stores a prepared document (loadPut).
 func (s *collState) putLoaded(d *loadDoc) {
 	st := s.store()
-	slot, inserted := st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	var slot store.Slot
+	var inserted bool
+	if d.hash != 0 {
+		slot, inserted = st.InsertNewHashed(d.hash, d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	} else {
+		slot, inserted = st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	}
 	if inserted {
 		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
 		s.nextSeq++
