@@ -8,8 +8,8 @@ import (
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
-	"github.com/ttldb/ttldb/internal/store"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // Loading a DB from a snapshot and ops (a data directory's log, or the ops
