@@ -23,8 +23,12 @@ type opSink interface {
 // committer's lock orders collections among themselves. It is held for
 // the hand-off only.
 type committer struct {
-	mu    sync.Mutex
-	seq   uint64 // the last sequence number given; guarded by mu
+	mu sync.Mutex
+	// seq is the last sequence number given: changed holding mu, read
+	// without it (lastSeq), so that reading it never waits for a commit
+	// in progress (a TTL batch's proposal holds mu for a round trip of
+	// the replicated log: proposeBatch).
+	seq   atomic.Uint64
 	sinks atomic.Pointer[[]opSink]
 	// wanted is set while some sink is attached: writes build ops only
 	// then, so an in-memory DB with no watcher pays nothing for them.
@@ -73,10 +77,12 @@ func (c *committer) commit(ops []Op) {
 		return
 	}
 	c.mu.Lock()
+	seq := c.seq.Load()
 	for i := range ops {
-		c.seq++
-		ops[i].Seq = c.seq
+		seq++
+		ops[i].Seq = seq
 	}
+	c.seq.Store(seq)
 	if s := c.sinks.Load(); s != nil {
 		for _, sink := range *s {
 			sink.appendOps(ops)
@@ -101,12 +107,18 @@ func (c *committer) commitApplied(ops []Op) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.commitAppliedLocked(ops)
+}
+
+// commitAppliedLocked is commitApplied; call holding c.mu.
+func (c *committer) commitAppliedLocked(ops []Op) error {
+	seq := c.seq.Load()
 	for i := range ops {
-		if want := c.seq + 1 + uint64(i); ops[i].Seq != want {
+		if want := seq + 1 + uint64(i); ops[i].Seq != want {
 			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
 		}
 	}
-	c.seq += uint64(len(ops))
+	c.seq.Store(seq + uint64(len(ops)))
 	if s := c.sinks.Load(); s != nil {
 		for _, sink := range *s {
 			sink.appendOps(ops)
@@ -115,12 +127,9 @@ func (c *committer) commitApplied(ops []Op) error {
 	return nil
 }
 
-// lastSeq returns the sequence number of the last op committed.
-func (c *committer) lastSeq() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seq
-}
+// lastSeq returns the sequence number of the last op committed. It does
+// not wait for a commit under way.
+func (c *committer) lastSeq() uint64 { return c.seq.Load() }
 
 // attach adds a sink; from the next commit on it receives every op. It
 // returns the sequence number of the last op committed before: the sink's
@@ -129,7 +138,7 @@ func (c *committer) attach(s opSink) (last uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.attachLocked(s)
-	return c.seq
+	return c.seq.Load()
 }
 
 // attachLocked is attach; call holding c.mu.
@@ -165,5 +174,5 @@ func (c *committer) detach(s opSink) uint64 {
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {
 		c.preImages.Add(-1)
 	}
-	return c.seq
+	return c.seq.Load()
 }

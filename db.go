@@ -62,6 +62,7 @@ type config struct {
 	memLimit    int64 // bytes; 0: none
 	changes     ChangeStreamBufferOptions
 	replicator  Replicator
+	proposer    ExpireProposer // replicator, when it proposes TTL batches first
 	durable     durableConfig
 	needsDir    string // an option that needs WithDir, for the error
 }

@@ -875,6 +875,11 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		m.batch = chosen
 		defer clear(m.batch)
 	}
+	if p := m.db.cfg.proposer; p != nil {
+		n, ids, retry, err := m.proposeBatch(p, s, ix, chosen, recheck, batchNow)
+		s.writeMu.Unlock()
+		return n, ids, !more && !retry, batchNow, err
+	}
 	observed := len(m.db.cfg.observe) > 0
 	if observed {
 		m.ids.start(len(chosen))
@@ -1009,6 +1014,74 @@ func (s *collState) commitExpire(index string, batchNow time.Time, recs []record
 		op.Before = recordDocs(recs)
 	}
 	s.db.ops.commit([]Op{op})
+}
+
+// proposeBatch replicates a batch proposal-first (ExpireProposer): it
+// re-checks the chosen documents (when recheck: they were chosen before
+// the write lock), proposes the OpExpire of those still to delete with the
+// next sequence number, and applies it once committed, holding the DB's
+// commit lock throughout. It returns what apply deleted, and retry when a
+// chosen document changed but is still expired (its new version goes to
+// the hooks in the next batch). A batch not committed deletes nothing: its
+// error matches ErrNotPrimary. Call holding s.writeMu.
+func (m *monitor) proposeBatch(p ExpireProposer, s *collState, ix *index, chosen []chosenDoc, recheck bool, batchNow time.Time) (n int, ids []any, retry bool, err error) {
+	cutoff := ix.ttl.cutoff(batchNow)
+	keep := m.gone[:0] // reused from batch to batch, as in deleteBatch
+	defer func() { clear(keep); m.gone = keep[:0] }()
+	for _, c := range chosen {
+		if recheck {
+			var verdict recheckResult
+			verdict, c.rec = s.recheck(ix, c, cutoff)
+			switch verdict {
+			case recheckGone:
+				continue
+			case recheckChanged:
+				retry = true
+				continue
+			}
+		}
+		keep = append(keep, c.rec)
+	}
+	if len(keep) == 0 {
+		return 0, nil, retry, nil
+	}
+	at := opTime(batchNow)
+	op := Op{Kind: OpExpire, Collection: s.name, Time: at, Index: ix.name, Cutoff: at, Keys: recordKeys(keep)}
+	if m.db.ops.preImagesWanted() {
+		op.Before = recordDocs(keep)
+	}
+	c := &m.db.ops
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	op.Seq = c.seq.Load() + 1 // reserved: nothing else commits until we return
+	applied := false
+	perr := p.ProposeExpire(op, func() error {
+		if applied {
+			return fmt.Errorf("%w: TTL batch %d applied twice", ErrInvalidOp, op.Seq)
+		}
+		applied = true
+		if err = m.db.checkOpen(); err != nil {
+			return err
+		}
+		if n, ids, err = s.applyExpire(&op, keep); err != nil {
+			return err
+		}
+		err = c.commitAppliedLocked([]Op{op})
+		return err
+	})
+	switch {
+	case applied:
+		if err != nil {
+			return 0, nil, retry, err
+		}
+		return n, ids, retry, nil
+	case perr == nil:
+		perr = errors.New("the replicator neither applied nor refused it")
+	}
+	if !errors.Is(perr, ErrNotPrimary) && !errors.Is(perr, ErrClosed) {
+		perr = fmt.Errorf("%w: TTL batch not committed: %w", ErrNotPrimary, perr)
+	}
+	return 0, nil, retry, perr
 }
 
 // replicatedBatch is deleteBatch as one write under the DB's Replicator,

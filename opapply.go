@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -146,7 +147,8 @@ func (db *DB) applyOp(op *Op) error {
 	}
 	var (
 		err      error
-		expired  []any // the _id values an expiry deleted, for the observers
+		n        int   // the documents an expiry deleted
+		expired  []any // their _id values, for the observers
 		observed bool
 	)
 	switch op.Kind {
@@ -156,9 +158,9 @@ func (db *DB) applyOp(op *Op) error {
 		err = s.applyUpdate(op)
 	case OpDelete:
 		expired, err = s.applyDelete(op)
-		observed = op.Expired
+		n, observed = len(expired), op.Expired
 	case OpExpire:
-		expired, err = s.applyExpire(op)
+		n, expired, err = s.applyExpire(op, nil)
 		observed = true
 	case OpCreateIndex:
 		err = s.applyCreateIndex(op)
@@ -173,7 +175,7 @@ func (db *DB) applyOp(op *Op) error {
 	s.applying, s.applyVers = false, nil
 	s.writeMu.Unlock()
 	if err == nil && observed {
-		db.reportApplied(op, len(expired), expired, nil)
+		db.reportApplied(op, n, expired, nil)
 	}
 	return err
 }
@@ -344,37 +346,151 @@ func (s *collState) applyDelete(op *Op) ([]any, error) {
 
 // applyExpire deletes the documents of an OpExpire's keys that are stored
 // and expired at its Cutoff under its index (the monitor's re-check), and
-// returns their _id values.
-func (s *collState) applyExpire(op *Op) ([]any, error) {
+// returns how many it deleted and, when the DB has DeleteObservers, their
+// _id values. Call holding writeMu. DB.Apply and the leader of a
+// proposal-first replica (proposeBatch) both delete through it: every
+// replica decides alike.
+//
+// known, when not nil, are the stored records of op.Keys (parallel to
+// them), found under this same hold of writeMu: the leader's own batch,
+// whose keys it took from those records. The lookups are then skipped;
+// the re-check of each date is not.
+func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err error) {
 	ix := s.indexNamed(op.Index)
 	switch {
 	case ix == nil:
-		return nil, fmt.Errorf("%w: %w: collection %q has no index %q", ErrInvalidOp, ErrNotFound, s.name, op.Index)
+		return 0, nil, fmt.Errorf("%w: %w: collection %q has no index %q", ErrInvalidOp, ErrNotFound, s.name, op.Index)
 	case ix.ttl == nil:
-		return nil, fmt.Errorf("%w: %w: index %q of collection %q is not a TTL index", ErrInvalidOp, ErrInvalidIndex, op.Index, s.name)
+		return 0, nil, fmt.Errorf("%w: %w: index %q of collection %q is not a TTL index", ErrInvalidOp, ErrInvalidIndex, op.Index, s.name)
 	}
 	cutoff := ix.ttl.cutoff(op.Cutoff)
-	refs := make([]*docRef, 0, len(op.Keys))
-	seen := make(map[string]bool, len(op.Keys))
-	for i, k := range op.Keys {
-		_, key, err := checkedID(k)
-		if err != nil {
-			return nil, fmt.Errorf("key %d: %w", i, err)
+	expired := func(rec *record) bool {
+		d, ok := ix.storedDate(&docRef{rec: *rec})
+		return ok && !d.After(cutoff)
+	}
+	// A batch usually names the documents at the head of this DB's expiry
+	// tree, in its order (the primary chose them from the same tree):
+	// while it does, each key is found by comparing it with the next
+	// entry's {_id: v}, with no lookup by _id, and is valid (it is a
+	// stored document's). The rest are checked, then looked up. Every key
+	// is checked before anything changes: the op applies whole or not at
+	// all.
+	var heads []store.Slot // the documents of op.Keys[:len(heads)]
+	var keys []byte        // the store forms of the other keys
+	var ends []int         // where each ends in keys
+	if known == nil {
+		var head []byte
+		ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
+			if len(heads) == len(op.Keys) {
+				return false
+			}
+			head, _ = codec.AppendIDDoc(head[:0], s.rec(e.slot).enc)
+			if !bytes.Equal(head, op.Keys[len(heads)]) {
+				return false
+			}
+			heads = append(heads, e.slot)
+			return true
+		})
+		rest := op.Keys[len(heads):]
+		size := 0
+		for _, k := range rest {
+			size += len(k) // a key's store form is about as long as {_id: v}
 		}
-		if seen[string(key)] {
-			continue
-		}
-		seen[string(key)] = true
-		rec, ok := s.lookup(key)
-		if !ok {
-			continue
-		}
-		ref := &docRef{rec: rec}
-		if d, ok := ix.storedDate(ref); ok && !d.After(cutoff) {
-			refs = append(refs, ref)
+		keys = make([]byte, 0, size)
+		ends = make([]int, len(rest))
+		for i, k := range rest {
+			if keys, err = expireKey(keys, k); err != nil {
+				return 0, nil, fmt.Errorf("key %d: %w", len(heads)+i, err)
+			}
+			ends[i] = len(keys)
 		}
 	}
-	return s.removeRefs(refs), nil
+	observed := len(s.db.cfg.observe) > 0
+	var b idBatch
+	if observed {
+		b.start(len(op.Keys))
+	}
+	s.mu.Lock()
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.deferAdds()
+		}
+	}
+	if known != nil {
+		slots := make([]store.Slot, 0, len(known))
+		for i := range known {
+			if rec := &known[i]; expired(rec) {
+				if observed {
+					b.add(rec)
+				}
+				s.unindexRecord(rec)
+				slots = append(slots, rec.slot)
+			}
+		}
+		// One hold of each _id shard's lock for the batch, as the
+		// monitor's.
+		s.store().DeleteMany(slots)
+		n = len(slots)
+	} else {
+		// The head's documents (distinct: each has its own entry) leave
+		// the store together, before the first lookup, so that a key named
+		// again later finds nothing.
+		slots := heads[:0]
+		for _, slot := range heads {
+			if rec := s.rec(slot); expired(&rec) {
+				if observed {
+					b.add(&rec)
+				}
+				s.unindexRecord(&rec)
+				slots = append(slots, slot)
+			}
+		}
+		s.store().DeleteMany(slots)
+		n = len(slots)
+		from := 0
+		for _, to := range ends {
+			rec, ok := s.lookup(keys[from:to])
+			from = to
+			if !ok || !expired(&rec) {
+				continue
+			}
+			if observed {
+				b.add(&rec)
+			}
+			// Deleted from the store at once: a key named twice is not
+			// found again.
+			s.removeRecord(&rec)
+			n++
+		}
+	}
+	for _, x := range s.indexes {
+		if x.ttl != nil {
+			x.ttl.counts.flush()
+		}
+	}
+	s.mu.Unlock()
+	s.settleMemory(0)
+	if observed {
+		ids = b.done()
+	}
+	return n, ids, nil
+}
+
+// expireKey appends to dst the store key of an OpExpire's key document
+// ({_id: v}), checked as a stored document is.
+func expireKey(dst []byte, k RawDocument) ([]byte, error) {
+	if err := codec.Validate(k); err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+	}
+	id, ok := codec.EncodedField(k, "_id")
+	if !ok {
+		return dst, fmt.Errorf("%w: %w: document without an _id", ErrInvalidOp, ErrInvalidDocument)
+	}
+	dst, err := appendIDKey(dst, id)
+	if err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+	}
+	return dst, nil
 }
 
 // indexNamed returns the index called name, nil if none. Call holding mu

@@ -40,6 +40,49 @@ type Replicator interface {
 	End(err error) error
 }
 
+// ExpireProposer is an optional interface of a Replicator: one that
+// implements it replicates the TTL monitor's batches proposal-first. The
+// monitor of such a DB deletes nothing before its batch is committed: once
+// a batch is chosen and its expire hooks have run, the monitor takes the
+// collection's write lock and the DB's commit lock, re-checks the chosen
+// documents (as it always does), and builds the batch's OpExpire: the
+// keys still to delete, the index, the cutoff, and Seq, the next sequence
+// number, reserved. It calls ProposeExpire with it, holding both locks, so
+// that no write is numbered, or changes the collection, until the batch is
+// applied or given up: the DB's history stays in the order of the
+// replicated log, and every replica applying the op (DB.Apply) holds the
+// state the primary would have deleted from.
+//
+// ProposeExpire replicates op and waits until it is committed or known not
+// to be committed by this call:
+//
+//   - Committed: it calls apply exactly once, on the calling goroutine,
+//     and returns apply's result. apply deletes the documents of op that
+//     are still expired (the re-check DB.Apply makes for an OpExpire, so
+//     that every replica decides alike) and commits op with its reserved
+//     Seq to the DB's sinks (change streams, a durable log), as DB.Apply
+//     would; it never calls Replicator.Commit (op is in the log already).
+//     An error from apply (the DB closed under it) leaves the DB without
+//     an op the log holds: the replicator must make the DB agree with the
+//     log again, as after a failed End.
+//   - Not committed (this node is not the primary any more, leadership
+//     was lost, the replicator shut down): it returns an error without
+//     calling apply. The DB deleted nothing and the sequence number is not
+//     used; the pass stops as after a step-down, with an error matching
+//     ErrNotPrimary. If op still commits later (under another primary),
+//     the replicator applies it with DB.Apply, as any op from the log.
+//
+// While ProposeExpire runs, every write of the DB waits (a round trip of
+// the replicated log per TTL batch, longer while the replicator cannot
+// reach a quorum), and so do DB.Apply and Close; DB.LastSeq does not.
+// ProposeExpire must not call into the DB otherwise.
+// The batch's write runs as every write does (Begin, the batch, End), with
+// ProposeExpire in place of Commit. Time-series collections are not
+// proposed: their batches commit as other writes (Begin, Commit, End).
+type ExpireProposer interface {
+	ProposeExpire(op Op, apply func() error) error
+}
+
 // WithReplicator makes r see every local write of the DB (see Replicator).
 // The DB builds ops for every write (as it does while a change stream or a
 // durable log is attached).
@@ -49,6 +92,7 @@ func WithReplicator(r Replicator) Option {
 			return fmt.Errorf("%w: WithReplicator: nil replicator", ErrInvalidOptions)
 		}
 		cfg.replicator = r
+		cfg.proposer, _ = r.(ExpireProposer)
 		return nil
 	}
 }

@@ -811,7 +811,7 @@ func (l *loader) finishLoad() error {
 		}
 		s.settleMemory(0)
 	}
-	db.ops.seq = l.lastSeq
+	db.ops.seq.Store(l.lastSeq)
 	if db.writes.Load() < l.maxVer {
 		db.writes.Store(l.maxVer)
 	}

@@ -237,7 +237,7 @@ func (ts *tsColl) loadBucket(raw []byte) (uint64, error) {
 func (l *loader) tsApply(ts *tsColl, op Op) error {
 	switch op.Kind {
 	case OpCreateIndex, OpDropIndex, OpCollMod:
-		l.db.ops.seq = op.Seq - 1 // applyOp commits it: no sink is attached
+		l.db.ops.seq.Store(op.Seq - 1) // applyOp commits it: no sink is attached
 		return ts.applyOp(&op)
 	}
 	ts.mu.Lock()

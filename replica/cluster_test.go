@@ -33,6 +33,9 @@ type testNode struct {
 	node   *Node // nil while down
 	dbOpts []ttldb.Option
 	dir    string // raft-boltdb and file snapshots here, when set
+	// wrap, when set, gives the node its transport around trans (at each
+	// start: a restart makes a new trans).
+	wrap func(trans *raft.InmemTransport) raft.Transport
 }
 
 type cluster struct {
@@ -60,6 +63,12 @@ func newClusterIn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, o
 
 // newClusterWith is newClusterIn with raft's configuration from rc.
 func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config) *cluster {
+	return newClusterWrapped(t, n, optsFor, onDisk, rc, nil)
+}
+
+// newClusterWrapped is newClusterWith, each node's transport given by
+// wrap (nil: the in-memory transport itself).
+func newClusterWrapped(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool, rc func(id string) *raft.Config, wrap func(trans *raft.InmemTransport) raft.Transport) *cluster {
 	c := &cluster{t: t, clk: ttltest.NewClock(epoch0), rc: rc}
 	var servers []Server
 	for i := range n {
@@ -68,6 +77,7 @@ func newClusterWith(t testing.TB, n int, optsFor func(id string) []ttldb.Option,
 			tn.dir = filepath.Join(t.TempDir(), "raft") // Open creates it
 		}
 		tn.addr, tn.trans = raft.NewInmemTransport("")
+		tn.wrap = wrap
 		tn.dbOpts = []ttldb.Option{ttldb.WithClock(c.clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
 		if optsFor != nil {
 			tn.dbOpts = append(tn.dbOpts, optsFor(tn.id)...)
@@ -116,8 +126,12 @@ func testRaftConfig(id string) *raft.Config {
 }
 
 func (c *cluster) start(tn *testNode) {
+	var trans raft.Transport = tn.trans
+	if tn.wrap != nil {
+		trans = tn.wrap(tn.trans)
+	}
 	cfg := Config{
-		ID: tn.id, Transport: tn.trans,
+		ID: tn.id, Transport: trans,
 		Raft: c.rc(tn.id), DBOptions: tn.dbOpts,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

@@ -83,8 +83,10 @@ type Config struct {
 // return a *NotLeaderError); they are applied on the leader, proposed, and
 // return once committed and applied by the leader's state machine.
 // Followers apply the committed ops with DB.Apply. Only the leader's TTL
-// monitor runs, and each batch it deletes is one log entry that every
-// follower applies with the same re-check (ttldb.OpExpire).
+// monitor runs, and each batch it chooses is one log entry (an
+// ttldb.OpExpire) proposed before anything is deleted: every node, the
+// leader included, deletes it once committed, with the same re-check
+// (ProposeExpire).
 //
 // Reads are local (DB(): possibly stale on a follower) or linearizable
 // (ReadLinearizable, on the leader). A Node's methods are safe for
@@ -109,6 +111,11 @@ type Node struct {
 	gate     bool // a snapshot or linearizable read holds writes back
 	lastFut  raft.ApplyFuture
 	primary  atomic.Bool // ready and not diverged: the DB's monitor may run
+
+	// pending is the TTL batch proposed first (ProposeExpire) whose
+	// outcome is not known yet, if any; proposals numbers them.
+	pending   atomic.Pointer[proposal]
+	proposals atomic.Uint64
 
 	closeOnce sync.Once
 }
@@ -417,6 +424,95 @@ func (n *Node) End(werr error) error {
 	return werr
 }
 
+// ProposeExpire implements ttldb.ExpireProposer: the TTL batch op is
+// proposed as one entry before this node deletes anything; apply deletes
+// it once the entry is committed. It runs holding the collection's write
+// lock and the DB's commit lock (every write waits), and returns when the
+// state machine meets the entry (this node's, leader or not any more:
+// then it calls apply and returns its result) or when raft reports the
+// entry not committed by this leader (leadership lost, shutdown: apply
+// is not called, and the state machine applies the entry like any other
+// if it commits later), or when the node rebuilds or restores its DB
+// meanwhile (the state machine applies the entry to the new DB if it
+// commits).
+func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
+	p := &proposal{id: n.proposals.Add(1), seq: op.Seq, wake: make(chan struct{}), applied: make(chan error, 1)}
+	data, err := encodeProposal(n.fsm.epoch.Load(), p.id, op)
+	if err != nil {
+		return err
+	}
+	n.pending.Store(p)
+	defer n.pending.CompareAndSwap(p, nil)
+	f := n.raft.Apply(data, 0)
+	// The future's result, as a channel: it resolves after the state
+	// machine met the entry (then p is claimed) or with raft's error; raft's
+	// shutdown resolves every future, so this goroutine ends by Close.
+	failed := make(chan error, 1)
+	go func() { failed <- f.Error() }()
+	var ferr error
+	select {
+	case <-p.wake:
+	case ferr = <-failed:
+	}
+	if p.settle(proposalAbandoned) || p.outcome() != proposalClaimed {
+		if ferr == nil {
+			ferr = errors.New("replica: TTL batch given up: the state machine rebuilt the DB or applied an entry itself meanwhile")
+		}
+		return fmt.Errorf("%w: TTL batch not committed: %w", ttldb.ErrNotPrimary, n.leaderError(ferr))
+	}
+	err = apply()
+	p.applied <- err
+	return err
+}
+
+// proposal is a TTL batch proposed first, until the state machine claims
+// it (the proposer applies it) or it is abandoned (the proposer deleted
+// nothing; the state machine applies its entry if it commits).
+type proposal struct {
+	id      uint64
+	seq     uint64 // the op's
+	mu      sync.Mutex
+	state   proposalState // guarded by mu
+	wake    chan struct{} // closed when the state machine or a rebuild settles it
+	applied chan error    // the proposer's apply result, for the state machine
+}
+
+type proposalState uint8
+
+const (
+	proposalPending proposalState = iota
+	proposalClaimed
+	proposalAbandoned
+)
+
+// settle moves a pending proposal to state to, and reports whether it was
+// pending.
+func (p *proposal) settle(to proposalState) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != proposalPending {
+		return false
+	}
+	p.state = to
+	close(p.wake)
+	return true
+}
+
+func (p *proposal) outcome() proposalState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
+}
+
+// abandonProposal gives up the pending proposal, if any: the DB is about to
+// be replaced, and its proposer must not wait for an entry the state
+// machine will apply to the new DB.
+func (n *Node) abandonProposal() {
+	if p := n.pending.Load(); p != nil {
+		p.settle(proposalAbandoned)
+	}
+}
+
 // resync makes a DB that holds ops the log may not agree with the log
 // again: writes stop (a write proposed now could reuse the sequence
 // numbers of an entry still in flight), the DB is rebuilt from the
@@ -539,13 +635,18 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
-	epoch, ops, err := decodeEntry(l.Data)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h, _, err := entryHead(l.Data); err == nil && h.proposal != 0 {
+		if applied, err := f.claim(h); applied {
+			return err
+		}
+	}
+	h, ops, err := decodeEntry(l.Data)
 	if err != nil {
 		f.node.logger.Error("unreadable log entry", "index", l.Index, "err", err)
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	first, last := ops[0].Seq, ops[len(ops)-1].Seq
 	if first != f.appliedSeq+1 {
 		err := fmt.Errorf("%w: entry %d starts at op %d, the state machine is at op %d", errEntry, l.Index, first, f.appliedSeq)
@@ -555,11 +656,17 @@ func (f *fsm) Apply(l *raft.Log) any {
 	db := f.db.Load()
 	local := db.LastSeq()
 	diverged := f.diverged.Load()
+	own := !diverged && h.epoch == f.epoch.Load()
 	switch {
 	case !diverged && local == f.appliedSeq:
+		// A TTL batch proposed meanwhile (by a node that lost and regained
+		// its leadership before it knew) holds locks Apply needs: its
+		// proposer gives up, deleting nothing.
+		f.node.abandonProposal()
 		err = db.Apply(ops...)
-	case !diverged && epoch == f.epoch.Load() && local >= last:
-		// The leader's own write, applied when it was made.
+	case own && h.proposal == 0 && local >= last:
+		// The leader's own write, applied when it was made. (A proposed
+		// batch is applied only through its proposer, above.)
 	default:
 		// This DB holds ops the log does not: a write of this node whose
 		// entry lost to another leader's.
@@ -587,11 +694,32 @@ func (f *fsm) Apply(l *raft.Log) any {
 	return err
 }
 
+// claim hands the entry of a TTL batch this node proposed (h) to its
+// proposer, if it still waits, with the locks held and the sequence number
+// reserved: the proposer applies the batch, and the entry is not even
+// decoded here. It reports whether it did (with the proposer's error).
+// Call holding mu.
+func (f *fsm) claim(h entryHeader) (applied bool, err error) {
+	p := f.node.pending.Load()
+	if p == nil || p.id != h.proposal || h.epoch != f.epoch.Load() || f.diverged.Load() ||
+		p.seq != f.appliedSeq+1 || f.db.Load().LastSeq() != f.appliedSeq || !p.settle(proposalClaimed) {
+		return false, nil
+	}
+	err = <-p.applied
+	f.appliedSeq = p.seq
+	if err != nil {
+		f.diverged.Store(true) // rebuilt at the next entry
+		f.node.logger.Error("applying a proposed TTL batch failed", "seq", p.seq, "err", err)
+	}
+	return true, err
+}
+
 // rebuild replaces the DB by one built from the latest snapshot and the
 // log entries after it, up to the last op applied (appliedSeq). Call
 // holding mu.
 func (f *fsm) rebuild() error {
 	n := f.node
+	n.abandonProposal()
 	n.logger.Warn("rebuilding the DB from the raft log", "seq", f.appliedSeq)
 	var (
 		db      *ttldb.DB
@@ -732,6 +860,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		db.Close()
 		return fmt.Errorf("replica: snapshot as of op %d holds ops up to %d", seq, db.LastSeq())
 	}
+	f.node.abandonProposal()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.appliedSeq = seq
@@ -752,4 +881,7 @@ func (s snapshotData) Persist(sink raft.SnapshotSink) error {
 
 func (s snapshotData) Release() {}
 
-var _ ttldb.Replicator = (*Node)(nil)
+var (
+	_ ttldb.Replicator     = (*Node)(nil)
+	_ ttldb.ExpireProposer = (*Node)(nil)
+)

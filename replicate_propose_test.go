@@ -1,0 +1,242 @@
+package ttldb_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb"
+	"github.com/ttldb/ttldb/ttltest"
+)
+
+// propReplicator is a recReplicator that proposes TTL batches first
+// (ttldb.ExpireProposer): it records each proposal and its DB's state at
+// that moment, and commits it or refuses it as told.
+type propReplicator struct {
+	recReplicator
+	db       func() *ttldb.DB
+	refuseEx error         // ProposeExpire's answer (nil: committed, apply called)
+	inside   func()        // called inside ProposeExpire, before the answer
+	proposed []ttldb.Op    // every op proposed
+	during   []int         // documents of collection s stored when each was proposed
+	lastSeq  []uint64      // DB.LastSeq() when each was proposed
+	applyErr []error       // apply's result, for each committed proposal
+	pmu      sync.Mutex    // guards the fields above
+	wait     chan struct{} // when set, ProposeExpire waits for it to close
+}
+
+func (r *propReplicator) ProposeExpire(op ttldb.Op, apply func() error) error {
+	r.pmu.Lock()
+	wait, inside, refuse := r.wait, r.inside, r.refuseEx
+	r.pmu.Unlock()
+	n, err := r.db().Collection("s").CountDocuments(context.Background(), ttldb.Document{})
+	if err != nil {
+		return err
+	}
+	r.pmu.Lock()
+	r.proposed = append(r.proposed, op)
+	r.during = append(r.during, n)
+	r.lastSeq = append(r.lastSeq, r.db().LastSeq())
+	r.pmu.Unlock()
+	if inside != nil {
+		inside()
+	}
+	if wait != nil {
+		<-wait
+	}
+	if refuse != nil {
+		return refuse
+	}
+	err = apply()
+	r.pmu.Lock()
+	r.applyErr = append(r.applyErr, err)
+	r.pmu.Unlock()
+	return err
+}
+
+func openProposing(t *testing.T, opts ...ttldb.Option) (*ttldb.DB, *propReplicator, *ttltest.Clock) {
+	t.Helper()
+	clk := ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := &propReplicator{}
+	opts = append([]ttldb.Option{ttldb.WithClock(clk), ttldb.WithReplicator(r), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 4})}, opts...)
+	db, err := ttldb.Open(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	r.db = func() *ttldb.DB { return db }
+	_, err = db.Collection("s").CreateIndex(context.Background(), ttldb.IndexModel{Name: "at_ttl", Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
+	require.NoError(t, err)
+	var docs []any
+	for i := range 10 {
+		docs = append(docs, ttldb.Document{"_id": i, "at": clk.Now()})
+	}
+	_, err = db.Collection("s").InsertMany(docs)
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute)
+	return db, r, clk
+}
+
+// TestProposeExpireCommitted: with an ExpireProposer, each TTL batch is
+// proposed before anything is deleted, as an OpExpire holding the keys,
+// the index, the cutoff and the next sequence number; once committed
+// (apply), it is deleted and committed to the change streams with that
+// sequence number, never through Replicator.Commit.
+func TestProposeExpireCommitted(t *testing.T) {
+	db, r, clk := openProposing(t)
+	ctx := context.Background()
+	cs, err := db.Watch(ctx)
+	require.NoError(t, err)
+	defer cs.Close()
+	before := db.LastSeq()
+	r.mu.Lock()
+	committedBefore := len(r.ops)
+	r.mu.Unlock()
+
+	res, err := db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 10, res.Deleted)
+	assert.Zero(t, count(t, db.Collection("s"), nil))
+
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	require.Len(t, r.proposed, 3, "10 documents in batches of 4")
+	keys := 0
+	for i, op := range r.proposed {
+		assert.Equal(t, ttldb.OpExpire, op.Kind)
+		assert.Equal(t, "s", op.Collection)
+		assert.Equal(t, "at_ttl", op.Index)
+		assert.True(t, op.Cutoff.Equal(clk.Now()), "the batch's instant")
+		assert.Equal(t, before+uint64(i)+1, op.Seq, "the next sequence number, reserved")
+		assert.Equal(t, before+uint64(i), r.lastSeq[i], "not yet used while proposed")
+		assert.Equal(t, 10-keys, r.during[i], "nothing of the batch deleted before it is committed")
+		assert.NoError(t, r.applyErr[i])
+		keys += len(op.Keys)
+	}
+	assert.Equal(t, 10, keys)
+	assert.Equal(t, before+3, db.LastSeq())
+	r.mu.Lock()
+	assert.Len(t, r.ops, committedBefore, "a proposed batch does not go through Commit")
+	assert.Equal(t, r.begins, r.ends, "each batch runs between a Begin and an End")
+	r.mu.Unlock()
+
+	seqs := map[uint64]int{}
+	for range 10 {
+		require.True(t, cs.Next(ctx))
+		ev := cs.Event()
+		assert.Equal(t, ttldb.OperationType("delete"), ev.OperationType)
+		seqs[ev.ClusterTime]++
+	}
+	assert.Equal(t, map[uint64]int{before + 1: 4, before + 2: 4, before + 3: 2}, seqs, "the change stream sees each batch with its reserved number")
+}
+
+// TestProposeExpireRefused: a refused proposal changes nothing (no
+// document deleted, the sequence number not used: the next write takes
+// it), and the pass stops with ErrNotPrimary.
+func TestProposeExpireRefused(t *testing.T) {
+	db, r, _ := openProposing(t)
+	ctx := context.Background()
+	refusal := errors.New("leadership lost")
+	r.refuseEx = refusal
+	before := db.LastSeq()
+	res, err := db.RunTTLPass(ctx)
+	require.ErrorIs(t, err, ttldb.ErrNotPrimary)
+	require.ErrorIs(t, err, refusal)
+	assert.Zero(t, res.Deleted)
+	assert.Equal(t, 10, count(t, db.Collection("s"), nil))
+	assert.Equal(t, before, db.LastSeq(), "the reserved sequence number is not used")
+	assert.Len(t, r.proposed, 1, "the pass stops at the refused batch")
+	assert.Empty(t, r.applyErr)
+
+	_, err = db.Collection("s").InsertOne(ttldb.Document{"_id": "next"})
+	require.NoError(t, err)
+	assert.Equal(t, before+1, db.LastSeq(), "the next write takes the number")
+	r.mu.Lock()
+	assert.Equal(t, before+1, r.ops[len(r.ops)-1].Seq)
+	assert.Equal(t, r.begins, r.ends)
+	r.mu.Unlock()
+}
+
+// TestProposeExpireHoldsWrites: while a batch is proposed, writes to the
+// collection and to others wait (nothing may be numbered between the
+// proposal and its application), DB.LastSeq answers; a write that waited
+// commits after the batch.
+func TestProposeExpireHoldsWrites(t *testing.T) {
+	db, r, _ := openProposing(t, ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 100}))
+	ctx := context.Background()
+	wait := make(chan struct{})
+	proposing := make(chan struct{})
+	r.wait = wait
+	r.inside = func() { close(proposing) }
+	passErr := make(chan error, 1)
+	go func() {
+		_, err := db.RunTTLPass(ctx)
+		passErr <- err
+	}()
+	<-proposing
+	seq := db.LastSeq()
+	wrote := make(chan error, 2)
+	go func() {
+		_, err := db.Collection("other").InsertOne(ttldb.Document{"_id": 1})
+		wrote <- err
+	}()
+	go func() {
+		_, err := db.Collection("s").InsertOne(ttldb.Document{"_id": "new"})
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		t.Fatalf("a write ran while a TTL batch was proposed: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	assert.Equal(t, seq, db.LastSeq())
+	close(wait)
+	require.NoError(t, <-passErr)
+	require.NoError(t, <-wrote)
+	require.NoError(t, <-wrote)
+	r.pmu.Lock()
+	batchSeq := r.proposed[0].Seq
+	r.pmu.Unlock()
+	assert.Equal(t, seq+1, batchSeq)
+	assert.Equal(t, batchSeq+3, db.LastSeq(), "the batch, then the waiting writes (one creates its collection)")
+	assert.Equal(t, 1, count(t, db.Collection("s"), nil), "the new document, written after the batch")
+}
+
+// TestProposeExpireRecheck: a document updated while the hooks run (after
+// it was chosen) is re-checked before the batch is proposed: refreshed,
+// it is not in the batch; changed but still expired, it is proposed in a
+// later batch, after the hooks saw its new version.
+func TestProposeExpireRecheck(t *testing.T) {
+	var once sync.Once
+	var db *ttldb.DB
+	hook := func(_ context.Context, b ttldb.ExpiredBatch) error {
+		once.Do(func() {
+			_, err := db.Collection("s").UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}})
+			require.NoError(t, err)
+			_, err = db.Collection("s").UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+			require.NoError(t, err)
+		})
+		return nil
+	}
+	db, r, _ := openProposing(t, ttldb.WithOnExpire(hook), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 100}))
+	res, err := db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 9, res.Deleted)
+	assert.Equal(t, 1, count(t, db.Collection("s"), ttldb.Document{"_id": 0}), "the refreshed document survives")
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	require.Len(t, r.proposed, 2)
+	ids := func(op ttldb.Op) []any {
+		var out []any
+		for _, k := range op.Keys {
+			out = append(out, k.ID())
+		}
+		return out
+	}
+	assert.NotContains(t, ids(r.proposed[0]), 0)
+	assert.NotContains(t, ids(r.proposed[0]), 1, "changed since chosen: offered again first")
+	assert.Len(t, r.proposed[0].Keys, 8)
+	assert.Equal(t, []any{1}, ids(r.proposed[1]))
+}
