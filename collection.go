@@ -334,6 +334,17 @@ var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
 // writeState runs fn on the collection's state, creating the collection if
 // needed and retrying once if it was dropped between lookup and lock.
 func (c *Collection) write(fn func(s *collState) error) (err error) {
+	if c.db.persist != nil {
+		defer c.db.durable(&err)
+	}
+	return c.writeDurableByCaller(fn)
+}
+
+// writeDurableByCaller is write for a caller that makes the write durable
+// itself (it defers DB.durable): the call then waits for the log once. A
+// second wait, after the first returned, would wait for whatever other
+// writers committed meanwhile: under SyncAlways a second fsync per write.
+func (c *Collection) writeDurableByCaller(fn func(s *collState) error) (err error) {
 	if err := c.usable(); err != nil {
 		return err
 	}
@@ -341,7 +352,6 @@ func (c *Collection) write(fn func(s *collState) error) (err error) {
 		if err := c.db.logErr(); err != nil {
 			return err
 		}
-		defer c.db.durable(&err)
 	}
 	end, err := c.db.beginWrite()
 	if err != nil {

@@ -75,6 +75,7 @@ type durableConfig struct {
 	salvage bool
 	fs      vfs.FS // default vfs.Default; tests give a FaultFS
 	segment int64  // log segment size; 0: the log's default
+	noDelay bool   // no group commit delay (tests, benchmarks)
 }
 
 // defaults fills in the zero values.
@@ -187,6 +188,15 @@ func WithSalvage() Option {
 func withFS(fsys vfs.FS) Option {
 	return func(cfg *config) error {
 		cfg.durable.fs = fsys
+		return nil
+	}
+}
+
+// withoutCommitDelay turns the log's group commit delay off (tests and
+// benchmarks compare).
+func withoutCommitDelay() Option {
+	return func(cfg *config) error {
+		cfg.durable.noDelay = true
 		return nil
 	}
 }
@@ -434,8 +444,10 @@ func (p *persistence) loadSnapshot(l *loader, r io.Reader, name string) error {
 // openLog opens the log, replays what follows the snapshot, and keeps it
 // open for appending.
 func (p *persistence) openLog(l *loader) error {
+	l.startPipeline()
+	defer l.endPipeline()
 	dir := p.join(logDirName)
-	opts := wal.Options{Sync: p.cfg.sync, SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer}
+	opts := wal.Options{Sync: p.cfg.sync, SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer, Now: p.db.clock.Now, NoCommitDelay: p.cfg.noDelay}
 	for attempt := 0; ; attempt++ {
 		log, err := wal.Open(p.fs, dir, opts)
 		if err == nil {
@@ -448,6 +460,11 @@ func (p *persistence) openLog(l *loader) error {
 					return l.apply(op)
 				})
 			})
+			// The inserter's error, if any, is about an op before
+			// anything the replay read since: it is the one to report.
+			if serr := l.settle(); serr != nil {
+				err = serr
+			}
 			p.recovery.LogOps += int(l.lastSeq - before)
 			if err == nil {
 				p.log = log

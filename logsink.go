@@ -62,6 +62,7 @@ type logSink struct {
 	bytes      atomic.Int64  // bytes written to the log since the last snapshot
 	failed     atomic.Pointer[error]
 	closed     atomic.Bool       // set by Close before its last flush
+	syncCalls  atomic.Int64      // calls of sync (tests: a write waits once)
 	onWrite    func(bytes int64) // after each write (the auto snapshot's check); may be nil
 }
 
@@ -214,6 +215,7 @@ func (k *logSink) flush(seq uint64) error {
 // flushDelay). It returns the sink's failure. Call it after a write,
 // holding no DB lock.
 func (k *logSink) sync() error {
+	k.syncCalls.Add(1)
 	if k.closed.Load() && k.written.Load() < k.pendingSeq.Load() {
 		// Committed in memory while Close ran (a write that raced
 		// with it): it may not be in the log.

@@ -113,6 +113,9 @@ func requireIndexesRebuilt(t testing.TB, db *DB) {
 				require.Equal(t, expiryItems(fresh.ttl), expiryItems(ix.ttl), "collection %q index %q: TTL tree", s.name, ix.name)
 				require.Equal(t, fresh.ttl.exact, ix.ttl.exact, "collection %q index %q: exact count", s.name, ix.name)
 				require.Equal(t, fresh.ttl.multi, ix.ttl.multi, "collection %q index %q: multi count", s.name, ix.name)
+				require.False(t, ix.ttl.counts.deferring, "collection %q index %q: backlog counts left deferring", s.name, ix.name)
+				require.Equal(t, fresh.ttl.counts.total, ix.ttl.counts.total, "collection %q index %q: backlog count", s.name, ix.name)
+				require.Equal(t, fresh.ttl.counts.levels, ix.ttl.counts.levels, "collection %q index %q: backlog counts", s.name, ix.name)
 			}
 			if ix.unique && ix.tree != nil {
 				require.NoError(t, ix.checkLoadedUnique(s))

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // Loading a DB from a snapshot and ops (a data directory's log, or the ops
@@ -39,6 +41,12 @@ type loader struct {
 	docs    int                   // documents loaded from the snapshot
 	ops     int                   // ops applied
 	salvage bool                  // accept gaps in the sequence (WithSalvage)
+
+	// While the log is replayed (pipeline), writes of documents go to ins
+	// in batches (batch) and any other op waits for it to be idle: see
+	// applyOp.
+	ins   *inserter
+	batch loadBatch
 }
 
 func newLoader(db *DB) *loader {
@@ -52,9 +60,11 @@ func corrupt(format string, args ...any) error {
 
 // loadSnapshot reads a whole snapshot into the (empty) DB. Documents are
 // loaded by two goroutines: this one reads the blocks, checks the
-// documents and computes their keys; an inserter stores them (the _id map,
-// natural order, index trees) in order. Any other block waits for the
-// inserter to be done with the documents before it.
+// documents and computes their _id keys; an inserter computes their index
+// keys and stores them (the _id map, natural order, index trees) in order.
+// Any other block waits for the inserter to be done with the documents
+// before it. An error the inserter meets is about a document before
+// anything this goroutine is reading: it is the one returned.
 func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 	start := r.Header().StartSeq
 	l.lastSeq = start
@@ -66,35 +76,38 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 			break
 		}
 		if err != nil {
-			return err
+			return cmpOr(ins.drain(), err)
 		}
 		if b.Kind != snapfile.KindDocs && b.Kind != snapfile.KindCollection {
-			ins.drain()
+			if err := ins.drain(); err != nil {
+				return err
+			}
 		}
 		switch b.Kind {
 		case snapfile.KindCollection:
 			err = l.collection(b.Payload)
 		case snapfile.KindDocs:
 			var batch loadBatch
-			batch.docs = make([]loadDoc, 0, 1024)
 			var n int
 			n, err = snapfile.ParseDocs(b.Payload, func(id uint32, ver uint64, enc []byte) error {
 				s, err := l.docColl(id, enc)
 				if err != nil {
 					return err
 				}
-				if batch.s != nil && batch.s != s {
-					ins.send(batch)
-					batch = loadBatch{docs: make([]loadDoc, 0, 1024)}
+				if batch.s != s || batch.full() {
+					if batch.s != nil {
+						if err := ins.send(batch); err != nil {
+							return err
+						}
+					}
+					batch = newLoadBatch(s)
+					batch.block = b.Offset
 				}
-				batch.s = s
 				l.maxVer = max(l.maxVer, ver)
-				d, err := s.prepareLoad(enc, ver)
-				batch.docs = append(batch.docs, d)
-				return err
+				return batch.add(enc, ver, 0, 0)
 			})
 			if err == nil && batch.s != nil {
-				ins.send(batch)
+				err = ins.send(batch)
 			}
 			l.docs += n
 		case snapfile.KindBuckets:
@@ -109,10 +122,18 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 			})
 		}
 		if err != nil {
+			if ierr := ins.drain(); ierr != nil {
+				return ierr
+			}
+			if _, stored := err.(*storeError); stored {
+				return err
+			}
 			return fmt.Errorf("snapshot block at offset %d: %w", b.Offset, err)
 		}
 	}
-	ins.drain()
+	if err := ins.drain(); err != nil {
+		return err
+	}
 	t, ok := r.Trailer()
 	if !ok {
 		// Salvage mode with the trailer lost: what was read is all there is.
@@ -125,17 +146,153 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 	return nil
 }
 
-// loadBatch is documents of one collection for the inserter.
+// cmpOr returns a if it is not nil, else b.
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// loadBatch is writes of documents of one collection for the inserter, in
+// order: documents checked and keyed by _id (add), and deletions by _id
+// (addDelete). Their _id keys, index keys and TTL extra bytes are carved
+// from buffers the batch shares instead of three allocations per
+// document.
 type loadBatch struct {
 	s    *collState
 	docs []loadDoc
 	done chan struct{} // a barrier, not documents: closed when the batches before it are in
+
+	block int64 // the snapshot block of the documents; -1: the log's ops
+
+	keys, extras []byte
+	dks          docKeys
 }
 
-// inserter stores prepared documents on a goroutine of its own.
+// loadBatchSize is the number of documents (or deletions) a batch holds at
+// most.
+const loadBatchSize = 1024
+
+func newLoadBatch(s *collState) loadBatch {
+	return loadBatch{s: s, docs: make([]loadDoc, 0, loadBatchSize), block: -1}
+}
+
+func (b *loadBatch) full() bool { return len(b.docs) >= loadBatchSize }
+
+// add adds enc (validated) to store with record version ver, for op seq of
+// kind kind (0 for a snapshot's document). It computes the _id key; the
+// inserter computes the rest (prepare).
+func (b *loadBatch) add(enc []byte, ver, seq uint64, kind OpKind) error {
+	at := len(b.keys)
+	k, err := appendIDKeyOf(b.keys, enc)
+	if err != nil {
+		return err
+	}
+	b.keys = k
+	b.docs = append(b.docs, loadDoc{key: b.keys[at:len(b.keys):len(b.keys)], enc: enc, ver: ver, seq: seq, kind: kind})
+	return nil
+}
+
+// addDelete adds the deletion of the document whose key ({_id: v},
+// validated) key is.
+func (b *loadBatch) addDelete(key []byte) error {
+	at := len(b.keys)
+	k, err := appendIDKeyOf(b.keys, key)
+	if err != nil {
+		return err
+	}
+	b.keys = k
+	b.docs = append(b.docs, loadDoc{key: b.keys[at:len(b.keys):len(b.keys)], del: true})
+	return nil
+}
+
+// prepare computes d's index keys and TTL extra bytes (prepareLoad), in
+// the batch's buffers.
+func (b *loadBatch) prepare(d *loadDoc) error {
+	s := b.s
+	n := len(s.indexes)
+	if len(b.dks)+n > cap(b.dks) {
+		b.dks = make(docKeys, 0, n*(len(b.docs)+1))
+	}
+	dk := b.dks[len(b.dks) : len(b.dks)+n : len(b.dks)+n]
+	b.dks = b.dks[:len(b.dks)+n]
+	dk, err := s.computeKeysInto(dk, &docRef{rec: record{enc: d.enc}})
+	if err != nil {
+		return corrupt("%v", err)
+	}
+	ex := len(b.extras)
+	b.extras = s.appendTTLExtra(b.extras, dk)
+	d.dk, d.extra = dk, b.extras[ex:len(b.extras):len(b.extras)]
+	return nil
+}
+
+// storeError is an error the inserter met, already placed: the op or the
+// snapshot block it is about.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// store applies the batch: its documents keyed and stored, its deletions
+// made, in order, up to the first document that does not key. Its TTL
+// indexes' counts are summed per date over the batch
+// (expiryCounts.deferAdds): documents loaded together mostly share dates.
+func (b *loadBatch) store() error {
+	s := b.s
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			ix.ttl.counts.deferAdds()
+		}
+	}
+	defer func() {
+		for _, ix := range s.indexes {
+			if ix.ttl != nil {
+				ix.ttl.counts.flush()
+			}
+		}
+	}()
+	keys := make([][]byte, 0, prefetchRun)
+	hashes := make([]uint64, 0, prefetchRun)
+	for i := range b.docs {
+		if i%prefetchRun == 0 {
+			// The _id table's cells of the next keys, read together:
+			// their cache misses overlap (Store.Prefetch).
+			keys = keys[:0]
+			for j := i; j < min(i+prefetchRun, len(b.docs)); j++ {
+				keys = append(keys, b.docs[j].key)
+			}
+			hashes = s.store().PrefetchHashed(keys, hashes[:0])
+		}
+		d := &b.docs[i]
+		d.hash = hashes[i%prefetchRun]
+		if d.del {
+			if cur, found := s.lookup(d.key); found {
+				s.removeRecord(&cur)
+			}
+			continue
+		}
+		if err := b.prepare(d); err != nil {
+			if b.block >= 0 {
+				return &storeError{fmt.Errorf("snapshot block at offset %d: %w", b.block, err)}
+			}
+			return &storeError{fmt.Errorf("op %d (kind %d, collection %q): %w", d.seq, d.kind, s.name, err)}
+		}
+		s.putLoaded(d)
+	}
+	return nil
+}
+
+// prefetchRun is how many keys of a batch the inserter looks up together
+// (Store.Prefetch): a few cache lines each, well within a core's cache.
+const prefetchRun = 128
+
+// inserter stores batches on a goroutine of its own. After its first
+// error it stores nothing more; send and drain return that error.
 type inserter struct {
-	in   chan loadBatch
-	exit chan struct{}
+	in     chan loadBatch
+	exit   chan struct{}
+	failed atomic.Pointer[error]
 }
 
 func startInserter() *inserter {
@@ -143,25 +300,44 @@ func startInserter() *inserter {
 	go func() {
 		defer close(ins.exit)
 		for b := range ins.in {
-			if b.done != nil {
+			switch {
+			case b.done != nil:
 				close(b.done)
-				continue
-			}
-			for i := range b.docs {
-				b.s.putLoaded(&b.docs[i])
+			case ins.err() == nil:
+				if err := b.store(); err != nil {
+					ins.failed.Store(&err)
+				}
 			}
 		}
 	}()
 	return ins
 }
 
-func (ins *inserter) send(b loadBatch) { ins.in <- b }
+// err returns the inserter's error, nil while it has none.
+func (ins *inserter) err() error {
+	if e := ins.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
 
-// drain returns once every batch sent is stored.
-func (ins *inserter) drain() {
+// send hands b to the inserter. It returns the inserter's error, if it
+// has met one (b is then dropped).
+func (ins *inserter) send(b loadBatch) error {
+	if err := ins.err(); err != nil {
+		return err
+	}
+	ins.in <- b
+	return nil
+}
+
+// drain returns once every batch sent is stored, with the inserter's
+// error.
+func (ins *inserter) drain() error {
 	done := make(chan struct{})
 	ins.in <- loadBatch{done: done}
 	<-done
+	return ins.err()
 }
 
 // stop ends the goroutine, after the batches sent.
@@ -284,6 +460,16 @@ func (l *loader) applyOp(op Op) error {
 		return corrupt("%v", err)
 	}
 	switch op.Kind {
+	case OpInsert, OpUpdate, OpReplace, OpDelete, OpExpire:
+	default:
+		// An op that is not a write of documents may read or change what
+		// the inserter uses (a collection's indexes, its documents): it
+		// waits until the inserter has stored every batch before it.
+		if err := l.settle(); err != nil {
+			return err
+		}
+	}
+	switch op.Kind {
 	case OpCreateCollection:
 		opts, err := collectionOptionsOf(op.Spec)
 		if err != nil {
@@ -316,22 +502,40 @@ func (l *loader) applyOp(op Op) error {
 	}
 	switch op.Kind {
 	case OpInsert, OpUpdate, OpReplace:
+		// op came from UnmarshalBinary (the log, a snapshot's ops), which
+		// validated its documents in full: they are not checked again.
 		for i, d := range op.Docs {
-			if err := codec.Validate(d); err != nil {
-				return corrupt("document: %v", err)
-			}
 			ver := opVersion(op, i)
 			if ver == 0 {
 				ver = l.maxVer + 1
 			}
 			l.maxVer = max(l.maxVer, ver)
-			if err := s.loadPut(d, ver); err != nil {
+			if l.ins == nil {
+				if err := s.loadPut(d, ver); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := l.toBatch(s); err != nil {
+				return err
+			}
+			if err := l.batch.add(d, ver, op.Seq, op.Kind); err != nil {
 				return err
 			}
 		}
+		return nil
 	case OpDelete, OpExpire:
 		for _, k := range op.Keys {
-			if err := s.loadDelete(k); err != nil {
+			if l.ins == nil {
+				if err := s.loadDelete(k); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := l.toBatch(s); err != nil {
+				return err
+			}
+			if err := l.batch.addDelete(k); err != nil {
 				return err
 			}
 		}
@@ -359,6 +563,65 @@ func (l *loader) applyOp(op Op) error {
 	return nil
 }
 
+// Pipelined replay. While the log is replayed, two goroutines share the
+// work, as when a snapshot is loaded: the one that reads the log checks
+// each record's checksum, decodes its ops (which validates every document
+// once, in UnmarshalBinary), checks their order and prepares the writes of
+// documents (_id keys, index keys, TTL entries), in batches of one
+// collection; the inserter stores the batches in order. Any other op waits
+// for the inserter to be idle (settle) and is applied by the reader. An
+// error is met by the reader alone, in log order: the first bad record or
+// op stops the replay there, and nothing after it reaches the inserter.
+
+// startPipeline starts the inserter for a replay.
+func (l *loader) startPipeline() {
+	l.ins = startInserter()
+}
+
+// toBatch makes l.batch a batch of s with room for one more entry,
+// handing the current one to the inserter if it is of another collection
+// or full. It returns the inserter's error.
+func (l *loader) toBatch(s *collState) error {
+	if l.batch.s == s && !l.batch.full() {
+		return nil
+	}
+	err := l.flushBatch()
+	l.batch = newLoadBatch(s)
+	return err
+}
+
+// flushBatch hands l.batch, if it holds anything, to the inserter, and
+// returns the inserter's error.
+func (l *loader) flushBatch() error {
+	b := l.batch
+	l.batch = loadBatch{}
+	if b.s == nil || len(b.docs) == 0 {
+		return l.ins.err()
+	}
+	return l.ins.send(b)
+}
+
+// settle returns once the inserter has stored every write prepared so
+// far (at once without a pipeline), with the inserter's error: the error
+// of an op before every op read since.
+func (l *loader) settle() error {
+	if l.ins == nil {
+		return nil
+	}
+	return cmpOr(l.flushBatch(), l.ins.drain())
+}
+
+// endPipeline stores what is prepared and stops the inserter. Call it
+// once the replay has returned, whatever it returned.
+func (l *loader) endPipeline() {
+	if l.ins == nil {
+		return
+	}
+	_ = l.settle()
+	l.ins.stop()
+	l.ins = nil
+}
+
 // opVersion returns the record version op stored its i-th document with,
 // 0 if the op does not say.
 func opVersion(op Op, i int) uint64 {
@@ -381,12 +644,30 @@ func idKeyOf(enc []byte) ([]byte, error) {
 	return k, nil
 }
 
+// appendIDKeyOf appends the _id key of an encoded document (or document
+// key) to dst.
+func appendIDKeyOf(dst, enc []byte) ([]byte, error) {
+	id, ok := codec.EncodedField(enc, "_id")
+	if !ok {
+		return dst, corrupt("document without _id")
+	}
+	k, err := appendIDKey(dst, id)
+	if err != nil {
+		return dst, corrupt("%v", err)
+	}
+	return k, nil
+}
+
 // loadDoc is a document checked and keyed for loading: its _id key, its
 // index keys and TTL entries, computed from enc alone.
 type loadDoc struct {
 	key, enc, extra []byte
 	dk              docKeys
 	ver             uint64
+	seq             uint64 // the op that stores it (the log's), for errors
+	kind            OpKind
+	del             bool   // a deletion of the document of key, not a document
+	hash            uint64 // the key's hash in the store, if known (0: not)
 }
 
 // prepareLoad keys enc (validated) for loadPut. It reads the collection's
@@ -419,7 +700,13 @@ func (s *collState) loadPut(enc []byte, ver uint64) error {
 // putLoaded stores a prepared document (loadPut).
 func (s *collState) putLoaded(d *loadDoc) {
 	st := s.store()
-	slot, inserted := st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	var slot store.Slot
+	var inserted bool
+	if d.hash != 0 {
+		slot, inserted = st.InsertNewHashed(d.hash, d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	} else {
+		slot, inserted = st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
+	}
 	if inserted {
 		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
 		s.nextSeq++
@@ -437,11 +724,9 @@ func (s *collState) putLoaded(d *loadDoc) {
 	s.bytes += int64(len(d.enc) - len(cur.enc))
 }
 
-// loadDelete deletes the document whose key ({_id: v}) key is, if present.
+// loadDelete deletes the document whose key ({_id: v}, validated) key is,
+// if present.
 func (s *collState) loadDelete(key []byte) error {
-	if err := codec.Validate(key); err != nil {
-		return corrupt("document key: %v", err)
-	}
 	k, err := idKeyOf(key)
 	if err != nil {
 		return err

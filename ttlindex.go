@@ -22,6 +22,7 @@ import (
 // of them costs O(k log n).
 type ttlIndex struct {
 	field       string
+	dotted      bool // field is a path (holds a dot): read through EncodedPathValues
 	forms       TTLValueForms
 	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
 	// expiry and counts (and exact, multi) change together, through
@@ -70,6 +71,7 @@ func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
 	}
 	t := &ttlIndex{
 		field:  m.Keys[0].Field,
+		dotted: strings.Contains(m.Keys[0].Field, "."),
 		forms:  m.TTLValueForms,
 		expiry: ordtree.New(expiryLess),
 		counts: newExpiryCounts(),
@@ -99,7 +101,7 @@ type ttlKey struct {
 // keyOfStored returns the entry of an encoded document in this TTL index.
 // A top-level date is read without allocating.
 func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
-	if !strings.Contains(t.field, ".") {
+	if !t.dotted {
 		d, isTime, found := codec.EncodedTime(enc, t.field)
 		if isTime {
 			return ttlKey{date: d, kind: ttlExact, ok: true}

@@ -360,7 +360,7 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 			}
 		}
 	}
-	err = c.write(func(s *collState) error {
+	err = c.writeDurableByCaller(func(s *collState) error {
 		return s.insertPrepared(prepared, sc)
 	})
 	if err != nil {
@@ -751,7 +751,7 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
-	err = c.writeMatchingCtx(ctx, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatchingCtx(ctx, c.writeDurableByCaller, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
@@ -800,19 +800,21 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 // update without upsert of a missing collection must not create it.
 func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
-	return c.writeMatchingCtx(context.Background(), f, limit, upsert, res, fn)
+	return c.writeMatchingCtx(context.Background(), c.write, f, limit, upsert, res, fn)
 }
 
 // writeMatchingCtx is writeMatching stopped by ctx (nil: never) while it
-// finds the records: it then returns ctx's error and fn does not run.
-func (c *Collection) writeMatchingCtx(ctx context.Context, f *query.Filter, limit int, upsert bool, res *UpdateResult,
+// finds the records: it then returns ctx's error and fn does not run. It
+// writes through write: c.write, or c.writeDurableByCaller for a caller
+// that makes the write durable itself.
+func (c *Collection) writeMatchingCtx(ctx context.Context, write func(func(*collState) error) error, f *query.Filter, limit int, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
 			return err
 		}
 	}
-	return c.write(func(s *collState) error {
+	return write(func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
 			r.now = now
@@ -1086,7 +1088,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, err
 	}
 	n = 0
-	err = c.write(func(s *collState) error {
+	err = c.writeDurableByCaller(func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
 			r.now = now

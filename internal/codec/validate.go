@@ -1,11 +1,11 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"regexp"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -154,10 +154,25 @@ func (c *checker) str(end int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !utf8.Valid(s) {
+	if !validUTF8(s) {
 		return nil, c.fail("string is not valid UTF-8")
 	}
 	return s, nil
+}
+
+// validUTF8 is utf8.Valid with a byte loop first for short strings: most
+// field names and values are short and ASCII, and for them the loop costs
+// less than the call's setup.
+func validUTF8(s []byte) bool {
+	if len(s) > 32 {
+		return utf8.Valid(s)
+	}
+	for _, b := range s {
+		if b >= utf8.RuneSelf {
+			return utf8.Valid(s)
+		}
+	}
+	return true
 }
 
 // document checks a document body that must end exactly at end.
@@ -218,7 +233,7 @@ func (c *checker) name(k []byte) error {
 		return c.fail("empty field name")
 	case k[0] == '$':
 		return c.fail("field name %q starts with '$'", k)
-	case strings.Contains(string(k), "."):
+	case bytes.IndexByte(k, '.') >= 0:
 		return c.fail("field name %q contains '.'", k)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"regexp"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,4 +140,34 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidUTF8MatchesStdlib checks the short-string loop against
+// utf8.Valid on both sides of its length bound, ASCII or not, valid or
+// not, with the odd byte at every place.
+func TestValidUTF8MatchesStdlib(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		ascii := bytes.Repeat([]byte{'x'}, n)
+		require.True(t, validUTF8(ascii), "ASCII of %d bytes", n)
+		for i := range n {
+			for _, bad := range [][]byte{{0xff}, {0xc3}, {0xc3, 0xa9}, {0xe2, 0x82, 0xac}, {0xed, 0xa0, 0x80}} {
+				s := append(append(append([]byte(nil), ascii[:i]...), bad...), ascii[i:]...)
+				require.Equal(t, utf8.Valid(s), validUTF8(s), "%q", s)
+			}
+		}
+	}
+}
+
+// BenchmarkValidate validates a document shaped as the bench's (an _id,
+// two short strings, a number, a date).
+func BenchmarkValidate(b *testing.B) {
+	enc, err := Encode(Document{"_id": "key-000000123456", "user": "user-4242", "kind": "login",
+		"bytes": 1234, "lastModifiedDate": time.Unix(1_700_000_000, 5)}, nil)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for range b.N {
+		if err := Validate(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

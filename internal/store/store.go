@@ -203,17 +203,9 @@ func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
 // new it hashes the key once and probes the map once, where Lookup then
 // Insert do each twice: for bulk loads. Writer only.
 func (s *Store) InsertNew(key, doc, extra []byte, seq, ver uint64) (slot Slot, inserted bool) {
-	if ver == 0 {
-		panic("store: version 0")
-	}
-	h := s.hash(key)
-	sh := s.shard(h)
 	// The writer reads the table without the shard lock: only it changes
 	// it.
-	if slot, found := s.find(sh, h, key); found {
-		return slot, false
-	}
-	return s.insertHashed(h, key, doc, extra, seq, ver), true
+	return s.InsertNewHashed(s.hash(key), key, doc, extra, seq, ver)
 }
 
 // CopyFrom inserts the record of another Store (the one s was forked
@@ -445,6 +437,33 @@ func (s *Store) DeleteMany(slots []Slot) {
 func (s *Store) lockShard(sh *shard) {
 	sh.mu.Lock()
 	s.shardLocks++
+}
+
+// PrefetchHashed is Prefetch that also appends each key's hash to hashes
+// and returns it, for InsertNewHashed: a batch then hashes each key once.
+// Writer only.
+func (s *Store) PrefetchHashed(keys [][]byte, hashes []uint64) []uint64 {
+	var sum uint64
+	for _, k := range keys {
+		h := s.hash(k)
+		hashes = append(hashes, h)
+		sum += s.shard(h).tab.touch(tagOf(h))
+	}
+	s.touchSum += sum
+	return hashes
+}
+
+// InsertNewHashed is InsertNew for a key whose hash PrefetchHashed gave.
+// Writer only.
+func (s *Store) InsertNewHashed(h uint64, key, doc, extra []byte, seq, ver uint64) (slot Slot, inserted bool) {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	sh := s.shard(h)
+	if slot, found := s.find(sh, h, key); found {
+		return slot, false
+	}
+	return s.insertHashed(h, key, doc, extra, seq, ver), true
 }
 
 // Prefetch reads the home cells of these keys' _id table entries, so that

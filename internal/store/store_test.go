@@ -559,3 +559,31 @@ func TestInsertNew(t *testing.T) {
 		require.Equal(t, 50, s.Len())
 	}
 }
+
+// TestInsertNewHashed: the hashes PrefetchHashed gives are the ones the
+// store looks keys up by, with colliding hashes too: a key inserted with
+// its hash is found by Get, a second insert of it finds the first, and
+// the result equals InsertNew's on a twin store.
+func TestInsertNewHashed(t *testing.T) {
+	for _, bits := range []uint{0, 1} {
+		s := New(Options{HashBits: bits})
+		twin := New(Options{HashBits: bits, Seed: s.opts.Seed})
+		keys := make([][]byte, 300)
+		for i := range keys {
+			keys[i] = key(i % 200) // the last 100 again
+		}
+		hashes := s.PrefetchHashed(keys, nil)
+		require.Len(t, hashes, len(keys))
+		for i, k := range keys {
+			slot, ins := s.InsertNewHashed(hashes[i], k, []byte{byte(i)}, nil, uint64(i), uint64(i+1))
+			tslot, tins := twin.InsertNew(k, []byte{byte(i)}, nil, uint64(i), uint64(i+1))
+			require.Equal(t, tslot, slot)
+			require.Equal(t, tins, ins)
+			require.Equal(t, i < 200, ins, "key %d", i)
+			r, ok := s.Get(k)
+			require.True(t, ok)
+			require.Equal(t, slot, r.Slot)
+		}
+		require.Equal(t, 200, s.Len())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,4 +142,124 @@ func TestWaitDuringClose(t *testing.T) {
 	l = open(t, m, Options{})
 	require.Equal(t, span(1, 2), replay(t, l, 1))
 	require.NoError(t, l.Close())
+}
+
+// fakeNow is a clock for the commit delay that moves only when told.
+type fakeNow struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeNow) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeNow) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// spin is work a writer does before it commits: a loop the compiler
+// keeps.
+var spin atomic.Int64
+
+func work() {
+	var x int64
+	for i := range int64(150_000) {
+		x += i * i
+	}
+	spin.Add(x)
+}
+
+// TestCommitDelay: after an fsync that 8 callers waited for, a leader
+// alone waits for the other 7, who come back after some work (as DB
+// writers build their next write), and one fsync covers the 8 records.
+// Without the delay the leader's gathering (yielding while records keep
+// coming) gives up as soon as one yield sees none: the run without it is
+// logged for comparison. The log's clock does not move, so only the bound
+// on yields could end the wait.
+func TestCommitDelay(t *testing.T) {
+	for _, noDelay := range []bool{false, true} {
+		m := vfs.NewFaultFS()
+		clk := &fakeNow{t: time.Unix(1e9, 0)}
+		l := open(t, m, Options{Sync: SyncAlways, Now: clk.now, NoCommitDelay: noDelay})
+		l.groupMu.Lock()
+		l.lastGroup, l.lastSync = 8, time.Second // as after a group commit of 8
+		l.groupMu.Unlock()
+		base := m.Stats().Syncs
+		w := &writer{l: l}
+		leading := func() bool { // the first writer leads: it gathers or waits
+			l.groupMu.Lock()
+			defer l.groupMu.Unlock()
+			return l.syncing && len(l.waitSeqs) == 1
+		}
+		var wg sync.WaitGroup
+		var firstDone, led atomic.Bool
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i > 0 {
+					for !led.Load() && !firstDone.Load() {
+						if leading() {
+							led.Store(true)
+						}
+						runtime.Gosched()
+					}
+					work()
+				}
+				if _, ok := w.commit(); !ok {
+					t.Error("commit failed")
+				}
+				if i == 0 {
+					firstDone.Store(true)
+				}
+			}()
+		}
+		wg.Wait()
+		syncs := m.Stats().Syncs - base
+		t.Logf("commit delay off: %v: 8 commits, %d fsyncs", noDelay, syncs)
+		if !noDelay { // without it: 1 to 5 fsyncs, as the scheduler has it
+			require.Equal(t, int64(1), syncs, "one fsync for the 8")
+		}
+		require.Equal(t, span(1, 8), replay(t, l, 1))
+		require.NoError(t, l.Close())
+	}
+}
+
+// TestCommitDelayBounded: a writer waits for no one when it writes alone,
+// and a leader waiting for writers who do not come stops after half of
+// the last fsync's time by the log's clock.
+func TestCommitDelayBounded(t *testing.T) {
+	m := vfs.NewFaultFS()
+	clk := &fakeNow{t: time.Unix(1e9, 0)}
+	var calls atomic.Int64
+	now := func() time.Time {
+		calls.Add(1)
+		clk.advance(10 * time.Microsecond) // every reading moves the clock
+		return clk.now()
+	}
+	m.SetSyncHook(func(string) { clk.advance(time.Millisecond) })
+	l := open(t, m, Options{Sync: SyncAlways, Now: now})
+	defer l.Close()
+	w := &writer{l: l}
+	for range 50 {
+		before := calls.Load()
+		_, ok := w.commit()
+		require.True(t, ok)
+		require.Equal(t, int64(2), calls.Load()-before, "alone: the fsync's two readings, no delay")
+	}
+	// As if 8 writers had waited for the last fsync: one comes back.
+	l.groupMu.Lock()
+	l.lastGroup = 8
+	l.groupMu.Unlock()
+	before := calls.Load()
+	_, ok := w.commit()
+	require.True(t, ok)
+	delay := calls.Load() - before - 2
+	// Half of an fsync of 1 ms plus two readings of 10 µs, at 10 µs a reading.
+	require.InDelta(t, 52, delay, 2, "readings of the clock while the leader waited")
 }

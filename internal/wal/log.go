@@ -75,6 +75,12 @@ type Options struct {
 	// BufferSize bytes), under SyncAlways none that Wait acknowledged.
 	// With 0, the default, each Write is one write(2).
 	BufferSize int
+	// Now reads the clock that times fsyncs for the commit delay (see
+	// Wait); default time.Now. A clock that does not move (a test's fake
+	// one) turns the delay off.
+	Now func() time.Time
+	// NoCommitDelay turns the group commit's delay off (see Wait).
+	NoCommitDelay bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -89,6 +95,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.FlushInterval == 0 {
 		o.FlushInterval = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.NewTimer == nil {
 		o.NewTimer = func(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
@@ -136,6 +145,13 @@ type Log struct {
 	groupMu   sync.Mutex
 	groupCond sync.Cond
 	syncing   bool // a leader is gathering or fsyncing; guarded by groupMu
+
+	// The commit delay (commitDelay), guarded by groupMu: the seqs the
+	// callers in syncTo wait for, how many callers were there when the
+	// last group commit's fsync ended, and that fsync's time.
+	waitSeqs  []uint64
+	lastGroup int
+	lastSync  time.Duration
 
 	recovery Recovery
 

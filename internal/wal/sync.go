@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 	"runtime"
+	"slices"
 )
 
 // Wait returns once the record seq (written by a Write that returned nil)
@@ -12,6 +13,16 @@ import (
 // the records written during that fsync share the next one. Under the
 // other policies Wait returns at once. It returns the log's failure if
 // the log failed before seq was known to be synced.
+//
+// The commit delay: writers in a closed loop (each writes again as soon
+// as its Wait returns) would otherwise split into two groups taking
+// turns, one writing while the other's fsync runs, each fsync covering
+// half of them. So a leader that finds fewer callers waiting than the
+// last fsync had when it ended (the others are about to write again)
+// waits for them, yielding the processor, at most half of the last
+// fsync's time (PostgreSQL's commit_delay, bounded by the disk's own
+// speed): the next fsync covers them all, and writers wait at most half
+// an fsync more. A lone writer never waits.
 func (l *Log) Wait(seq uint64) error {
 	if l.opts.Sync != SyncAlways {
 		return l.err()
@@ -48,7 +59,13 @@ func (l *Log) syncTo(seq uint64) error {
 		return nil
 	}
 	l.groupMu.Lock()
-	defer l.groupMu.Unlock()
+	l.waitSeqs = append(l.waitSeqs, seq)
+	defer func() {
+		i := slices.Index(l.waitSeqs, seq)
+		l.waitSeqs[i] = l.waitSeqs[len(l.waitSeqs)-1]
+		l.waitSeqs = l.waitSeqs[:len(l.waitSeqs)-1]
+		l.groupMu.Unlock()
+	}()
 	for l.durable.Load() < seq {
 		if err := l.err(); err != nil {
 			return err
@@ -87,6 +104,7 @@ func (l *Log) leadSync(seq uint64) error {
 			break
 		}
 	}
+	l.commitDelay()
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	if l.durable.Load() >= seq {
@@ -115,12 +133,17 @@ func (l *Log) leadSync(seq uint64) error {
 	l.mu.Unlock()
 	// The fsync runs without mu: writers go on appending meanwhile, and the
 	// next fsync covers them. syncMu keeps f from being closed.
+	start := l.opts.Now()
 	err := f.Sync()
+	took := l.opts.Now().Sub(start)
 	l.syncs.Add(1)
 	if err != nil {
 		return l.fail(err)
 	}
 	l.durable.Store(target)
+	l.groupMu.Lock()
+	l.lastSync, l.lastGroup = took, len(l.waitSeqs)
+	l.groupMu.Unlock()
 	return nil
 }
 
@@ -148,4 +171,44 @@ func (l *Log) flusher() {
 		}
 		l.mu.Unlock()
 	}
+}
+
+// maxDelayYields bounds the commit delay's yields whatever the clock says
+// (a clock that moves slowly): the time bound ends it long before on a
+// real clock (a yield takes about 0.1 µs when nothing else runs, more when
+// something does).
+const maxDelayYields = 1 << 16
+
+// commitDelay waits, yielding, while fewer callers wait for records the
+// last fsync did not cover than waited when it ended, at most half of its
+// time (see Wait).
+func (l *Log) commitDelay() {
+	l.groupMu.Lock()
+	limit, want := l.lastSync/2, l.lastGroup
+	l.groupMu.Unlock()
+	if l.opts.NoCommitDelay || limit <= 0 || want < 2 {
+		return
+	}
+	start := l.opts.Now()
+	for range maxDelayYields {
+		if l.uncovered() >= want || l.opts.Now().Sub(start) >= limit {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// uncovered counts the callers of syncTo waiting for a record no fsync
+// has covered yet (the others are on their way out).
+func (l *Log) uncovered() int {
+	d := l.durable.Load()
+	l.groupMu.Lock()
+	defer l.groupMu.Unlock()
+	n := 0
+	for _, s := range l.waitSeqs {
+		if s > d {
+			n++
+		}
+	}
+	return n
 }
