@@ -903,18 +903,10 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	for _, c := range chosen {
 		if recheck {
-			var verdict recheckResult
-			// The current record: the same version, but Compact may have
-			// moved it to another slot since it was chosen.
-			verdict, c.rec = s.recheck(ix, c, cutoff)
-			switch verdict {
-			case recheckGone:
-				continue
-			case recheckChanged:
-				// Changed since it was chosen but still expired: the hooks
-				// have not seen this version; offer it in the next batch
-				// rather than leave it for the next pass.
-				retry = true
+			var ok, changed bool
+			c.rec, ok, changed = s.stillToDelete(ix, c, cutoff)
+			retry = retry || changed
+			if !ok {
 				continue
 			}
 		}
@@ -1034,13 +1026,10 @@ func (m *monitor) proposeBatch(p ExpireProposer, s *collState, ix *index, chosen
 	defer func() { clear(keep); m.gone = keep[:0] }()
 	for _, c := range chosen {
 		if recheck {
-			var verdict recheckResult
-			verdict, c.rec = s.recheck(ix, c, cutoff)
-			switch verdict {
-			case recheckGone:
-				continue
-			case recheckChanged:
-				retry = true
+			var ok, changed bool
+			c.rec, ok, changed = s.stillToDelete(ix, c, cutoff)
+			retry = retry || changed
+			if !ok {
 				continue
 			}
 		}
@@ -1150,6 +1139,17 @@ func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) (recheckRe
 		return recheckChanged, cur
 	}
 	return recheckDelete, cur
+}
+
+// stillToDelete re-checks a chosen document (recheck) for a batch: ok when
+// the version chosen is still expired, with its current record (the same
+// version, but Compact may have moved it to another slot since it was
+// chosen); changed when another version is still expired: the hooks have
+// not seen it, so the caller offers it in the next batch rather than leave
+// it for the next pass. Call holding writeMu.
+func (s *collState) stillToDelete(ix *index, c chosenDoc, cutoff time.Time) (rec record, ok, changed bool) {
+	verdict, rec := s.recheck(ix, c, cutoff)
+	return rec, verdict == recheckDelete, verdict == recheckChanged
 }
 
 // chosenDoc is a document picked for deletion: the record (a version of
