@@ -18,11 +18,17 @@ var benchSizes = []int{100_000, 1_000_000}
 func benchGroups(size int) int { return size / 10 }
 
 // loadBench opens a DB whose collection "bench" holds size documents
-// {_id: i, g: i % (size/10), n: i, s: "…"} with an index on g.
+// {_id: i, g: i % (size/10), n: i, s: "…"} with an index on g, on a fake
+// clock and with the monitor off.
 func loadBench(b *testing.B, size int) (*ttldb.DB, *ttldb.Collection) {
 	b.Helper()
-	db, err := ttldb.Open(ttldb.WithClock(ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))),
-		ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	return loadBenchWith(b, size, ttldb.WithClock(ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
+}
+
+// loadBenchWith is loadBench with opts instead of the fake clock.
+func loadBenchWith(b *testing.B, size int, opts ...ttldb.Option) (*ttldb.DB, *ttldb.Collection) {
+	b.Helper()
+	db, err := ttldb.Open(append([]ttldb.Option{ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

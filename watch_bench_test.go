@@ -17,27 +17,7 @@ import (
 // than 8,192 inserts take (about 25 ms), lose its place and fail the run.
 func loadWatchBench(b *testing.B, size int) (*ttldb.DB, *ttldb.Collection) {
 	b.Helper()
-	db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}),
-		ttldb.WithChangeStreamBuffer(ttldb.ChangeStreamBufferOptions{Size: 1 << 16}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := db.Collection("bench")
-	if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("g")}}); err != nil {
-		b.Fatal(err)
-	}
-	groups := benchGroups(size)
-	batch := make([]ttldb.Document, 0, 10_000)
-	for i := range size {
-		batch = append(batch, ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"})
-		if len(batch) == cap(batch) || i == size-1 {
-			if _, err := c.InsertMany(batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	return db, c
+	return loadBenchWith(b, size, ttldb.WithChangeStreamBuffer(ttldb.ChangeStreamBufferOptions{Size: 1 << 16}))
 }
 
 // BenchmarkWatchInsert is BenchmarkInsertOne (1e5 documents pre-loaded,
