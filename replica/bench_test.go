@@ -194,7 +194,7 @@ func notLeader(err error) bool {
 }
 
 // retry runs fn until it succeeds, again while the leader changes.
-func retry(b *testing.B, fn func() error) {
+func retry(b testing.TB, fn func() error) {
 	for range 50 {
 		err := fn()
 		if !notLeader(err) {

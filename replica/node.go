@@ -117,6 +117,12 @@ type Node struct {
 	pending   atomic.Pointer[proposal]
 	proposals atomic.Uint64
 
+	// Test hooks, nil outside tests (set before the node proposes):
+	// testSubmit replaces raft.Apply for a proposed TTL batch's entry;
+	// testProposed sees each ProposeExpire's result.
+	testSubmit   func(data []byte) raft.ApplyFuture
+	testProposed func(err error)
+
 	closeOnce sync.Once
 }
 
@@ -435,7 +441,10 @@ func (n *Node) End(werr error) error {
 // if it commits later), or when the node rebuilds or restores its DB
 // meanwhile (the state machine applies the entry to the new DB if it
 // commits).
-func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
+func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) (err error) {
+	if h := n.testProposed; h != nil {
+		defer func() { h(err) }()
+	}
 	p := &proposal{id: n.proposals.Add(1), seq: op.Seq, wake: make(chan struct{}), applied: make(chan error, 1)}
 	data, err := encodeProposal(n.fsm.epoch.Load(), p.id, op)
 	if err != nil {
@@ -443,7 +452,12 @@ func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
 	}
 	n.pending.Store(p)
 	defer n.pending.CompareAndSwap(p, nil)
-	f := n.raft.Apply(data, 0)
+	var f raft.ApplyFuture
+	if n.testSubmit != nil {
+		f = n.testSubmit(data)
+	} else {
+		f = n.raft.Apply(data, 0)
+	}
 	// The future's result, as a channel: it resolves after the state
 	// machine met the entry (then p is claimed) or with raft's error; raft's
 	// shutdown resolves every future, so this goroutine ends by Close.
