@@ -102,7 +102,9 @@ type Node struct {
 
 	notify chan bool
 	stop   chan struct{}
-	done   chan struct{}
+	done   chan struct{} // watchLeadership has returned
+	share  chan struct{} // a proposed TTL batch committed: tell the followers (shareCommits)
+	shared chan struct{} // shareCommits has returned
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -138,7 +140,8 @@ func Open(cfg Config) (*Node, error) {
 	if given && (cfg.LogStore == nil || cfg.StableStore == nil || cfg.SnapshotStore == nil) {
 		return nil, fmt.Errorf("%w: replica.Config: give all three stores or none", ttldb.ErrInvalidOptions)
 	}
-	n := &Node{cfg: cfg, notify: make(chan bool, 16), stop: make(chan struct{}), done: make(chan struct{}), logger: cfg.Logger}
+	n := &Node{cfg: cfg, notify: make(chan bool, 16), stop: make(chan struct{}), done: make(chan struct{}), logger: cfg.Logger,
+		share: make(chan struct{}, 1), shared: make(chan struct{})}
 	if n.logger == nil {
 		n.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -192,6 +195,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.raft = r
 	go n.watchLeadership()
+	go n.shareCommits()
 	return n, nil
 }
 
@@ -474,9 +478,35 @@ func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) (err error) {
 		}
 		return fmt.Errorf("%w: TTL batch not committed: %w", ttldb.ErrNotPrimary, n.leaderError(ferr))
 	}
+	// Committed: the followers learn it with the next entry raft sends
+	// them, which the next batch would bring only after this one is
+	// applied here, and the last batch of a pass only after raft's
+	// CommitTimeout. A no-op entry sent now lets them apply it while
+	// this node does.
+	select {
+	case n.share <- struct{}{}:
+	default:
+	}
 	err = apply()
 	p.applied <- err
 	return err
+}
+
+// shareCommits appends a no-op entry (raft's Barrier, not waited for) each
+// time a proposed TTL batch commits, so that the followers learn its
+// commit at once (hashicorp/raft tells them the commit index only with
+// entries): they apply a batch while the leader does, not a batch later.
+// Several batches committed meanwhile share one entry.
+func (n *Node) shareCommits() {
+	defer close(n.shared)
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-n.share:
+			n.raft.Barrier(0)
+		}
+	}
 }
 
 // proposal is a TTL batch proposed first, until the state machine claims
@@ -595,6 +625,7 @@ func (n *Node) Close() error {
 		err = n.raft.Shutdown().Error()
 		close(n.stop)
 		<-n.done
+		<-n.shared
 		n.setReadyQuiet()
 		n.DB().Close()
 		n.closeStores()
