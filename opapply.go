@@ -644,9 +644,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 	case OpUpdate:
 		err = ts.applyMetaUpdate(op)
 	case OpDelete:
-		_, _, _, err = ts.applyRemoval(op, false)
+		_, _, _, _, err = ts.applyRemoval(op, false)
 	case OpExpire:
-		n, ids, rem, err = ts.applyRemoval(op, true)
+		n, _, ids, rem, err = ts.applyRemoval(op, true)
 		note = true
 	default:
 		err = fmt.Errorf("%w: %w: a time-series collection has no %s ops", ErrInvalidOp, ErrTimeSeries, op.Kind)
@@ -684,12 +684,15 @@ func (ts *tsColl) applyInsert(op *Op) error {
 // applyRemoval removes the measurements an OpDelete or OpExpire names.
 // For an OpExpire (expire set) only those still expired at its Cutoff
 // under its rule go, and it returns the buckets deleted whole, the
-// removed measurements' _id values and the measurements, for the metrics
-// and observers. Call holding mu for writing.
-func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRemoved, err error) {
+// measurements removed and, when the DB has DeleteObservers, their _id
+// values and the measurements, for the metrics and observers. The TTL
+// monitor of a proposal-first replica deletes its own batches through it
+// too (deleteBuckets): every replica decides alike. Call holding mu for
+// writing.
+func (ts *tsColl) applyRemoval(op *Op, expire bool) (n, removed int, ids []any, rem *tsRemoved, err error) {
 	order, marks, err := ts.locate(op.Keys)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, 0, nil, nil, err
 	}
 	if expire {
 		var e *tsExpiry
@@ -699,7 +702,7 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRe
 			}
 		}
 		if e == nil {
-			return 0, nil, nil, fmt.Errorf("%w: %w: collection %q has no expiry rule %q", ErrInvalidOp, ErrNotFound, ts.name, op.Index)
+			return 0, 0, nil, nil, fmt.Errorf("%w: %w: collection %q has no expiry rule %q", ErrInvalidOp, ErrNotFound, ts.name, op.Index)
 		}
 		cut, on := e.cutoff(op.Cutoff)
 		for _, b := range order {
@@ -715,9 +718,22 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRe
 				}
 			}
 		}
-		rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
+		if len(ts.db.cfg.observe) > 0 {
+			rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
+		}
 	}
-	removed := 0
+	n, removed, ids = ts.removeMarked(order, marks, rem)
+	if expire && removed > 0 {
+		ts.db.metrics.deletedMeasurements.Add(int64(removed))
+	}
+	return n, removed, ids, rem, nil
+}
+
+// removeMarked removes the measurements marks[b] marks false from each
+// bucket b of order, and returns the buckets deleted whole and the
+// measurements removed; with rem, it records them there and returns their
+// _id values. Call holding mu for writing.
+func (ts *tsColl) removeMarked(order []*bucket, marks map[*bucket][]bool, rem *tsRemoved) (n, removed int, ids []any) {
 	for _, b := range order {
 		if rem != nil && slices.Contains(marks[b], false) {
 			ids = rem.add(b, marks[b], ids)
@@ -727,10 +743,7 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRe
 			n++
 		}
 	}
-	if expire && removed > 0 {
-		ts.db.metrics.deletedMeasurements.Add(int64(removed))
-	}
-	return n, ids, rem, nil
+	return n, removed, ids
 }
 
 // applyMetaUpdate sets the meta value of the buckets an OpUpdate's keys

@@ -251,17 +251,9 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		chosen, more = e.choose(cut, limit, pass, batchNow)
 	}
 	retry := false
-	removed := 0
-	var (
-		op      Op // the batch's OpExpire, when ops are wanted
-		keyBuf  []byte
-		wantOps = m.db.ops.opsWanted()
-		pre     = wantOps && m.db.ops.preImagesWanted()
-	)
-	var rem *tsRemoved
-	if observe {
-		rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
-	}
+	// The measurements to remove, bucket by bucket: marks[b][i] false.
+	var order []*bucket
+	marks := make(map[*bucket][]bool, len(chosen))
 	for _, c := range chosen {
 		b := c.b
 		if hooks {
@@ -287,31 +279,42 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		for i := range keep {
 			keep[i] = !c.removes(i)
 		}
-		if observe {
-			ids = rem.add(b, keep, ids)
-		}
-		if wantOps {
-			gone := func(i int) bool { return !keep[i] }
-			op.Keys, keyBuf = tsKeys(op.Keys, keyBuf, b, gone)
-			if pre {
-				op.Before = ts.measurements(op.Before, b, gone)
-			}
-		}
-		removed += ts.keep(b, keep)
-		if b.removed {
-			n++
-		}
+		order = append(order, b)
+		marks[b] = keep
 	}
-	if len(op.Keys) > 0 {
+	var op Op // the batch's OpExpire, when ops are wanted
+	if m.db.ops.opsWanted() && len(order) > 0 {
+		op = ts.removalOp(OpExpire, order, marks) // before the buckets change
 		at := opTime(batchNow)
-		op.Kind, op.Index, op.Cutoff, op.Time = OpExpire, e.name, at, at
-		ts.commitOps(batchNow, op)
+		op.Collection, op.Index, op.Cutoff, op.Time = ts.name, e.name, at, at
 	}
-	ts.mu.Unlock()
+	removed := 0
+	var rem *tsRemoved
+	if p := m.db.cfg.proposer; p != nil && len(op.Keys) > 0 {
+		// Proposal-first: nothing goes before the op is committed, and
+		// then through DB.Apply's code (its re-check, its metrics).
+		err = m.db.proposeExpire(p, &op, func(op *Op) (err error) {
+			n, removed, ids, rem, err = ts.applyRemoval(op, true)
+			return err
+		})
+		ts.mu.Unlock()
+		if err != nil {
+			return 0, nil, false, batchNow, err
+		}
+	} else {
+		if observe {
+			rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
+		}
+		n, removed, ids = ts.removeMarked(order, marks, rem)
+		if len(op.Keys) > 0 {
+			ts.commitOps(batchNow, op)
+		}
+		ts.mu.Unlock()
+		if removed > 0 {
+			m.db.metrics.deletedMeasurements.Add(int64(removed))
+		}
+	}
 	e.lastMeasurements, e.lastRemoved = removed, rem
-	if removed > 0 {
-		m.db.metrics.deletedMeasurements.Add(int64(removed))
-	}
 	return n, ids, !more && !retry, batchNow, nil
 }
 
