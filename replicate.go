@@ -78,8 +78,15 @@ type Replicator interface {
 // reach a quorum), and so do DB.Apply and Close; DB.LastSeq does not.
 // ProposeExpire must not call into the DB otherwise.
 // The batch's write runs as every write does (Begin, the batch, End), with
-// ProposeExpire in place of Commit. Time-series collections are not
-// proposed: their batches commit as other writes (Begin, Commit, End).
+// ProposeExpire in place of Commit.
+//
+// Time-series collections are proposed alike: a batch of buckets is one
+// OpExpire whose Keys name the measurements it removes (whole buckets, or
+// with PreciseExpiry those trimmed out of them), chosen and re-checked as
+// without a proposer, its Cutoff the batch's instant; apply removes those
+// still expired at Cutoff under the rule named by Index, as DB.Apply does.
+// A time-series collection has one lock for its reads and writes: while
+// its batch is proposed, its reads wait too.
 type ExpireProposer interface {
 	ProposeExpire(op Op, apply func() error) error
 }
