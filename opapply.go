@@ -690,7 +690,7 @@ func (ts *tsColl) applyInsert(op *Op) error {
 // too (deleteBuckets): every replica decides alike. Call holding mu for
 // writing.
 func (ts *tsColl) applyRemoval(op *Op, expire bool) (n, removed int, ids []any, rem *tsRemoved, err error) {
-	order, marks, err := ts.locate(op.Keys)
+	marks, err := ts.locate(op.Keys)
 	if err != nil {
 		return 0, 0, nil, nil, err
 	}
@@ -705,8 +705,8 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n, removed int, ids []any, 
 			return 0, 0, nil, nil, fmt.Errorf("%w: %w: collection %q has no expiry rule %q", ErrInvalidOp, ErrNotFound, ts.name, op.Index)
 		}
 		cut, on := e.cutoff(op.Cutoff)
-		for _, b := range order {
-			keep := marks[b]
+		for j, b := range marks.order {
+			keep := marks.keeps[j]
 			for i := range keep {
 				// The monitor's rule: a bucket of the rule whose expiry key
 				// is at or before the cutoff; with PreciseExpiry, each
@@ -722,23 +722,23 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n, removed int, ids []any, 
 			rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
 		}
 	}
-	n, removed, ids = ts.removeMarked(order, marks, rem)
+	n, removed, ids = ts.removeMarked(marks, rem)
 	if expire && removed > 0 {
 		ts.db.metrics.deletedMeasurements.Add(int64(removed))
 	}
 	return n, removed, ids, rem, nil
 }
 
-// removeMarked removes the measurements marks[b] marks false from each
-// bucket b of order, and returns the buckets deleted whole and the
-// measurements removed; with rem, it records them there and returns their
-// _id values. Call holding mu for writing.
-func (ts *tsColl) removeMarked(order []*bucket, marks map[*bucket][]bool, rem *tsRemoved) (n, removed int, ids []any) {
-	for _, b := range order {
-		if rem != nil && slices.Contains(marks[b], false) {
-			ids = rem.add(b, marks[b], ids)
+// removeMarked removes the measurements marks lists, and returns the
+// buckets deleted whole and the measurements removed; with rem, it records
+// them there and returns their _id values. Call holding mu for writing.
+func (ts *tsColl) removeMarked(marks *tsMarks, rem *tsRemoved) (n, removed int, ids []any) {
+	for j, b := range marks.order {
+		keep := marks.keeps[j]
+		if rem != nil && slices.Contains(keep, false) {
+			ids = rem.add(b, keep, ids)
 		}
-		removed += ts.keep(b, marks[b])
+		removed += ts.keep(b, keep)
 		if b.removed {
 			n++
 		}
@@ -754,12 +754,13 @@ func (ts *tsColl) applyMetaUpdate(op *Op) error {
 	if len(op.Keys) != len(op.Docs) {
 		return fmt.Errorf("%w: a time-series update has %d documents and %d keys", ErrInvalidOp, len(op.Docs), len(op.Keys))
 	}
-	order, marks, err := ts.locate(op.Keys)
+	marks, err := ts.locate(op.Keys)
 	if err != nil {
 		return err
 	}
-	for _, b := range order {
-		if slices.Contains(marks[b], true) {
+	order := marks.order
+	for j, b := range order {
+		if slices.Contains(marks.keeps[j], true) {
 			return fmt.Errorf("%w: collection %q: a time-series update names only part of bucket %d", ErrInvalidOp, ts.name, b.seq)
 		}
 	}

@@ -251,9 +251,13 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		chosen, more = e.choose(cut, limit, pass, batchNow)
 	}
 	retry := false
-	// The measurements to remove, bucket by bucket: marks[b][i] false.
-	var order []*bucket
-	marks := make(map[*bucket][]bool, len(chosen))
+	// The measurements to remove: a bucket of chosen at most once each.
+	marks := &e.marks
+	defer func() {
+		clear(marks.order) // keeps no removed bucket alive
+		clear(marks.keeps)
+		marks.order, marks.keeps = marks.order[:0], marks.keeps[:0]
+	}()
 	for _, c := range chosen {
 		b := c.b
 		if hooks {
@@ -279,12 +283,11 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		for i := range keep {
 			keep[i] = !c.removes(i)
 		}
-		order = append(order, b)
-		marks[b] = keep
+		marks.add(b, keep)
 	}
 	var op Op // the batch's OpExpire, when ops are wanted
-	if m.db.ops.opsWanted() && len(order) > 0 {
-		op = ts.removalOp(OpExpire, order, marks) // before the buckets change
+	if m.db.ops.opsWanted() && len(marks.order) > 0 {
+		op = ts.removalOp(OpExpire, marks) // before the buckets change
 		at := opTime(batchNow)
 		op.Collection, op.Index, op.Cutoff, op.Time = ts.name, e.name, at, at
 	}
@@ -293,10 +296,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 	if p := m.db.cfg.proposer; p != nil && len(op.Keys) > 0 {
 		// Proposal-first: nothing goes before the op is committed, and
 		// then through DB.Apply's code (its re-check, its metrics).
-		err = m.db.proposeExpire(p, &op, func(op *Op) (err error) {
-			n, removed, ids, rem, err = ts.applyRemoval(op, true)
-			return err
-		})
+		n, removed, ids, rem, err = ts.proposeRemoval(p, op)
 		ts.mu.Unlock()
 		if err != nil {
 			return 0, nil, false, batchNow, err
@@ -305,7 +305,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		if observe {
 			rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
 		}
-		n, removed, ids = ts.removeMarked(order, marks, rem)
+		n, removed, ids = ts.removeMarked(marks, rem)
 		if len(op.Keys) > 0 {
 			ts.commitOps(batchNow, op)
 		}
@@ -316,6 +316,18 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 	}
 	e.lastMeasurements, e.lastRemoved = removed, rem
 	return n, ids, !more && !retry, batchNow, nil
+}
+
+// proposeRemoval proposes a TTL batch's OpExpire (proposeExpire) and,
+// once it is committed, removes its measurements as DB.Apply does
+// (applyRemoval). Call holding mu for writing. (A function of its own:
+// op and the results escape here, not in deleteBuckets.)
+func (ts *tsColl) proposeRemoval(p ExpireProposer, op Op) (n, removed int, ids []any, rem *tsRemoved, err error) {
+	err = ts.db.proposeExpire(p, &op, func(op *Op) (err error) {
+		n, removed, ids, rem, err = ts.applyRemoval(op, true)
+		return err
+	})
+	return n, removed, ids, rem, err
 }
 
 // runBucketHooks offers the measurements of the chosen buckets to the

@@ -140,6 +140,10 @@ type tsExpiry struct {
 	// the pass only.
 	lastMeasurements int
 	lastRemoved      *tsRemoved
+	// marks is the buffer of a batch's measurements to remove, reused
+	// from batch to batch (cleared after each). Used by the pass only,
+	// holding the collection's mu.
+	marks tsMarks
 }
 
 type tsExpEntry struct {
