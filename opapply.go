@@ -644,9 +644,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 	case OpUpdate:
 		err = ts.applyMetaUpdate(op)
 	case OpDelete:
-		_, _, _, _, err = ts.applyRemoval(op, false)
+		_, _, _, _, err = ts.applyRemoval(op, false, nil)
 	case OpExpire:
-		n, _, ids, rem, err = ts.applyRemoval(op, true)
+		n, _, ids, rem, err = ts.applyRemoval(op, true, nil)
 		note = true
 	default:
 		err = fmt.Errorf("%w: %w: a time-series collection has no %s ops", ErrInvalidOp, ErrTimeSeries, op.Kind)
@@ -689,10 +689,17 @@ func (ts *tsColl) applyInsert(op *Op) error {
 // monitor of a proposal-first replica deletes its own batches through it
 // too (deleteBuckets): every replica decides alike. Call holding mu for
 // writing.
-func (ts *tsColl) applyRemoval(op *Op, expire bool) (n, removed int, ids []any, rem *tsRemoved, err error) {
-	marks, err := ts.locate(op.Keys)
-	if err != nil {
-		return 0, 0, nil, nil, err
+//
+// known, when not nil, are the measurements op.Keys name, found under
+// this same hold of mu (the leader's own batch, whose keys were built
+// from them): the keys are then not parsed and looked up again; the
+// re-check of each measurement is made all the same.
+func (ts *tsColl) applyRemoval(op *Op, expire bool, known *tsMarks) (n, removed int, ids []any, rem *tsRemoved, err error) {
+	marks := known
+	if marks == nil {
+		if marks, err = ts.locate(op.Keys); err != nil {
+			return 0, 0, nil, nil, err
+		}
 	}
 	if expire {
 		var e *tsExpiry

@@ -296,7 +296,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 	if p := m.db.cfg.proposer; p != nil && len(op.Keys) > 0 {
 		// Proposal-first: nothing goes before the op is committed, and
 		// then through DB.Apply's code (its re-check, its metrics).
-		n, removed, ids, rem, err = ts.proposeRemoval(p, op)
+		n, removed, ids, rem, err = ts.proposeRemoval(p, op, marks)
 		ts.mu.Unlock()
 		if err != nil {
 			return 0, nil, false, batchNow, err
@@ -319,12 +319,13 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 }
 
 // proposeRemoval proposes a TTL batch's OpExpire (proposeExpire) and,
-// once it is committed, removes its measurements as DB.Apply does
-// (applyRemoval). Call holding mu for writing. (A function of its own:
-// op and the results escape here, not in deleteBuckets.)
-func (ts *tsColl) proposeRemoval(p ExpireProposer, op Op) (n, removed int, ids []any, rem *tsRemoved, err error) {
+// once it is committed, removes its measurements (marks, which its keys
+// name) as DB.Apply does (applyRemoval). Call holding mu for writing,
+// since marks were chosen. (A function of its own: op and the results
+// escape here, not in deleteBuckets.)
+func (ts *tsColl) proposeRemoval(p ExpireProposer, op Op, marks *tsMarks) (n, removed int, ids []any, rem *tsRemoved, err error) {
 	err = ts.db.proposeExpire(p, &op, func(op *Op) (err error) {
-		n, removed, ids, rem, err = ts.applyRemoval(op, true)
+		n, removed, ids, rem, err = ts.applyRemoval(op, true, marks)
 		return err
 	})
 	return n, removed, ids, rem, err

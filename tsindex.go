@@ -141,8 +141,7 @@ type tsExpiry struct {
 	lastMeasurements int
 	lastRemoved      *tsRemoved
 	// marks is the buffer of a batch's measurements to remove, reused
-	// from batch to batch (cleared after each). Used by the pass only,
-	// holding the collection's mu.
+	// from batch to batch (cleared after each). Used by the pass only.
 	marks tsMarks
 }
 
