@@ -646,7 +646,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 	case OpDelete:
 		_, _, _, _, err = ts.applyRemoval(op, false, nil)
 	case OpExpire:
-		n, _, ids, rem, err = ts.applyRemoval(op, true, nil)
+		var removed int
+		n, removed, ids, rem, err = ts.applyRemoval(op, true, nil)
+		ts.db.countDeletedMeasurements(removed)
 		note = true
 	default:
 		err = fmt.Errorf("%w: %w: a time-series collection has no %s ops", ErrInvalidOp, ErrTimeSeries, op.Kind)
@@ -681,11 +683,21 @@ func (ts *tsColl) applyInsert(op *Op) error {
 	return nil
 }
 
+// countDeletedMeasurements adds n expired measurements removed to the
+// metrics (DeletedMeasurements).
+func (db *DB) countDeletedMeasurements(n int) {
+	if n > 0 {
+		db.metrics.deletedMeasurements.Add(int64(n))
+	}
+}
+
 // applyRemoval removes the measurements an OpDelete or OpExpire names.
 // For an OpExpire (expire set) only those still expired at its Cutoff
 // under its rule go, and it returns the buckets deleted whole, the
 // measurements removed and, when the DB has DeleteObservers, their _id
-// values and the measurements, for the metrics and observers. The TTL
+// values and the measurements, for the observers; the callers that count
+// the removal in the metrics do (countDeletedMeasurements), the loader
+// replaying a log does not. The TTL
 // monitor of a proposal-first replica deletes its own batches through it
 // too (deleteBuckets): every replica decides alike. Call holding mu for
 // writing.
@@ -730,9 +742,6 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool, known *tsMarks) (n, removed 
 		}
 	}
 	n, removed, ids = ts.removeMarked(marks, rem)
-	if expire && removed > 0 {
-		ts.db.metrics.deletedMeasurements.Add(int64(removed))
-	}
 	return n, removed, ids, rem, nil
 }
 

@@ -310,9 +310,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 			ts.commitOps(batchNow, op)
 		}
 		ts.mu.Unlock()
-		if removed > 0 {
-			m.db.metrics.deletedMeasurements.Add(int64(removed))
-		}
+		m.db.countDeletedMeasurements(removed)
 	}
 	e.lastMeasurements, e.lastRemoved = removed, rem
 	return n, ids, !more && !retry, batchNow, nil
@@ -326,6 +324,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 func (ts *tsColl) proposeRemoval(p ExpireProposer, op Op, marks *tsMarks) (n, removed int, ids []any, rem *tsRemoved, err error) {
 	err = ts.db.proposeExpire(p, &op, func(op *Op) (err error) {
 		n, removed, ids, rem, err = ts.applyRemoval(op, true, marks)
+		ts.db.countDeletedMeasurements(removed)
 		return err
 	})
 	return n, removed, ids, rem, err
