@@ -59,8 +59,8 @@ type MonitorOptions struct {
 	// and the DB's commit lock for a round trip of the replicated log as
 	// well as for its deletion, so larger batches take fewer round trips
 	// per document, and a write that meets a batch waits for all of it
-	// (about 1.5 ms with 4096 documents on 2 cores over loopback TLS; see
-	// the replica module's README). Default 4 × BatchSize (4096);
+	// (a writer's latency during a pass: the replica module's README,
+	// Performance). Default 4 × BatchSize (4096);
 	// time-series collections keep BatchSize. Without an ExpireProposer
 	// it is not used.
 	ProposalBatchSize int
