@@ -319,7 +319,9 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 		db.preImageBarrier()
 	}
 	head := buf.head.Load()
-	cs.next = head + 1
+	// A replicated DB's buffer attached now may start past its head: the
+	// stream then waits until the ops before it are committed.
+	cs.next = max(head+1, buf.first)
 	if resume != nil {
 		if err := buf.holds(start, head); err != nil {
 			cs.Close()
