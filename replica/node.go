@@ -291,7 +291,7 @@ type Status struct {
 	// (configuration, no-op, barrier) hold none. 0 when the node holds
 	// that op from a snapshot, until it applies the next entry.
 	AppliedSeqIndex uint64
-	Members []Server
+	Members         []Server
 }
 
 // Status reports the node's state. It costs a few raft calls.
