@@ -38,7 +38,11 @@ type ChangeStreamBufferOptions struct {
 	// the first Watch, so that a stream can start from the DB's first
 	// write (ResumeAfter with a zero ResumeToken) while it is retained.
 	// Writes then build ops from the start (which costs what one
-	// attached watcher costs them; see the README's benchmarks).
+	// attached watcher costs them; see the README's benchmarks). On a DB
+	// loaded at Open (WithDir, WithRestore) the buffer starts after the
+	// loaded ops: a resume from before them is ErrChangeStreamHistoryLost.
+	// A replica that applies its primary's ops (DB.Apply) from its first
+	// holds them all, so that a stream can resume there after a failover.
 	AttachAtOpen bool
 	// PreImages keeps every update's, replacement's and deletion's
 	// pre-image (ChangeEvent.FullDocumentBeforeChange) from the moment

@@ -142,7 +142,10 @@ func Open(opts ...Option) (*DB, error) {
 	if cfg.changes.AttachAtOpen {
 		// After loading: the buffer's first op follows the loaded ones
 		// (a snapshot's, a log's, a backup's: none of them is in it).
+		// WithDir's snapshotter runs already: take the lock.
+		db.changesMu.Lock()
 		db.attachChanges()
+		db.changesMu.Unlock()
 	}
 	db.monitor.start()
 	return db, nil

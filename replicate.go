@@ -84,6 +84,9 @@ type Replicator interface {
 //     ErrNotPrimary. If op still commits later (under another primary),
 //     the replicator applies it with DB.Apply, as any op from the log.
 //
+// An applied batch is committed: change streams deliver it, and every op
+// before it, with no DB.MarkCommitted.
+//
 // While ProposeExpire runs, every write of the DB waits (a round trip of
 // the replicated log per TTL batch, longer while the replicator cannot
 // reach a quorum), and so do DB.Apply and Close; DB.LastSeq does not.

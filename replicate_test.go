@@ -214,6 +214,35 @@ func TestWithRestore(t *testing.T) {
 }
 
 // Rule: a change-stream buffer attached at open starts after what the DB
+// loaded (WithDir): a stream opened on the reopened DB delivers its next
+// write.
+func TestAttachAtOpenAfterDir(t *testing.T) {
+	dir := t.TempDir()
+	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err := db.Collection("c").InsertOne(ttldb.Document{"_id": i})
+		require.NoError(t, err)
+	}
+	last := db.LastSeq()
+	require.NoError(t, db.Close())
+	db, err = ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}),
+		ttldb.WithChangeStreamBuffer(ttldb.ChangeStreamBufferOptions{AttachAtOpen: true}))
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, last, db.LastSeq())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := db.Watch(ctx)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = db.Collection("c").InsertOne(ttldb.Document{"_id": 9})
+	require.NoError(t, err)
+	require.True(t, cs.Next(ctx), "%v", cs.Err())
+	assert.Equal(t, ttldb.ResumeToken{Seq: last + 2}, cs.Event().ID)
+}
+
+// Rule: a change-stream buffer attached at open starts after what the DB
 // loaded (WithRestore): a stream opened on the restored DB delivers its
 // next write, and one resumed just after the loaded ops too.
 func TestAttachAtOpenAfterRestore(t *testing.T) {

@@ -71,7 +71,10 @@ type Config struct {
 	Raft *raft.Config
 	// DBOptions open the node's DB (a clock, the monitor's options, expire
 	// hooks…). The node adds WithReplicator and WithPrimary: only the
-	// leader's monitor runs passes.
+	// leader's monitor runs passes. A cluster whose change streams must
+	// resume on another node (after a failover) adds
+	// ttldb.WithChangeStreamBuffer with AttachAtOpen, so that every
+	// node's buffer holds the ops from its first (see the README).
 	DBOptions []ttldb.Option
 	// Logger receives the node's log (leadership changes, rebuilds).
 	// Default: none.
