@@ -706,8 +706,12 @@ func (f *fsm) Apply(l *raft.Log) any {
 	case own && h.proposal == 0 && local >= last:
 		// The leader's own write, applied when it was made; committed
 		// now, so its change streams may deliver it. (A proposed batch is
-		// applied only through its proposer, above.)
-		err = db.MarkCommitted(last)
+		// applied only through its proposer, above.) A refused mark (the
+		// DB closed under it) leaves the entry committed all the same: it
+		// is not the write's error.
+		if merr := db.MarkCommitted(last); merr != nil {
+			f.node.logger.Warn("marking a committed entry's ops", "index", l.Index, "err", merr)
+		}
 	default:
 		// This DB holds ops the log does not: a write of this node whose
 		// entry lost to another leader's.
