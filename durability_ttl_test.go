@@ -172,3 +172,31 @@ func TestHookAtLeastOnceAcrossCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeSeriesExpiryReplayNotCounted: reopening a durable DB replays the
+// TTL deletions of a time-series collection from its log as history: the
+// measurements stay gone, and the new DB's metrics count none of them
+// (DeletedMeasurements starts from zero, as DeletedDocuments does).
+func TestTimeSeriesExpiryReplayNotCounted(t *testing.T) {
+	dir := t.TempDir()
+	clk := ttltest.NewClock(opEpoch)
+	ctx := context.Background()
+	db := mustOpenDurable(t, clk, dir)
+	c, err := db.CreateCollection("ts", CollectionOptions{
+		TimeSeries:         &TimeSeriesOptions{TimeField: "t", BucketMaxSpanSeconds: 60, BucketRoundingSeconds: 60},
+		ExpireAfterSeconds: Seconds(10),
+	})
+	require.NoError(t, err)
+	_, err = c.InsertMany([]Document{{"_id": 1, "t": opEpoch}, {"_id": 2, "t": opEpoch.Add(time.Second)}, {"_id": 3, "t": opEpoch.Add(time.Hour)}})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute)
+	_, err = db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, db.Metrics().TTL.DeletedMeasurements)
+	require.NoError(t, db.Close())
+
+	db = mustOpenDurable(t, clk, dir)
+	defer db.Close()
+	require.Equal(t, []any{3}, findIDs(t, db.Collection("ts"), nil), "the expired measurements stay gone")
+	require.Zero(t, db.Metrics().TTL.DeletedMeasurements, "a replayed deletion is history, not a deletion of this DB")
+}

@@ -1043,38 +1043,14 @@ func (m *monitor) proposeBatch(p ExpireProposer, s *collState, ix *index, chosen
 	if m.db.ops.preImagesWanted() {
 		op.Before = recordDocs(keep)
 	}
-	c := &m.db.ops
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	op.Seq = c.seq.Load() + 1 // reserved: nothing else commits until we return
-	applied := false
-	perr := p.ProposeExpire(op, func() error {
-		if applied {
-			return fmt.Errorf("%w: TTL batch %d applied twice", ErrInvalidOp, op.Seq)
-		}
-		applied = true
-		if err = m.db.checkOpen(); err != nil {
-			return err
-		}
-		if n, ids, err = s.applyExpire(&op, keep); err != nil {
-			return err
-		}
-		err = c.commitAppliedLocked([]Op{op})
+	err = m.db.proposeExpire(p, &op, func(op *Op) (err error) {
+		n, ids, err = s.applyExpire(op, keep)
 		return err
 	})
-	switch {
-	case applied:
-		if err != nil {
-			return 0, nil, retry, err
-		}
-		return n, ids, retry, nil
-	case perr == nil:
-		perr = errors.New("the replicator neither applied nor refused it")
+	if err != nil {
+		return 0, nil, retry, err
 	}
-	if !errors.Is(perr, ErrNotPrimary) && !errors.Is(perr, ErrClosed) {
-		perr = fmt.Errorf("%w: TTL batch not committed: %w", ErrNotPrimary, perr)
-	}
-	return 0, nil, retry, perr
+	return n, ids, retry, nil
 }
 
 // replicatedBatch is deleteBatch as one write under the DB's Replicator,

@@ -647,9 +647,11 @@ func (ts *tsColl) applyOp(op *Op) error {
 	case OpUpdate:
 		err = ts.applyMetaUpdate(op)
 	case OpDelete:
-		_, _, _, err = ts.applyRemoval(op, false)
+		_, _, _, _, err = ts.applyRemoval(op, false, nil)
 	case OpExpire:
-		n, ids, rem, err = ts.applyRemoval(op, true)
+		var removed int
+		n, removed, ids, rem, err = ts.applyRemoval(op, true, nil)
+		ts.db.countDeletedMeasurements(removed)
 		note = true
 	default:
 		err = fmt.Errorf("%w: %w: a time-series collection has no %s ops", ErrInvalidOp, ErrTimeSeries, op.Kind)
@@ -684,15 +686,35 @@ func (ts *tsColl) applyInsert(op *Op) error {
 	return nil
 }
 
+// countDeletedMeasurements adds n expired measurements removed to the
+// metrics (DeletedMeasurements).
+func (db *DB) countDeletedMeasurements(n int) {
+	if n > 0 {
+		db.metrics.deletedMeasurements.Add(int64(n))
+	}
+}
+
 // applyRemoval removes the measurements an OpDelete or OpExpire names.
 // For an OpExpire (expire set) only those still expired at its Cutoff
 // under its rule go, and it returns the buckets deleted whole, the
-// removed measurements' _id values and the measurements, for the metrics
-// and observers. Call holding mu for writing.
-func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRemoved, err error) {
-	order, marks, err := ts.locate(op.Keys)
-	if err != nil {
-		return 0, nil, nil, err
+// measurements removed and, when the DB has DeleteObservers, their _id
+// values and the measurements, for the observers; the callers that count
+// the removal in the metrics do (countDeletedMeasurements), the loader
+// replaying a log does not. The TTL
+// monitor of a proposal-first replica deletes its own batches through it
+// too (deleteBuckets): every replica decides alike. Call holding mu for
+// writing.
+//
+// known, when not nil, are the measurements op.Keys name, found under
+// this same hold of mu (the leader's own batch, whose keys were built
+// from them): the keys are then not parsed and looked up again; the
+// re-check of each measurement is made all the same.
+func (ts *tsColl) applyRemoval(op *Op, expire bool, known *tsMarks) (n, removed int, ids []any, rem *tsRemoved, err error) {
+	marks := known
+	if marks == nil {
+		if marks, err = ts.locate(op.Keys); err != nil {
+			return 0, 0, nil, nil, err
+		}
 	}
 	if expire {
 		var e *tsExpiry
@@ -702,11 +724,11 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRe
 			}
 		}
 		if e == nil {
-			return 0, nil, nil, fmt.Errorf("%w: %w: collection %q has no expiry rule %q", ErrInvalidOp, ErrNotFound, ts.name, op.Index)
+			return 0, 0, nil, nil, fmt.Errorf("%w: %w: collection %q has no expiry rule %q", ErrInvalidOp, ErrNotFound, ts.name, op.Index)
 		}
 		cut, on := e.cutoff(op.Cutoff)
-		for _, b := range order {
-			keep := marks[b]
+		for j, b := range marks.order {
+			keep := marks.keeps[j]
 			for i := range keep {
 				// The monitor's rule: a bucket of the rule whose expiry key
 				// is at or before the cutoff; with PreciseExpiry, each
@@ -718,22 +740,29 @@ func (ts *tsColl) applyRemoval(op *Op, expire bool) (n int, ids []any, rem *tsRe
 				}
 			}
 		}
-		rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
-	}
-	removed := 0
-	for _, b := range order {
-		if rem != nil && slices.Contains(marks[b], false) {
-			ids = rem.add(b, marks[b], ids)
+		if len(ts.db.cfg.observe) > 0 {
+			rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
 		}
-		removed += ts.keep(b, marks[b])
+	}
+	n, removed, ids = ts.removeMarked(marks, rem)
+	return n, removed, ids, rem, nil
+}
+
+// removeMarked removes the measurements marks lists, and returns the
+// buckets deleted whole and the measurements removed; with rem, it records
+// them there and returns their _id values. Call holding mu for writing.
+func (ts *tsColl) removeMarked(marks *tsMarks, rem *tsRemoved) (n, removed int, ids []any) {
+	for j, b := range marks.order {
+		keep := marks.keeps[j]
+		if rem != nil && slices.Contains(keep, false) {
+			ids = rem.add(b, keep, ids)
+		}
+		removed += ts.keep(b, keep)
 		if b.removed {
 			n++
 		}
 	}
-	if expire && removed > 0 {
-		ts.db.metrics.deletedMeasurements.Add(int64(removed))
-	}
-	return n, ids, rem, nil
+	return n, removed, ids
 }
 
 // applyMetaUpdate sets the meta value of the buckets an OpUpdate's keys
@@ -744,12 +773,13 @@ func (ts *tsColl) applyMetaUpdate(op *Op) error {
 	if len(op.Keys) != len(op.Docs) {
 		return fmt.Errorf("%w: a time-series update has %d documents and %d keys", ErrInvalidOp, len(op.Docs), len(op.Keys))
 	}
-	order, marks, err := ts.locate(op.Keys)
+	marks, err := ts.locate(op.Keys)
 	if err != nil {
 		return err
 	}
-	for _, b := range order {
-		if slices.Contains(marks[b], true) {
+	order := marks.order
+	for j, b := range order {
+		if slices.Contains(marks.keeps[j], true) {
 			return fmt.Errorf("%w: collection %q: a time-series update names only part of bucket %d", ErrInvalidOp, ts.name, b.seq)
 		}
 	}

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -92,8 +93,15 @@ type Replicator interface {
 // reach a quorum), and so do DB.Apply and Close; DB.LastSeq does not.
 // ProposeExpire must not call into the DB otherwise.
 // The batch's write runs as every write does (Begin, the batch, End), with
-// ProposeExpire in place of Commit. Time-series collections are not
-// proposed: their batches commit as other writes (Begin, Commit, End).
+// ProposeExpire in place of Commit.
+//
+// Time-series collections are proposed alike: a batch of buckets is one
+// OpExpire whose Keys name the measurements it removes (whole buckets, or
+// with PreciseExpiry those trimmed out of them), chosen and re-checked as
+// without a proposer, its Cutoff the batch's instant; apply removes those
+// still expired at Cutoff under the rule named by Index, as DB.Apply does.
+// A time-series collection has one lock for its reads and writes: while
+// its batch is proposed, its reads wait too.
 type ExpireProposer interface {
 	ProposeExpire(op Op, apply func() error) error
 }
@@ -179,3 +187,46 @@ func replicated[T any](db *DB, fn func() (T, error)) (T, error) {
 // On a DB with a Replicator it counts local writes not yet replicated
 // too (see MarkCommitted).
 func (db *DB) LastSeq() uint64 { return db.ops.lastSeq() }
+
+// proposeExpire replicates a TTL batch proposal-first (ExpireProposer):
+// holding the DB's commit lock, it reserves the next sequence number for
+// op (a batch's OpExpire, built and re-checked by the caller), proposes it
+// with p and, once it is committed, deletes its documents with del (the
+// code DB.Apply runs for an OpExpire, so that every replica decides
+// alike) and commits it to the sinks with that number. It returns del's
+// error, or, for a batch not committed (nothing deleted, the number not
+// used), an error matching ErrNotPrimary. Call holding the write lock of
+// op's collection (an ordinary collection's writeMu, a time-series
+// collection's mu). Both kinds of collection propose through it.
+func (db *DB) proposeExpire(p ExpireProposer, op *Op, del func(op *Op) error) error {
+	c := &db.ops
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	op.Seq = c.seq.Load() + 1 // reserved: nothing else commits until we return
+	applied := false
+	var err error
+	perr := p.ProposeExpire(*op, func() error {
+		if applied {
+			return fmt.Errorf("%w: TTL batch %d applied twice", ErrInvalidOp, op.Seq)
+		}
+		applied = true
+		if err = db.checkOpen(); err != nil {
+			return err
+		}
+		if err = del(op); err != nil {
+			return err
+		}
+		err = c.commitAppliedLocked([]Op{*op})
+		return err
+	})
+	switch {
+	case applied:
+		return err
+	case perr == nil:
+		perr = errors.New("the replicator neither applied nor refused it")
+	}
+	if !errors.Is(perr, ErrNotPrimary) && !errors.Is(perr, ErrClosed) {
+		perr = fmt.Errorf("%w: TTL batch not committed: %w", ErrNotPrimary, perr)
+	}
+	return perr
+}

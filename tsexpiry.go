@@ -251,17 +251,13 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		chosen, more = e.choose(cut, limit, pass, batchNow)
 	}
 	retry := false
-	removed := 0
-	var (
-		op      Op // the batch's OpExpire, when ops are wanted
-		keyBuf  []byte
-		wantOps = m.db.ops.opsWanted()
-		pre     = wantOps && m.db.ops.preImagesWanted()
-	)
-	var rem *tsRemoved
-	if observe {
-		rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
-	}
+	// The measurements to remove: a bucket of chosen at most once each.
+	marks := &e.marks
+	defer func() {
+		clear(marks.order) // keeps no removed bucket alive
+		clear(marks.keeps)
+		marks.order, marks.keeps = marks.order[:0], marks.keeps[:0]
+	}()
 	for _, c := range chosen {
 		b := c.b
 		if hooks {
@@ -287,32 +283,51 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		for i := range keep {
 			keep[i] = !c.removes(i)
 		}
-		if observe {
-			ids = rem.add(b, keep, ids)
-		}
-		if wantOps {
-			gone := func(i int) bool { return !keep[i] }
-			op.Keys, keyBuf = tsKeys(op.Keys, keyBuf, b, gone)
-			if pre {
-				op.Before = ts.measurements(op.Before, b, gone)
-			}
-		}
-		removed += ts.keep(b, keep)
-		if b.removed {
-			n++
-		}
+		marks.add(b, keep)
 	}
-	if len(op.Keys) > 0 {
+	var op Op // the batch's OpExpire, when ops are wanted
+	if m.db.ops.opsWanted() && len(marks.order) > 0 {
+		op = ts.removalOp(OpExpire, marks) // before the buckets change
 		at := opTime(batchNow)
-		op.Kind, op.Index, op.Cutoff, op.Time = OpExpire, e.name, at, at
-		ts.commitOps(batchNow, op)
+		op.Collection, op.Index, op.Cutoff, op.Time = ts.name, e.name, at, at
 	}
-	ts.mu.Unlock()
+	removed := 0
+	var rem *tsRemoved
+	if p := m.db.cfg.proposer; p != nil && len(op.Keys) > 0 {
+		// Proposal-first: nothing goes before the op is committed, and
+		// then through DB.Apply's code (its re-check, its metrics).
+		n, removed, ids, rem, err = ts.proposeRemoval(p, op, marks)
+		ts.mu.Unlock()
+		if err != nil {
+			return 0, nil, false, batchNow, err
+		}
+	} else {
+		if observe {
+			rem = &tsRemoved{timeField: ts.opts.TimeField, metaField: ts.opts.MetaField}
+		}
+		n, removed, ids = ts.removeMarked(marks, rem)
+		if len(op.Keys) > 0 {
+			ts.commitOps(batchNow, op)
+		}
+		ts.mu.Unlock()
+		m.db.countDeletedMeasurements(removed)
+	}
 	e.lastMeasurements, e.lastRemoved = removed, rem
-	if removed > 0 {
-		m.db.metrics.deletedMeasurements.Add(int64(removed))
-	}
 	return n, ids, !more && !retry, batchNow, nil
+}
+
+// proposeRemoval proposes a TTL batch's OpExpire (proposeExpire) and,
+// once it is committed, removes its measurements (marks, which its keys
+// name) as DB.Apply does (applyRemoval). Call holding mu for writing,
+// since marks were chosen. (A function of its own: op and the results
+// escape here, not in deleteBuckets.)
+func (ts *tsColl) proposeRemoval(p ExpireProposer, op Op, marks *tsMarks) (n, removed int, ids []any, rem *tsRemoved, err error) {
+	err = ts.db.proposeExpire(p, &op, func(op *Op) (err error) {
+		n, removed, ids, rem, err = ts.applyRemoval(op, true, marks)
+		ts.db.countDeletedMeasurements(removed)
+		return err
+	})
+	return n, removed, ids, rem, err
 }
 
 // runBucketHooks offers the measurements of the chosen buckets to the

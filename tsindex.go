@@ -140,6 +140,9 @@ type tsExpiry struct {
 	// the pass only.
 	lastMeasurements int
 	lastRemoved      *tsRemoved
+	// marks is the buffer of a batch's measurements to remove, reused
+	// from batch to batch (cleared after each). Used by the pass only.
+	marks tsMarks
 }
 
 type tsExpEntry struct {

@@ -149,15 +149,51 @@ func (ts *tsColl) insertOp(prepared []tsMeasurement) Op {
 	return Op{Kind: OpInsert, Docs: docs}
 }
 
-// removalOp describes the measurements keep marks false in each bucket of
-// order (marks[b]) as an op of kind (OpDelete, OpExpire). Call before the
-// buckets change.
-func (ts *tsColl) removalOp(kind OpKind, order []*bucket, marks map[*bucket][]bool) Op {
+// tsMarks lists measurements to remove, bucket by bucket: keeps[j] marks
+// false those of order[j] that go.
+type tsMarks struct {
+	order []*bucket
+	keeps [][]bool
+	at    map[*bucket]int // the index of each bucket in order (mark)
+}
+
+// add lists b with keep (the TTL monitor's batch: each bucket once).
+func (m *tsMarks) add(b *bucket, keep []bool) {
+	m.order = append(m.order, b)
+	m.keeps = append(m.keeps, keep)
+}
+
+// mark marks measurement i of b, listing b the first time; it reports
+// false if i was marked already.
+func (m *tsMarks) mark(b *bucket, i int) bool {
+	if m.at == nil {
+		m.at = map[*bucket]int{}
+	}
+	j, ok := m.at[b]
+	if !ok {
+		keep := make([]bool, b.len())
+		for k := range keep {
+			keep[k] = true
+		}
+		j = len(m.order)
+		m.at[b] = j
+		m.add(b, keep)
+	}
+	if !m.keeps[j][i] {
+		return false
+	}
+	m.keeps[j][i] = false
+	return true
+}
+
+// removalOp describes the measurements marks lists as an op of kind
+// (OpDelete, OpExpire). Call before the buckets change.
+func (ts *tsColl) removalOp(kind OpKind, marks *tsMarks) Op {
 	op := Op{Kind: kind}
 	var buf []byte
 	pre := ts.db.ops.preImagesWanted()
-	for _, b := range order {
-		keep := marks[b]
+	for j, b := range marks.order {
+		keep := marks.keeps[j]
 		removed := func(i int) bool { return !keep[i] }
 		op.Keys, buf = tsKeys(op.Keys, buf, b, removed)
 		if pre {
@@ -212,38 +248,27 @@ func (ts *tsColl) bucketBySeq(seq uint64) (*bucket, bool) {
 }
 
 // locate finds the measurements keys name, grouped by bucket in the order
-// of their first key: for each bucket, which positions they name. Every
-// key must name a stored measurement with its _id, and none twice. Call
-// holding mu.
-func (ts *tsColl) locate(ks []RawDocument) (order []*bucket, marks map[*bucket][]bool, err error) {
-	marks = map[*bucket][]bool{}
+// of their first key. Every key must name a stored measurement with its
+// _id, and none twice. Call holding mu.
+func (ts *tsColl) locate(ks []RawDocument) (*tsMarks, error) {
+	marks := &tsMarks{}
 	for _, k := range ks {
 		id, seq, pos, err := tsKeyOf(k)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		b, ok := ts.bucketBySeq(seq)
 		if !ok || pos >= b.len() {
-			return nil, nil, fmt.Errorf("%w: %w: collection %q: no measurement at bucket %d position %d", ErrInvalidOp, ErrNotFound, ts.name, seq, pos)
+			return nil, fmt.Errorf("%w: %w: collection %q: no measurement at bucket %d position %d", ErrInvalidOp, ErrNotFound, ts.name, seq, pos)
 		}
 		if have, _ := codec.EncodedFieldRaw(b.enc(pos), "_id"); !slices.Equal(have, id) {
-			return nil, nil, fmt.Errorf("%w: collection %q: the measurement at bucket %d position %d has another _id", ErrInvalidOp, ts.name, seq, pos)
+			return nil, fmt.Errorf("%w: collection %q: the measurement at bucket %d position %d has another _id", ErrInvalidOp, ts.name, seq, pos)
 		}
-		keep := marks[b]
-		if keep == nil {
-			keep = make([]bool, b.len())
-			for i := range keep {
-				keep[i] = true
-			}
-			marks[b] = keep
-			order = append(order, b)
+		if !marks.mark(b, pos) {
+			return nil, fmt.Errorf("%w: collection %q: bucket %d position %d named twice", ErrInvalidOp, ts.name, seq, pos)
 		}
-		if !keep[pos] {
-			return nil, nil, fmt.Errorf("%w: collection %q: bucket %d position %d named twice", ErrInvalidOp, ts.name, seq, pos)
-		}
-		keep[pos] = false
 	}
-	return order, marks, nil
+	return marks, nil
 }
 
 // splitMeasurement takes a measurement as ops carry it apart: its stored

@@ -300,20 +300,10 @@ func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, 
 	if ts.dropped {
 		return 0, nil
 	}
-	marks := map[*bucket][]bool{}
-	var order []*bucket
+	marks := &tsMarks{}
 	n := 0
 	ts.scan(ts.plan(q), q, func(b *bucket, i int, _ Document) bool {
-		k := marks[b]
-		if k == nil {
-			k = make([]bool, b.len())
-			for j := range k {
-				k[j] = true
-			}
-			marks[b] = k
-			order = append(order, b)
-		}
-		k[i] = false
+		marks.mark(b, i)
 		n++
 		return limit <= 0 || n < limit
 	})
@@ -321,13 +311,11 @@ func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, 
 		return 0, ctxError(c.name, q.err) // nothing deleted yet
 	}
 	var op Op
-	wantOps := ts.db.ops.opsWanted() && len(order) > 0
+	wantOps := ts.db.ops.opsWanted() && len(marks.order) > 0
 	if wantOps {
-		op = ts.removalOp(OpDelete, order, marks) // before the buckets change
+		op = ts.removalOp(OpDelete, marks) // before the buckets change
 	}
-	for _, b := range order {
-		ts.keep(b, marks[b])
-	}
+	ts.removeMarked(marks, nil)
 	if wantOps {
 		ts.commitOps(c.db.clock.Now(), op)
 	}

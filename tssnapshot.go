@@ -249,9 +249,9 @@ func (l *loader) tsApply(ts *tsColl, op Op) error {
 	case OpUpdate:
 		err = ts.applyMetaUpdate(&op)
 	case OpDelete:
-		_, _, _, err = ts.applyRemoval(&op, false)
+		_, _, _, _, err = ts.applyRemoval(&op, false, nil)
 	case OpExpire:
-		_, _, _, err = ts.applyRemoval(&op, true)
+		_, _, _, _, err = ts.applyRemoval(&op, true, nil)
 	default:
 		err = fmt.Errorf("a time-series collection has no %s ops", op.Kind)
 	}

@@ -129,7 +129,9 @@ const (
 // the same measurements and the same buckets (bucketsDigest), nothing
 // before its threshold is deleted on any of them, the killed node and
 // then all three restart from their directories with the same state, and
-// the collection-level expiry goes on after that.
+// the collection-level expiry goes on after that. Every batch is a
+// proposal entry in every node's log (proposed first, see
+// TestClusterTimeSeriesProposalFirst).
 func TestClusterTimeSeries(t *testing.T) {
 	// 120 measurements: 20 buckets per sensor, 6 measurements each.
 	sensors, perSensor, batch := bySoak(16, 64, 200), bySoak(120, 120, 240), bySoak(4, 8, 16)
@@ -298,6 +300,9 @@ func TestClusterTimeSeries(t *testing.T) {
 	})
 	c.converged()
 	c.requireTS(0, 0, fresh)
+	for _, tn := range c.nodes {
+		assert.Positive(t, tsExpiryEntries(t, tn), "%s: the batches are proposal entries", tn.id)
+	}
 	assert.Zero(t, early.Load(), "measurements deleted before their threshold")
 	observedMu.Lock()
 	defer observedMu.Unlock()
@@ -370,4 +375,122 @@ func (c *cluster) monitorUntil(done func(db *ttldb.DB) bool) {
 		}
 		<-tick.C
 	}
+}
+
+// TestClusterTimeSeriesProposalFirst: the leader's TTL batches of a
+// time-series collection are proposed before anything is removed. While
+// the entry of its first batch is held (not committed), the leader has
+// committed, removed and observed nothing and the followers hold every
+// measurement; once released, every batch is one proposal entry (no
+// ordinary entry carries a time-series OpExpire, on any node's log), and
+// every replica removes the same measurements (digests, metrics and the
+// observers' counts alike).
+func TestClusterTimeSeriesProposalFirst(t *testing.T) {
+	const sensors, perBucket, batch = 10, 6, 4
+	var observed sync.Map // node id → *atomic.Int64: measurements its observers saw removed
+	h := newHolds()
+	c := newClusterWrapped(t, 3, func(id string) []ttldb.Option {
+		n := new(atomic.Int64)
+		observed.Store(id, n)
+		return []ttldb.Option{
+			ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: batch}),
+			ttldb.WithDeleteObserver(func(ev ttldb.DeleteEvent) {
+				for range ev.Measurements() {
+					n.Add(1)
+				}
+			}),
+		}
+	}, false, testRaftConfig, h.wrap)
+	seen := func(tn *testNode) int64 {
+		n, _ := observed.Load(tn.id)
+		return n.(*atomic.Int64).Load()
+	}
+	c.writeOnLeader(func(db *ttldb.DB) error {
+		_, err := db.CreateCollection(tsColl, ttldb.CollectionOptions{
+			TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor", BucketMaxSpanSeconds: tsSpan, BucketRoundingSeconds: tsSpan},
+			ExpireAfterSeconds: ttldb.Seconds(60),
+		})
+		return err
+	})
+	start := c.clk.Now()
+	var ms []any
+	for s := range sensors + 1 {
+		at, kind := start, "old"
+		if s == sensors {
+			at, kind = start.Add(time.Hour), "fresh"
+		}
+		for i := range perBucket {
+			ms = append(ms, ttldb.Document{"_id": fmt.Sprintf("%s%02d-%d", kind, s, i), "t": at.Add(time.Duration(i) * tsStep), "sensor": ttldb.Document{"id": s}, "kind": kind})
+		}
+	}
+	c.writeOnLeader(func(db *ttldb.DB) error {
+		_, err := db.Collection(tsColl).InsertMany(ms)
+		return err
+	})
+	c.converged()
+	c.clk.Advance(3 * time.Minute) // past start + span + 60 s of the old buckets
+
+	l := c.leader()
+	seq := l.node.DB().LastSeq()
+	release := h.hold()
+	defer release()
+	passErr := make(chan error, 1)
+	go func() {
+		_, err := l.node.DB().RunTTLPass(context.Background())
+		passErr <- err
+	}()
+	h.next(t) // the first batch's entry is in the leader's log, not replicated
+	// The leader's collection is locked while its batch is proposed: what
+	// it did is read from its sequence and its observers.
+	assert.Equal(t, seq, l.node.DB().LastSeq(), "the leader committed nothing before the entry")
+	assert.Zero(t, seen(l), "the leader removed nothing before the entry committed")
+	for _, tn := range c.nodes {
+		if tn != l {
+			assert.Equal(t, len(ms), count(t, tn.node.DB(), tsColl, ttldb.Document{}), "%s removed something", tn.id)
+		}
+	}
+	release()
+	require.NoError(t, <-passErr)
+	c.converged()
+	buckets := (sensors + batch - 1) / batch
+	for _, tn := range c.nodes {
+		db := tn.node.DB()
+		assert.Zero(t, count(t, db, tsColl, ttldb.Document{"kind": "old"}), tn.id)
+		assert.Equal(t, perBucket, count(t, db, tsColl, ttldb.Document{"kind": "fresh"}), tn.id)
+		assert.Equal(t, seq+uint64(buckets), db.LastSeq(), "%s: one op per batch", tn.id)
+		m := db.Metrics().TTL
+		assert.EqualValues(t, sensors, m.DeletedDocuments, "%s: buckets", tn.id)
+		assert.EqualValues(t, sensors*perBucket, m.DeletedMeasurements, tn.id)
+		assert.EqualValues(t, sensors*perBucket, seen(tn), "%s: observed", tn.id)
+		assert.Equal(t, buckets, tsExpiryEntries(t, tn), "%s: the batches' proposal entries", tn.id)
+	}
+}
+
+// tsExpiryEntries counts the proposal entries holding an OpExpire of the
+// time-series collection in a node's raft log, failing the test if an
+// ordinary entry (a write's, deleted then shipped) holds one.
+func tsExpiryEntries(t *testing.T, tn *testNode) int {
+	t.Helper()
+	first, err := tn.node.logs.FirstIndex()
+	require.NoError(t, err)
+	last, err := tn.node.logs.LastIndex()
+	require.NoError(t, err)
+	proposals := 0
+	for i := first; i <= last && first > 0; i++ {
+		var l raft.Log
+		require.NoError(t, tn.node.logs.GetLog(i, &l))
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		h, ops, err := decodeEntry(l.Data)
+		require.NoError(t, err)
+		for _, op := range ops {
+			if op.Kind != ttldb.OpExpire || op.Collection != tsColl {
+				continue
+			}
+			require.NotZero(t, h.proposal, "%s: entry %d ships a time-series TTL batch as a write", tn.id, i)
+			proposals++
+		}
+	}
+	return proposals
 }
