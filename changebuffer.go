@@ -38,7 +38,11 @@ type ChangeStreamBufferOptions struct {
 	// the first Watch, so that a stream can start from the DB's first
 	// write (ResumeAfter with a zero ResumeToken) while it is retained.
 	// Writes then build ops from the start (which costs what one
-	// attached watcher costs them; see the README's benchmarks).
+	// attached watcher costs them; see the README's benchmarks). On a DB
+	// loaded at Open (WithDir, WithRestore) the buffer starts after the
+	// loaded ops: a resume from before them is ErrChangeStreamHistoryLost.
+	// A replica that applies its primary's ops (DB.Apply) from its first
+	// holds them all, so that a stream can resume there after a failover.
 	AttachAtOpen bool
 	// PreImages keeps every update's, replacement's and deletion's
 	// pre-image (ChangeEvent.FullDocumentBeforeChange) from the moment
@@ -81,10 +85,21 @@ type changeBuffer struct {
 	// committer's last Seq at attach, plus one): earlier ops were never
 	// in it.
 	first uint64
-	// head is the Seq of the newest op appended (first-1 before any). It
-	// is stored after the op's slot, so a reader that sees head >= s finds
-	// op s (or a later one that overwrote it) in its slot.
+	// head is the Seq of the newest op streams may read (first-1 before
+	// any): the newest appended, or on a gated buffer the newest appended
+	// and committed. It is stored after the op's slot, so a reader that
+	// sees head >= s finds op s (or a later one that overwrote it) in its
+	// slot.
 	head atomic.Uint64
+
+	// gated is set on the buffer of a DB with a Replicator: an op a local
+	// write commits is appended (its slot, appended) but published (head)
+	// only once the replicator marks it committed (committed, the
+	// committer's mark; DB.MarkCommitted). Ops DB.Apply applied are
+	// committed on arrival. Set before the buffer is attached.
+	gated     bool
+	appended  atomic.Uint64  // gated: the Seq of the newest op appended
+	committed *atomic.Uint64 // gated: the committer's committed mark
 
 	// Waking: a stream with nothing to read sets waiting, lowers wakeAt
 	// to the Seq it waits for and waits on wake (made by the first such
@@ -110,25 +125,87 @@ func newChangeBuffer(size int) *changeBuffer {
 }
 
 // appendOps stores ops (a write's, numbered and in order) in their slots,
-// then publishes the newest Seq and wakes the waiting streams. It runs
-// under the committer's lock: O(len(ops)) pointer stores, no allocation;
-// with streams waiting, one lock and the close of one channel.
+// then publishes the newest Seq (on a gated buffer: as far as the
+// committed mark allows) and wakes the waiting streams. It runs under the
+// committer's lock: O(len(ops)) pointer stores, no allocation; with
+// streams waiting, one lock and the close of one channel.
 func (b *changeBuffer) appendOps(ops []Op) {
 	for i := range ops {
 		b.slots[ops[i].Seq%b.size].Store(&ops[i])
 	}
 	head := ops[len(ops)-1].Seq
+	if b.gated {
+		// appended is stored before committed is read, and markCommitted
+		// stores committed before it reads appended: one of the two sees
+		// both and publishes min(appended, committed).
+		b.appended.Store(head)
+		b.publish(min(head, b.committed.Load()))
+		return
+	}
 	b.head.Store(head)
 	if b.waiting.Load() && head >= b.wakeAt.Load() {
-		b.mu.Lock()
-		if b.wake != nil {
-			close(b.wake)
-			b.wake = nil
-		}
-		b.waiting.Store(false)
-		b.wakeAt.Store(noWake)
-		b.mu.Unlock()
+		b.wakeAll()
 	}
+}
+
+// markCommitted publishes the ops appended up to seq (committedSink): a
+// gated buffer's streams may read them. It takes no lock unless a stream
+// waits for them.
+func (b *changeBuffer) markCommitted(seq uint64) {
+	if b.gated {
+		b.publish(min(seq, b.appended.Load()))
+	}
+}
+
+// publish raises a gated buffer's head to h (never lowers it: appendOps
+// and markCommitted race) and wakes the streams waiting for it.
+func (b *changeBuffer) publish(h uint64) {
+	for {
+		cur := b.head.Load()
+		if h <= cur {
+			return // published already, by whoever raised it
+		}
+		if b.head.CompareAndSwap(cur, h) {
+			break
+		}
+	}
+	b.wakeFor(h)
+}
+
+// start sets where a buffer attached after op last begins: its first op
+// is last+1. A gated buffer publishes nothing past the committed mark:
+// its streams start after last all the same (the ops up to last were
+// never in the buffer), and wait until last+1 is committed, so that no
+// stream starts after an op that may yet be rolled back. Called by the
+// committer under its lock, before the buffer is shared.
+func (b *changeBuffer) start(last uint64) {
+	b.first = last + 1
+	b.appended.Store(last)
+	if b.gated {
+		b.head.Store(min(last, b.committed.Load()))
+	} else {
+		b.head.Store(last)
+	}
+}
+
+// wakeFor wakes the streams waiting for an op up to head, now published:
+// two atomic loads when none waits for it.
+func (b *changeBuffer) wakeFor(head uint64) {
+	if b.waiting.Load() && head >= b.wakeAt.Load() {
+		b.wakeAll()
+	}
+}
+
+// wakeAll wakes every waiting stream (each re-checks head).
+func (b *changeBuffer) wakeAll() {
+	b.mu.Lock()
+	if b.wake != nil {
+		close(b.wake)
+		b.wake = nil
+	}
+	b.waiting.Store(false)
+	b.wakeAt.Store(noWake)
+	b.mu.Unlock()
 }
 
 // noWake is wakeAt while no stream waits.
@@ -315,13 +392,13 @@ func (b *changeBuffer) holds(t ResumeToken, head uint64) error {
 // shared).
 func (db *DB) attachChanges() {
 	b := newChangeBuffer(db.cfg.changes.Size)
+	b.gated = db.cfg.replicator != nil
+	b.committed = &db.ops.committed
+	b.wakeAt.Store(noWake)
 	if db.cfg.changes.PreImages {
 		db.ops.requestPreImages(true)
 	}
-	last := db.ops.attach(b)
-	b.first = last + 1
-	b.head.Store(last)
-	b.wakeAt.Store(noWake)
+	db.ops.attach(b) // b.start, under the committer's lock
 	db.changeBuf = b
 }
 

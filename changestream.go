@@ -79,8 +79,9 @@ type ChangeStreamOptions struct {
 	// the stream's ResumeToken) it is, and the zero token at the start of
 	// the DB's history. The token's op must still be in the change-stream
 	// buffer, else Watch fails with ErrChangeStreamHistoryLost; a token
-	// ahead of the DB's history is ErrInvalidOptions. Nil: start with the
-	// next write.
+	// ahead of the DB's history (on a DB with a Replicator: of its
+	// committed history, e.g. a replica that has not applied the token's
+	// op yet) is ErrInvalidOptions. Nil: start with the next write.
 	ResumeAfter *ResumeToken
 	// StartAfter is ResumeAfter (MongoDB's startAfter differs only after
 	// an invalidate event, which ttldb never sends). Setting both is
@@ -166,6 +167,13 @@ func mergeChangeStreamOptions(opts []ChangeStreamOptions) ChangeStreamOptions {
 // but its pre-image request: an unclosed stream leaks nothing once
 // unreachable, though it keeps writes copying pre-images if it asked for
 // them.
+//
+// On a DB with a Replicator a stream delivers only committed ops, as
+// MongoDB's deliver only majority-committed changes: a local write's
+// events wait until the replicator marks its ops committed
+// (DB.MarkCommitted); ops applied with DB.Apply are delivered at once.
+// A write that fails to replicate is never delivered, so a resume token
+// names a place in the replicated history, the same op on every replica.
 //
 // A ChangeStream is for one goroutine at a time, except Close, which may
 // be called from any goroutine, also while Next waits.
@@ -319,7 +327,9 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 		db.preImageBarrier()
 	}
 	head := buf.head.Load()
-	cs.next = head + 1
+	// A replicated DB's buffer attached now may start past its head: the
+	// stream then waits until the ops before it are committed.
+	cs.next = max(head+1, buf.first)
 	if resume != nil {
 		if err := buf.holds(start, head); err != nil {
 			cs.Close()

@@ -159,6 +159,7 @@ func closedCalls() []closedCall {
 		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(nil) }},
 		{"Snapshot", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Snapshot() }},
 		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 1 << 40}) }},
+		{"MarkCommitted", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.MarkCommitted(1 << 40) }},
 	}
 }
 

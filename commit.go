@@ -43,6 +43,44 @@ type committer struct {
 	// replicator, set at Open (WithReplicator), receives the ops of
 	// local commits, not those DB.Apply applied.
 	replicator Replicator
+	// committed is, with a replicator, the Seq up to which every op is
+	// known committed by it (DB.MarkCommitted; ops DB.Apply applied are
+	// committed on arrival): change streams deliver no op past it. Raised
+	// without mu (markCommitted), so that the replicator may mark while a
+	// TTL batch's proposal holds mu.
+	committed atomic.Uint64
+}
+
+// committedSink is a sink that publishes only committed ops (the
+// change-stream buffer of a replicated DB): markCommitted tells it that
+// every op up to seq is committed. It runs with or without the
+// committer's lock and must not block.
+type committedSink interface {
+	opSink
+	markCommitted(seq uint64)
+}
+
+// raiseTo makes a at least v.
+func raiseTo(a *atomic.Uint64, v uint64) {
+	for {
+		cur := a.Load()
+		if cur >= v || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+// markCommitted raises the committed mark to seq and tells the sinks that
+// publish only committed ops. It takes no lock.
+func (c *committer) markCommitted(seq uint64) {
+	raiseTo(&c.committed, seq)
+	if s := c.sinks.Load(); s != nil {
+		for _, sink := range *s {
+			if cs, ok := sink.(committedSink); ok {
+				cs.markCommitted(seq)
+			}
+		}
+	}
 }
 
 // preImageSink is a sink that wants Op.Before filled from the moment it
@@ -131,9 +169,10 @@ func (c *committer) commit(ops []Op) {
 
 // commitApplied hands on ops that DB.Apply applied, keeping their
 // sequence numbers: the first must follow the last op committed, and each
-// the one before it (else ErrOpSequence, and nothing is handed on). Call it
-// as commit is called, holding the collection's write lock after the
-// change.
+// the one before it (else ErrOpSequence, and nothing is handed on). With a
+// replicator they are committed on arrival (they come from its log): the
+// committed mark moves up to the last of them. Call it as commit is
+// called, holding the collection's write lock after the change.
 func (c *committer) commitApplied(ops []Op) error {
 	if len(ops) == 0 {
 		return nil
@@ -152,6 +191,11 @@ func (c *committer) commitAppliedLocked(ops []Op) error {
 		}
 	}
 	c.seq.Store(seq + uint64(len(ops)))
+	if c.replicator != nil {
+		// Applied ops come from the replicated log: committed, and so is
+		// every op before them.
+		raiseTo(&c.committed, seq+uint64(len(ops)))
+	}
 	if s := c.sinks.Load(); s != nil {
 		for _, sink := range *s {
 			sink.appendOps(ops)
@@ -181,7 +225,16 @@ func (c *committer) attachLocked(s opSink) {
 		list = append(list, *old...)
 	}
 	list = append(list, s)
+	b, isBuf := s.(*changeBuffer)
+	if isBuf {
+		b.start(c.seq.Load())
+	}
 	c.sinks.Store(&list)
+	if isBuf && b.gated {
+		// A mark raised while the buffer was not yet in the list reached
+		// the committed word, not the buffer: publish up to it now.
+		b.markCommitted(c.committed.Load())
+	}
 	c.wanted.Store(true)
 	c.setPackable(list)
 	if p, ok := s.(preImageSink); ok && p.wantsPreImages() {

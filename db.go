@@ -126,9 +126,6 @@ func Open(opts ...Option) (*DB, error) {
 		collections: map[string]*collState{},
 		metrics:     newMetricsRecorder(),
 	}
-	if cfg.changes.AttachAtOpen {
-		db.attachChanges()
-	}
 	db.monitor = newMonitor(db, cfg.monitor)
 	switch {
 	case cfg.durable.dir != "" && cfg.replicator != nil:
@@ -147,6 +144,14 @@ func Open(opts ...Option) (*DB, error) {
 	if cfg.replicator != nil {
 		db.ops.replicator = cfg.replicator
 		db.ops.wanted.Store(true)
+	}
+	if cfg.changes.AttachAtOpen {
+		// After loading: the buffer's first op follows the loaded ones
+		// (a snapshot's, a log's, a backup's: none of them is in it).
+		// WithDir's snapshotter runs already: take the lock.
+		db.changesMu.Lock()
+		db.attachChanges()
+		db.changesMu.Unlock()
 	}
 	db.monitor.start()
 	return db, nil

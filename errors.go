@@ -105,7 +105,8 @@ var (
 
 	// ErrOpSequence is returned by DB.Apply when an op's sequence number
 	// is not the DB's last one + 1 (a gap, a repeat, or local writes
-	// committed meanwhile). Nothing of the call is applied.
+	// committed meanwhile): nothing of the call is applied; and by
+	// DB.MarkCommitted for a sequence number past the DB's last.
 	ErrOpSequence = errors.New("ttldb: op out of sequence")
 
 	// ErrOpVersion is returned by Op.UnmarshalBinary for a binary form of

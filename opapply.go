@@ -18,7 +18,10 @@ import (
 // DB that committed nothing) and each op's the one before it + 1; else
 // Apply returns ErrOpSequence and applies nothing. A DB counts the ops it
 // applied as its own: applying commits the same ops, with the same Seq,
-// to the DB's sinks, so that its change streams and its log see them.
+// to the DB's sinks, so that its change streams and its log see them. On a
+// DB with a Replicator, applied ops are committed on arrival (they come
+// from the replicated log): its change streams deliver them, and every op
+// before them, at once (see DB.MarkCommitted).
 //
 // Each op is atomic: it applies whole or, on error, not at all, and Apply
 // stops there (the ops before it stay applied) with an error naming the

@@ -24,6 +24,18 @@ import (
 // (the replicator then makes this DB agree with them again, typically by
 // rebuilding it from the replicated log). Ops applied with DB.Apply do not
 // go through the replicator.
+//
+// Change streams of a DB with a Replicator deliver only committed ops, as
+// MongoDB's deliver only majority-committed changes: a local write's ops
+// wait in the change-stream buffer until the replicator marks them
+// committed (DB.MarkCommitted), so that no watcher sees a write that is
+// then rolled back, and a resume token always names a place in the
+// replicated history. The replicator must mark every op it knows
+// committed, in any order of calls (the mark only rises): typically when
+// its replicated log applies the entry that holds it. Ops applied with
+// DB.Apply, and a TTL batch applied through ProposeExpire, are committed
+// on arrival; a DB opened from a Backup (WithRestore) starts with every
+// loaded op committed.
 type Replicator interface {
 	// Begin is called before a write resolves anything, with no lock held.
 	// A non-nil error refuses the write. Every Begin that returns nil is
@@ -73,6 +85,9 @@ type Replicator interface {
 //     ErrNotPrimary. If op still commits later (under another primary),
 //     the replicator applies it with DB.Apply, as any op from the log.
 //
+// An applied batch is committed: change streams deliver it, and every op
+// before it, with no DB.MarkCommitted.
+//
 // While ProposeExpire runs, every write of the DB waits (a round trip of
 // the replicated log per TTL batch, longer while the replicator cannot
 // reach a quorum), and so do DB.Apply and Close; DB.LastSeq does not.
@@ -103,6 +118,34 @@ func WithReplicator(r Replicator) Option {
 		cfg.proposer, _ = r.(ExpireProposer)
 		return nil
 	}
+}
+
+// MarkCommitted tells a DB opened WithReplicator that every op up to seq
+// (its Op.Seq, as Replicator.Commit received it) is committed by the
+// replicator: change streams may deliver them, and the streams waiting
+// for them wake. The mark only rises: a seq at or below it changes
+// nothing. A seq past LastSeq (an op not numbered yet) is ErrOpSequence,
+// and a closed DB's is ErrClosed: both change nothing. On a DB without a
+// Replicator every op is committed when made, and MarkCommitted does
+// nothing else.
+//
+// Cost: a few atomic operations, no allocation, plus waking the streams
+// waiting for the ops (one channel close). Concurrency: safe from any
+// goroutine, at any time; it takes none of the DB's locks, so a
+// replicator may call it while a write or a TTL batch's proposal
+// (ExpireProposer) holds them.
+func (db *DB) MarkCommitted(seq uint64) error {
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	c := &db.ops
+	if last := c.lastSeq(); seq > last {
+		return fmt.Errorf("%w: MarkCommitted(%d): the DB's last op is %d", ErrOpSequence, seq, last)
+	}
+	if c.replicator != nil {
+		c.markCommitted(seq)
+	}
+	return nil
 }
 
 // beginWrite starts a local write under the replicator, if any. The write
@@ -141,6 +184,8 @@ func replicated[T any](db *DB, fn func() (T, error)) (T, error) {
 // LastSeq returns the sequence number of the last op the DB committed or
 // applied (0: none). It counts only while ops are built (a sink, a
 // Replicator or DB.Apply): an in-memory DB with none attached stays at 0.
+// On a DB with a Replicator it counts local writes not yet replicated
+// too (see MarkCommitted).
 func (db *DB) LastSeq() uint64 { return db.ops.lastSeq() }
 
 // proposeExpire replicates a TTL batch proposal-first (ExpireProposer):

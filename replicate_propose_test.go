@@ -289,3 +289,27 @@ func TestProposalBatchSize(t *testing.T) {
 		assert.Equal(t, []int{2, 2, 1}, batches)
 	})
 }
+
+// Rule: a TTL batch applied through ProposeExpire is committed: change
+// streams deliver it (and every op before it) with no DB.MarkCommitted,
+// while nothing proposed first is delivered before its batch is applied.
+func TestProposeExpireCommitsToStreams(t *testing.T) {
+	db, _, _ := openProposing(t, ttldb.WithChangeStreamBuffer(ttldb.ChangeStreamBufferOptions{AttachAtOpen: true}))
+	ctx := context.Background()
+	cs, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{}})
+	require.NoError(t, err)
+	defer cs.Close()
+	assert.False(t, cs.TryNext(ctx), "the index and the inserts are not marked committed")
+	require.NoError(t, cs.Err())
+
+	res, err := db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 10, res.Deleted)
+	kinds := map[ttldb.OperationType]int{}
+	for cs.TryNext(ctx) {
+		kinds[cs.Event().OperationType]++
+	}
+	require.NoError(t, cs.Err())
+	assert.Equal(t, map[ttldb.OperationType]int{ttldb.OperationInsert: 10, ttldb.OperationDelete: 10}, kinds)
+	assert.Equal(t, ttldb.ResumeToken{Seq: db.LastSeq() + 1}, cs.ResumeToken())
+}

@@ -212,3 +212,76 @@ func TestWithRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the refused Open wrote nothing")
 }
+
+// Rule: a change-stream buffer attached at open starts after what the DB
+// loaded (WithDir): a stream opened on the reopened DB delivers its next
+// write.
+func TestAttachAtOpenAfterDir(t *testing.T) {
+	dir := t.TempDir()
+	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err := db.Collection("c").InsertOne(ttldb.Document{"_id": i})
+		require.NoError(t, err)
+	}
+	last := db.LastSeq()
+	require.NoError(t, db.Close())
+	db, err = ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}),
+		ttldb.WithChangeStreamBuffer(ttldb.ChangeStreamBufferOptions{AttachAtOpen: true}))
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, last, db.LastSeq())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := db.Watch(ctx)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = db.Collection("c").InsertOne(ttldb.Document{"_id": 9})
+	require.NoError(t, err)
+	require.True(t, cs.Next(ctx), "%v", cs.Err())
+	assert.Equal(t, ttldb.ResumeToken{Seq: last + 2}, cs.Event().ID)
+}
+
+// Rule: a change-stream buffer attached at open starts after what the DB
+// loaded (WithRestore): a stream opened on the restored DB delivers its
+// next write, and one resumed just after the loaded ops too.
+func TestAttachAtOpenAfterRestore(t *testing.T) {
+	attach := ttldb.WithChangeStreamBuffer(ttldb.ChangeStreamBufferOptions{AttachAtOpen: true})
+	src, err := ttldb.Open(attach, ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	defer src.Close()
+	for i := range 3 {
+		_, err := src.Collection("c").InsertOne(ttldb.Document{"_id": i})
+		require.NoError(t, err)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, src.Backup(&buf))
+	for _, replicated := range []bool{false, true} {
+		opts := []ttldb.Option{attach, ttldb.WithRestore(bytes.NewReader(buf.Bytes())), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
+		if replicated {
+			opts = append(opts, ttldb.WithReplicator(&recReplicator{}))
+		}
+		db, err := ttldb.Open(opts...)
+		require.NoError(t, err)
+		defer db.Close()
+		last := db.LastSeq()
+		require.Equal(t, src.LastSeq(), last)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cs, err := db.Watch(ctx)
+		require.NoError(t, err)
+		defer cs.Close()
+		resumed, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{Seq: last + 1}})
+		require.NoError(t, err, "the restored ops are committed")
+		defer resumed.Close()
+		_, err = db.Collection("c").InsertOne(ttldb.Document{"_id": 9})
+		require.NoError(t, err)
+		if replicated {
+			require.NoError(t, db.MarkCommitted(last+1))
+		}
+		for _, s := range []*ttldb.ChangeStream{cs, resumed} {
+			require.True(t, s.Next(ctx), "replicated %v: %v", replicated, s.Err())
+			assert.Equal(t, ttldb.ResumeToken{Seq: last + 2}, s.Event().ID)
+		}
+	}
+}

@@ -812,6 +812,7 @@ func (l *loader) finishLoad() error {
 		s.settleMemory(0)
 	}
 	db.ops.seq.Store(l.lastSeq)
+	db.ops.committed.Store(l.lastSeq) // a loaded DB's ops are all committed
 	if db.writes.Load() < l.maxVer {
 		db.writes.Store(l.maxVer)
 	}

@@ -286,12 +286,14 @@ func TestReplayAccountsMemory(t *testing.T) {
 		require.NoError(t, db.Close())
 		db = mustOpenDurable(t, clk, dir)
 		// Tables and trees grown by a load and by single writes may differ
-		// by a few steps of growth.
-		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.02, "snapshot %v: accounted after a reopen", snap)
+		// by a few steps of growth, and each Open hashes keys to its 64
+		// _id-table shards with a new seed: a shard that doubles its table
+		// in one Open may not in the next (up to about 3% here).
+		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.05, "snapshot %v: accounted after a reopen", snap)
 		require.NoError(t, db.Close())
 
 		db = mustOpenDurable(t, clk, dir, WithMemoryLimit(used/2))
-		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.02)
+		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.05)
 		_, err := db.Collection("c").InsertOne(Document{"over": true})
 		require.ErrorIs(t, err, ErrMemoryLimit)
 		require.NoError(t, db.Close())

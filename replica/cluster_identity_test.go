@@ -93,11 +93,7 @@ func TestClusterDeliveryIdentityAcrossFailover(t *testing.T) {
 	victimMu.Lock()
 	victim = old.id
 	victimMu.Unlock()
-	passErr := make(chan error, 1)
-	go func() {
-		_, err := old.node.DB().RunTTLPass(context.Background())
-		passErr <- err
-	}()
+	passErr := passInBackground(old.node.DB())
 	<-offered
 	c.kill(old)
 	close(killed)

@@ -158,11 +158,7 @@ func TestClusterProposalFirst(t *testing.T) {
 	seq := l.node.DB().LastSeq()
 	release := h.hold()
 	defer release()
-	passErr := make(chan error, 1)
-	go func() {
-		_, err := l.node.DB().RunTTLPass(context.Background())
-		passErr <- err
-	}()
+	passErr := passInBackground(l.node.DB())
 	h.next(t) // the batch's entry is in the leader's log, not replicated
 	for _, tn := range c.nodes {
 		assert.Equal(t, 50, count(t, tn.node.DB(), "s", ttldb.Document{}), "%s deleted before the batch committed", tn.id)
@@ -204,11 +200,7 @@ func TestClusterProposalFails(t *testing.T) {
 	seq := oldDB.LastSeq()
 	release := h.hold()
 	defer release()
-	passErr := make(chan error, 1)
-	go func() {
-		_, err := oldDB.RunTTLPass(context.Background())
-		passErr <- err
-	}()
+	passErr := passInBackground(oldDB)
 	h.next(t)
 	c.partition(old)
 	err := <-passErr
@@ -255,11 +247,7 @@ func TestClusterProposalCommitsAfterStepDown(t *testing.T) {
 	}
 	release := h.hold(keeper.addr)
 	defer release()
-	passErr := make(chan error, 1)
-	go func() {
-		_, err := oldDB.RunTTLPass(context.Background())
-		passErr <- err
-	}()
+	passErr := passInBackground(oldDB)
 	for got := map[raft.ServerAddress]bool{}; !got[keeper.addr]; {
 		got[h.next(t)] = true // the keeper stored the entry
 	}

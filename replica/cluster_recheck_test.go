@@ -54,11 +54,7 @@ func TestClusterUpdateBetweenChooseAndApply(t *testing.T) {
 	c.clk.Advance(2 * time.Minute)
 
 	l := c.leader()
-	passErr := make(chan error, 1)
-	go func() {
-		_, err := l.node.DB().RunTTLPass(context.Background())
-		passErr <- err
-	}()
+	passErr := passInBackground(l.node.DB())
 	<-chosen // the batch is chosen, its hooks are running
 	db := l.node.DB()
 	_, err := db.Collection("s").UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}})

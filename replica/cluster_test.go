@@ -291,6 +291,17 @@ func digest(t testing.TB, db *ttldb.DB) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// passInBackground runs one TTL pass of db on another goroutine; its
+// error arrives on the channel.
+func passInBackground(db *ttldb.DB) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.RunTTLPass(context.Background())
+		done <- err
+	}()
+	return done
+}
+
 func count(t testing.TB, db *ttldb.DB, coll string, filter ttldb.Document) int {
 	t.Helper()
 	n, err := db.Collection(coll).CountDocuments(context.Background(), filter)
@@ -411,11 +422,7 @@ func TestClusterLeaderKilledMidPass(t *testing.T) {
 		require.Less(t, attempt, 20, "no leader kept its leadership for three batches")
 		l := c.leader()
 		killing.Store(&l.id)
-		passErr := make(chan error, 1)
-		go func() {
-			_, err := l.node.DB().RunTTLPass(context.Background())
-			passErr <- err
-		}()
+		passErr := passInBackground(l.node.DB())
 		select {
 		case <-kill:
 			old = l

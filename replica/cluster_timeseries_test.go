@@ -434,11 +434,7 @@ func TestClusterTimeSeriesProposalFirst(t *testing.T) {
 	seq := l.node.DB().LastSeq()
 	release := h.hold()
 	defer release()
-	passErr := make(chan error, 1)
-	go func() {
-		_, err := l.node.DB().RunTTLPass(context.Background())
-		passErr <- err
-	}()
+	passErr := passInBackground(l.node.DB())
 	h.next(t) // the first batch's entry is in the leader's log, not replicated
 	// The leader's collection is locked while its batch is proposed: what
 	// it did is read from its sequence and its observers.

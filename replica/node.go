@@ -71,7 +71,10 @@ type Config struct {
 	Raft *raft.Config
 	// DBOptions open the node's DB (a clock, the monitor's options, expire
 	// hooks…). The node adds WithReplicator and WithPrimary: only the
-	// leader's monitor runs passes.
+	// leader's monitor runs passes. A cluster whose change streams must
+	// resume on another node (after a failover) adds
+	// ttldb.WithChangeStreamBuffer with AttachAtOpen, so that every
+	// node's buffer holds the ops from its first (see the README).
 	DBOptions []ttldb.Option
 	// Logger receives the node's log (leadership changes, rebuilds).
 	// Default: none.
@@ -287,10 +290,21 @@ type Status struct {
 	// ApplyLag is CommitIndex - AppliedIndex: entries committed but not
 	// yet applied here (how far the node's reads trail the cluster).
 	ApplyLag uint64
-	// LastSeq is the DB's last op sequence number: equal on every node
-	// that applied the same entries.
+	// LastSeq is the DB's last op sequence number: on the leader it
+	// counts writes whose entries are not committed yet.
 	LastSeq uint64
-	Members []Server
+	// AppliedSeq is the Seq of the last op the state machine applied
+	// (committed, on every node the same op): change streams deliver ops
+	// up to it, and a resume token {Seq: s} can resume here once
+	// AppliedSeq >= s-1.
+	AppliedSeq uint64
+	// AppliedSeqIndex is the raft index of the log entry that holds op
+	// AppliedSeq (the same on every node), relating op numbers to raft
+	// indexes: an entry holds one or more ops, and raft's own entries
+	// (configuration, no-op, barrier) hold none. 0 when the node holds
+	// that op from a snapshot, until it applies the next entry.
+	AppliedSeqIndex uint64
+	Members         []Server
 }
 
 // Status reports the node's state. It costs a few raft calls.
@@ -307,6 +321,7 @@ func (n *Node) Status() Status {
 		AppliedIndex:  n.raft.AppliedIndex(),
 		LastSeq:       n.DB().LastSeq(),
 	}
+	st.AppliedSeq, st.AppliedSeqIndex = n.fsm.position()
 	if st.CommitIndex > st.AppliedIndex {
 		st.ApplyLag = st.CommitIndex - st.AppliedIndex
 	}
@@ -650,6 +665,27 @@ type fsm struct {
 	appliedSeq uint64      // the DB's LastSeq as of the last entry applied; guarded by mu
 	diverged   atomic.Bool // the DB holds ops the log may not
 	epoch      atomic.Uint64
+
+	// pos is appliedSeq and the raft index of the entry that held it, for
+	// Status: guarded by posMu, not mu, so that Status never waits for an
+	// entry being applied or a rebuild.
+	posMu sync.Mutex
+	pos   [2]uint64
+}
+
+// setPosition records the last op applied and its entry's raft index
+// (0: from a snapshot).
+func (f *fsm) setPosition(seq, index uint64) {
+	f.posMu.Lock()
+	f.pos = [2]uint64{seq, index}
+	f.posMu.Unlock()
+}
+
+// position returns what setPosition recorded.
+func (f *fsm) position() (seq, index uint64) {
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	return f.pos[0], f.pos[1]
 }
 
 func (f *fsm) newEpoch() {
@@ -684,6 +720,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 	defer f.mu.Unlock()
 	if h, _, err := entryHead(l.Data); err == nil && h.proposal != 0 {
 		if applied, err := f.claim(h); applied {
+			// The proposer applied the batch: committed to the change
+			// streams as DB.Apply commits (ttldb.ExpireProposer).
+			f.setPosition(f.appliedSeq, l.Index)
 			return err
 		}
 	}
@@ -710,8 +749,14 @@ func (f *fsm) Apply(l *raft.Log) any {
 		f.node.abandonProposal()
 		err = db.Apply(ops...)
 	case own && h.proposal == 0 && local >= last:
-		// The leader's own write, applied when it was made. (A proposed
-		// batch is applied only through its proposer, above.)
+		// The leader's own write, applied when it was made; committed
+		// now, so its change streams may deliver it. (A proposed batch is
+		// applied only through its proposer, above.) A refused mark (the
+		// DB closed under it) leaves the entry committed all the same: it
+		// is not the write's error.
+		if merr := db.MarkCommitted(last); merr != nil {
+			f.node.logger.Warn("marking a committed entry's ops", "index", l.Index, "err", merr)
+		}
 	default:
 		// This DB holds ops the log does not: a write of this node whose
 		// entry lost to another leader's.
@@ -733,6 +778,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 		}
 	}
 	f.appliedSeq = last
+	f.setPosition(last, l.Index)
 	if err != nil {
 		f.node.logger.Error("applying a log entry failed", "index", l.Index, "err", err)
 	}
@@ -909,6 +955,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.appliedSeq = seq
+	f.setPosition(seq, 0)
 	f.swap(db)
 	return nil
 }

@@ -124,8 +124,9 @@ func TestTLSTransportAppendEntries(t *testing.T) {
 	ca := newTestCA(t, "ca")
 	la, lb := goodLayer(t, ca, "a"), goodLayer(t, ca, "b")
 	ta, tb := netTransport(la), netTransport(lb)
-	defer ta.Close()
-	defer tb.Close()
+	// The connections each dialled first, so that the other's handler of
+	// them ends (Close closes the listener only; goleak would see it).
+	defer closeTransports(ta, tb)
 	go func() {
 		rpc := <-tb.Consumer()
 		req := rpc.Command.(*raft.AppendEntriesRequest)
@@ -236,7 +237,11 @@ func TestTLSBadNodeCannotJoin(t *testing.T) {
 			ta, tb := netTransport(la), netTransport(lb)
 			fa, fb := &countFSM{}, &countFSM{}
 			ra, rb := startRaft(t, "a", ta, fa), startRaft(t, "b", tb, fb)
-			defer func() { require.NoError(t, ra.Shutdown().Error()); require.NoError(t, rb.Shutdown().Error()) }()
+			defer func() {
+				require.NoError(t, ra.Shutdown().Error())
+				require.NoError(t, rb.Shutdown().Error())
+				closeTransports(ta, tb)
+			}()
 			require.NoError(t, ra.BootstrapCluster(raft.Configuration{Servers: []raft.Server{
 				{ID: "a", Address: ta.LocalAddr()}, {ID: "b", Address: tb.LocalAddr()},
 			}}).Error())
@@ -246,7 +251,7 @@ func TestTLSBadNodeCannotJoin(t *testing.T) {
 			bt := netTransport(bl)
 			fbad := &countFSM{}
 			rbad := startRaft(t, "bad", bt, fbad)
-			defer func() { require.NoError(t, rbad.Shutdown().Error()) }()
+			defer func() { require.NoError(t, rbad.Shutdown().Error()); closeTransports(bt) }()
 
 			// The leader adds it: the configuration entry commits on the
 			// two members (2 of 3), but nothing reaches the bad node.
@@ -277,6 +282,17 @@ func TestTLSBadNodeCannotJoin(t *testing.T) {
 			require.NoError(t, leader.Barrier(time.Second).Error())
 			assert.Equal(t, uint64(5), max(fa.n.Load(), fb.n.Load()), "entries applied on the leader")
 		})
+	}
+}
+
+// closeTransports shuts transports down: the connections they dialled
+// first, so that their peers' handlers of them end, then the listeners.
+func closeTransports(ts ...*raft.NetworkTransport) {
+	for _, tr := range ts {
+		tr.CloseStreams()
+	}
+	for _, tr := range ts {
+		_ = tr.Close()
 	}
 }
 
