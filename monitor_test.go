@@ -1311,11 +1311,13 @@ func TestMonitorOptionsDefaultsAndValidation(t *testing.T) {
 	d := DefaultMonitorOptions()
 	assert.Equal(t, MonitorOptions{
 		Interval: 60 * time.Second, PerIndexMaxDeletes: 50000, PerIndexMaxTime: time.Second,
-		SubPassMaxTime: 60 * time.Second, BatchSize: 1024, DeadlineWakeFloor: time.Millisecond,
+		SubPassMaxTime: 60 * time.Second, BatchSize: 1024, ProposalBatchSize: 4096, DeadlineWakeFloor: time.Millisecond,
 	}, d)
+	assert.Equal(t, 40, MonitorOptions{BatchSize: 10}.withDefaults().ProposalBatchSize, "4 × BatchSize")
+	assert.Equal(t, 7, MonitorOptions{BatchSize: 10, ProposalBatchSize: 7}.withDefaults().ProposalBatchSize)
 	for _, o := range []MonitorOptions{
 		{Interval: -1}, {PerIndexMaxTime: -1}, {SubPassMaxTime: -2}, {DeadlineWakeFloor: -1},
-		{PerIndexMaxDeletes: -1}, {MaxTotalRemoves: -1}, {MaxCollectionRemoves: -1}, {BatchSize: -1}, {BatchPause: -2},
+		{PerIndexMaxDeletes: -1}, {MaxTotalRemoves: -1}, {MaxCollectionRemoves: -1}, {BatchSize: -1}, {ProposalBatchSize: -1}, {BatchPause: -2},
 	} {
 		_, err := Open(WithMonitor(o))
 		assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", o)

@@ -1,7 +1,6 @@
 package ttldb
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 
@@ -374,38 +373,44 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 	// A batch usually names the documents at the head of this DB's expiry
 	// tree, in its order (the primary chose them from the same tree):
 	// while it does, each key is found by comparing it with the next
-	// entry's {_id: v}, with no lookup by _id, and is valid (it is a
-	// stored document's). The rest are checked, then looked up. Every key
-	// is checked before anything changes: the op applies whole or not at
-	// all.
-	var heads []store.Slot // the documents of op.Keys[:len(heads)]
-	var keys []byte        // the store forms of the other keys
-	var ends []int         // where each ends in keys
+	// entry's _id, with no lookup by _id, and is valid (it is a stored
+	// document's). The head stops at the first entry not expired: the
+	// entry holds the document's current date under ix, so the entries
+	// before it are expired, with no date read from their records. The
+	// rest are checked, then looked up. Every key is checked before
+	// anything changes: the op applies whole or not at all.
+	var heads []record // the documents of op.Keys[:len(heads)], all expired
+	var keys []byte    // the store forms of the other keys
+	var ends []int     // where each ends in keys
 	if known == nil {
-		var head []byte
+		heads = s.db.expireHeads[:0]
+		defer func() { clear(heads); s.db.expireHeads = heads[:0] }()
 		ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
-			if len(heads) == len(op.Keys) {
+			if len(heads) == len(op.Keys) || !entryNotAfter(e, cutoff) {
 				return false
 			}
-			head, _ = codec.AppendIDDoc(head[:0], s.rec(e.slot).enc)
-			if !bytes.Equal(head, op.Keys[len(heads)]) {
+			rec := s.rec(e.slot)
+			id, ok := codec.EncodedFieldRaw(rec.enc, "_id")
+			if !ok || !codec.IsIDDocOf(op.Keys[len(heads)], id) {
 				return false
 			}
-			heads = append(heads, e.slot)
+			heads = append(heads, rec)
 			return true
 		})
 		rest := op.Keys[len(heads):]
-		size := 0
-		for _, k := range rest {
-			size += len(k) // a key's store form is about as long as {_id: v}
-		}
-		keys = make([]byte, 0, size)
-		ends = make([]int, len(rest))
-		for i, k := range rest {
-			if keys, err = expireKey(keys, k); err != nil {
-				return 0, nil, fmt.Errorf("key %d: %w", len(heads)+i, err)
+		if len(rest) > 0 {
+			size := 0
+			for _, k := range rest {
+				size += len(k) // a key's store form is about as long as {_id: v}
 			}
-			ends[i] = len(keys)
+			keys = make([]byte, 0, size)
+			ends = make([]int, len(rest))
+			for i, k := range rest {
+				if keys, err = expireKey(keys, k); err != nil {
+					return 0, nil, fmt.Errorf("key %d: %w", len(heads)+i, err)
+				}
+				ends[i] = len(keys)
+			}
 		}
 	}
 	observed := len(s.db.cfg.observe) > 0
@@ -435,20 +440,20 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		s.store().DeleteMany(slots)
 		n = len(slots)
 	} else {
-		// The head's documents (distinct: each has its own entry) leave
-		// the store together, before the first lookup, so that a key named
-		// again later finds nothing.
-		slots := heads[:0]
-		for _, slot := range heads {
-			if rec := s.rec(slot); expired(&rec) {
-				if observed {
-					b.add(&rec)
-				}
-				s.unindexRecord(&rec)
-				slots = append(slots, slot)
+		// The head's documents (distinct: each has its own entry; all
+		// expired) leave the store together, before the first lookup, so
+		// that a key named again later finds nothing.
+		slots := s.db.expireSlots[:0]
+		for i := range heads {
+			rec := &heads[i]
+			if observed {
+				b.add(rec)
 			}
+			s.unindexRecord(rec)
+			slots = append(slots, rec.slot)
 		}
 		s.store().DeleteMany(slots)
+		s.db.expireSlots = slots[:0]
 		n = len(slots)
 		from := 0
 		for _, to := range ends {

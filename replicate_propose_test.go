@@ -62,7 +62,7 @@ func openProposing(t *testing.T, opts ...ttldb.Option) (*ttldb.DB, *propReplicat
 	t.Helper()
 	clk := ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := &propReplicator{}
-	opts = append([]ttldb.Option{ttldb.WithClock(clk), ttldb.WithReplicator(r), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 4})}, opts...)
+	opts = append([]ttldb.Option{ttldb.WithClock(clk), ttldb.WithReplicator(r), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 4, ProposalBatchSize: 4})}, opts...)
 	db, err := ttldb.Open(opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
@@ -239,6 +239,55 @@ func TestProposeExpireRecheck(t *testing.T) {
 	assert.NotContains(t, ids(r.proposed[0]), 1, "changed since chosen: offered again first")
 	assert.Len(t, r.proposed[0].Keys, 8)
 	assert.Equal(t, []any{1}, ids(r.proposed[1]))
+}
+
+// TestProposalBatchSize: with an ExpireProposer, the monitor proposes
+// batches of ProposalBatchSize documents (4 × BatchSize by default), not
+// BatchSize; without one, it deletes batches of BatchSize.
+func TestProposalBatchSize(t *testing.T) {
+	sizes := func(ops []ttldb.Op) []int {
+		var out []int
+		for _, op := range ops {
+			out = append(out, len(op.Keys))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		o    ttldb.MonitorOptions
+		want []int
+	}{
+		{"given", ttldb.MonitorOptions{Disabled: true, BatchSize: 2, ProposalBatchSize: 3}, []int{3, 3, 3, 1}},
+		{"default 4 × BatchSize", ttldb.MonitorOptions{Disabled: true, BatchSize: 2}, []int{8, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, r, _ := openProposing(t, ttldb.WithMonitor(tc.o))
+			res, err := db.RunTTLPass(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, 10, res.Deleted)
+			r.pmu.Lock()
+			defer r.pmu.Unlock()
+			assert.Equal(t, tc.want, sizes(r.proposed))
+		})
+	}
+	t.Run("no proposer", func(t *testing.T) {
+		clk := ttltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		var batches []int
+		db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 2, ProposalBatchSize: 8}),
+			ttldb.WithDeleteObserver(func(ev ttldb.DeleteEvent) { batches = append(batches, len(ev.IDs)) }))
+		require.NoError(t, err)
+		defer db.Close()
+		_, err = db.Collection("s").CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
+		require.NoError(t, err)
+		for i := range 5 {
+			_, err = db.Collection("s").InsertOne(ttldb.Document{"_id": i, "at": clk.Now()})
+			require.NoError(t, err)
+		}
+		clk.Advance(2 * time.Minute)
+		_, err = db.RunTTLPass(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, []int{2, 2, 1}, batches)
+	})
 }
 
 // Rule: a TTL batch applied through ProposeExpire is committed: change

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,6 +132,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 		wait()
 		clk.Advance(2 * time.Minute)
 		b.StartTimer()
+		stopProfile := profileTimed(b)
 		start, cpu0 := time.Now(), processCPU()
 		deleted := 0
 		for deleted < n { // a pass may stop at its per-index caps
@@ -146,6 +150,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 		wait()
 		b.StopTimer()
 		cpu += processCPU() - cpu0
+		stopProfile()
 		require.GreaterOrEqual(b, deleted, n) // a batch may be deleted twice: by a deposed leader, not committed, then by the new one
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "docs/s")
@@ -158,6 +163,30 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 	b.ReportMetric(float64(*moved), "leader-moves")
 }
 
+// profileTimed starts a CPU profile of a timed iteration when
+// TTLDB_BENCH_CPUPROFILE names a file prefix (the run's benchmark name and
+// a counter are appended; `go tool pprof -top` reads several together),
+// so that the untimed setup stays out of the profile. It returns the
+// function that stops it.
+func profileTimed(b *testing.B) func() {
+	prefix := os.Getenv("TTLDB_BENCH_CPUPROFILE")
+	if prefix == "" {
+		return func() {}
+	}
+	profiles++
+	name := fmt.Sprintf("%s.%s.%d", prefix, strings.ReplaceAll(b.Name(), "/", "_"), profiles)
+	f, err := os.Create(name)
+	require.NoError(b, err)
+	require.NoError(b, pprof.StartCPUProfile(f))
+	return func() {
+		pprof.StopCPUProfile()
+		require.NoError(b, f.Close())
+	}
+}
+
+// profiles numbers profileTimed's files.
+var profiles int
+
 // notLeader reports whether err says this node was not, or stopped being,
 // the leader.
 func notLeader(err error) bool {
@@ -165,7 +194,7 @@ func notLeader(err error) bool {
 }
 
 // retry runs fn until it succeeds, again while the leader changes.
-func retry(b *testing.B, fn func() error) {
+func retry(b testing.TB, fn func() error) {
 	for range 50 {
 		err := fn()
 		if !notLeader(err) {

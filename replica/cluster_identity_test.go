@@ -53,7 +53,7 @@ func TestClusterDeliveryIdentityAcrossFailover(t *testing.T) {
 	var victimMu sync.Mutex
 	c := newCluster(t, 3, func(id string) []ttldb.Option {
 		return []ttldb.Option{
-			ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 50}),
+			ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 50, ProposalBatchSize: 50}),
 			ttldb.WithOnExpire(func(_ context.Context, b ttldb.ExpiredBatch) error {
 				o.add(id, b)
 				victimMu.Lock()

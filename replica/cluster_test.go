@@ -380,7 +380,7 @@ func TestClusterLeaderKilledMidPass(t *testing.T) {
 	c := newCluster(t, 3, func(id string) []ttldb.Option {
 		batches := 0
 		return []ttldb.Option{
-			ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 100}),
+			ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true, BatchSize: 100, ProposalBatchSize: 100}),
 			ttldb.WithDeleteObserver(func(ttldb.DeleteEvent) {
 				if p := killing.Load(); p == nil || *p != id {
 					return

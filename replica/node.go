@@ -105,7 +105,9 @@ type Node struct {
 
 	notify chan bool
 	stop   chan struct{}
-	done   chan struct{}
+	done   chan struct{} // watchLeadership has returned
+	share  chan struct{} // a proposed TTL batch committed: tell the followers (shareCommits)
+	shared chan struct{} // shareCommits has returned
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -119,6 +121,12 @@ type Node struct {
 	// outcome is not known yet, if any; proposals numbers them.
 	pending   atomic.Pointer[proposal]
 	proposals atomic.Uint64
+
+	// Test hooks, nil outside tests (set before the node proposes):
+	// testSubmit replaces raft.Apply for a proposed TTL batch's entry;
+	// testProposed sees each ProposeExpire's result.
+	testSubmit   func(data []byte) raft.ApplyFuture
+	testProposed func(err error)
 
 	closeOnce sync.Once
 }
@@ -135,7 +143,8 @@ func Open(cfg Config) (*Node, error) {
 	if given && (cfg.LogStore == nil || cfg.StableStore == nil || cfg.SnapshotStore == nil) {
 		return nil, fmt.Errorf("%w: replica.Config: give all three stores or none", ttldb.ErrInvalidOptions)
 	}
-	n := &Node{cfg: cfg, notify: make(chan bool, 16), stop: make(chan struct{}), done: make(chan struct{}), logger: cfg.Logger}
+	n := &Node{cfg: cfg, notify: make(chan bool, 16), stop: make(chan struct{}), done: make(chan struct{}), logger: cfg.Logger,
+		share: make(chan struct{}, 1), shared: make(chan struct{})}
 	if n.logger == nil {
 		n.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -189,6 +198,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.raft = r
 	go n.watchLeadership()
+	go n.shareCommits()
 	return n, nil
 }
 
@@ -450,7 +460,10 @@ func (n *Node) End(werr error) error {
 // if it commits later), or when the node rebuilds or restores its DB
 // meanwhile (the state machine applies the entry to the new DB if it
 // commits).
-func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
+func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) (err error) {
+	if h := n.testProposed; h != nil {
+		defer func() { h(err) }()
+	}
 	p := &proposal{id: n.proposals.Add(1), seq: op.Seq, wake: make(chan struct{}), applied: make(chan error, 1)}
 	data, err := encodeProposal(n.fsm.epoch.Load(), p.id, op)
 	if err != nil {
@@ -458,7 +471,12 @@ func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
 	}
 	n.pending.Store(p)
 	defer n.pending.CompareAndSwap(p, nil)
-	f := n.raft.Apply(data, 0)
+	var f raft.ApplyFuture
+	if n.testSubmit != nil {
+		f = n.testSubmit(data)
+	} else {
+		f = n.raft.Apply(data, 0)
+	}
 	// The future's result, as a channel: it resolves after the state
 	// machine met the entry (then p is claimed) or with raft's error; raft's
 	// shutdown resolves every future, so this goroutine ends by Close.
@@ -475,9 +493,35 @@ func (n *Node) ProposeExpire(op ttldb.Op, apply func() error) error {
 		}
 		return fmt.Errorf("%w: TTL batch not committed: %w", ttldb.ErrNotPrimary, n.leaderError(ferr))
 	}
+	// Committed: the followers learn it with the next entry raft sends
+	// them, which the next batch would bring only after this one is
+	// applied here, and the last batch of a pass only after raft's
+	// CommitTimeout. A no-op entry sent now lets them apply it while
+	// this node does.
+	select {
+	case n.share <- struct{}{}:
+	default:
+	}
 	err = apply()
 	p.applied <- err
 	return err
+}
+
+// shareCommits appends a no-op entry (raft's Barrier, not waited for) each
+// time a proposed TTL batch commits, so that the followers learn its
+// commit at once (hashicorp/raft tells them the commit index only with
+// entries): they apply a batch while the leader does, not a batch later.
+// Several batches committed meanwhile share one entry.
+func (n *Node) shareCommits() {
+	defer close(n.shared)
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-n.share:
+			n.raft.Barrier(0)
+		}
+	}
 }
 
 // proposal is a TTL batch proposed first, until the state machine claims
@@ -596,6 +640,7 @@ func (n *Node) Close() error {
 		err = n.raft.Shutdown().Error()
 		close(n.stop)
 		<-n.done
+		<-n.shared
 		n.setReadyQuiet()
 		n.DB().Close()
 		n.closeStores()

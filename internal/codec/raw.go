@@ -52,6 +52,14 @@ func AppendIDDoc(dst, enc []byte) ([]byte, bool) {
 	return AppendRawField(append(dst, 1), "_id", raw), true
 }
 
+// IsIDDocOf reports whether doc is the encoding of {_id: v} where raw is
+// the encoding of v (as EncodedFieldRaw returns it): what AppendIDDoc
+// would append, compared in place.
+func IsIDDocOf(doc, raw []byte) bool {
+	const head = "\x01\x03_id" // one field; a 3-byte name
+	return len(doc) == len(head)+len(raw) && string(doc[:len(head)]) == head && string(doc[len(head):]) == string(raw)
+}
+
 // AppendRawField appends one field of a document body: its name and the
 // encoding of its value (as EncodedFieldRaw returns it). A document is a
 // uvarint field count followed by its fields.

@@ -171,3 +171,39 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// TestIDStringDocFastPath: Validate's shortcut for {_id: string} accepts
+// exactly what the checker accepts among encodings of that shape and
+// their corruptions (a non-shortest length, a length off by one either
+// way, invalid UTF-8, a trailing byte, another value kind, every prefix),
+// and the keys Encode writes take it.
+func TestIDStringDocFastPath(t *testing.T) {
+	walk := func(b []byte) error { c := checker{b: b}; return c.top() }
+	var cases [][]byte
+	for _, s := range []string{"", "x", "0-12345", "é", string(bytes.Repeat([]byte{'k'}, 200))} {
+		good := mustEncode(t, Document{"_id": s})
+		require.True(t, isIDStringDoc(good), "%q", s)
+		require.NoError(t, Validate(good))
+		cases = append(cases, good, append(append([]byte{}, good...), 0))
+		for i := range len(good) {
+			cases = append(cases, good[:i])
+		}
+		long := append([]byte("\x01\x03_id"), tagString)
+		long = append(long, byte(len(s))|0x80, 0) // the length in two bytes: not the shortest form
+		cases = append(cases, append(long, s...))
+		for _, d := range []int{-1, 1} {
+			b := append([]byte("\x01\x03_id"), tagString)
+			b = binary.AppendUvarint(b, uint64(len(s)+d))
+			cases = append(cases, append(b, s...))
+		}
+	}
+	cases = append(cases, oneField("_id", tagString, 2, 0xff, 'x'), oneField("_id", tagString, 1, 0xc3), oneField("_id", tagNil), oneField("_ix", tagString, 1, 'x'))
+	cases = append(cases, mustEncode(t, Document{"_id": 7}), mustEncode(t, Document{"_id": NewObjectIDFromTime(time.Unix(1, 0))}))
+	for _, b := range cases {
+		want := walk(b) == nil
+		assert.Equal(t, want, Validate(b) == nil, "%x", b)
+		if isIDStringDoc(b) {
+			assert.True(t, want, "the shortcut accepted %x, which the checker refuses", b)
+		}
+	}
+}
