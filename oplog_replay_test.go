@@ -52,6 +52,17 @@ func TestOpReplay(t *testing.T) {
 			require.NoError(t, db.DropCollection("dropped"))
 			_, err = db.Collection("dropped").InsertOne(Document{"k": 2})
 			require.NoError(t, err)
+			// And a HideExpired write that deletes an expired document in
+			// its way (the history's own may meet none).
+			inWayColl, err := db.CreateCollection("inWay", CollectionOptions{HideExpired: true})
+			require.NoError(t, err)
+			_, err = inWayColl.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(1)})
+			require.NoError(t, err)
+			_, err = inWayColl.InsertOne(Document{"_id": 1, "at": clk.Now()})
+			require.NoError(t, err)
+			clk.Advance(2 * time.Second)
+			_, err = inWayColl.InsertOne(Document{"_id": 1, "at": clk.Now()})
+			require.NoError(t, err)
 			h.steps(100)
 			ops := sink.take()
 			require.NotEmpty(t, ops)
