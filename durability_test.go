@@ -83,6 +83,7 @@ func TestDurableReopen(t *testing.T) {
 				}
 				requireIndexesRebuilt(t, db)
 				vers := allVersions(db)
+				specs := allIndexSpecs(t, db)
 				last := db.ops.lastSeq()
 				require.NoError(t, db.Close())
 				require.NoError(t, db.Close(), "Close is idempotent")
@@ -93,6 +94,9 @@ func TestDurableReopen(t *testing.T) {
 				got := mustOpenDurable(t, clk, dir, WithSync(pol))
 				defer got.Close()
 				requireSameState(t, want, got)
+				// And the closed DB's own indexes (their multikey flags
+				// above all), not only the replayed ops'.
+				require.Equal(t, specs, allIndexSpecs(t, got))
 				requireVersions(t, vers, allVersions(got))
 				requireIndexesRebuilt(t, got)
 				rec := got.Recovery()
@@ -128,6 +132,20 @@ func requireVersions(t testing.TB, want, got map[string][]uint64) {
 			require.LessOrEqual(t, v, gc)
 		}
 	}
+}
+
+// allIndexSpecs lists the index specifications of every collection.
+func allIndexSpecs(t testing.TB, db *DB) map[string][]IndexSpec {
+	t.Helper()
+	names, err := db.ListCollectionNames()
+	require.NoError(t, err)
+	out := map[string][]IndexSpec{}
+	for _, name := range names {
+		specs, err := db.Collection(name).Indexes()
+		require.NoError(t, err)
+		out[name] = specs
+	}
+	return out
 }
 
 // allVersions lists the record versions of every ordinary collection, and

@@ -93,3 +93,45 @@ func TestInsertsDuringBuildDoNotShareTheScratch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 120, n)
 }
+
+// insertWith is InsertMany through the given scratch, as insertDocs does
+// with a pooled one.
+func insertWith(t *testing.T, c *Collection, sc *insertScratch, docs ...Document) {
+	t.Helper()
+	prepared := sc.preparedFor(len(docs))
+	for i, d := range docs {
+		p, err := c.prepareNewDocument(d, &sc.enc)
+		require.NoError(t, err)
+		prepared[i] = p
+	}
+	require.NoError(t, c.writeDurableByCaller(func(s *collState) error { return s.insertPrepared(prepared, sc) }))
+	sc.release()
+}
+
+// A reused scratch holds the index entries of the inserts before: none of
+// them leaks into the next insert's. Here the entries of documents with an
+// array in a multikey index sit where the next insert, into another
+// collection, keeps its entry in a TTL index (which has no B-tree): that
+// index stays non-multikey, as on a DB applying the same ops.
+func TestInsertScratchDoesNotCarryMultikey(t *testing.T) {
+	ctx := context.Background()
+	db, clk := newTTLDB(t)
+	arrays, dates := db.Collection("arrays"), db.Collection("dates")
+	_, err := arrays.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("tags")}})
+	require.NoError(t, err)
+	_, err = dates.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	sc := new(insertScratch)
+	for i := range 3 {
+		insertWith(t, arrays, sc, Document{"_id": i, "tags": []any{1, 2}})
+		insertWith(t, dates, sc, Document{"_id": i, "at": clk.Now()})
+	}
+	specs, err := dates.Indexes()
+	require.NoError(t, err)
+	require.Len(t, specs, 2)
+	require.Equal(t, "at_1", specs[1].Name)
+	require.False(t, specs[1].Multikey, "no document of dates has an array")
+	specs, err = arrays.Indexes()
+	require.NoError(t, err)
+	require.True(t, specs[1].Multikey)
+}

@@ -52,6 +52,17 @@ func TestOpReplay(t *testing.T) {
 			require.NoError(t, db.DropCollection("dropped"))
 			_, err = db.Collection("dropped").InsertOne(Document{"k": 2})
 			require.NoError(t, err)
+			// And a HideExpired write that deletes an expired document in
+			// its way (the history's own may meet none).
+			inWayColl, err := db.CreateCollection("inWay", CollectionOptions{HideExpired: true})
+			require.NoError(t, err)
+			_, err = inWayColl.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(1)})
+			require.NoError(t, err)
+			_, err = inWayColl.InsertOne(Document{"_id": 1, "at": clk.Now()})
+			require.NoError(t, err)
+			clk.Advance(2 * time.Second)
+			_, err = inWayColl.InsertOne(Document{"_id": 1, "at": clk.Now()})
+			require.NoError(t, err)
 			h.steps(100)
 			ops := sink.take()
 			require.NotEmpty(t, ops)
@@ -594,4 +605,30 @@ func TestTSMeasurementEncoding(t *testing.T) {
 	require.Equal(t, len(enc), len(ops[0].Keys[0]))
 	require.NoError(t, codec.Validate(ops[0].Keys[0]))
 	require.True(t, bytes.HasPrefix(ops[0].Keys[0], []byte{3}), "three fields")
+}
+
+// Inserts into a collection with a multikey index, each followed by an
+// insert into another whose TTL index (no B-tree) meets no array: the
+// inserts reuse pooled working memory, and the TTL index stays
+// non-multikey on the origin as on a DB applying its ops (a stale entry
+// once made the origin's multikey: TTLDB_SEED=1795466397276067178).
+func TestOpReplayMultikeyAcrossInserts(t *testing.T) {
+	ctx := context.Background()
+	db, clk, sink := openRecorded(t)
+	arrays, dates := db.Collection("arrays"), db.Collection("dates")
+	_, err := arrays.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("tags")}})
+	require.NoError(t, err)
+	_, err = dates.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err = arrays.InsertOne(Document{"_id": i, "tags": []any{1, 2}})
+		require.NoError(t, err)
+		_, err = dates.InsertMany([]Document{{"_id": i, "at": clk.Now()}})
+		require.NoError(t, err)
+	}
+	specs, err := dates.Indexes()
+	require.NoError(t, err)
+	require.Equal(t, "at_1", specs[1].Name)
+	require.False(t, specs[1].Multikey, "no document of dates has an array")
+	requireSameState(t, db, replay(t, sink.take()))
 }

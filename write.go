@@ -75,9 +75,13 @@ func (s *collState) computeKeys(ref *docRef) (docKeys, error) {
 }
 
 // computeKeysInto is computeKeys into dk, of one element per index (a
-// batch's documents share one slice).
+// batch's documents share one slice). It sets every element whole: dk may
+// hold an earlier document's entries (a pooled insert's scratch), which
+// must not leak into this one's (a TTL index without a B-tree sets only
+// ttl and multikey, and a stale multikey would mark the index multikey).
 func (s *collState) computeKeysInto(dk docKeys, ref *docRef) (docKeys, error) {
 	for i, ix := range s.indexes {
+		dk[i] = indexKeys{}
 		if ix.tree != nil {
 			ik, err := ix.keysOfStored(ref)
 			if err != nil {
@@ -423,7 +427,8 @@ func (sc *insertScratch) preparedFor(n int) []newDoc {
 	if cap(sc.prepared) < n {
 		sc.prepared = make([]newDoc, n)
 	}
-	return sc.prepared[:n]
+	sc.prepared = sc.prepared[:n] // the length release clears
+	return sc.prepared
 }
 
 // insertPrepared stores encoded documents, with sc's memory (nil: its
@@ -435,7 +440,8 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	if cap(sc.batch) < len(docs) {
 		sc.batch = make([]insertPending, len(docs))
 	}
-	batch := sc.batch[:len(docs)]
+	sc.batch = sc.batch[:len(docs)] // the length release clears
+	batch := sc.batch
 	// The batch's _id keys and extra bytes share one buffer, its index
 	// keys one slice: no allocation per document (the store copies the
 	// bytes).
@@ -446,7 +452,8 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	if n := len(docs) * len(s.indexes); cap(sc.dks) < n {
 		sc.dks = make([]indexKeys, n)
 	}
-	dks := sc.dks[:len(docs)*len(s.indexes)]
+	sc.dks = sc.dks[:len(docs)*len(s.indexes)]
+	dks := sc.dks
 	var seen *batchIDs // duplicates within docs
 	if len(docs) > 1 {
 		seen = &sc.seen
