@@ -703,12 +703,11 @@ func (db *DB) countDeletedMeasurements(n int) {
 // For an OpExpire (expire set) only those still expired at its Cutoff
 // under its rule go, and it returns the buckets deleted whole, the
 // measurements removed and, when the DB has DeleteObservers, their _id
-// values and the measurements, for the observers; the callers that count
-// the removal in the metrics do (countDeletedMeasurements), the loader
-// replaying a log does not. The TTL
-// monitor of a proposal-first replica deletes its own batches through it
-// too (deleteBuckets): every replica decides alike. Call holding mu for
-// writing.
+// values and the measurements, for the observers. The callers that count
+// the removal in the metrics do so (countDeletedMeasurements); the loader
+// replaying a log does not. The TTL monitor of a proposal-first replica
+// deletes its own batches through it too (deleteBuckets): every replica
+// decides alike. Call holding mu for writing.
 //
 // known, when not nil, are the measurements op.Keys name, found under
 // this same hold of mu (the leader's own batch, whose keys were built

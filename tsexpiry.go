@@ -253,11 +253,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 	retry := false
 	// The measurements to remove: a bucket of chosen at most once each.
 	marks := &e.marks
-	defer func() {
-		clear(marks.order) // keeps no removed bucket alive
-		clear(marks.keeps)
-		marks.order, marks.keeps = marks.order[:0], marks.keeps[:0]
-	}()
+	defer marks.reset()
 	for _, c := range chosen {
 		b := c.b
 		if hooks {

@@ -163,6 +163,15 @@ func (m *tsMarks) add(b *bucket, keep []bool) {
 	m.keeps = append(m.keeps, keep)
 }
 
+// reset empties m for the next batch, keeping its memory (and no bucket
+// alive).
+func (m *tsMarks) reset() {
+	clear(m.order)
+	clear(m.keeps)
+	clear(m.at)
+	m.order, m.keeps = m.order[:0], m.keeps[:0]
+}
+
 // mark marks measurement i of b, listing b the first time; it reports
 // false if i was marked already.
 func (m *tsMarks) mark(b *bucket, i int) bool {

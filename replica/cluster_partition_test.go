@@ -31,6 +31,19 @@ func (c *cluster) writeOnLeader(write func(db *ttldb.DB) error) {
 	require.NoError(c.t, err)
 }
 
+// insertOnLeader inserts docs into coll on the leader (writeOnLeader): a
+// retry that meets its own documents finds them committed before it.
+func (c *cluster) insertOnLeader(coll string, docs ...any) {
+	c.t.Helper()
+	c.writeOnLeader(func(db *ttldb.DB) error {
+		_, err := db.Collection(coll).InsertMany(docs)
+		if errors.Is(err, ttldb.ErrDuplicateKey) {
+			return nil // committed before a retry
+		}
+		return err
+	})
+}
+
 // TestClusterPartitionHeal: a follower cut off while the leader writes,
 // snapshots and compacts its log catches up when healed, by installing
 // the snapshot and applying the entries after it; expiry after the heal
@@ -40,13 +53,7 @@ func TestClusterPartitionHeal(t *testing.T) {
 	c := newCluster(t, 3, nil)
 	ttlIndex(t, c.leader().node.DB(), "s")
 	insert := func(i int) {
-		c.writeOnLeader(func(db *ttldb.DB) error {
-			_, err := db.Collection("s").InsertOne(ttldb.Document{"_id": i, "at": c.clk.Now()})
-			if errors.Is(err, ttldb.ErrDuplicateKey) {
-				return nil // committed before a retry
-			}
-			return err
-		})
+		c.insertOnLeader("s", ttldb.Document{"_id": i, "at": c.clk.Now()})
 	}
 	rounds := bySoak(1, 4, 12)
 	for round := range rounds {

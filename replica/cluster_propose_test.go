@@ -127,26 +127,6 @@ func newHeldCluster(t *testing.T, nExpired int, optsFor func(id string) []ttldb.
 	return c, h
 }
 
-// leaderBut waits for a ready leader other than old (which, cut off, may
-// still think itself ready for a moment).
-func (c *cluster) leaderBut(old *testNode) *testNode {
-	c.t.Helper()
-	var l *testNode
-	require.Eventually(c.t, func() bool {
-		for _, tn := range c.up() {
-			tn.node.mu.Lock()
-			ready := tn.node.ready
-			tn.node.mu.Unlock()
-			if ready && tn != old {
-				l = tn
-				return true
-			}
-		}
-		return false
-	}, 10*time.Second, time.Millisecond, "no new leader")
-	return l
-}
-
 // TestClusterProposalFirst: while the entry of the leader's TTL batch is
 // held (not committed), every replica, the leader included, still holds
 // every document, and a write on the leader waits; once it commits, the

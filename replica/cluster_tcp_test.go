@@ -2,7 +2,6 @@ package replica
 
 import (
 	"crypto/tls"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -60,13 +59,7 @@ func TestClusterTLSLoopback(t *testing.T) {
 	for i := range 100 {
 		docs = append(docs, ttldb.Document{"_id": i, "at": c.clk.Now()})
 	}
-	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection("s").InsertMany(docs)
-		if errors.Is(err, ttldb.ErrDuplicateKey) {
-			return nil // committed before a retry
-		}
-		return err
-	})
+	c.insertOnLeader("s", docs...)
 	c.converged()
 	old := c.leader()
 	addr := old.addr

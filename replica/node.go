@@ -670,14 +670,14 @@ type fsm struct {
 	// Status: guarded by posMu, not mu, so that Status never waits for an
 	// entry being applied or a rebuild.
 	posMu sync.Mutex
-	pos   [2]uint64
+	pos   struct{ seq, index uint64 }
 }
 
 // setPosition records the last op applied and its entry's raft index
 // (0: from a snapshot).
 func (f *fsm) setPosition(seq, index uint64) {
 	f.posMu.Lock()
-	f.pos = [2]uint64{seq, index}
+	f.pos.seq, f.pos.index = seq, index
 	f.posMu.Unlock()
 }
 
@@ -685,7 +685,7 @@ func (f *fsm) setPosition(seq, index uint64) {
 func (f *fsm) position() (seq, index uint64) {
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
-	return f.pos[0], f.pos[1]
+	return f.pos.seq, f.pos.index
 }
 
 func (f *fsm) newEpoch() {

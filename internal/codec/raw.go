@@ -56,9 +56,12 @@ func AppendIDDoc(dst, enc []byte) ([]byte, bool) {
 // the encoding of v (as EncodedFieldRaw returns it): what AppendIDDoc
 // would append, compared in place.
 func IsIDDocOf(doc, raw []byte) bool {
-	const head = "\x01\x03_id" // one field; a 3-byte name
-	return len(doc) == len(head)+len(raw) && string(doc[:len(head)]) == head && string(doc[len(head):]) == string(raw)
+	return len(doc) == len(idDocHead)+len(raw) && string(doc[:len(idDocHead)]) == idDocHead && string(doc[len(idDocHead):]) == string(raw)
 }
+
+// idDocHead starts the encoding of every {_id: v}: one field, its 3-byte
+// name, then v's encoding.
+const idDocHead = "\x01\x03_id"
 
 // AppendRawField appends one field of a document body: its name and the
 // encoding of its value (as EncodedFieldRaw returns it). A document is a

@@ -37,7 +37,7 @@ func Validate(b []byte) error {
 // accepted with no walk. It accepts nothing the checker refuses; what it
 // does not accept, the checker decides.
 func isIDStringDoc(b []byte) bool {
-	const head = "\x01\x03_id" // one field; a 3-byte name
+	const head = idDocHead
 	if len(b) < len(head)+2 || string(b[:len(head)]) != head || b[len(head)] != tagString {
 		return false
 	}
