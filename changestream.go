@@ -94,7 +94,12 @@ type ChangeStreamOptions struct {
 	// buffer overwrote its next op (and ErrChangeStreamHistoryLost
 	// matches too). A smaller MaxLag ends a slow stream while its next op
 	// is still retained: resumed at once from the error's token, it
-	// misses nothing.
+	// misses nothing. A resumed stream (ResumeAfter, StartAfter) counts
+	// its lag from the newest op at Watch: the backlog it resumes into
+	// is not held against it, only the ops committed after Watch that it
+	// has not read; and it reads its first event whatever its lag. A
+	// resume from a lag error's token with the same MaxLag thus always
+	// moves on, and with writers at rest delivers the whole backlog.
 	MaxLag int
 
 	// BatchSize is how many ops a Next that has nothing to return lets
@@ -202,6 +207,13 @@ type ChangeStream struct {
 	n    int
 	next uint64
 	skip int
+	// base is the head when a resumed stream started (0 otherwise): the
+	// backlog up to it is the stream's to read at its own pace, and only
+	// the ops committed after it count toward MaxLag. mustRead is set
+	// until the resumed stream has reached an op it keeps, which it reads
+	// whatever the lag: each resume from a lag error's token moves on.
+	base     uint64
+	mustRead bool
 
 	ev   ChangeEvent
 	has  bool   // ev holds the event Next returned
@@ -216,8 +228,9 @@ type ChangeStream struct {
 
 // ChangeStreamLagError ends a change stream that fell behind (it matches
 // ErrChangeStreamLagged). Resume is the token to resume from
-// (ChangeStreamOptions.ResumeAfter): the place after the last event the
-// stream returned or skipped. When Lost is set, the buffer had already
+// (ChangeStreamOptions.ResumeAfter, with the same MaxLag or another): the
+// place after the last event the stream returned or skipped. The resumed
+// stream reads on from there (see MaxLag). When Lost is set, the buffer had already
 // overwritten the next op and the error matches
 // ErrChangeStreamHistoryLost too: resuming fails, events were lost.
 type ChangeStreamLagError struct {
@@ -336,6 +349,7 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 			return nil, fmt.Errorf("Watch: %w", err)
 		}
 		cs.next, cs.skip = start.Seq, int(start.Index)
+		cs.base, cs.mustRead = head, true
 	}
 	return cs, nil
 }
@@ -462,8 +476,13 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 			}
 			continue
 		}
-		if behind := head - cs.next + 1; behind > cs.maxLag {
-			cs.err = &ChangeStreamLagError{Resume: cs.ResumeToken(), Behind: behind, Lost: cs.buf.load(cs.next) == nil}
+		// The lag counts the ops committed after the later of the
+		// stream's place and its resumption (base): a stream resumed
+		// behind by more than MaxLag reads its backlog unless writers
+		// add more than MaxLag ops meanwhile, and reads its first op in
+		// any case.
+		if behind := head - max(cs.next-1, cs.base); behind > cs.maxLag && !cs.mustRead {
+			cs.err = &ChangeStreamLagError{Resume: cs.ResumeToken(), Behind: head - cs.next + 1, Lost: cs.buf.load(cs.next) == nil}
 			return false
 		}
 		op := cs.buf.load(cs.next)
@@ -478,6 +497,7 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 			continue
 		}
 		cs.op, cs.idx, cs.n = op, skip, eventCount(op)
+		cs.mustRead = false
 	}
 }
 
