@@ -9,7 +9,10 @@ import (
 // WithMemoryLimit caps the memory a DB may hold, in bytes, as the DB
 // accounts it: the documents and their _id map (the store's chunks, slot
 // table and hash map, dead bytes included until they are reclaimed), and
-// the index and TTL trees, estimated per entry (index keys included). A
+// the index and TTL trees, estimated per entry (index keys included); for
+// a time-series collection, its buckets (their measurements, spare
+// capacity included, and meta values) and their entries in its trees and
+// indexes. A
 // write that would go past the limit fails with ErrMemoryLimit and changes
 // nothing; deletions, DropIndex, DropCollection and Compact make room, and
 // the TTL monitor's deletions are never refused. Metrics().Storage reports
@@ -106,6 +109,9 @@ func (s *collState) reserve(cost int64) error {
 // settleMemory replaces a write's reservation (0: none) by what the
 // collection now holds. Call holding writeMu, after every change.
 func (s *collState) settleMemory(reserved int64) {
+	if s.ts != nil {
+		return // a time-series collection settles under its own lock (tsmemory.go)
+	}
 	cur := s.memBytes()
 	s.db.mem.Add(cur - s.memAcct - reserved)
 	s.memAcct = cur

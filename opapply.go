@@ -612,7 +612,7 @@ func (ts *tsColl) applyOp(op *Op) error {
 		if exists {
 			return fmt.Errorf("%w: %w: collection %q: index %q exists", ErrInvalidOp, ErrIndexOptionsConflict, ts.name, m.Name)
 		}
-		_, err = ts.createIndex(m, op)
+		_, err = ts.createIndex(m, op, true)
 		return invalid(err)
 	case OpDropIndex:
 		return invalid(ts.dropIndex(op.Index, op))
@@ -648,9 +648,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 	)
 	switch op.Kind {
 	case OpInsert:
-		err = ts.applyInsert(op)
+		err = ts.applyInsert(op, true)
 	case OpUpdate:
-		err = ts.applyMetaUpdate(op)
+		err = ts.applyMetaUpdate(op, true)
 	case OpDelete:
 		_, _, _, _, err = ts.applyRemoval(op, false, nil)
 	case OpExpire:
@@ -664,7 +664,7 @@ func (ts *tsColl) applyOp(op *Op) error {
 	if err == nil {
 		err = ts.db.ops.commitApplied([]Op{*op})
 	}
-	ts.mu.Unlock()
+	ts.unlockWrite()
 	if err == nil && note {
 		ts.db.reportApplied(op, n, ids, rem)
 	}
@@ -672,8 +672,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 }
 
 // applyInsert places an OpInsert's measurements, in order, as the insert
-// did. Call holding mu for writing.
-func (ts *tsColl) applyInsert(op *Op) error {
+// did: under the memory limit when enforce is set (DB.Apply; a load
+// replays history whole). Call holding mu for writing.
+func (ts *tsColl) applyInsert(op *Op, enforce bool) error {
 	ms := make([]tsMeasurement, len(op.Docs))
 	for i, d := range op.Docs {
 		m, err := ts.splitMeasurement(d)
@@ -685,10 +686,8 @@ func (ts *tsColl) applyInsert(op *Op) error {
 		}
 		ms[i] = m
 	}
-	for _, m := range ms {
-		ts.place(m)
-	}
-	return nil
+	_, err := ts.placeAll(ms, enforce)
+	return err
 }
 
 // countDeletedMeasurements adds n expired measurements removed to the
@@ -773,7 +772,7 @@ func (ts *tsColl) removeMarked(marks *tsMarks, rem *tsRemoved) (n, removed int, 
 // name to that of its documents. Every measurement of each bucket must be
 // named, each with the bucket's new meta value. Call holding mu for
 // writing.
-func (ts *tsColl) applyMetaUpdate(op *Op) error {
+func (ts *tsColl) applyMetaUpdate(op *Op, enforce bool) error {
 	if len(op.Keys) != len(op.Docs) {
 		return fmt.Errorf("%w: a time-series update has %d documents and %d keys", ErrInvalidOp, len(op.Docs), len(op.Keys))
 	}
@@ -809,6 +808,15 @@ func (ts *tsColl) applyMetaUpdate(op *Op) error {
 		}
 		changes[b] = ch
 	}
+	if enforce {
+		var grow int64
+		for b, ch := range changes {
+			grow += metaGrowth(b, ch.hasMeta, ch.key)
+		}
+		if err := ts.reserveMeta(grow); err != nil {
+			return err
+		}
+	}
 	for _, b := range order {
 		ch := changes[b]
 		ts.detachExpiry(b)
@@ -818,7 +826,14 @@ func (ts *tsColl) applyMetaUpdate(op *Op) error {
 		if ts.open[b.metaKey] == b {
 			delete(ts.open, b.metaKey)
 		}
+		// The reopen tree and the meta's bytes follow the new meta key.
+		if ts.reopen != nil {
+			ts.reopen.Delete(b)
+		}
+		ts.untrack(b)
 		b.meta, b.hasMeta, b.metaKey = ch.meta, ch.hasMeta, ch.key
+		ts.track(b)
+		ts.indexReopen(b)
 		b.ver = ts.db.writes.Add(1)
 		for _, ix := range ts.indexes {
 			ix.add(ts, b)

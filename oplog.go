@@ -267,7 +267,9 @@ func resolvedUpdate(update Document, now time.Time) RawDocument {
 // collectionSpec describes a collection's options as a document:
 // {capped, max, size, validator, hideExpired, timeseries: {timeField,
 // metaField, granularity | bucketMaxSpanSeconds + bucketRoundingSeconds,
-// preciseExpiry}, expireAfterSeconds}, each present only when set.
+// preciseExpiry, reopenBuckets}, expireAfterSeconds}, each present only
+// when set. reopenBuckets marks a collection whose inserts reopen buckets
+// (all but those created before ttldb did): its ops replay only so.
 func collectionSpec(o CollectionOptions) RawDocument {
 	d := Document{}
 	if o.Capped {
@@ -298,6 +300,9 @@ func collectionSpec(o CollectionOptions) RawDocument {
 		}
 		if t.PreciseExpiry {
 			td["preciseExpiry"] = true
+		}
+		if !t.legacyPlacement {
+			td["reopenBuckets"] = true
 		}
 		d["timeseries"] = td
 	}
@@ -497,12 +502,13 @@ func collectionOptionsOf(spec RawDocument) (CollectionOptions, error) {
 	}
 	if td := r.doc("timeseries"); td != nil {
 		tr := &specReader{d: td}
-		tr.known("timeField", "metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds", "preciseExpiry")
+		tr.known("timeField", "metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds", "preciseExpiry", "reopenBuckets")
 		t := &TimeSeriesOptions{
-			TimeField:     tr.str("timeField"),
-			MetaField:     tr.str("metaField"),
-			Granularity:   Granularity(tr.str("granularity")),
-			PreciseExpiry: tr.bool("preciseExpiry"),
+			TimeField:       tr.str("timeField"),
+			MetaField:       tr.str("metaField"),
+			Granularity:     Granularity(tr.str("granularity")),
+			PreciseExpiry:   tr.bool("preciseExpiry"),
+			legacyPlacement: !tr.bool("reopenBuckets"),
 		}
 		if p := tr.int32p("bucketMaxSpanSeconds"); p != nil {
 			t.BucketMaxSpanSeconds = *p

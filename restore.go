@@ -741,7 +741,7 @@ func (s *collState) loadDelete(key []byte) error {
 // replacing an index of the same name.
 func (s *collState) loadCreateIndex(m IndexModel) error {
 	if s.ts != nil {
-		_, err := s.ts.createIndex(m, nil)
+		_, err := s.ts.createIndex(m, nil, false)
 		return err
 	}
 	ix, err := newIndex(s.name, m, s.opts.Capped)
@@ -802,11 +802,15 @@ func (s *collState) loadCollMod(name string, secs int32) error {
 func (l *loader) finishLoad() error {
 	db := l.db
 	for _, s := range db.collections {
-		if s.ts == nil {
-			for _, ix := range s.indexes {
-				if err := ix.checkLoadedUnique(s); err != nil {
-					return err
-				}
+		if s.ts != nil {
+			s.ts.mu.Lock()
+			s.ts.settle()
+			s.ts.mu.Unlock()
+			continue
+		}
+		for _, ix := range s.indexes {
+			if err := ix.checkLoadedUnique(s); err != nil {
+				return err
 			}
 		}
 		s.settleMemory(0)

@@ -83,6 +83,12 @@ type TimeSeriesOptions struct {
 	// removes a bucket left empty. Off by default: as in MongoDB, a bucket
 	// goes only once its whole time range has expired.
 	PreciseExpiry bool
+
+	// legacyPlacement is set on a collection whose spec predates bucket
+	// reopening (it lacks reopenBuckets): its inserts open a new bucket
+	// for a measurement outside the open bucket's range, as they always
+	// did, so that the ops it logged replay into the same buckets.
+	legacyPlacement bool
 }
 
 // resolved returns the options with the span and rounding worked out, or
@@ -185,6 +191,9 @@ func newTimeSeriesCollState(db *DB, name string, opts CollectionOptions) (*collS
 		open:      map[string]*bucket{},
 		nextSeq:   1,
 	}
+	if !tso.legacyPlacement {
+		ts.reopen = btree.NewG(btreeDegree, reopenLess)
+	}
 	ts.collExp = newTSExpiry(ts, CollectionExpiryName, nil, nil)
 	ts.collExp.expireAfter.Store(-1)
 	if e := opts.ExpireAfterSeconds; e != nil {
@@ -199,6 +208,7 @@ func newTimeSeriesCollState(db *DB, name string, opts CollectionOptions) (*collS
 		ts:      ts,
 	}
 	s.st.Store(store.New(store.Options{Seed: db.seed})) // empty: the buckets hold the data
+	ts.state = s
 	return s, nil
 }
 
@@ -224,14 +234,27 @@ type tsColl struct {
 
 	collExp *tsExpiry // the collection-level ExpireAfterSeconds (off: -1)
 
-	mu       sync.RWMutex
-	dropped  bool
-	buckets  *btree.BTreeG[*bucket] // every bucket, by seq (creation order)
-	open     map[string]*bucket     // by meta key: where new measurements go
+	state *collState // the collection's state: its memory account
+
+	mu      sync.RWMutex
+	dropped bool
+	buckets *btree.BTreeG[*bucket] // every bucket, by seq (creation order)
+	open    map[string]*bucket     // by meta key: where new measurements go
+	// reopen holds the buckets not full by count, by meta key, start and
+	// seq: where a measurement outside its open bucket's range goes when
+	// one covers its time (nil with legacyPlacement).
+	reopen   *btree.BTreeG[*bucket]
 	nextSeq  uint64
 	count    int        // measurements stored
 	indexes  []*tsIndex // in creation order
 	bytesLen int64      // bytes of measurement encodings stored
+	// memSlices and memMetas are the bytes of the buckets' slices (their
+	// capacity) and of their meta values' keys (tsmemory.go).
+	memSlices int64
+	memMetas  int64
+	// undo, set while an insert may yet be refused for the memory limit,
+	// records what it changes (tsmemory.go).
+	undo *tsUndo
 }
 
 // timeSeries returns the time-series state of the collection c names, or

@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -189,12 +190,10 @@ func (ts *tsColl) insert(docs []any) ([]any, error) {
 		ts.mu.Unlock()
 		return nil, ts.errDropped()
 	}
-	var earliest time.Time
-	for _, m := range prepared {
-		b := ts.place(m)
-		if th, ok := ts.earliestThresholdOf(b); ok && (earliest.IsZero() || th.Before(earliest)) {
-			earliest = th
-		}
+	earliest, err := ts.placeAll(prepared, true)
+	if err != nil {
+		ts.mu.Unlock()
+		return nil, err
 	}
 	if ts.db.ops.opsWanted() && len(prepared) > 0 {
 		ts.commitOps(now, ts.insertOp(prepared))
@@ -208,29 +207,105 @@ func (ts *tsColl) insert(docs []any) ([]any, error) {
 	return ids, nil
 }
 
-// place adds one measurement to its meta value's open bucket, opening a new
-// one when the measurement falls outside the open bucket's range or the
-// bucket is full. Call holding mu for writing.
+// place adds one measurement to its meta value's open bucket if the
+// measurement falls in its range and it has room; else, as MongoDB 6.3+
+// reopens a bucket for a late measurement, to the bucket of that meta value
+// not full whose range covers the measurement's time, the earliest
+// starting one (the first to expire), if any; else to a new bucket, which
+// becomes the open one. The choice depends only on the buckets (what a
+// snapshot keeps) and the order of inserts, so that applying the same ops
+// places alike. Call holding mu for writing.
 func (ts *tsColl) place(m tsMeasurement) *bucket {
 	b := ts.open[m.metaKey]
-	if b == nil || m.t.Before(b.start) || !m.t.Before(b.start.Add(time.Duration(ts.span)*time.Second)) ||
-		b.len() >= TimeSeriesBucketMaxCount || len(b.data)+len(m.enc) > TimeSeriesBucketMaxBytes {
-		if b != nil {
-			b.clip() // closed: it will not grow again
-		}
-		start := ts.floorStart(m.t)
-		b = &bucket{seq: ts.nextSeq, meta: m.meta, hasMeta: m.hasMeta, metaKey: m.metaKey, start: start, min: m.t, max: m.t}
-		ts.nextSeq++
-		ts.open[m.metaKey] = b
-		b.offs = append(b.offs, int64(m.t.Sub(start)))
-		b.ends = append(b.ends, uint32(len(m.enc)))
-		b.data = append(b.data, m.enc...)
-		b.ver = ts.db.writes.Add(1)
-		ts.count++
-		ts.bytesLen += int64(len(m.enc))
-		ts.attach(b)
+	if b != nil && ts.fits(b, m) {
+		ts.appendTo(b, m)
 		return b
 	}
+	if r := ts.reopenFor(m, b); r != nil {
+		ts.appendTo(r, m)
+		return r
+	}
+	if b != nil {
+		ts.noteTouched(b)
+		ts.resize(b, (*bucket).clip) // closed: it may be reopened, but seldom
+	}
+	start := ts.floorStart(m.t)
+	nb := &bucket{seq: ts.nextSeq, meta: m.meta, hasMeta: m.hasMeta, metaKey: m.metaKey, start: start, min: m.t, max: m.t}
+	ts.noteCreated(nb)
+	ts.nextSeq++
+	ts.open[m.metaKey] = nb
+	nb.offs = append(nb.offs, int64(m.t.Sub(start)))
+	nb.ends = append(nb.ends, uint32(len(m.enc)))
+	nb.data = append(nb.data, m.enc...)
+	nb.ver = ts.db.writes.Add(1)
+	ts.count++
+	ts.bytesLen += int64(len(m.enc))
+	ts.attach(nb)
+	return nb
+}
+
+// fits reports whether measurement m may go into bucket b: its time is in
+// b's range, and b has room for it.
+func (ts *tsColl) fits(b *bucket, m tsMeasurement) bool {
+	return !m.t.Before(b.start) && m.t.Before(b.start.Add(time.Duration(ts.span)*time.Second)) &&
+		b.len() < TimeSeriesBucketMaxCount && len(b.data)+len(m.enc) <= TimeSeriesBucketMaxBytes
+}
+
+// reopenLess orders the reopen tree: by meta key, start, then seq.
+func reopenLess(a, b *bucket) bool {
+	if a.metaKey != b.metaKey {
+		return a.metaKey < b.metaKey
+	}
+	if !a.start.Equal(b.start) {
+		return a.start.Before(b.start)
+	}
+	return a.seq < b.seq
+}
+
+// reopenFor returns the bucket a measurement that does not go into its
+// open bucket (skip) goes into instead: the earliest starting bucket of
+// its meta value whose range covers its time and that has room for it;
+// nil if none (or with legacyPlacement). The candidates start after
+// m.t - span and at or before m.t.
+func (ts *tsColl) reopenFor(m tsMeasurement, skip *bucket) *bucket {
+	if ts.reopen == nil {
+		return nil
+	}
+	pivot := &bucket{metaKey: m.metaKey, start: m.t.Add(-time.Duration(ts.span) * time.Second), seq: math.MaxUint64}
+	var found *bucket
+	ts.reopen.AscendGreaterOrEqual(pivot, func(c *bucket) bool {
+		if c.metaKey != m.metaKey || c.start.After(m.t) {
+			return false
+		}
+		if c != skip && ts.fits(c, m) {
+			found = c
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// indexReopen lists b in the reopen tree if it is not full by count, and
+// takes it out if it is. Call holding mu for writing, after b changed.
+func (ts *tsColl) indexReopen(b *bucket) {
+	if ts.reopen == nil {
+		return
+	}
+	if b.removed || b.len() >= TimeSeriesBucketMaxCount {
+		ts.reopen.Delete(b)
+		return
+	}
+	ts.reopen.ReplaceOrInsert(b)
+}
+
+// appendTo adds measurement m to bucket b (which fits it). A bucket that
+// becomes full by count leaves the reopen tree and, unless it is the open
+// one (clipped when it is closed), gives back its spare capacity. Call
+// holding mu for writing.
+func (ts *tsColl) appendTo(b *bucket, m tsMeasurement) {
+	ts.noteTouched(b)
+	ts.untrack(b)
 	if ts.opts.PreciseExpiry && m.t.Before(b.min) {
 		ts.detachExpiry(b) // keyed by min: re-key
 		b.min = m.t
@@ -252,7 +327,13 @@ func (ts *tsColl) place(m tsMeasurement) *bucket {
 	}
 	ts.count++
 	ts.bytesLen += int64(len(m.enc))
-	return b
+	if b.len() >= TimeSeriesBucketMaxCount {
+		ts.indexReopen(b)
+		if ts.open[b.metaKey] != b {
+			b.clip()
+		}
+	}
+	ts.track(b)
 }
 
 // clip gives back the spare capacity of a bucket's slices.
@@ -264,6 +345,8 @@ func (b *bucket) clip() {
 
 // attach adds a new bucket to every structure. Call holding mu for writing.
 func (ts *tsColl) attach(b *bucket) {
+	ts.track(b)
+	ts.indexReopen(b)
 	ts.buckets.ReplaceOrInsert(b)
 	for _, ix := range ts.indexes {
 		ix.add(ts, b)
@@ -284,7 +367,9 @@ func (ts *tsColl) removeBucket(b *bucket) {
 	}
 	ts.count -= b.len()
 	ts.bytesLen -= int64(len(b.data))
+	ts.untrack(b)
 	b.removed = true
+	ts.indexReopen(b)
 }
 
 // keep rewrites a bucket keeping the measurements for which keep[i] is
@@ -305,6 +390,7 @@ func (ts *tsColl) keep(b *bucket, keep []bool) int {
 		return n
 	}
 	ts.detachExpiry(b)
+	ts.untrack(b)
 	offs := make([]int64, 0, b.len()-n)
 	ends := make([]uint32, 0, b.len()-n)
 	var data []byte
@@ -329,6 +415,8 @@ func (ts *tsColl) keep(b *bucket, keep []bool) int {
 	b.min, b.max = lo, hi
 	b.ver = ts.db.writes.Add(1)
 	ts.count -= n
+	ts.track(b)
+	ts.indexReopen(b)
 	ts.attachExpiry(b)
 	for _, ix := range ts.indexes {
 		if ix.measured != nil {
@@ -343,10 +431,10 @@ func (ts *tsColl) keep(b *bucket, keep []bool) int {
 // compact gives back the spare capacity of every bucket's slices.
 func (ts *tsColl) compact() error {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	defer ts.unlockWrite()
 	if ts.dropped {
 		return ts.errDropped()
 	}
-	ts.buckets.Ascend(func(b *bucket) bool { b.clip(); return true })
+	ts.buckets.Ascend(func(b *bucket) bool { ts.resize(b, (*bucket).clip); return true })
 	return nil
 }

@@ -293,7 +293,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		// Proposal-first: nothing goes before the op is committed, and
 		// then through DB.Apply's code (its re-check, its metrics).
 		n, removed, ids, rem, err = ts.proposeRemoval(p, op, marks)
-		ts.mu.Unlock()
+		ts.unlockWrite()
 		if err != nil {
 			return 0, nil, false, batchNow, err
 		}
@@ -305,7 +305,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		if len(op.Keys) > 0 {
 			ts.commitOps(batchNow, op)
 		}
-		ts.mu.Unlock()
+		ts.unlockWrite()
 		m.db.countDeletedMeasurements(removed)
 	}
 	e.lastMeasurements, e.lastRemoved = removed, rem

@@ -351,7 +351,9 @@ func (ts *tsColl) metaOnly(f Document) error {
 
 // createIndex creates an index of a time-series collection (see
 // CreateIndex for the rules).
-func (ts *tsColl) createIndex(m IndexModel, applied *Op) (string, error) {
+// createIndex creates index m (applied: the op DB.Apply applies), under
+// the DB's memory limit when enforce is set (not for a load).
+func (ts *tsColl) createIndex(m IndexModel, applied *Op, enforce bool) (string, error) {
 	where := fmt.Sprintf("collection %q index %q", ts.name, m.Name)
 	tf, mf := ts.opts.TimeField, ts.opts.MetaField
 	if m.ExpireAfterSeconds != nil {
@@ -420,7 +422,7 @@ func (ts *tsColl) createIndex(m IndexModel, applied *Op) (string, error) {
 		ix.exp.expireAfter.Store(int64(*m.ExpireAfterSeconds))
 	}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	defer ts.unlockWrite()
 	if ts.dropped {
 		return "", ts.errDropped()
 	}
@@ -435,6 +437,19 @@ func (ts *tsColl) createIndex(m IndexModel, applied *Op) (string, error) {
 			return cur.name, nil
 		}
 		return "", fmt.Errorf("%w: %s: index %q exists with other options", ErrIndexOptionsConflict, where, cur.name)
+	}
+	if enforce {
+		// Its entries, and keys about as large as the buckets' meta keys.
+		per, metas := tsIndexEntryBytes, ts.memMetas
+		if ix.measured != nil {
+			per, metas = tsMeasuredEntryBytes, 0
+		}
+		if ix.exp != nil {
+			per += tsExpiryEntryBytes
+		}
+		if err := ts.reserveGrowth(int64(ts.buckets.Len())*per + metas); err != nil {
+			return "", err
+		}
 	}
 	ts.buckets.Ascend(func(b *bucket) bool {
 		ix.add(ts, b)
@@ -461,7 +476,7 @@ func (ts *tsColl) createIndex(m IndexModel, applied *Op) (string, error) {
 
 func (ts *tsColl) dropIndex(name string, applied *Op) error {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	defer ts.unlockWrite()
 	if ts.dropped {
 		return ts.errDropped()
 	}

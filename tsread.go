@@ -296,7 +296,7 @@ func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, 
 	}
 	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	defer ts.unlockWrite()
 	if ts.dropped {
 		return 0, nil
 	}
@@ -371,7 +371,7 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 	}
 	now := c.db.clock.Now()
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	defer ts.unlockWrite()
 	if ts.dropped {
 		return res, nil
 	}
@@ -410,6 +410,13 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 		}
 		changes = append(changes, ch)
 	}
+	var grow int64
+	for _, ch := range changes {
+		grow += metaGrowth(ch.b, ch.hasMeta, ch.key)
+	}
+	if err := ts.reserveMeta(grow); err != nil {
+		return UpdateResult{}, err
+	}
 	wantOps := ts.db.ops.opsWanted() && len(changes) > 0
 	var before [][]RawDocument
 	if wantOps && ts.db.ops.preImagesWanted() {
@@ -426,7 +433,14 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 		if ts.open[b.metaKey] == b {
 			delete(ts.open, b.metaKey)
 		}
+		// The reopen tree and the meta's bytes follow the new meta key.
+		if ts.reopen != nil {
+			ts.reopen.Delete(b)
+		}
+		ts.untrack(b)
 		b.meta, b.hasMeta, b.metaKey = ch.meta, ch.hasMeta, ch.key
+		ts.track(b)
+		ts.indexReopen(b)
 		b.ver = ts.db.writes.Add(1)
 		for _, ix := range ts.indexes {
 			ix.add(ts, b)

@@ -241,13 +241,13 @@ func (l *loader) tsApply(ts *tsColl, op Op) error {
 		return ts.applyOp(&op)
 	}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	defer ts.unlockWrite()
 	var err error
 	switch op.Kind {
 	case OpInsert:
-		err = ts.applyInsert(&op)
+		err = ts.applyInsert(&op, false)
 	case OpUpdate:
-		err = ts.applyMetaUpdate(&op)
+		err = ts.applyMetaUpdate(&op, false)
 	case OpDelete:
 		_, _, _, _, err = ts.applyRemoval(&op, false, nil)
 	case OpExpire:
