@@ -67,9 +67,12 @@ func (ts *tsColl) resize(b *bucket, f func(*bucket)) {
 
 // memBytes is the collection's accounted memory. Call holding mu.
 func (ts *tsColl) memBytes() int64 {
-	perBucket := bucketFixedBytes + int64(len(ts.expiries()))*tsExpiryEntryBytes
-	metaCopies := int64(2) // the meta value and its key
+	perBucket := bucketFixedBytes + tsExpiryEntryBytes // the collection's own expiry tree
+	metaCopies := int64(2)                             // the meta value and its key
 	for _, ix := range ts.indexes {
+		if ix.exp != nil {
+			perBucket += tsExpiryEntryBytes
+		}
 		if ix.measured != nil {
 			perBucket += tsMeasuredEntryBytes
 		} else {

@@ -30,9 +30,78 @@ func tsBucketsState(ts *tsColl) string {
 		return true
 	})
 	for _, e := range ts.expiries() {
-		fmt.Fprintf(&sb, "expiry %s %d\n", e.name, e.tree.Len())
+		e.tree.Ascend(func(en tsExpEntry) bool {
+			fmt.Fprintf(&sb, "expiry %s %d.%d %d\n", e.name, en.sec, en.nsec, en.b.seq)
+			return true
+		})
+	}
+	for _, ix := range ts.indexes {
+		fmt.Fprintf(&sb, "index %s multikey %v\n", ix.name, ix.multikey)
+		ix.tree.Ascend(func(en tsEntry) bool { fmt.Fprintf(&sb, " %x %d\n", en.key, en.b.seq); return true })
+		if ix.measured != nil {
+			ix.measured.byMax.Ascend(func(en tsEntry) bool { fmt.Fprintf(&sb, " max %x %d\n", en.key, en.b.seq); return true })
+		}
+	}
+	if ts.reopen != nil {
+		ts.reopen.Ascend(func(b *bucket) bool { fmt.Fprintf(&sb, "reopen %d\n", b.seq); return true })
 	}
 	return sb.String()
+}
+
+// Rule: an insert refused for the memory limit takes back everything it
+// did, also when it added late measurements to existing buckets (their
+// bounds, PreciseExpiry keys and measurement-field index bounds) and
+// opened new ones.
+func TestTimeSeriesMemoryLimitRollback(t *testing.T) {
+	const limit = 512 << 10
+	db, _ := openMon(t, quiet(MonitorOptions{}), WithMemoryLimit(limit))
+	exp := int32(3600)
+	c, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m", PreciseExpiry: true}, ExpireAfterSeconds: &exp})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, k := range []IndexKey{Asc("v"), Asc("m")} {
+		_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{k}})
+		require.NoError(t, err)
+	}
+	doc := func(i int, at time.Duration, v any) Document {
+		return Document{"_id": i, "t": t0.Add(at), "m": i % 3, "v": v, "pad": strings.Repeat("p", 200)}
+	}
+	for i := range 600 {
+		// Times interleaved from both ends of two hours: half of them late.
+		at := time.Duration(i) * 6 * time.Second
+		if i%2 == 1 {
+			at = 2*time.Hour - at
+		}
+		_, err := c.InsertOne(doc(i, at, i))
+		require.NoError(t, err)
+	}
+	ts := c.timeSeries()
+	state := tsBucketsState(ts)
+	before := ts.buckets.Len()
+	storage := db.Metrics().Storage
+	batch := []Document{
+		doc(1000, 3*time.Second, -5),                                    // late: lowers an existing bucket's min
+		doc(1001, 30*time.Minute, []any{1e9}),                           // into an existing bucket, widening its bounds, multikey
+		doc(1002, 5*time.Hour, "new"),                                   // opens a bucket
+		{"_id": 1003, "t": t0, "m": 7, "v": strings.Repeat("x", limit)}, // past the limit
+	}
+	_, err = c.InsertMany(batch)
+	require.ErrorIs(t, err, ErrMemoryLimit)
+	assert.Equal(t, state, tsBucketsState(ts))
+	assert.Equal(t, storage, db.Metrics().Storage)
+
+	// Without the last one, the same batch goes in.
+	_, err = c.InsertMany(batch[:3])
+	require.NoError(t, err)
+	assert.NotEqual(t, state, tsBucketsState(ts))
+	requireBucketsSound(t, ts)
+	assert.Equal(t, before+1, ts.buckets.Len(), "only the measurement 5 hours on opened a bucket")
+	lowered := false
+	ts.buckets.Ascend(func(b *bucket) bool {
+		lowered = lowered || (b.seq <= uint64(before) && b.min.Equal(t0.Add(3*time.Second)))
+		return true
+	})
+	assert.True(t, lowered, "the late measurement lowered an existing bucket's min")
 }
 
 // Rule: a time-series collection's buckets count against the memory
