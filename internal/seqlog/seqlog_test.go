@@ -89,7 +89,7 @@ func TestAgreesWithModelSparsePages(t *testing.T) {
 	agreesWithModel(t, 8009489286452295418)
 }
 
-// TestNeighboursShrinkingInTurn empties pages from the back, one after
+// TestNeighboursShrinkingInTurn empties pages from the front, one after
 // the other, each to a few pairs: every page is squeezed while its next
 // neighbour is still full, so squeezing alone never merged them.
 func TestNeighboursShrinkingInTurn(t *testing.T) {
@@ -99,7 +99,7 @@ func TestNeighboursShrinkingInTurn(t *testing.T) {
 		l.Push(s, uint32(s))
 	}
 	live := 0
-	for p := pages - 1; p >= 1; p-- {
+	for p := 1; p < pages; p++ {
 		base := uint64(p * PageCap)
 		for j := uint64(11); j <= PageCap; j++ { // keep 10 pairs of page p
 			require.True(t, l.Delete(base+j))
