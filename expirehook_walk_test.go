@@ -67,8 +67,9 @@ func TestFailingHookPassIsLinear(t *testing.T) {
 // earlier date, or one re-dated) must still be offered in the same pass,
 // as a walk from the head finds it. Here every document of the first
 // batch fails; while the second batch's hook runs, a writer adds documents
-// dated before everything walked, changes one of the batch, and re-dates
-// one not yet walked to before the walked ones. The pass
+// dated before everything walked (one of them deleted again at once),
+// changes one of the batch and one of the failed ones, and re-dates one not
+// yet walked to before the walked ones. The pass
 // offers and deletes all of them, and only the failed ones stay. Random
 // dates and sizes: the seed is printed.
 func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
@@ -127,6 +128,21 @@ func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
 					}
 					added = append(added, id)
 				}
+				// Added behind the walk and deleted again: nothing to offer.
+				if _, err := c.InsertOne(Document{"_id": "gone", "lastModifiedDate": t0.Add(-time.Hour)}); err != nil {
+					return err
+				}
+				if _, err := c.DeleteOne(Document{"_id": "gone"}); err != nil {
+					return err
+				}
+				// A parked document changed: still parked, not offered
+				// again in this pass.
+				for id := range failed {
+					if _, err := c.UpdateOne(Document{"_id": id}, Document{"$set": Document{"note": 2}}); err != nil {
+						return err
+					}
+					break
+				}
 			}
 			return nil
 		}
@@ -148,6 +164,7 @@ func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
 		if redated != nil {
 			assert.Equal(t, 1, offered[redated], "round %d: %v, re-dated behind the walk, is offered once", round, redated)
 		}
+		assert.Zero(t, offered["gone"], "round %d: deleted before its turn", round)
 		assert.Equal(t, n+len(added)-batch, res.Deleted, "round %d", round)
 		assert.Len(t, failed, batch, "round %d", round)
 		for id := range failed {
@@ -181,4 +198,26 @@ func BenchmarkFailingHookPass(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The entries noted behind a walk are bounded by the tree's size (at
+// least 1024): past it the walk starts again at the head, which visits no
+// more entries than were noted. Entries after the walk's point, and any
+// while no walk has started, are not noted.
+func TestHookWalkBehindIsBounded(t *testing.T) {
+	w := hookWalk{pass: 1}
+	w.added(expiryEntry{sec: 1}, 10)
+	assert.Empty(t, w.behind, "no walk started")
+	w.started, w.after = true, expiryEntry{sec: 100, seq: 5}
+	w.added(expiryEntry{sec: 100, seq: 6}, 10)
+	w.added(expiryEntry{sec: 101}, 10)
+	assert.Empty(t, w.behind, "after the walk's point: the walk gets there")
+	w.added(expiryEntry{sec: 100, seq: 5}, 10)
+	assert.Len(t, w.behind, 1, "the walk's own point, changed")
+	for i := 1; i < 1024; i++ {
+		w.added(expiryEntry{sec: 50, seq: uint64(i)}, 10)
+	}
+	assert.Len(t, w.behind, 1024)
+	w.added(expiryEntry{sec: 0}, 10)
+	assert.Equal(t, hookWalk{pass: 1}, w, "past the bound: start again at the head")
 }
