@@ -177,6 +177,7 @@ func (t *ttlIndex) addEntry(e expiryEntry, k ttlKey) {
 		t.counts.add(e.sec, e.nsec, 1)
 		t.count(k, 1)
 	}
+	t.walk.added(e, t.expiry.Len())
 }
 
 // removeEntry takes e out of the expiry tree and the counts.

@@ -137,10 +137,25 @@ func unpackKeys(ops []Op) {
 // the ops some sink received.
 func (c *committer) opsWanted() bool { return c.wanted.Load() }
 
+// natSink is a sink that must know where in a collection's natural order
+// the documents a write inserts begin (the snapshot's op capture): before
+// the write's ops, it is told the collection's next insertion sequence
+// (collState.nextSeq) as it was when the write began. It runs as
+// appendOps does.
+type natSink interface {
+	opSink
+	noteWriteStart(collection string, nextSeq uint64)
+}
+
 // commit numbers ops (setting each Seq) and hands them to the sinks. Call
 // it holding the write lock of the collection the ops change, after the
 // change is applied in memory and before the lock is released.
-func (c *committer) commit(ops []Op) {
+func (c *committer) commit(ops []Op) { c.commitWrite(ops, 0) }
+
+// commitWrite is commit for a write of one collection that may have
+// inserted documents: natFrom is the collection's next insertion sequence
+// when the write began (0: unknown, for a write that inserts nothing).
+func (c *committer) commitWrite(ops []Op, natFrom uint64) {
 	if len(ops) == 0 {
 		return
 	}
@@ -154,11 +169,7 @@ func (c *committer) commit(ops []Op) {
 	if !c.keysPackable() {
 		unpackKeys(ops)
 	}
-	if s := c.sinks.Load(); s != nil {
-		for _, sink := range *s {
-			sink.appendOps(ops)
-		}
-	}
+	handOn(c.sinks.Load(), ops, natFrom)
 	if c.replicator != nil {
 		// Local commits only: ops applied with DB.Apply came from the
 		// replicated log.
@@ -173,17 +184,21 @@ func (c *committer) commit(ops []Op) {
 // replicator they are committed on arrival (they come from its log): the
 // committed mark moves up to the last of them. Call it as commit is
 // called, holding the collection's write lock after the change.
-func (c *committer) commitApplied(ops []Op) error {
+func (c *committer) commitApplied(ops []Op) error { return c.commitAppliedFrom(ops, 0) }
+
+// commitAppliedFrom is commitApplied for an applied write that may have
+// inserted documents, natFrom as commitWrite takes it.
+func (c *committer) commitAppliedFrom(ops []Op, natFrom uint64) error {
 	if len(ops) == 0 {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.commitAppliedLocked(ops)
+	return c.commitAppliedLocked(ops, natFrom)
 }
 
-// commitAppliedLocked is commitApplied; call holding c.mu.
-func (c *committer) commitAppliedLocked(ops []Op) error {
+// commitAppliedLocked is commitAppliedFrom; call holding c.mu.
+func (c *committer) commitAppliedLocked(ops []Op, natFrom uint64) error {
 	seq := c.seq.Load()
 	for i := range ops {
 		if want := seq + 1 + uint64(i); ops[i].Seq != want {
@@ -196,12 +211,22 @@ func (c *committer) commitAppliedLocked(ops []Op) error {
 		// every op before them.
 		raiseTo(&c.committed, seq+uint64(len(ops)))
 	}
-	if s := c.sinks.Load(); s != nil {
-		for _, sink := range *s {
-			sink.appendOps(ops)
-		}
-	}
+	handOn(c.sinks.Load(), ops, natFrom)
 	return nil
+}
+
+// handOn gives committed ops to the sinks, telling those that ask where
+// the write's inserts begin (natFrom > 0). Call holding c.mu.
+func handOn(sinks *[]opSink, ops []Op, natFrom uint64) {
+	if sinks == nil {
+		return
+	}
+	for _, sink := range *sinks {
+		if ns, ok := sink.(natSink); ok && natFrom > 0 {
+			ns.noteWriteStart(ops[0].Collection, natFrom)
+		}
+		sink.appendOps(ops)
+	}
 }
 
 // lastSeq returns the sequence number of the last op committed. It does

@@ -11,14 +11,17 @@
 // sub-passes with MongoDB's budgets, batch by batch so that readers and
 // writers never stall.
 //
-//	db, _ := ttldb.Open()
+//	db, err := ttldb.Open()
+//	if err != nil { … }
 //	defer db.Close()
 //	events := db.Collection("eventlog")
-//	events.CreateIndex(ttldb.IndexModel{
+//	_, err = events.CreateIndex(ctx, ttldb.IndexModel{
 //		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 //		ExpireAfterSeconds: ttldb.Seconds(3600),
 //	})
-//	events.InsertOne(ttldb.Document{"lastModifiedDate": time.Now(), "msg": "hello"})
+//	_, err = events.InsertOne(ttldb.Document{"lastModifiedDate": time.Now(), "msg": "hello"})
+//
+// The package's Example runs the same on a fake clock, through expiry.
 //
 // # Time
 //

@@ -54,6 +54,44 @@ type deliveries struct {
 	pass     uint64 // the number of the running (or last) pass
 	failures int    // hook calls that failed in the running pass
 	byIndex  map[*index]*indexDeliveries
+
+	// walks are the TTL indexes (with their collections) whose hookWalk
+	// the running pass set, to reset at its end; steps counts the expiry
+	// entries its choices visited (tests). Only the pass uses them.
+	walks map[*index]*collState
+	steps int
+}
+
+// hookWalk is where a pass's offers of one TTL index's expired documents
+// resume (deliveries.choose). Every entry at or before after was offered
+// or skipped as parked by the running pass, so the next batch walks on
+// from after: a hook that fails every document leaves its documents parked
+// at the head of the tree, and walking them again for each batch made a
+// pass quadratic in the expired documents. An entry added at or before
+// after since it was walked (a write, or a chosen document that changed
+// before its deletion) is kept in behind and offered first, as a walk from
+// the head would have found it. The pass (the only one) writes it holding
+// the collection's read lock, addEntry holding its write lock.
+type hookWalk struct {
+	pass    uint64 // the pass walking; 0: none
+	started bool   // after is set; else the walk starts at the head
+	after   expiryEntry
+	behind  []expiryEntry
+}
+
+// added notes entry e, added to a tree that now holds n entries.
+func (w *hookWalk) added(e expiryEntry, n int) {
+	if !w.started || expiryLess(w.after, e) {
+		return
+	}
+	if len(w.behind) >= max(n, 1024) {
+		// More entries behind the walk than a walk from the head visits:
+		// start again there (each such restart follows as many writes as
+		// it walks entries, so the cost stays linear).
+		*w = hookWalk{pass: w.pass}
+		return
+	}
+	w.behind = append(w.behind, e)
 }
 
 // indexDeliveries are one TTL index's failed deliveries. It exists while
@@ -117,7 +155,7 @@ type parkedDoc struct {
 }
 
 func newDeliveries() *deliveries {
-	return &deliveries{byIndex: map[*index]*indexDeliveries{}}
+	return &deliveries{byIndex: map[*index]*indexDeliveries{}, walks: map[*index]*collState{}}
 }
 
 // beginPass starts counting a new pass's failures.
@@ -132,6 +170,16 @@ func (d *deliveries) beginPass() {
 // incomplete if any hook or index visit failed or if failed deliveries are
 // left. It forgets the deliveries of TTL indexes that no longer exist.
 func (d *deliveries) endPass(db *DB, res *PassResult) {
+	// The walks end with the pass: the next one starts at the head of each
+	// tree, and writes in between record nothing.
+	for ix, s := range d.walks {
+		s.mu.Lock()
+		if ix.ttl != nil {
+			ix.ttl.walk = hookWalk{}
+		}
+		s.mu.Unlock()
+	}
+	clear(d.walks)
 	live := map[*index]bool{}
 	for _, t := range db.ttlTargets() {
 		live[t.ix] = true
@@ -196,18 +244,58 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 			return chosen, true
 		}
 	}
+	w := &ix.ttl.walk
+	if w.pass != d.pass {
+		*w = hookWalk{pass: d.pass}
+		d.walks[ix] = s
+	}
 	chosen = make([]chosenDoc, 0, min(limit, 1024))
-	ix.ttl.expiry.Ascend(func(en expiryEntry) bool {
+	offer := func(en expiryEntry) {
+		rec := s.rec(en.slot)
+		if e != nil && e.parked[string(rec.key)] != nil {
+			return // its retry is scheduled
+		}
+		chosen = append(chosen, chosenDoc{rec})
+	}
+	if len(w.behind) > 0 {
+		// Entries added behind the walk, in tree order: those still in the
+		// tree and expired are offered first.
+		slices.SortFunc(w.behind, compareExpiry)
+		w.behind = slices.CompactFunc(w.behind, func(a, b expiryEntry) bool { return compareExpiry(a, b) == 0 })
+		i := 0
+		for ; i < len(w.behind) && len(chosen) < limit; i++ {
+			d.steps++
+			en, ok := ix.ttl.find(w.behind[i])
+			if !ok {
+				continue // deleted since
+			}
+			if !entryNotAfter(en, cutoff) {
+				break // nor are the later ones expired: kept for a later batch
+			}
+			offer(en)
+		}
+		w.behind = append(w.behind[:0], w.behind[i:]...)
+	}
+	if len(chosen) >= limit {
+		return chosen, false
+	}
+	walk := func(en expiryEntry) bool {
 		if !entryNotAfter(en, cutoff) {
 			return false
 		}
-		rec := s.rec(en.slot)
-		if e != nil && e.parked[string(rec.key)] != nil {
-			return true // its retry is scheduled
-		}
-		chosen = append(chosen, chosenDoc{rec})
+		d.steps++
+		w.after, w.started = en, true
+		offer(en)
 		return len(chosen) < limit
-	})
+	}
+	if !w.started {
+		ix.ttl.expiry.Ascend(walk)
+	} else {
+		from := w.after
+		ix.ttl.expiry.AscendGreaterOrEqual(from, func(en expiryEntry) bool {
+			return compareExpiry(en, from) == 0 || walk(en) // from itself was walked
+		})
+	}
 	return chosen, false
 }
 

@@ -144,6 +144,7 @@ func (db *DB) applyOp(op *Op) error {
 		return err
 	}
 	s.applying = true
+	natFrom := s.nextSeq // what the op inserts comes after (commitWrite)
 	if op.Kind == OpInsert || op.Kind == OpUpdate || op.Kind == OpReplace {
 		s.applyVers = op.Versions
 	}
@@ -172,7 +173,7 @@ func (db *DB) applyOp(op *Op) error {
 		err = s.applyCollMod(op)
 	}
 	if err == nil {
-		err = db.ops.commitApplied([]Op{*op})
+		err = db.ops.commitAppliedFrom([]Op{*op}, natFrom)
 	}
 	s.applying, s.applyVers = false, nil
 	s.writeMu.Unlock()

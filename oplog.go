@@ -22,8 +22,11 @@ import (
 // Guarded by the collection's writeMu.
 type opRecorder struct {
 	ops []Op
-	pre bool      // fill Op.Before
-	now time.Time // the clock reading the write resolved its values with; zero: none yet
+	pre bool // fill Op.Before
+	// natFrom is the collection's nextSeq when the write began: what it
+	// inserts comes after (committer.commitWrite).
+	natFrom uint64
+	now     time.Time // the clock reading the write resolved its values with; zero: none yet
 
 	// replaceKind and update describe the next replaceRecords: OpUpdate
 	// with the update document as resolved, or OpReplace.
@@ -40,7 +43,7 @@ func (s *collState) beginOps() {
 	// The recorder lives in the collection (no allocation per write); a
 	// fresh value each time, so that its ops slice, which the committed
 	// ops keep, is never reused.
-	s.opBuf = opRecorder{pre: s.db.ops.preImagesWanted()}
+	s.opBuf = opRecorder{pre: s.db.ops.preImagesWanted(), natFrom: s.nextSeq}
 	s.oprec = &s.opBuf
 }
 
@@ -53,7 +56,7 @@ func (s *collState) endOps(err error) {
 	}
 	s.oprec = nil
 	if err == nil && len(r.ops) > 0 {
-		s.db.ops.commit(r.ops)
+		s.db.ops.commitWrite(r.ops, r.natFrom)
 	}
 }
 

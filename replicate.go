@@ -216,7 +216,7 @@ func (db *DB) proposeExpire(p ExpireProposer, op *Op, del func(op *Op) error) er
 		if err = del(op); err != nil {
 			return err
 		}
-		err = c.commitAppliedLocked([]Op{*op})
+		err = c.commitAppliedLocked([]Op{*op}, 0)
 		return err
 	})
 	switch {

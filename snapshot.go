@@ -56,6 +56,43 @@ type opCapture struct {
 	buf  []byte
 	ends []int // end of each op's form in buf
 	err  error
+	// natFrom is, by collection name, the lowest insertion sequence a
+	// captured write may have given a document: the walk copies only
+	// the documents below it (walkEnd). A document both copied and
+	// inserted by a captured op would be deleted and appended again by
+	// the replay of the ops before it, out of its place in natural order.
+	natFrom map[string]uint64
+}
+
+// noteWriteStart records where the inserts of the write whose ops follow
+// begin in its collection's natural order (committer.handOn).
+func (c *opCapture) noteWriteStart(collection string, nextSeq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lowerNatFrom(collection, nextSeq)
+}
+
+// lowerNatFrom lowers natFrom[collection] to seq. Call holding mu.
+func (c *opCapture) lowerNatFrom(collection string, seq uint64) {
+	if c.natFrom == nil {
+		c.natFrom = map[string]uint64{}
+	}
+	if cur, ok := c.natFrom[collection]; !ok || seq < cur {
+		c.natFrom[collection] = seq
+	}
+}
+
+// walkEnd returns the last insertion sequence the walk copies from s, of
+// which next is the nextSeq: every document a captured write inserted
+// comes from the ops, never from the walk. Call holding s.writeMu, so
+// that no write of s is between its change and its commit.
+func (c *opCapture) walkEnd(name string, next uint64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if from, ok := c.natFrom[name]; ok && from < next {
+		next = from
+	}
+	return next - 1
 }
 
 func (c *opCapture) appendOps(ops []Op) {
@@ -71,6 +108,11 @@ func (c *opCapture) appendOps(ops []Op) {
 		}
 		c.buf = b
 		c.ends = append(c.ends, len(b))
+		if op.Kind == OpCreateCollection {
+			// A collection created meanwhile: its documents all come
+			// from the ops.
+			c.lowerNatFrom(op.Collection, 1)
+		}
 	}
 }
 
@@ -118,7 +160,7 @@ func (db *DB) writeSnapshotAbortable(w io.Writer, abort <-chan struct{}) (snapsh
 		return snapshotInfo{}, err
 	}
 	for i, s := range colls {
-		if err := s.writeTo(sw, uint32(i), abort); err != nil {
+		if err := s.writeTo(sw, uint32(i), capture, abort); err != nil {
 			return snapshotInfo{}, err
 		}
 	}
@@ -151,13 +193,15 @@ type snapDoc struct {
 
 // writeTo writes the collection's definition and documents to sw as
 // collection id.
-func (s *collState) writeTo(sw *snapfile.Writer, id uint32, abort <-chan struct{}) error {
+func (s *collState) writeTo(sw *snapfile.Writer, id uint32, capture *opCapture, abort <-chan struct{}) error {
 	if s.ts != nil {
 		return s.tsWriteTo(sw, id) // tssnapshot.go
 	}
+	s.writeMu.Lock()
 	s.mu.RLock()
 	if s.dropped {
 		s.mu.RUnlock()
+		s.writeMu.Unlock()
 		return nil // its drop is among the captured ops
 	}
 	c := snapfile.Collection{ID: id, Name: s.name, Spec: collectionSpec(s.opts)}
@@ -169,9 +213,12 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32, abort <-chan struct{
 		}
 	}
 	c.State = collectionState(multikey, nil)
-	last := s.nextSeq - 1 // the newest document's insertion sequence
+	// The newest document's insertion sequence that no captured write
+	// gave: what a captured write inserted comes from its op alone.
+	last := capture.walkEnd(s.name, s.nextSeq)
 	c.Docs = uint64(s.natural.Len())
 	s.mu.RUnlock()
+	s.writeMu.Unlock()
 	if err := sw.Collection(c); err != nil {
 		return err
 	}

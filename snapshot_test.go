@@ -175,38 +175,57 @@ func TestSnapshotReadsBack(t *testing.T) {
 // of four documents: a DB loaded from each, with the later ops applied,
 // has the same state as the live one, record versions included.
 func TestSnapshotInterleavedHistory(t *testing.T) {
+	base := modelSeed(t)
 	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			seed := modelSeed(t) + uint64(round)
-			db, clk, sink := openRecorded(t)
-			h := &history{t: t, rng: rand.New(rand.NewPCG(seed, 0x5a5)), db: db, clk: clk}
-			h.setup()
-			h.steps(600)
-			defer func(n int) { snapshotChunk = n }(snapshotChunk)
-			snapshotChunk = 4
-			snapshotChunkHook = func() { h.steps(3) }
-			defer func() { snapshotChunkHook = nil }()
-			var buf bytes.Buffer
-			info, err := db.writeSnapshot(&buf)
-			require.NoError(t, err)
-			snapshotChunkHook = nil
-			h.steps(100)
-			require.GreaterOrEqual(t, info.ops, uint64(10), "the history wrote during the walk")
-			loaded := loadBackup(t, buf.Bytes(), sink.take())
-			requireSameState(t, db, loaded)
-			requireIndexesRebuilt(t, loaded)
-			for _, name := range plainColls {
-				ws, _ := db.state(name, false)
-				gs, _ := loaded.state(name, false)
-				if ws == nil {
-					require.Nil(t, gs)
-					continue
-				}
-				require.Equal(t, recordVersions(ws), recordVersions(gs), "collection %q record versions", name)
-			}
-			require.Equal(t, db.ops.lastSeq(), loaded.ops.lastSeq())
-		})
+		t.Run(fmt.Sprint(round), func(t *testing.T) { snapshotInterleaved(t, base+uint64(round)) })
 	}
+}
+
+// TestSnapshotInterleavedNaturalOrder replays the seeds under which
+// TestSnapshotInterleavedHistory once failed: a write captured during the
+// walk deleted a document and inserted it again, and the walk, reaching
+// its collection later, copied it in its new place too; the load put it
+// back at the end, behind documents the same write had inserted after it,
+// so a restored DB listed the collection in another natural order.
+func TestSnapshotInterleavedNaturalOrder(t *testing.T) {
+	for _, seed := range []uint64{1795758867498981451 + 2, 1795758869025005726} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { snapshotInterleaved(t, seed) })
+	}
+}
+
+// snapshotInterleaved runs a seeded history, takes a snapshot while the
+// history goes on between the walk's chunks, and checks that the snapshot
+// with the later ops loads into the live DB's state: the same documents
+// in the same natural order, with the same record versions and indexes.
+func snapshotInterleaved(t *testing.T, seed uint64) {
+	t.Logf("history seed %d", seed)
+	db, clk, sink := openRecorded(t)
+	h := &history{t: t, rng: rand.New(rand.NewPCG(seed, 0x5a5)), db: db, clk: clk}
+	h.setup()
+	h.steps(600)
+	defer func(n int) { snapshotChunk = n }(snapshotChunk)
+	snapshotChunk = 4
+	snapshotChunkHook = func() { h.steps(3) }
+	defer func() { snapshotChunkHook = nil }()
+	var buf bytes.Buffer
+	info, err := db.writeSnapshot(&buf)
+	require.NoError(t, err)
+	snapshotChunkHook = nil
+	h.steps(100)
+	require.GreaterOrEqual(t, info.ops, uint64(10), "the history wrote during the walk")
+	loaded := loadBackup(t, buf.Bytes(), sink.take())
+	requireSameState(t, db, loaded)
+	requireIndexesRebuilt(t, loaded)
+	for _, name := range plainColls {
+		ws, _ := db.state(name, false)
+		gs, _ := loaded.state(name, false)
+		if ws == nil {
+			require.Nil(t, gs)
+			continue
+		}
+		require.Equal(t, recordVersions(ws), recordVersions(gs), "collection %q record versions", name)
+	}
+	require.Equal(t, db.ops.lastSeq(), loaded.ops.lastSeq())
 }
 
 // recordVersions lists a collection's record versions in natural order.

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -32,6 +33,9 @@ type ttlIndex struct {
 	counts *expiryCounts
 	exact  int // entries whose field holds one date
 	multi  int // entries that are the earliest of several values
+	// walk is where the running pass offers this index's next documents
+	// to the expire hooks from (expirehook.go).
+	walk hookWalk
 }
 
 // expiryEntry is one document's place in a ttlIndex: its date as Unix
@@ -43,6 +47,22 @@ type expiryEntry struct {
 	nsec int32
 	slot store.Slot
 	seq  uint64
+}
+
+// compareExpiry orders entries as the tree does (expiryLess): by date,
+// then insertion order; the slot is not part of an entry's identity.
+func compareExpiry(a, b expiryEntry) int {
+	return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.seq, b.seq))
+}
+
+// find returns the tree's entry equal to e (under compareExpiry), with its
+// current slot.
+func (t *ttlIndex) find(e expiryEntry) (found expiryEntry, ok bool) {
+	t.expiry.AscendGreaterOrEqual(e, func(en expiryEntry) bool {
+		found, ok = en, compareExpiry(en, e) == 0
+		return false
+	})
+	return found, ok
 }
 
 func expiryLess(a, b expiryEntry) bool {

@@ -278,9 +278,9 @@ func payloadInto(d *decoder, tag byte, t reflect.Type, v reflect.Value, set bool
 		if !isNumber(tag) {
 			break
 		}
-		i, err := d.intOf(tag)
+		i, err := d.intOf(tag, t)
 		if err == nil && reflect.Zero(t).OverflowInt(i) {
-			err = fmt.Errorf("%d overflows %s", i, t)
+			err = fmt.Errorf("%d overflows %s", i, numberType(t))
 		}
 		if err != nil {
 			return &DecodeError{Reason: err.Error()}
@@ -293,9 +293,9 @@ func payloadInto(d *decoder, tag byte, t reflect.Type, v reflect.Value, set bool
 		if !isNumber(tag) {
 			break
 		}
-		u, err := d.uintOf(tag)
+		u, err := d.uintOf(tag, t)
 		if err == nil && reflect.Zero(t).OverflowUint(u) {
-			err = fmt.Errorf("%d overflows %s", u, t)
+			err = fmt.Errorf("%d overflows %s", u, numberType(t))
 		}
 		if err != nil {
 			return &DecodeError{Reason: err.Error()}
@@ -308,9 +308,9 @@ func payloadInto(d *decoder, tag byte, t reflect.Type, v reflect.Value, set bool
 		if !isNumber(tag) {
 			break
 		}
-		f, err := d.floatOf(tag)
+		f, err := d.floatOf(tag, t)
 		if err == nil && k == reflect.Float32 && float64(float32(f)) != f && !math.IsNaN(f) {
-			err = fmt.Errorf("%v does not fit a float32 exactly", f)
+			err = fmt.Errorf("%v does not fit %s exactly", f, numberType(t))
 		}
 		if err != nil {
 			return &DecodeError{Reason: err.Error()}
@@ -372,33 +372,46 @@ func payloadInto(d *decoder, tag byte, t reflect.Type, v reflect.Value, set bool
 
 func isNumber(tag byte) bool { return tag >= tagInt && tag <= tagFloat64 }
 
-func (d *decoder) intOf(tag byte) (int64, error) {
+// numberType names a numeric destination type in an error: its own name,
+// and its kind when that differs (a named type).
+func numberType(t reflect.Type) string {
+	if k := t.Kind().String(); t.String() != k {
+		return fmt.Sprintf("%s (%s)", t, k)
+	}
+	return t.String()
+}
+
+// intOf reads a number for a signed integer destination of type t, which
+// the errors name: a stored value that no int64 holds overflows t as
+// surely as one that only t cannot hold.
+func (d *decoder) intOf(tag byte, t reflect.Type) (int64, error) {
 	switch {
 	case tag <= tagInt64:
 		return d.varint(), nil
 	case tag <= tagUint64:
 		u := d.uvarint()
 		if u > math.MaxInt64 {
-			return 0, fmt.Errorf("%d overflows int64", u)
+			return 0, fmt.Errorf("%d overflows %s", u, numberType(t))
 		}
 		return int64(u), nil
 	}
 	f := d.floatPayload(tag)
 	if f != math.Trunc(f) {
-		return 0, fmt.Errorf("%v is not an integer", f)
+		return 0, fmt.Errorf("%v does not fit %s: not an integer", f, numberType(t))
 	}
 	if f < -(1<<63) || f >= 1<<63 {
-		return 0, fmt.Errorf("%v overflows int64", f)
+		return 0, fmt.Errorf("%v overflows %s", f, numberType(t))
 	}
 	return int64(f), nil
 }
 
-func (d *decoder) uintOf(tag byte) (uint64, error) {
+// uintOf is intOf for an unsigned destination.
+func (d *decoder) uintOf(tag byte, t reflect.Type) (uint64, error) {
 	switch {
 	case tag <= tagInt64:
 		i := d.varint()
 		if i < 0 {
-			return 0, fmt.Errorf("%d is negative", i)
+			return 0, fmt.Errorf("%d does not fit %s: negative", i, numberType(t))
 		}
 		return uint64(i), nil
 	case tag <= tagUint64:
@@ -406,28 +419,30 @@ func (d *decoder) uintOf(tag byte) (uint64, error) {
 	}
 	f := d.floatPayload(tag)
 	if f != math.Trunc(f) {
-		return 0, fmt.Errorf("%v is not an integer", f)
+		return 0, fmt.Errorf("%v does not fit %s: not an integer", f, numberType(t))
 	}
 	if f < 0 || f >= 1<<64 {
-		return 0, fmt.Errorf("%v overflows uint64", f)
+		return 0, fmt.Errorf("%v overflows %s", f, numberType(t))
 	}
 	return uint64(f), nil
 }
 
-func (d *decoder) floatOf(tag byte) (float64, error) {
+// floatOf reads a number for a float destination of type t: an integer
+// must convert exactly.
+func (d *decoder) floatOf(tag byte, t reflect.Type) (float64, error) {
 	switch {
 	case tag <= tagInt64:
 		i := d.varint()
 		f := float64(i)
 		if f >= 1<<63 || int64(f) != i {
-			return 0, fmt.Errorf("%d has no exact float64", i)
+			return 0, fmt.Errorf("%d has no exact %s", i, numberType(t))
 		}
 		return f, nil
 	case tag <= tagUint64:
 		u := d.uvarint()
 		f := float64(u)
 		if f >= 1<<64 || uint64(f) != u {
-			return 0, fmt.Errorf("%d has no exact float64", u)
+			return 0, fmt.Errorf("%d has no exact %s", u, numberType(t))
 		}
 		return f, nil
 	}

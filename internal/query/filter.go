@@ -58,8 +58,10 @@ var missingValues = []any{nil}
 // (codec.CloneValue: types, UTF-8, at most codec.MaxDepth levels of
 // nesting, no cycles) and normalized to stored form once, here (see Doc);
 // field paths must be valid UTF-8; logical operators ($and, $or, $nor,
-// $not) nest at most maxFilterDepth deep. Errors wrap errs.ErrInvalidFilter
-// and name the operator and path at fault.
+// $not) nest at most maxFilterDepth deep. A $comment beside the conditions
+// of a filter document (any storable value) is ignored, as in MongoDB.
+// Errors wrap errs.ErrInvalidFilter and name the operator and path at
+// fault.
 func CompileFilter(f map[string]any) (*Filter, error) {
 	return compileDocument(f, 0)
 }
@@ -107,6 +109,14 @@ func compileDocument(f map[string]any, depth int) (*Filter, error) {
 			norm any
 			err  error
 		)
+		if key == "$comment" {
+			// As in MongoDB: a note of any (storable) value beside the
+			// conditions, which matches and plans nothing.
+			if _, err := filterValue(key, "", f[key]); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if strings.HasPrefix(key, "$") {
 			c, norm, err = compileLogical(key, f[key], depth)
 		} else {
@@ -152,7 +162,7 @@ func (c logicalClause) anyMatches(doc map[string]any) bool {
 }
 
 // compileLogical compiles a top-level $-key, which must be $and, $or or $nor
-// with a non-empty array of filter documents. norm is the array of the
+// ($comment is skipped before) with a non-empty array of filter documents. norm is the array of the
 // compiled documents' Doc.
 func compileLogical(op string, v any, depth int) (c clause, norm any, err error) {
 	switch op {

@@ -25,7 +25,7 @@ var supportedFieldOperators = []string{
 
 // supportedTopLevelOperators lists the operators a filter document may hold
 // at its top level.
-var supportedTopLevelOperators = []string{"$and", "$or", "$nor"}
+var supportedTopLevelOperators = []string{"$and", "$or", "$nor", "$comment"}
 
 // compileMoreOperator compiles the operators of this file; any other
 // operator is unknown, and the error lists the supported ones. norm is the
@@ -203,7 +203,8 @@ func compileElemMatch(op, path string, v any, depth int) (predicate, any, error)
 
 // sizePred holds when a value at the path is an array of n elements. The
 // path's values are not expanded: {$size: 1} does not match [[1, 2]]'s
-// inner array. n < 0 stands for a non-integral size, which matches nothing.
+// inner array. n < 0 stands for a size beyond any array's, which matches
+// nothing.
 type sizePred struct {
 	n int64
 }
@@ -225,8 +226,9 @@ func (p sizePred) matchesSingle(v any) bool {
 	return ok && int64(len(elems)) == p.n
 }
 
-// compileSize accepts a number: a negative one is an error; one with a
-// fraction matches nothing, as in MongoDB.
+// compileSize accepts a whole number that is not negative, as MongoDB
+// does: a float with a fraction (or NaN, or an infinity) is refused ("must
+// be a whole number"), an integral one (2.0, -0.0) is that size.
 func compileSize(op, path string, v any) (predicate, error) {
 	n, ok := ToNumber(v)
 	if !ok {
@@ -237,8 +239,8 @@ func compileSize(op, path string, v any) (predicate, error) {
 		return sizePred{n: -1}, nil // more elements than any array has
 	case 'f':
 		switch {
-		case math.IsNaN(n.F) || n.F != math.Trunc(n.F) || math.IsInf(n.F, 0):
-			return sizePred{n: -1}, nil
+		case math.IsNaN(n.F) || math.IsInf(n.F, 0) || n.F != math.Trunc(n.F):
+			return nil, filterError(op, path, "must be a whole number, got %v", n.F)
 		case n.F < 0:
 			return nil, filterError(op, path, "may not be negative, got %v", n.F)
 		case n.F >= math.MaxInt64:

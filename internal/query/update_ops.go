@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -299,6 +300,10 @@ func (s *pushSort) apply(elems []any) {
 	slices.SortStableFunc(elems, func(a, b any) int { return CompareForSort(asDoc(a), asDoc(b), s.keys) })
 }
 
+// setCompare is the comparison $addToSet decides equality with: Compare,
+// held in a variable so that a test can count the comparisons a call makes.
+var setCompare = Compare
+
 // addToSetOp is $addToSet: append each value no element equals.
 type addToSetOp struct {
 	values []any
@@ -324,27 +329,71 @@ func (a addToSetOp) apply(doc codec.Document, parts []string) (bool, error) {
 				return nil, err
 			}
 		}
-		out := elems
-		added := false
-		for _, v := range a.values {
-			if slices.ContainsFunc(out, func(e any) bool { return Equal(e, v) }) {
-				continue
-			}
-			if !added {
-				out = slices.Clone(elems)
-				added = true
-			}
-			out = append(out, codec.CopyValue(v))
-		}
-		if !added && exists {
+		fresh := freshValues(elems, a.values)
+		if len(fresh) == 0 && exists {
 			return old, nil // unchanged, in its own Go type
 		}
-		if out == nil {
-			out = []any{}
+		out := make([]any, len(elems), len(elems)+len(fresh))
+		copy(out, elems)
+		for _, i := range fresh {
+			out = append(out, codec.CopyValue(a.values[i]))
 		}
 		return out, nil
 	})
 	return changed, err
+}
+
+// freshValues returns, in ascending order, the indexes of the values that
+// $addToSet appends to elems: each value that no element and no earlier
+// value equals. A few values are compared with every element; more are
+// sorted, so that a large $each costs O((n+m) log(n+m)) comparisons under
+// the collection's write lock rather than n×m. Compare is a total order
+// whose equality is Equal, so sorting finds exactly the equal pairs.
+func freshValues(elems, values []any) []int {
+	if len(values) == 1 || len(values)*(len(elems)+len(values)) <= 64 {
+		var fresh []int
+	next:
+		for i, v := range values {
+			for _, e := range elems {
+				if setCompare(e, v) == 0 {
+					continue next
+				}
+			}
+			for _, j := range fresh {
+				if setCompare(values[j], v) == 0 {
+					continue next
+				}
+			}
+			fresh = append(fresh, i)
+		}
+		return fresh
+	}
+	// Equal values sort together, the first to appear first: only the
+	// first of each run can be fresh.
+	order := make([]int, len(values))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		if c := setCompare(values[i], values[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	sorted := slices.Clone(elems)
+	slices.SortFunc(sorted, setCompare)
+	fresh := make([]int, 0, len(values))
+	for k, i := range order {
+		if k > 0 && setCompare(values[order[k-1]], values[i]) == 0 {
+			continue
+		}
+		if _, found := slices.BinarySearchFunc(sorted, values[i], setCompare); found {
+			continue
+		}
+		fresh = append(fresh, i)
+	}
+	slices.Sort(fresh) // back to the order of first appearance
+	return fresh
 }
 
 // pullOp is $pull: remove the elements cond holds for.

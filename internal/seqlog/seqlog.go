@@ -2,7 +2,8 @@
 // of (sequence, slot) pairs, appended in increasing sequence order, in
 // fixed pages of plain integers that the garbage collector never looks
 // inside. A deletion marks its pair dead; a page mostly dead is squeezed
-// and merged with the next one, an empty page goes. So appending costs
+// and merged with the next one, two neighbouring pages holding half a
+// page between them become one, an empty page goes. So appending costs
 // O(1), deleting O(log pages), and a million documents are about a
 // thousand heap objects of 12 bytes per document.
 //
@@ -137,6 +138,10 @@ func (l *Log) Delete(seq uint64) bool {
 	switch {
 	case p.live == 0 && (i < len(l.pages)-1 || p.n == PageCap):
 		l.dropPage(i)
+		if i > 0 {
+			l.mergeSparse(i - 1) // pages i-1 and i+1 are neighbours now
+		}
+		return true
 	case i > 0 && p.live*4 < p.n-p.first:
 		// Mostly dead (the first page is left alone: deletions in order
 		// empty it from the front): squeeze it, and merge the next page
@@ -146,7 +151,33 @@ func (l *Log) Delete(seq uint64) bool {
 			l.merge(i)
 		}
 	}
+	l.mergeSparse(i)
 	return true
+}
+
+// mergeSparse merges page i with a neighbour, and the result with the
+// next, while two neighbours hold at most half a page of live pairs
+// between them. Deletions keep it so for every two neighbours (a push
+// only adds, a merge only adds to a pair's sum): any two neighbouring
+// pages hold more than PageCap/2 live pairs, and so a log of n live pairs
+// has fewer than 4n/PageCap + 1 pages, whatever the order of deletions.
+// (Squeezing alone let pages that had shrunk one after the other stay
+// apart, a few live pairs each.) A merge copies at most PageCap/2 pairs,
+// and there are no more merges than pages ever opened: O(1) per push.
+func (l *Log) mergeSparse(i int) {
+	for {
+		switch {
+		case i+1 < len(l.pages) && l.pages[i].live+l.pages[i+1].live <= PageCap/2:
+			l.squeeze(i)
+			l.merge(i)
+		case i > 0 && i < len(l.pages) && l.pages[i-1].live+l.pages[i].live <= PageCap/2:
+			i--
+			l.squeeze(i)
+			l.merge(i)
+		default:
+			return
+		}
+	}
 }
 
 // squeeze moves page i's live pairs to its front.
@@ -160,7 +191,9 @@ func (l *Log) squeeze(i int) {
 		}
 	}
 	p.n, p.first = w, 0
-	l.firsts[i] = p.seq[0]
+	if w > 0 {
+		l.firsts[i] = p.seq[0]
+	}
 }
 
 // merge appends page i+1's live pairs to page i and drops page i+1.
@@ -173,6 +206,9 @@ func (l *Log) merge(i int) {
 		}
 	}
 	p.live += q.live
+	if p.first < p.n {
+		l.firsts[i] = p.seq[p.first]
+	}
 	l.pages = slices.Delete(l.pages, i+1, i+2)
 	l.firsts = slices.Delete(l.firsts, i+1, i+2)
 }
