@@ -58,10 +58,28 @@ func requireBucketsSound(t *testing.T, ts *tsColl) {
 		}
 		_, inExp := ts.collExp.tree.Get(ts.expEntry(b))
 		require.True(t, inExp, "bucket %d in the expiry tree", b.seq)
+		for _, ix := range ts.indexes {
+			if ix.measured != nil {
+				// The bounds widened by each insert are those of its
+				// measurements.
+				want := ix.measuredBounds(b)
+				require.Equal(t, want, ix.measured.bounds[b], "bucket %d bounds in %s", b.seq, ix.name)
+				_, inMin := ix.tree.Get(tsEntry{want.min, b})
+				_, inMax := ix.measured.byMax.Get(tsEntry{want.max, b})
+				require.True(t, inMin && inMax, "bucket %d in %s", b.seq, ix.name)
+				continue
+			}
+			k, _ := ix.keyOf(ts, b)
+			_, in := ix.tree.Get(tsEntry{k, b})
+			require.True(t, in, "bucket %d in %s", b.seq, ix.name)
+		}
 		n += b.len()
 		return true
 	})
 	require.Equal(t, ts.count, n)
+	for _, ix := range ts.indexes {
+		require.Equal(t, ts.buckets.Len(), ix.tree.Len(), "entries of %s", ix.name)
+	}
 	if ts.reopen != nil {
 		require.LessOrEqual(t, ts.reopen.Len(), ts.buckets.Len())
 	}
@@ -70,10 +88,14 @@ func requireBucketsSound(t *testing.T, ts *tsColl) {
 // loadLate inserts one measurement per time into a new time-series
 // collection "w" of one sensor whose meta value is 512 bytes, and returns
 // it.
-func loadLate(t *testing.T, db *DB, times []time.Time, opts CollectionOptions) *Collection {
+func loadLate(t *testing.T, db *DB, times []time.Time, opts CollectionOptions, indexes ...IndexKey) *Collection {
 	t.Helper()
 	c, err := db.CreateCollection("w", opts)
 	require.NoError(t, err)
+	for _, k := range indexes {
+		_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{k}})
+		require.NoError(t, err)
+	}
 	meta := strings.Repeat("s", 512)
 	for i, at := range times {
 		_, err := c.InsertOne(Document{"timestamp": at, "sensor": meta, "i": i})
@@ -95,7 +117,7 @@ func TestTimeSeriesLateMeasurementsReopenBuckets(t *testing.T) {
 	ordered, _ := openMon(t, quiet(MonitorOptions{}))
 	oc := loadLate(t, ordered, lateTimes(nil, n, 6*time.Hour), weatherOpts(0, nil))
 	random, _ := openMon(t, quiet(MonitorOptions{}))
-	rc := loadLate(t, random, lateTimes(rand.New(rand.NewPCG(seed, 13)), n, 6*time.Hour), weatherOpts(0, nil))
+	rc := loadLate(t, random, lateTimes(rand.New(rand.NewPCG(seed, 13)), n, 6*time.Hour), weatherOpts(0, nil), Asc("i"), Asc("sensor"), Asc("timestamp"))
 
 	oi, _, err := oc.TimeSeriesInfo()
 	require.NoError(t, err)
