@@ -206,7 +206,9 @@ type collState struct {
 	dropped bool
 
 	// memAcct is the memory the DB's budget counts for the collection
-	// (memory.go). Guarded by writeMu; memPub publishes it for Metrics.
+	// (memory.go; tsmemory.go). Guarded by writeMu, for a time-series
+	// collection by its ts.mu (a drop holds both); memPub publishes it
+	// for Metrics.
 	memAcct int64
 	memPub  atomic.Int64
 
