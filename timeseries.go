@@ -402,6 +402,7 @@ func (c *Collection) TimeSeriesInfo() (info TimeSeriesInfo, ok bool, err error) 
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	info.Options = ts.opts
+	info.Options.legacyPlacement = false // options given back create a collection that reopens buckets
 	if e := ts.collExp.expireAfter.Load(); e >= 0 {
 		info.ExpireAfterSeconds = Seconds(int32(e))
 	}
