@@ -86,6 +86,16 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, error) {
 	return l, nil
 }
 
+// Segments returns the bases of the segments in dir, in order: none when
+// dir does not exist.
+func Segments(fsys vfs.FS, dir string) ([]uint64, error) {
+	bases, err := listSegments(fsys, dir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return bases, err
+}
+
 // listSegments returns the bases of dir's segments, in order. With
 // create, a missing dir is created with its missing parents, and each new
 // entry is synced into its parent.
