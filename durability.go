@@ -233,6 +233,23 @@ type RecoveryInfo struct {
 	SalvagedBlocks   int
 	SalvagedBytes    int64
 	SalvagedLogBytes int64
+	// Orphaned counts, per collection name, the documents (time-series
+	// buckets, for such a collection) WithSalvage found in the snapshot
+	// but did not load because the collection's definition (its indexes,
+	// TTL, validator) was lost with its block: they would have been
+	// loaded without their indexes, and documents of a TTL index would
+	// never expire. Later writes of the collection in the log are not
+	// loaded either (counted too). A collection of a version 1 snapshot
+	// is named "collection number n". nil when none.
+	Orphaned map[string]int
+	// RebuiltFromLog is set when WithSalvage found the snapshot damaged
+	// and the log holding every op from the first: the DB was then loaded
+	// from the log alone, and lost nothing.
+	RebuiltFromLog bool
+	// SalvageNotes says what else WithSalvage found and did (a damaged
+	// file header read as the version its checksum says, a header block
+	// lost, a missing log or missing log segments), one line each.
+	SalvageNotes []string
 	// Duration is how long loading took, by the DB's clock.
 	Duration time.Duration
 }
@@ -255,6 +272,7 @@ type persistence struct {
 	lock io.Closer
 	log  *wal.Log
 	sink *logSink
+	id   wal.ID // the directory's identity, which its segments and snapshots carry
 
 	recovery RecoveryInfo
 
@@ -364,18 +382,37 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 	}
 	rec.SnapshotSeq, rec.SnapshotDocuments = l.lastSeq, l.docs
 
+	if rec.Snapshot != "" {
+		// A directory's snapshot is written by a DB whose log exists, and
+		// the log keeps a segment after every snapshot: none means the
+		// log was removed.
+		segs, err := wal.Segments(p.fs, p.join(logDirName))
+		if err != nil {
+			return fmt.Errorf("ttldb: log %s: %w", p.join(logDirName), err)
+		}
+		if len(segs) == 0 {
+			if !cfg.salvage {
+				return fmt.Errorf("ttldb: log %s: %w: the log is missing (snapshot %s is as of op %d, and a log always follows a snapshot); %s",
+					p.join(logDirName), ErrCorrupt, rec.Snapshot, l.lastSeq, p.hint())
+			}
+			l.notes = append(l.notes, "the log was missing: a new one was started")
+		}
+	}
 	if err := p.openLog(l); err != nil {
 		return err
 	}
 	if err := l.finishLoad(); err != nil {
-		return fmt.Errorf("ttldb: data directory %s: %w; %s", p.dir, err, recoverHint)
+		return fmt.Errorf("ttldb: data directory %s: %w; %s", p.dir, err, p.hint())
 	}
 	rec.LastSeq = l.lastSeq
 	rec.Duration = db.clock.Now().Sub(start)
-	if rec.TruncatedBytes > 0 || rec.SalvagedBlocks > 0 || rec.SalvagedLogBytes > 0 {
+	rec.Orphaned = l.orphans
+	rec.SalvageNotes = l.notes
+	if rec.TruncatedBytes > 0 || rec.SalvagedBlocks > 0 || rec.SalvagedLogBytes > 0 || l.lossy || len(l.notes) > 0 {
 		db.logger.Warn("ttldb: recovered a damaged data directory", "dir", p.dir,
 			"truncated_bytes", rec.TruncatedBytes, "truncations", strings.Join(rec.Truncations, "; "),
-			"salvaged_blocks", rec.SalvagedBlocks, "salvaged_bytes", rec.SalvagedBytes, "salvaged_log_bytes", rec.SalvagedLogBytes)
+			"salvaged_blocks", rec.SalvagedBlocks, "salvaged_bytes", rec.SalvagedBytes, "salvaged_log_bytes", rec.SalvagedLogBytes,
+			"orphaned", rec.Orphaned, "rebuilt_from_log", rec.RebuiltFromLog, "notes", strings.Join(rec.SalvageNotes, "; "))
 	}
 
 	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes, clock: db.clock}
@@ -417,6 +454,17 @@ func fileSize(fsys vfs.FS, name string) (int64, error) {
 // do.
 const recoverHint = "the DB was not opened; copy the directory, then open the copy with WithSalvage to load what passes its checksums (see the README, Durability)"
 
+// salvageHint is what it says when WithSalvage was given.
+const salvageHint = "the DB was not opened: WithSalvage cannot load this either (see the README, Durability)"
+
+// hint is the advice an error about a damaged directory ends with.
+func (p *persistence) hint() string {
+	if p.cfg.salvage {
+		return salvageHint
+	}
+	return recoverHint
+}
+
 // loadSnapshot loads a snapshot (or a backup) from r.
 func (p *persistence) loadSnapshot(l *loader, r io.Reader, name string) error {
 	var sr *snapfile.Reader
@@ -431,7 +479,7 @@ func (p *persistence) loadSnapshot(l *loader, r io.Reader, name string) error {
 	}
 	if err != nil {
 		if errors.Is(err, errs.ErrCorrupt) {
-			return fmt.Errorf("ttldb: %s: %w; %s", name, err, recoverHint)
+			return fmt.Errorf("ttldb: %s: %w; %s", name, err, p.hint())
 		}
 		return fmt.Errorf("ttldb: %s: %w", name, err)
 	}
@@ -448,9 +496,15 @@ func (p *persistence) openLog(l *loader) error {
 	defer l.endPipeline()
 	dir := p.join(logDirName)
 	opts := wal.Options{Sync: p.cfg.sync, SegmentSize: p.cfg.segment, NewTimer: p.db.clock.NewTimer, Now: p.db.clock.Now, NoCommitDelay: p.cfg.noDelay}
+	if p.cfg.restore == nil {
+		// The snapshot's directory identity is the log's; a restored DB
+		// gets a new one (its log is new).
+		opts.ID = l.snapshotID
+	}
 	for attempt := 0; ; attempt++ {
 		log, err := wal.Open(p.fs, dir, opts)
 		if err == nil {
+			p.salvageFromLog(l, log)
 			before := l.lastSeq
 			err = log.Replay(l.lastSeq+1, func(seq uint64, payload []byte) error {
 				return decodeRecord(payload, func(v uint64) { l.maxVer = max(l.maxVer, v) }, func(op Op) error {
@@ -468,6 +522,7 @@ func (p *persistence) openLog(l *loader) error {
 			p.recovery.LogOps += int(l.lastSeq - before)
 			if err == nil {
 				p.log = log
+				p.id = log.ID()
 				for _, c := range log.Recovery().Cuts {
 					p.recovery.TruncatedBytes += c.Bytes
 				}
@@ -482,7 +537,7 @@ func (p *persistence) openLog(l *loader) error {
 			return fmt.Errorf("ttldb: log %s: %w", dir, err)
 		}
 		if !p.cfg.salvage || attempt > 0 || !isLogDamage(err) {
-			return fmt.Errorf("ttldb: log %s: %w; %s", dir, err, recoverHint)
+			return fmt.Errorf("ttldb: log %s: %w; %s", dir, err, p.hint())
 		}
 		// Salvage: cut the log at its first damage and load it again
 		// (the loader keeps what it applied: the ops after the cut are
@@ -492,6 +547,29 @@ func (p *persistence) openLog(l *loader) error {
 			return fmt.Errorf("ttldb: log %s: repair: %w", dir, rerr)
 		}
 		p.recovery.SalvagedLogBytes += res.DroppedBytes
+	}
+}
+
+// salvageFromLog, under WithSalvage, decides where the log's replay
+// starts. When the snapshot lost something and the log holds every op
+// from the first up to the snapshot's end at least, the DB is rebuilt from
+// the log alone: nothing is lost. When the log starts after the op that
+// follows the snapshot (its oldest segments are gone), the replay starts
+// at the log's first op, and the gap is reported.
+func (p *persistence) salvageFromLog(l *loader, log *wal.Log) {
+	if !p.cfg.salvage || p.cfg.restore != nil {
+		return
+	}
+	if l.lossy && log.FirstSeq() == 1 && log.LastSeq() >= max(l.endSeq, l.lastSeq, 1) {
+		l.reset()
+		p.recovery.RebuiltFromLog = true
+		p.recovery.SnapshotSeq, p.recovery.SnapshotDocuments = 0, 0
+		l.notes = append(l.notes, "the snapshot was damaged and the log holds every op from the first: the DB was rebuilt from the log alone")
+		return
+	}
+	if first := log.FirstSeq(); first > l.lastSeq+1 && first > 1 {
+		l.notes = append(l.notes, fmt.Sprintf("the log starts at op %d, the snapshot ends at op %d: ops %d to %d are lost", first, l.lastSeq, l.lastSeq+1, first-1))
+		l.lastSeq = first - 1
 	}
 }
 

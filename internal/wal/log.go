@@ -81,6 +81,11 @@ type Options struct {
 	Now func() time.Time
 	// NoCommitDelay turns the group commit's delay off (see Wait).
 	NoCommitDelay bool
+	// ID is the data directory's identity, which every version 2
+	// segment carries: Open refuses a segment with another (a
+	// *CorruptError). The zero ID takes the identity the segments carry,
+	// or a new random one if none does (Log.ID returns it).
+	ID ID
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -154,6 +159,7 @@ type Log struct {
 	lastSync  time.Duration
 
 	recovery Recovery
+	id       ID // the directory's identity
 
 	stop chan struct{} // closed by Close to stop the flusher
 	done chan struct{} // closed by the flusher when it returns
@@ -162,6 +168,8 @@ type Log struct {
 type segment struct {
 	base uint64
 	size int64
+	hdr  int64  // header size: where its records start
+	v    uint32 // format version
 }
 
 // err returns the failure, or nil.
@@ -231,6 +239,10 @@ func (l *Log) LastSeq() uint64 {
 	defer l.mu.Unlock()
 	return l.lastSeq
 }
+
+// ID returns the data directory's identity, which the log's segments
+// carry.
+func (l *Log) ID() ID { return l.id }
 
 // FirstSeq returns the base of the oldest segment: no record below it
 // remains in the log.

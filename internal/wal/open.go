@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,16 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, error) {
 	return l, nil
 }
 
+// Segments returns the bases of the segments in dir, in order: none when
+// dir does not exist.
+func Segments(fsys vfs.FS, dir string) ([]uint64, error) {
+	bases, err := listSegments(fsys, dir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return bases, err
+}
+
 // listSegments returns the bases of dir's segments, in order. With
 // create, a missing dir is created with its missing parents, and each new
 // entry is synced into its parent.
@@ -129,18 +140,25 @@ func mkdirDurable(fsys vfs.FS, dir string) error {
 	return nil
 }
 
-// load checks the segments' headers, truncates a torn tail and opens the
-// last segment for appending.
+// load checks the segments' headers and identities, truncates a torn
+// tail and opens the last segment for appending.
 func (l *Log) load(bases []uint64) error {
+	l.id = l.opts.ID
 	for _, b := range bases[:max(len(bases)-1, 0)] {
 		sf, err := openSegment(l.fsys, l.dir, b)
 		if err != nil {
 			return l.headerError(err, b)
 		}
 		sf.f.Close()
-		l.segs = append(l.segs, segment{base: b, size: sf.size})
+		if err := l.checkID(b, sf.hdr); err != nil {
+			return err
+		}
+		l.segs = append(l.segs, segment{base: b, size: sf.size, hdr: sf.hdr.size, v: sf.hdr.version})
 	}
 	if len(bases) == 0 {
+		if err := l.ensureID(); err != nil {
+			return err
+		}
 		return l.newActive(1)
 	}
 	last := bases[len(bases)-1]
@@ -157,31 +175,136 @@ func (l *Log) load(bases []uint64) error {
 			return l.headerError(err, last)
 		}
 		l.recovery.Cuts = append(l.recovery.Cuts, cut)
+		if err := l.ensureID(); err != nil {
+			return err
+		}
 		if len(l.segs) == 0 {
 			return l.newActive(last)
 		}
-		// The segment before it becomes the last: scan it as such.
+		// The segment before it becomes the last: scan it as such. A
+		// seal it ends with names the segment just removed, which was
+		// never written to: the seal goes too.
 		prev := l.segs[len(l.segs)-1]
 		l.segs = l.segs[:len(l.segs)-1]
-		return l.loadLast(prev.base)
+		return l.loadLast(prev.base, true)
 	}
 	if err != nil {
 		return l.headerError(err, last)
 	}
 	sf.f.Close()
-	return l.loadLast(last)
+	if err := l.checkID(last, sf.hdr); err != nil {
+		return err
+	}
+	if err := l.ensureID(); err != nil {
+		return err
+	}
+	if sf.size == sf.hdr.size && len(l.segs) > 0 {
+		if err := l.cutTornSeal(); err != nil {
+			return err
+		}
+	}
+	return l.loadLast(last, false)
+}
+
+// checkID checks that segment base, whose header is sh, belongs to the
+// log's directory; with no identity known yet, the first version 2
+// segment gives it.
+func (l *Log) checkID(base uint64, sh segHeader) error {
+	switch {
+	case sh.version < 2:
+		return nil
+	case l.id.IsZero():
+		l.id = sh.id
+	case sh.id != l.id:
+		return &CorruptError{Segment: segmentName(base), Reason: fmt.Sprintf(
+			"the segment belongs to another data directory (identity %s, this directory's is %s)", sh.id, l.id)}
+	}
+	return nil
+}
+
+// ensureID gives the log a new random identity if it has none yet.
+func (l *Log) ensureID() error {
+	if !l.id.IsZero() {
+		return nil
+	}
+	id, err := NewID()
+	l.id = id
+	return err
+}
+
+// NewID returns a new random directory identity.
+func NewID() (ID, error) {
+	var id ID
+	if _, err := rand.Read(id[:]); err != nil {
+		return ID{}, fmt.Errorf("wal: a new identity: %w", err)
+	}
+	return id, nil
+}
+
+// cutTornSeal handles a last segment that holds no record: the segment
+// before it (l.segs' last) may end with a seal torn by a crash during the
+// roll that created the last one (roll writes the seal after the new
+// segment). Damage after its last valid record that is no longer than a
+// seal is such a tear: it is cut, as a torn tail is. Anything else is
+// left for Replay to report.
+func (l *Log) cutTornSeal() error {
+	prev := l.segs[len(l.segs)-1]
+	sf, err := openSegment(l.fsys, l.dir, prev.base)
+	if err != nil {
+		return l.headerError(err, prev.base)
+	}
+	defer sf.f.Close()
+	rr := newRecordReader(sf.f, sf.hdr, sf.size, prev.base, 0, nil)
+	for {
+		_, _, err := rr.next()
+		if err == nil {
+			continue
+		}
+		if err == io.EOF {
+			return nil
+		}
+		var bad *badRecord
+		if !errors.As(err, &bad) || rr.sealed || sf.size-bad.off > sealSize {
+			return nil
+		}
+		name := segmentName(prev.base)
+		if err := truncateFile(l.fsys, filepath.Join(l.dir, name), bad.off); err != nil {
+			return err
+		}
+		l.recovery.Cuts = append(l.recovery.Cuts, Cut{Segment: name, Offset: bad.off, Bytes: sf.size - bad.off, Reason: "a torn seal: " + bad.reason})
+		l.segs[len(l.segs)-1].size = bad.off
+		return nil
+	}
+}
+
+// truncateFile cuts the file at off and fsyncs it.
+func truncateFile(fsys vfs.FS, path string, off int64) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(off)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // loadLast scans the last segment, base, truncates its torn tail if any and
-// opens it for appending.
-func (l *Log) loadLast(base uint64) error {
+// opens it for appending. A seal at its end means the segments after it
+// are missing (a *CorruptError), unless dropSeal: the segment it names was
+// removed as torn, and the seal is cut.
+func (l *Log) loadLast(base uint64, dropSeal bool) error {
 	sf, err := openSegment(l.fsys, l.dir, base)
 	if err != nil {
 		return l.headerError(err, base)
 	}
 	defer sf.f.Close()
 	name := segmentName(base)
-	rr := newRecordReader(sf.f, sf.size, base, 0, nil)
+	rr := newRecordReader(sf.f, sf.hdr, sf.size, base, 0, nil)
 	end := sf.size
 	for {
 		_, _, err := rr.next()
@@ -206,6 +329,14 @@ func (l *Log) loadLast(base uint64) error {
 		l.recovery.Cuts = append(l.recovery.Cuts, Cut{Segment: name, Offset: end, Bytes: sf.size - end, Reason: bad.reason})
 		break
 	}
+	if rr.sealed {
+		if !dropSeal {
+			return &CorruptError{Segment: segmentName(rr.succ), Reason: fmt.Sprintf(
+				"the segment is missing: %s, the last segment present, ends with a seal naming it as its successor", name), LastSeq: rr.prev}
+		}
+		l.recovery.Cuts = append(l.recovery.Cuts, Cut{Segment: name, Offset: rr.sealAt, Bytes: end - rr.sealAt, Reason: "the seal of a segment whose successor was removed as torn"})
+		end = rr.sealAt
+	}
 	f, err := l.fsys.OpenFile(filepath.Join(l.dir, name), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
@@ -221,7 +352,7 @@ func (l *Log) loadLast(base uint64) error {
 		}
 	}
 	l.f = f
-	l.segs = append(l.segs, segment{base: base, size: end})
+	l.segs = append(l.segs, segment{base: base, size: end, hdr: sf.hdr.size, v: sf.hdr.version})
 	l.lastSeq = max(rr.prev, base-1)
 	l.written.Store(l.lastSeq)
 	l.durable.Store(l.lastSeq)
@@ -276,7 +407,7 @@ func (l *Log) newActive(base uint64) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(appendSegmentHeader(nil, base))
+	_, err = f.Write(appendSegmentHeader(nil, base, l.id))
 	if err == nil {
 		err = f.Sync()
 		l.syncs.Add(1)
@@ -289,7 +420,7 @@ func (l *Log) newActive(base uint64) error {
 		return err
 	}
 	l.f = f
-	l.segs = append(l.segs, segment{base: base, size: segHeaderSize})
+	l.segs = append(l.segs, segment{base: base, size: segHeaderSize, hdr: segHeaderSize, v: Version})
 	l.lastSeq = base - 1
 	l.written.Store(l.lastSeq)
 	l.durable.Store(l.lastSeq)

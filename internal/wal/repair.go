@@ -1,8 +1,10 @@
 package wal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,6 +27,10 @@ type RepairResult struct {
 	DroppedBytes int64
 	// DroppedSegments counts the segment files removed whole.
 	DroppedSegments int
+	// Mended lists the segments whose damaged header Repair rewrote:
+	// one region of it was damaged and the rest said what it held
+	// (their records are kept).
+	Mended []string
 }
 
 // Repair makes the log in dir loadable again by keeping the longest valid
@@ -45,7 +51,11 @@ func Repair(fsys vfs.FS, dir string) (RepairResult, error) {
 	var res RepairResult
 	var prev uint64
 	for i, b := range bases {
-		off, reason, err := checkSegment(fsys, dir, b, &prev)
+		var succ uint64 // 0: b is the last
+		if i+1 < len(bases) {
+			succ = bases[i+1]
+		}
+		off, reason, err := checkSegment(fsys, dir, b, succ, &prev, &res)
 		if err != nil {
 			return res, err
 		}
@@ -62,12 +72,20 @@ func Repair(fsys vfs.FS, dir string) (RepairResult, error) {
 	return res, nil
 }
 
-// checkSegment reads segment b whole. It returns the offset and reason of
-// its first damage ("" if none) and advances *prev to its last valid seq.
-func checkSegment(fsys vfs.FS, dir string, b uint64, prev *uint64) (int64, string, error) {
+// checkSegment reads segment b (followed by segment succ, 0 if none)
+// whole. It returns the offset and reason of its first damage ("" if
+// none) and advances *prev to its last valid seq. It mends a header that
+// mendHeader can rebuild, and refuses one whose version it cannot read.
+func checkSegment(fsys vfs.FS, dir string, b, succ uint64, prev *uint64, res *RepairResult) (int64, string, error) {
 	sf, err := openSegment(fsys, dir, b)
 	if errors.Is(err, errBadHeader) {
-		return 0, strings.TrimPrefix(err.Error(), errBadHeader.Error()+": "), nil
+		reason := strings.TrimPrefix(err.Error(), errBadHeader.Error()+": ")
+		mended, merr := mendSegmentHeader(fsys, dir, b, reason)
+		if merr != nil || !mended {
+			return 0, reason, merr
+		}
+		res.Mended = append(res.Mended, segmentName(b))
+		sf, err = openSegment(fsys, dir, b)
 	}
 	if err != nil {
 		return 0, "", err
@@ -76,14 +94,19 @@ func checkSegment(fsys vfs.FS, dir string, b uint64, prev *uint64) (int64, strin
 	if b <= *prev {
 		return 0, fmt.Sprintf("base %d is not above seq %d, the last of the segment before", b, *prev), nil
 	}
-	rr := newRecordReader(sf.f, sf.size, b, *prev, nil)
+	rr := newRecordReader(sf.f, sf.hdr, sf.size, b, *prev, nil)
 	for {
 		_, _, err := rr.next()
 		*prev = rr.prev
 		var bad *badRecord
 		switch {
+		case err == io.EOF && rr.sealed && rr.succ != succ:
+			return rr.sealAt, fmt.Sprintf("segment %s, which its seal names, is missing", segmentName(rr.succ)), nil
 		case err == io.EOF:
 			return 0, "", nil
+		case errors.As(err, &bad) && rr.sealed:
+			// Cut the seal too: the segment becomes the last.
+			return rr.sealAt, bad.reason, nil
 		case errors.As(err, &bad):
 			return bad.off, bad.reason, nil
 		case err != nil:
@@ -121,4 +144,44 @@ func cutFrom(fsys vfs.FS, dir string, segs []uint64, off int64, res *RepairResul
 		}
 	}
 	return nil
+}
+
+// mendSegmentHeader rewrites the damaged header of segment b when
+// mendHeader can rebuild it. It returns false when the header is damaged
+// but its version can be read (the caller cuts it, as any damage), and
+// a *CorruptError when its version cannot: such a segment is never cut.
+func mendSegmentHeader(fsys vfs.FS, dir string, b uint64, reason string) (bool, error) {
+	path := filepath.Join(dir, segmentName(b))
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h := make([]byte, segHeaderSize)
+	n, err := f.ReadAt(h, 0)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	h = h[:n]
+	fixed, _, ok := mendHeader(h, b)
+	if !ok {
+		if len(h) >= segHeaderSizeV1 && crc32.Checksum(h[:20], castagnoli) != binary.LittleEndian.Uint32(h[20:24]) && !allZeroBytes(h) {
+			return false, &CorruptError{Segment: segmentName(b), Reason: reason +
+				"; its format version cannot be read, so it is not cut (it may be a newer version's): move it away to salvage the rest"}
+		}
+		return false, nil
+	}
+	if _, err := f.Write(fixed); err != nil {
+		return false, err
+	}
+	return true, f.Sync()
+}
+
+func allZeroBytes(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -62,7 +62,7 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, payload []byte) error) err
 			sf.f.Close()
 			return &CorruptError{Segment: segmentName(s.base), Reason: fmt.Sprintf("base %d is not above seq %d, the last of the segment before", s.base, prev), LastSeq: prev}
 		}
-		rr := newRecordReader(sf.f, end, s.base, prev, buf)
+		rr := newRecordReader(sf.f, sf.hdr, end, s.base, prev, buf)
 		err = replaySegment(rr, from, fn)
 		sf.f.Close()
 		buf, prev = rr.buf, rr.prev
@@ -72,6 +72,10 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, payload []byte) error) err
 		}
 		if err != nil {
 			return err
+		}
+		if rr.sealed && (i+1 == len(segs) || segs[i+1].base != rr.succ) {
+			return &CorruptError{Segment: segmentName(rr.succ), Reason: fmt.Sprintf(
+				"the segment is missing: %s ends with a seal naming it as its successor", segmentName(s.base)), LastSeq: prev}
 		}
 	}
 	return nil

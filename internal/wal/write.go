@@ -77,7 +77,7 @@ func (l *Log) Write(seq uint64, payload []byte) error {
 // a record. Call it holding mu.
 func (l *Log) full() bool {
 	act := l.segs[len(l.segs)-1]
-	return act.size >= l.opts.SegmentSize && act.size > segHeaderSize
+	return act.size >= l.opts.SegmentSize && act.size > act.hdr
 }
 
 // writePending hands the buffered records to the operating system. Call it
@@ -120,23 +120,45 @@ func (l *Log) writable(seq uint64) error {
 	return nil
 }
 
-// roll writes the buffer, fsyncs and closes the active segment and starts
-// a new one whose base follows the last seq written. Call it holding
-// syncMu and mu. An error fails the log.
+// roll writes the buffer, fsyncs the active segment, starts a new one
+// whose base follows the last seq written, then seals the old one (a
+// version 2 segment) and closes it. Call it holding syncMu and mu. An
+// error fails the log.
+//
+// The seal comes after the new segment is durable, so that a sealed
+// segment always has its successor on disk: a crash in between leaves an
+// unsealed segment (readers accept that), or a torn seal before an empty
+// last segment (Open cuts it, see cutTornSeal).
 func (l *Log) roll() error {
 	if err := l.writePending(); err != nil {
 		return err
 	}
-	err := l.f.Sync()
+	old, oldSeg := l.f, l.segs[len(l.segs)-1]
+	err := old.Sync()
 	l.syncs.Add(1)
 	if err != nil {
 		return l.fail(err)
 	}
 	l.durable.Store(l.lastSeq)
-	if err := l.f.Close(); err != nil {
+	next := l.lastSeq + 1
+	if err := l.newActive(next); err != nil {
+		old.Close()
 		return l.fail(err)
 	}
-	if err := l.newActive(l.lastSeq + 1); err != nil {
+	if oldSeg.v >= 2 {
+		if _, err := old.Write(appendSeal(nil, next)); err != nil {
+			old.Close()
+			return l.fail(err)
+		}
+		l.segs[len(l.segs)-2].size += sealSize
+		err := old.Sync()
+		l.syncs.Add(1)
+		if err != nil {
+			old.Close()
+			return l.fail(err)
+		}
+	}
+	if err := old.Close(); err != nil {
 		return l.fail(err)
 	}
 	return nil
