@@ -611,7 +611,9 @@ func (p *persistence) snapshotter() {
 	}
 }
 
-var errSnapshotClosing = errors.New("ttldb: snapshot abandoned: the DB is closing")
+// errSnapshotClosing is a snapshot's error when Close cut it short: the
+// DB is closed, as for any call after Close.
+var errSnapshotClosing = fmt.Errorf("%w: snapshot abandoned: the DB is closing", ErrClosed)
 
 // snapshot writes a snapshot into the directory, then drops what it makes
 // useless: the older snapshot and the log before it. The file is written
@@ -671,7 +673,8 @@ func (p *persistence) snapshot() (err error) {
 // drops the older snapshot and the log it makes useless. Readers and
 // writers go on meanwhile (see Backup for what they wait for). It fails
 // with ErrInvalidOptions for a DB opened without WithDir, and with the
-// file system's error (the previous snapshot and the log are then kept).
+// file system's error (the previous snapshot and the log are then kept,
+// and writes go on), with ErrClosed when Close cut it short.
 // Snapshots are serialized: a call during another (an automatic one)
 // waits for it.
 func (db *DB) Snapshot() error {

@@ -74,7 +74,7 @@ func newReader(r io.Reader, data []byte) (*Reader, error) {
 	sr := &Reader{br: bufio.NewReaderSize(r, 1<<20), salvage: salvage, data: data}
 	var fh [len(Magic) + 4]byte
 	if _, err := io.ReadFull(sr.br, fh[:]); err != nil {
-		return nil, fmt.Errorf("%w: file header: %w", ErrCorrupt, noEOF(err))
+		return nil, readError(err, "file header")
 	}
 	v := binary.LittleEndian.Uint32(fh[len(Magic):])
 	if string(fh[:len(Magic)]) != Magic || v < MinVersion || v > Version {
@@ -240,11 +240,15 @@ func (r *Reader) Trailer() (t Trailer, ok bool) {
 	return *r.trailer, true
 }
 
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
+// readError is the error for a read of what that failed: a file that
+// ends too soon is damage (ErrCorrupt); any other error is the reader's
+// own (a directory, an I/O error), which salvage cannot mend, and is
+// returned as it is.
+func readError(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, what, io.ErrUnexpectedEOF)
 	}
-	return err
+	return fmt.Errorf("reading the %s: %w", what, err)
 }
 
 // Next returns the next block other than the header and the trailer. At
@@ -299,10 +303,10 @@ func (r *Reader) finish(b Block, before uint32) error {
 		return fmt.Errorf("%w: trailer counts %d blocks, file holds %d", ErrCorrupt, t.Blocks, r.blocks-1)
 	}
 	if _, err := r.br.ReadByte(); err != io.EOF {
-		if err == nil {
-			err = errors.New("bytes after the trailer")
+		if err != nil {
+			return readError(err, "end of the file")
 		}
-		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return fmt.Errorf("%w: bytes after the trailer", ErrCorrupt)
 	}
 	r.trailer = &t
 	return nil
@@ -316,7 +320,7 @@ func (r *Reader) next() (Block, error) {
 		if err == io.EOF {
 			return Block{}, fmt.Errorf("%w: file ends at offset %d without a trailer", ErrCorrupt, off)
 		}
-		return Block{}, fmt.Errorf("%w: block at offset %d: %w", ErrCorrupt, off, noEOF(err))
+		return Block{}, readError(err, fmt.Sprintf("block at offset %d", off))
 	}
 	k := Kind(h[0])
 	n := binary.LittleEndian.Uint32(h[1:])
@@ -327,7 +331,7 @@ func (r *Reader) next() (Block, error) {
 	// length cannot make the reader allocate more than the file holds.
 	r.buf.Reset()
 	if _, err := r.buf.ReadFrom(io.LimitReader(r.br, int64(n)+blockCRCLen)); err != nil {
-		return Block{}, fmt.Errorf("%w: block at offset %d: %w", ErrCorrupt, off, err)
+		return Block{}, readError(err, fmt.Sprintf("block at offset %d", off))
 	}
 	if r.buf.Len() != int(n)+blockCRCLen {
 		return Block{}, fmt.Errorf("%w: %s block at offset %d is truncated", ErrCorrupt, k, off)

@@ -139,6 +139,10 @@ type Log struct {
 	pending []byte // records not yet handed to the OS (BufferSize > 0)
 	appends int64
 	bytes   int64
+	// rollRetry, after a roll that could not create the new segment, is
+	// the active segment's size at which Write tries again (0: none
+	// failed): a segment size further, not at every write.
+	rollRetry int64
 
 	failed  atomic.Pointer[error] // the failure, once the log failed
 	durable atomic.Uint64         // every record up to this seq is fsynced

@@ -398,6 +398,14 @@ func (l *Log) headerError(err error, base uint64) error {
 		Reason: strings.TrimPrefix(err.Error(), errBadHeader.Error()+": ")}
 }
 
+// noSegmentError is newActive's error when no segment file was left (it
+// could not be created, or its header not written): the log may go on in
+// its active segment.
+type noSegmentError struct{ err error }
+
+func (e *noSegmentError) Error() string { return e.err.Error() }
+func (e *noSegmentError) Unwrap() error { return e.err }
+
 // newActive creates segment base and makes it the active one: its header
 // is written and synced, and its directory entry too, before any record
 // goes in, so that a record synced in it is never lost with its file.
@@ -405,21 +413,32 @@ func (l *Log) newActive(base uint64) error {
 	path := filepath.Join(l.dir, segmentName(base))
 	f, err := l.fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, vfs.FilePerm)
 	if err != nil {
-		return err
+		return &noSegmentError{err}
 	}
-	_, err = f.Write(appendSegmentHeader(nil, base, l.id))
-	if err == nil {
-		err = f.Sync()
-		l.syncs.Add(1)
+	if _, err = f.Write(appendSegmentHeader(nil, base, l.id)); err != nil {
+		// At most a torn header, which Open removes should the file
+		// outlive its removal here: the log may go on in the segment
+		// before.
+		f.Close()
+		if rerr := l.fsys.Remove(path); rerr == nil {
+			_ = l.fsys.SyncDir(l.dir)
+		}
+		return &noSegmentError{err}
 	}
+	err = f.Sync()
+	l.syncs.Add(1)
 	if err == nil {
 		err = l.fsys.SyncDir(l.dir)
 	}
 	if err != nil {
+		// A whole header may be on the disk: records written to the
+		// segment before would then sit before a segment whose base is
+		// not above theirs. The caller fails the log.
 		f.Close()
 		return err
 	}
 	l.f = f
+	l.rollRetry = 0
 	l.segs = append(l.segs, segment{base: base, size: segHeaderSize, hdr: segHeaderSize, v: Version})
 	l.lastSeq = base - 1
 	l.written.Store(l.lastSeq)
