@@ -228,6 +228,13 @@ type RecoveryInfo struct {
 	// acknowledged under SyncAlways.
 	TruncatedBytes int64
 	Truncations    []string
+	// SkippedLogBytes counts the bytes of damaged log records Open
+	// passed over because the snapshot, loaded whole, holds every op in
+	// them: nothing is lost, and the later records are loaded. Skips
+	// describes each stretch (also logged as a warning). The files keep
+	// them until the next snapshot drops that part of the log.
+	SkippedLogBytes int64
+	Skips           []string
 	// SalvagedBlocks and SalvagedBytes count what WithSalvage skipped in
 	// a damaged snapshot; SalvagedLogBytes what it cut from a damaged log.
 	SalvagedBlocks   int
@@ -408,9 +415,10 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 	rec.Duration = db.clock.Now().Sub(start)
 	rec.Orphaned = l.orphans
 	rec.SalvageNotes = l.notes
-	if rec.TruncatedBytes > 0 || rec.SalvagedBlocks > 0 || rec.SalvagedLogBytes > 0 || l.lossy || len(l.notes) > 0 {
+	if rec.TruncatedBytes > 0 || rec.SkippedLogBytes > 0 || rec.SalvagedBlocks > 0 || rec.SalvagedLogBytes > 0 || l.lossy || len(l.notes) > 0 {
 		db.logger.Warn("ttldb: recovered a damaged data directory", "dir", p.dir,
 			"truncated_bytes", rec.TruncatedBytes, "truncations", strings.Join(rec.Truncations, "; "),
+			"skipped_log_bytes", rec.SkippedLogBytes, "skips", strings.Join(rec.Skips, "; "),
 			"salvaged_blocks", rec.SalvagedBlocks, "salvaged_bytes", rec.SalvagedBytes, "salvaged_log_bytes", rec.SalvagedLogBytes,
 			"orphaned", rec.Orphaned, "rebuilt_from_log", rec.RebuiltFromLog, "notes", strings.Join(rec.SalvageNotes, "; "))
 	}
@@ -500,6 +508,11 @@ func (p *persistence) openLog(l *loader) error {
 		// The snapshot's directory identity is the log's; a restored DB
 		// gets a new one (its log is new).
 		opts.ID = l.snapshotID
+		if !l.lossy {
+			// A snapshot loaded whole holds every op up to its end:
+			// damage in log records of those ops loses nothing.
+			opts.Covered, opts.FirstSeq = l.endSeq, recordFirstSeq
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		log, err := wal.Open(p.fs, dir, opts)
@@ -529,6 +542,10 @@ func (p *persistence) openLog(l *loader) error {
 				if s := log.Recovery().String(); s != "" {
 					p.recovery.Truncations = append(p.recovery.Truncations, s)
 				}
+				for _, c := range log.Recovery().Skips {
+					p.recovery.SkippedLogBytes += c.Bytes
+					p.recovery.Skips = append(p.recovery.Skips, c.SkipString())
+				}
 				return nil
 			}
 			log.Close()
@@ -542,7 +559,7 @@ func (p *persistence) openLog(l *loader) error {
 		// Salvage: cut the log at its first damage and load it again
 		// (the loader keeps what it applied: the ops after the cut are
 		// beyond what Replay will give again).
-		res, rerr := wal.Repair(p.fs, dir)
+		res, rerr := wal.RepairCovered(p.fs, dir, opts)
 		if rerr != nil {
 			return fmt.Errorf("ttldb: log %s: repair: %w", dir, rerr)
 		}

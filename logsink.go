@@ -236,6 +236,21 @@ func (k *logSink) sync() error {
 	return nil
 }
 
+// recordFirstSeq returns the seq of the first op of a log record's
+// payload (a record holds the ops of a run of seqs, ending at its own).
+func recordFirstSeq(payload []byte) (uint64, bool) {
+	_, n := binary.Uvarint(payload) // the version counter
+	if n <= 0 || len(payload) < n+4+1 {
+		return 0, false
+	}
+	op := payload[n+4:]
+	if op[0] != OpVersion {
+		return 0, false
+	}
+	seq, m := binary.Uvarint(op[1:])
+	return seq, m > 0
+}
+
 // decodeRecord calls fn with each op of a log record's payload, after
 // giving the record's version counter to ver.
 func decodeRecord(payload []byte, ver func(uint64), fn func(Op) error) error {

@@ -148,7 +148,14 @@ func logRecords(t testing.TB, dir string) (files []string, offs []int64) {
 	for _, seg := range segs {
 		b, err := os.ReadFile(seg)
 		require.NoError(t, err)
-		for off := 24; off < len(b); {
+		hdr := 24 // format version 1; version 2's header is 44 bytes
+		if binary.LittleEndian.Uint32(b[8:]) >= 2 {
+			hdr = 44
+		}
+		for off := hdr; off < len(b); {
+			if binary.LittleEndian.Uint64(b[off+4:]) == 0 {
+				break // a version 2 segment's seal: seq 0
+			}
 			files, offs = append(files, seg), append(offs, int64(off))
 			off += 20 + int(binary.LittleEndian.Uint32(b[off:]))
 		}

@@ -86,6 +86,17 @@ type Options struct {
 	// *CorruptError). The zero ID takes the identity the segments carry,
 	// or a new random one if none does (Log.ID returns it).
 	ID ID
+	// Covered is the last seq the caller holds elsewhere (a snapshot it
+	// loaded whole): damage in records that hold only seqs at or below
+	// it is passed over, by Open and Replay, and reported
+	// (Recovery.Skips), never an error nor a cut of the records after
+	// it. 0: none.
+	Covered uint64
+	// FirstSeq returns the first seq a record's payload holds, when a
+	// record holds a run of seqs ending at its own (nil: a record holds
+	// its seq alone). It tells, from the valid record that follows a
+	// damaged stretch, which seqs the stretch held.
+	FirstSeq func(payload []byte) (uint64, bool)
 }
 
 func (o Options) withDefaults() (Options, error) {

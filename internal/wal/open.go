@@ -20,6 +20,10 @@ type Recovery struct {
 	// whose header was torn (created when the crash came), then the torn
 	// tail of the (new) last segment.
 	Cuts []Cut
+	// Skips lists the damaged stretches Open and Replay passed over
+	// because they held only records at or below Options.Covered: the
+	// files keep them (the next TruncateFront drops them).
+	Skips []Cut
 }
 
 // Cut is one stretch Open removed.
@@ -40,7 +44,13 @@ func (r Recovery) Bytes() int64 {
 	return n
 }
 
-// String is the warning to log: "" when nothing was cut.
+// SkipString describes a stretch of Recovery.Skips.
+func (c Cut) SkipString() string {
+	return fmt.Sprintf("wal: passed over damaged records of log segment %s at offset %d (%d bytes), which hold only records already held elsewhere (Options.Covered): %s",
+		c.Segment, c.Offset, c.Bytes, c.Reason)
+}
+
+// String is the warning to log about the cuts: "" when nothing was cut.
 func (r Recovery) String() string {
 	var b strings.Builder
 	for i, c := range r.Cuts {
@@ -318,6 +328,12 @@ func (l *Log) loadLast(base uint64, dropSeal bool) error {
 		if !errors.As(err, &bad) {
 			return err
 		}
+		if skip, ok, err := rr.skipCovered(sf.f, bad, l.opts.Covered, l.opts.FirstSeq); err != nil {
+			return err
+		} else if ok {
+			l.recovery.Skips = append(l.recovery.Skips, Cut{Segment: name, Offset: bad.off, Bytes: skip, Reason: bad.reason})
+			continue
+		}
 		more, err := validRecordAfter(sf.f, bad.off+1, sf.size, rr.prev)
 		if err != nil {
 			return err
@@ -446,5 +462,26 @@ func (l *Log) newActive(base uint64) error {
 	return nil
 }
 
-// Recovery reports what Open cut off the tail of the log.
-func (l *Log) Recovery() Recovery { return l.recovery }
+// Recovery reports what Open cut off the tail of the log, and the
+// damage Open and Replay passed over.
+func (l *Log) Recovery() Recovery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.recovery
+	r.Cuts = append([]Cut(nil), r.Cuts...)
+	r.Skips = append([]Cut(nil), r.Skips...)
+	return r
+}
+
+// noteSkip records a damaged stretch passed over, once (Replay may pass
+// over what Open did).
+func (l *Log) noteSkip(c Cut) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.recovery.Skips {
+		if s.Segment == c.Segment && s.Offset == c.Offset {
+			return
+		}
+	}
+	l.recovery.Skips = append(l.recovery.Skips, c)
+}

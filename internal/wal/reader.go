@@ -26,6 +26,7 @@ func (b *badRecord) Error() string { return fmt.Sprintf("offset %d: %s", b.off, 
 // framing, checksum, and seq order (above the previous record's, the
 // previous segment's included, and not below the segment's base).
 type recordReader struct {
+	f      io.ReaderAt
 	r      *bufio.Reader
 	off    int64 // offset of the next record
 	end    int64 // where the segment's data ends
@@ -44,7 +45,7 @@ type recordReader struct {
 func newRecordReader(f io.ReaderAt, sh segHeader, end int64, base, prev uint64, buf []byte) *recordReader {
 	sr := io.NewSectionReader(f, sh.size, end-sh.size)
 	size := min(max(end-sh.size, 16), 256<<10) // a small segment needs no large buffer
-	return &recordReader{r: bufio.NewReaderSize(sr, int(size)), off: sh.size, end: end, base: base, prev: prev, buf: buf, v: sh.version}
+	return &recordReader{f: f, r: bufio.NewReaderSize(sr, int(size)), off: sh.size, end: end, base: base, prev: prev, buf: buf, v: sh.version}
 }
 
 // next returns the next record: its payload is valid until the next call.
@@ -107,6 +108,56 @@ func (rr *recordReader) next() (uint64, []byte, error) {
 	rr.off += recHeaderSize + int64(n)
 	rr.prev = seq
 	return seq, payload, nil
+}
+
+// skipCovered decides whether the damage bad, which next reported, lies
+// in records holding only seqs at or below covered: the first valid record
+// after it (a seq above the last read) must begin with a seq at most
+// covered+1 (first gives a record's first seq; nil: its own). If so the
+// reader goes on from that record, and skipCovered returns the bytes
+// passed over. Without such a record in the segment, the damage is not
+// passed over here (see Replay for a segment whose successor shows it
+// covered).
+func (rr *recordReader) skipCovered(f io.ReaderAt, bad *badRecord, covered uint64, first func([]byte) (uint64, bool)) (int64, bool, error) {
+	if covered == 0 || rr.prev >= covered+1 {
+		return 0, false, nil
+	}
+	at, seq, payload, err := nextValidRecord(f, bad.off+1, rr.end, rr.prev)
+	if err != nil || at < 0 {
+		return 0, false, err
+	}
+	from := seq
+	if first != nil {
+		if s, ok := first(payload); ok && s <= seq {
+			from = s
+		}
+	}
+	if from > covered+1 {
+		return 0, false, nil
+	}
+	rr.r = bufio.NewReaderSize(io.NewSectionReader(f, at, rr.end-at), rr.r.Size())
+	rr.off = at
+	return at - bad.off, true, nil
+}
+
+// nextValidRecord finds the first whole, checksummed record with a seq
+// above after that starts in f between offsets from and end: its offset
+// (-1 if none), seq and payload.
+func nextValidRecord(f io.ReaderAt, from, end int64, after uint64) (int64, uint64, []byte, error) {
+	if end-from < recHeaderSize {
+		return -1, 0, nil, nil
+	}
+	b := make([]byte, end-from)
+	if _, err := f.ReadAt(b, from); err != nil && err != io.EOF {
+		return -1, 0, nil, err
+	}
+	for p := 0; p+recHeaderSize <= len(b); p++ {
+		if validRecordAt(b, p, after) {
+			h, _ := parseHeader(b[p : p+recHeaderSize])
+			return from + int64(p), h.seq, b[p+recHeaderSize : p+recHeaderSize+int(h.n)], nil
+		}
+	}
+	return -1, 0, nil, nil
 }
 
 // afterSeal is next after a seal: io.EOF if the segment ends there.

@@ -31,6 +31,9 @@ type RepairResult struct {
 	// one region of it was damaged and the rest said what it held
 	// (their records are kept).
 	Mended []string
+	// Skips lists the damage RepairCovered passed over: it is left in
+	// the files.
+	Skips []Cut
 }
 
 // Repair makes the log in dir loadable again by keeping the longest valid
@@ -44,6 +47,14 @@ type RepairResult struct {
 // the damage, the valid ones too, so copy the directory first if they may
 // matter. The caller holds the directory's lock and has no Log open on it.
 func Repair(fsys vfs.FS, dir string) (RepairResult, error) {
+	return RepairCovered(fsys, dir, Options{})
+}
+
+// RepairCovered is Repair passing over, as Open and Replay do, damage in
+// records at or below opts.Covered (see Options.Covered and FirstSeq):
+// such damage is neither cut nor a reason to cut what follows it; it is
+// listed in RepairResult.Skips. The other fields of opts are unused.
+func RepairCovered(fsys vfs.FS, dir string, opts Options) (RepairResult, error) {
 	bases, err := listSegments(fsys, dir, false)
 	if err != nil {
 		return RepairResult{}, err
@@ -55,7 +66,7 @@ func Repair(fsys vfs.FS, dir string) (RepairResult, error) {
 		if i+1 < len(bases) {
 			succ = bases[i+1]
 		}
-		off, reason, err := checkSegment(fsys, dir, b, succ, &prev, &res)
+		off, reason, err := checkSegment(fsys, dir, b, succ, &prev, &res, opts)
 		if err != nil {
 			return res, err
 		}
@@ -76,7 +87,7 @@ func Repair(fsys vfs.FS, dir string) (RepairResult, error) {
 // whole. It returns the offset and reason of its first damage ("" if
 // none) and advances *prev to its last valid seq. It mends a header that
 // mendHeader can rebuild, and refuses one whose version it cannot read.
-func checkSegment(fsys vfs.FS, dir string, b, succ uint64, prev *uint64, res *RepairResult) (int64, string, error) {
+func checkSegment(fsys vfs.FS, dir string, b, succ uint64, prev *uint64, res *RepairResult, opts Options) (int64, string, error) {
 	sf, err := openSegment(fsys, dir, b)
 	if errors.Is(err, errBadHeader) {
 		reason := strings.TrimPrefix(err.Error(), errBadHeader.Error()+": ")
@@ -108,7 +119,20 @@ func checkSegment(fsys vfs.FS, dir string, b, succ uint64, prev *uint64, res *Re
 			// Cut the seal too: the segment becomes the last.
 			return rr.sealAt, bad.reason, nil
 		case errors.As(err, &bad):
-			return bad.off, bad.reason, nil
+			skip, ok, serr := rr.skipCovered(sf.f, bad, opts.Covered, opts.FirstSeq)
+			if serr != nil {
+				return 0, "", serr
+			}
+			if !ok && succ != 0 && opts.Covered > 0 && succ <= opts.Covered+1 {
+				// Every record of the segment is below its successor's
+				// base, hence covered.
+				res.Skips = append(res.Skips, Cut{Segment: segmentName(b), Offset: bad.off, Bytes: sf.size - bad.off, Reason: bad.reason})
+				return 0, "", nil
+			}
+			if !ok {
+				return bad.off, bad.reason, nil
+			}
+			res.Skips = append(res.Skips, Cut{Segment: segmentName(b), Offset: bad.off, Bytes: skip, Reason: bad.reason})
 		case err != nil:
 			return 0, "", err
 		}
