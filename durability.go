@@ -102,6 +102,7 @@ func (db *DB) restore(cfg durableConfig) error {
 		return fmt.Errorf("ttldb: backup: %w", err)
 	}
 	p.recovery.SnapshotSeq, p.recovery.SnapshotDocuments, p.recovery.LastSeq = l.lastSeq, l.docs, l.lastSeq
+	p.recovery.Orphaned, p.recovery.SalvageNotes = l.orphans, l.notes
 	p.recovery.Duration = db.clock.Now().Sub(start)
 	db.restored = p.recovery
 	return nil

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -151,4 +152,25 @@ func TestForeignSegment(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrCorrupt)
 	require.Contains(t, err.Error(), segmentName(bases[0]))
 	require.Contains(t, err.Error(), "another data directory")
+}
+
+// TestTornSealOnlySeal: damage at the end of the segment before an empty
+// last one that is not a prefix of the seal is not taken for a torn seal:
+// Replay reports it.
+func TestTornSealOnlySeal(t *testing.T) {
+	m, bases := segments(t, 100)
+	l := open(t, m, Options{SegmentSize: 512})
+	last := l.LastSeq()
+	require.NoError(t, l.Close())
+	b := bases[len(bases)-1]
+	d, err := m.ReadFile(segPath(b))
+	require.NoError(t, err)
+	d = append(d, bytes.Repeat([]byte{0xab}, 10)...)
+	require.NoError(t, m.WriteFile(segPath(b), d))
+	require.NoError(t, m.WriteFile(segPath(last+1), appendSegmentHeader(nil, last+1, ID(d[24:40]))))
+	l = open(t, m, Options{})
+	require.Empty(t, l.Recovery().Cuts)
+	_, err = replayErr(l, 1)
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	require.NoError(t, l.Close())
 }
