@@ -102,6 +102,7 @@ func (db *DB) restore(cfg durableConfig) error {
 		return fmt.Errorf("ttldb: backup: %w", err)
 	}
 	p.recovery.SnapshotSeq, p.recovery.SnapshotDocuments, p.recovery.LastSeq = l.lastSeq, l.docs, l.lastSeq
+	p.recovery.Orphaned, p.recovery.SalvageNotes = l.orphans, l.notes
 	p.recovery.Duration = db.clock.Now().Sub(start)
 	db.restored = p.recovery
 	return nil
@@ -159,8 +160,9 @@ func WithAutoSnapshot(a AutoSnapshot) Option {
 
 // WithRestore makes Open load the DB from r, a copy DB.Backup wrote. With
 // WithDir the directory must hold no DB yet (else ErrInvalidOptions): Open
-// writes the loaded state there as its first snapshot. Without WithDir
-// the restored DB lives in memory.
+// writes the loaded state there as its first snapshot, under a new
+// directory identity (the original's log is never taken for the copy's).
+// Without WithDir the restored DB lives in memory.
 func WithRestore(r io.Reader) Option {
 	return func(cfg *config) error {
 		if r == nil {
@@ -173,10 +175,15 @@ func WithRestore(r io.Reader) Option {
 
 // WithSalvage makes Open load what it can from a damaged data directory
 // instead of failing with ErrCorrupt: the blocks of the snapshot that pass
-// their checksums, and the log up to its first damaged record (the log
-// files are cut there, for good). Data is lost: DB.Recovery says how much.
-// Copy the directory before using it. See the README's Durability
-// section.
+// their checksums (a damaged magic, version or header block included),
+// and the log up to its first damaged record (the log files are cut
+// there, for good); a missing log is started anew, missing segments are
+// reported. Documents whose collection block is lost are counted, not
+// loaded (RecoveryInfo.Orphaned); when the log holds every op from the
+// first, the DB is rebuilt from it alone (RecoveryInfo.RebuiltFromLog).
+// Files of another directory (another identity) are never loaded. Data
+// may be lost: DB.Recovery says how much. Copy the directory before using
+// it. See the README's Durability section.
 func WithSalvage() Option {
 	return func(cfg *config) error {
 		cfg.durable.salvage = true

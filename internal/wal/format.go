@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -179,10 +180,11 @@ func parseSegmentHeader(h []byte, wantBase uint64, name string) (segHeader, erro
 // is damaged and the rest says which: bytes 0..19 rebuilt from the magic,
 // a version this build reads and the base in the file's name, checked
 // against the stored checksum (or, if only the checksum is damaged, equal
-// to the stored bytes), and for version 2 the ID checked against its own
-// checksum. ok is false when no such header fits: the version cannot be
-// read, and the segment must not be cut.
-func mendHeader(h []byte, base uint64) (fixed []byte, sh segHeader, ok bool) {
+// to the stored bytes), and for version 2 the ID (the stored one, or one
+// of ids, the other segments') checked against its own checksum (or, if
+// only that checksum is damaged, the stored ID being one of ids). ok is
+// false when no such header fits.
+func mendHeader(h []byte, base uint64, ids []ID) (fixed []byte, sh segHeader, ok bool) {
 	if len(h) < segHeaderSizeV1 {
 		return nil, segHeader{}, false
 	}
@@ -198,14 +200,16 @@ func mendHeader(h []byte, base uint64) (fixed []byte, sh segHeader, ok bool) {
 		if len(h) < segHeaderSize {
 			continue
 		}
-		full := append(head, h[24:40]...)
-		if crc32.Checksum(full, castagnoli) != binary.LittleEndian.Uint32(h[40:44]) {
-			continue
+		stored := ID(h[24:40])
+		for _, id := range append([]ID{stored}, ids...) {
+			full := append(head[:24:24], id[:]...)
+			c := crc32.Checksum(full, castagnoli)
+			if c != binary.LittleEndian.Uint32(h[40:44]) && !(id == stored && slices.Contains(ids, id)) {
+				continue
+			}
+			full = binary.LittleEndian.AppendUint32(full, c)
+			return full, segHeader{version: v, size: segHeaderSize, id: id}, true
 		}
-		full = binary.LittleEndian.AppendUint32(full, crc32.Checksum(full, castagnoli))
-		sh := segHeader{version: v, size: segHeaderSize}
-		copy(sh.id[:], h[24:40])
-		return full, sh, true
 	}
 	return nil, segHeader{}, false
 }

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -151,4 +152,68 @@ func TestForeignSegment(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrCorrupt)
 	require.Contains(t, err.Error(), segmentName(bases[0]))
 	require.Contains(t, err.Error(), "another data directory")
+}
+
+// TestTornSealOnlySeal: damage at the end of the segment before an empty
+// last one that is not a prefix of the seal is not taken for a torn seal:
+// Replay reports it.
+func TestTornSealOnlySeal(t *testing.T) {
+	m, bases := segments(t, 100)
+	l := open(t, m, Options{SegmentSize: 512})
+	last := l.LastSeq()
+	require.NoError(t, l.Close())
+	b := bases[len(bases)-1]
+	d, err := m.ReadFile(segPath(b))
+	require.NoError(t, err)
+	d = append(d, bytes.Repeat([]byte{0xab}, 10)...)
+	require.NoError(t, m.WriteFile(segPath(b), d))
+	require.NoError(t, m.WriteFile(segPath(last+1), appendSegmentHeader(nil, last+1, ID(d[24:40]))))
+	l = open(t, m, Options{})
+	require.Empty(t, l.Recovery().Cuts)
+	_, err = replayErr(l, 1)
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	require.NoError(t, l.Close())
+}
+
+// TestRepairMendsSealAndIdentity: a flip of any byte of a middle
+// segment's header or seal fails the log (ErrCorrupt, never
+// ErrFormatVersion); Repair rewrites the header (the other segments give
+// a damaged identity) or the seal (its successor is present), and every
+// record is kept.
+func TestRepairMendsSealAndIdentity(t *testing.T) {
+	var where []int
+	for i := range segHeaderSize {
+		where = append(where, i)
+	}
+	for i := -sealSize; i < 0; i++ {
+		where = append(where, i)
+	}
+	for _, at := range where {
+		m, bases := segments(t, 100)
+		b := bases[1]
+		d, err := m.ReadFile(segPath(b))
+		require.NoError(t, err)
+		pos := at
+		if at < 0 {
+			pos = len(d) + at
+		}
+		flip(t, m, segPath(b), pos)
+		l, err := Open(m, testDir, Options{})
+		if err == nil {
+			_, err = replayErr(l, 1)
+			require.NoError(t, l.Close())
+		}
+		require.ErrorIs(t, err, errs.ErrCorrupt, "byte %d", at)
+		require.NotErrorIs(t, err, errs.ErrFormatVersion, "byte %d", at)
+		res, err := Repair(m, testDir)
+		require.NoError(t, err)
+		require.Equal(t, []string{segmentName(b)}, res.Mended, "byte %d", at)
+		require.Zero(t, res.DroppedBytes)
+		after, err := m.ReadFile(segPath(b))
+		require.NoError(t, err)
+		require.Equal(t, d, after, "byte %d: the segment as it was written", at)
+		l = open(t, m, Options{})
+		require.Equal(t, span(1, 100), replay(t, l, 1))
+		require.NoError(t, l.Close())
+	}
 }

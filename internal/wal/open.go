@@ -208,8 +208,8 @@ func (l *Log) load(bases []uint64) error {
 	if err := l.ensureID(); err != nil {
 		return err
 	}
-	if sf.size == sf.hdr.size && len(l.segs) > 0 {
-		if err := l.cutTornSeal(); err != nil {
+	if sf.size == sf.hdr.size && len(l.segs) > 0 && l.segs[len(l.segs)-1].v >= 2 {
+		if err := l.cutTornSeal(last); err != nil {
 			return err
 		}
 	}
@@ -251,13 +251,14 @@ func NewID() (ID, error) {
 	return id, nil
 }
 
-// cutTornSeal handles a last segment that holds no record: the segment
-// before it (l.segs' last) may end with a seal torn by a crash during the
-// roll that created the last one (roll writes the seal after the new
-// segment). Damage after its last valid record that is no longer than a
-// seal is such a tear: it is cut, as a torn tail is. Anything else is
-// left for Replay to report.
-func (l *Log) cutTornSeal() error {
+// cutTornSeal handles a last segment, base last, that holds no record:
+// the segment before it (l.segs' last) may end with its seal torn by a
+// crash during the roll that created the last one (roll writes the seal
+// after the new segment). Bytes after its last valid record that are a
+// prefix of that seal, each byte as written or zero (never written), are
+// such a tear: they are cut, as a torn tail is. Anything else is left for
+// Replay to report.
+func (l *Log) cutTornSeal(last uint64) error {
 	prev := l.segs[len(l.segs)-1]
 	sf, err := openSegment(l.fsys, l.dir, prev.base)
 	if err != nil {
@@ -276,6 +277,16 @@ func (l *Log) cutTornSeal() error {
 		var bad *badRecord
 		if !errors.As(err, &bad) || rr.sealed || sf.size-bad.off > sealSize {
 			return nil
+		}
+		tail := make([]byte, sf.size-bad.off)
+		if _, err := sf.f.ReadAt(tail, bad.off); err != nil && err != io.EOF {
+			return err
+		}
+		seal := appendSeal(nil, last)
+		for i, c := range tail {
+			if c != seal[i] && c != 0 {
+				return nil
+			}
 		}
 		name := segmentName(prev.base)
 		if err := truncateFile(l.fsys, filepath.Join(l.dir, name), bad.off); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/vfs"
@@ -61,12 +62,13 @@ func RepairCovered(fsys vfs.FS, dir string, opts Options) (RepairResult, error) 
 	}
 	var res RepairResult
 	var prev uint64
+	ids := segmentIDs(fsys, dir, bases)
 	for i, b := range bases {
 		var succ uint64 // 0: b is the last
 		if i+1 < len(bases) {
 			succ = bases[i+1]
 		}
-		off, reason, err := checkSegment(fsys, dir, b, succ, &prev, &res, opts)
+		off, reason, err := checkSegment(fsys, dir, b, succ, ids, &prev, &res, opts)
 		if err != nil {
 			return res, err
 		}
@@ -87,11 +89,11 @@ func RepairCovered(fsys vfs.FS, dir string, opts Options) (RepairResult, error) 
 // whole. It returns the offset and reason of its first damage ("" if
 // none) and advances *prev to its last valid seq. It mends a header that
 // mendHeader can rebuild, and refuses one whose version it cannot read.
-func checkSegment(fsys vfs.FS, dir string, b, succ uint64, prev *uint64, res *RepairResult, opts Options) (int64, string, error) {
+func checkSegment(fsys vfs.FS, dir string, b, succ uint64, ids []ID, prev *uint64, res *RepairResult, opts Options) (int64, string, error) {
 	sf, err := openSegment(fsys, dir, b)
 	if errors.Is(err, errBadHeader) {
 		reason := strings.TrimPrefix(err.Error(), errBadHeader.Error()+": ")
-		mended, merr := mendSegmentHeader(fsys, dir, b, reason)
+		mended, merr := mendSegmentHeader(fsys, dir, b, ids, reason)
 		if merr != nil || !mended {
 			return 0, reason, merr
 		}
@@ -118,6 +120,14 @@ func checkSegment(fsys vfs.FS, dir string, b, succ uint64, prev *uint64, res *Re
 		case errors.As(err, &bad) && rr.sealed:
 			// Cut the seal too: the segment becomes the last.
 			return rr.sealAt, bad.reason, nil
+		case errors.As(err, &bad) && sf.hdr.version >= 2 && succ > rr.prev && damagedSeal(sf.f, sf.size, bad.off, succ):
+			// A damaged seal, its successor present: rewrite it, and
+			// lose nothing.
+			if err := rewriteSeal(fsys, filepath.Join(dir, segmentName(b)), bad.off, succ); err != nil {
+				return 0, "", err
+			}
+			res.Mended = append(res.Mended, segmentName(b))
+			return 0, "", nil
 		case errors.As(err, &bad):
 			skip, ok, serr := rr.skipCovered(sf.f, bad, opts.Covered, opts.FirstSeq)
 			if serr != nil {
@@ -174,7 +184,7 @@ func cutFrom(fsys vfs.FS, dir string, segs []uint64, off int64, res *RepairResul
 // mendHeader can rebuild it. It returns false when the header is damaged
 // but its version can be read (the caller cuts it, as any damage), and
 // a *CorruptError when its version cannot: such a segment is never cut.
-func mendSegmentHeader(fsys vfs.FS, dir string, b uint64, reason string) (bool, error) {
+func mendSegmentHeader(fsys vfs.FS, dir string, b uint64, ids []ID, reason string) (bool, error) {
 	path := filepath.Join(dir, segmentName(b))
 	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -187,7 +197,7 @@ func mendSegmentHeader(fsys vfs.FS, dir string, b uint64, reason string) (bool, 
 		return false, err
 	}
 	h = h[:n]
-	fixed, _, ok := mendHeader(h, b)
+	fixed, _, ok := mendHeader(h, b, ids)
 	if !ok {
 		if len(h) >= segHeaderSizeV1 && crc32.Checksum(h[:20], castagnoli) != binary.LittleEndian.Uint32(h[20:24]) && !allZeroBytes(h) {
 			return false, &CorruptError{Segment: segmentName(b), Reason: reason +
@@ -208,4 +218,63 @@ func allZeroBytes(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// segmentIDs returns the identities the segments' intact version 2
+// headers carry: what a header whose identity is damaged may be mended
+// with.
+func segmentIDs(fsys vfs.FS, dir string, bases []uint64) []ID {
+	var ids []ID
+	for _, b := range bases {
+		sf, err := openSegment(fsys, dir, b)
+		if err != nil {
+			continue
+		}
+		sf.f.Close()
+		if sf.hdr.version >= 2 && !slices.Contains(ids, sf.hdr.id) {
+			ids = append(ids, sf.hdr.id)
+		}
+	}
+	return ids
+}
+
+// rewriteSeal cuts the segment at path at off, where its damaged seal
+// starts, and writes the seal naming succ there.
+func rewriteSeal(fsys vfs.FS, path string, off int64, succ uint64) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(off)
+	if err == nil {
+		_, err = f.Write(appendSeal(nil, succ))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// damagedSeal reports whether the bytes of f from off to its end (size)
+// are the seal naming succ with a few bytes damaged (at most 8 differ: a
+// record of the same size but another seq, checksums and payload differs
+// in more).
+func damagedSeal(f io.ReaderAt, size, off int64, succ uint64) bool {
+	if size-off != sealSize {
+		return false
+	}
+	b := make([]byte, sealSize)
+	if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+		return false
+	}
+	diff := 0
+	for i, c := range appendSeal(nil, succ) {
+		if b[i] != c {
+			diff++
+		}
+	}
+	return diff <= 8
 }
