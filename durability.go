@@ -451,6 +451,18 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 			return fmt.Errorf("ttldb: writing the restored DB to %s: %w", p.dir, err)
 		}
 	}
+	if salvaged := cfg.salvage && cfg.restore == nil && (rec.SalvagedBlocks > 0 || rec.SalvagedLogBytes > 0 || rec.SkippedLogBytes > 0 ||
+		l.lossy || len(l.notes) > 0 || len(l.orphans) > 0); salvaged {
+		// What salvage loaded becomes the directory's state: a snapshot
+		// of it replaces the damaged one and drops the log it covers, so
+		// that the next Open, without WithSalvage, finds no damage.
+		if err := p.snapshot(); err != nil {
+			p.sink.stopWriter()
+			db.persist = nil
+			return fmt.Errorf("ttldb: writing the salvaged DB to %s: %w", p.dir, err)
+		}
+		rec.SalvageNotes = append(rec.SalvageNotes, fmt.Sprintf("the salvaged DB was written as the directory's snapshot %s; the damaged files it replaces were removed", snapshotName(p.db.ops.lastSeq())))
+	}
 	go p.snapshotter()
 	return nil
 }
