@@ -20,11 +20,24 @@ import (
 	"github.com/ttldb/ttldb/internal/wal"
 )
 
-// SyncPolicy says when a DB opened WithDir fsyncs its log, as the sync
-// choices of Redis's append-only file do. Under every policy a write
-// returns once its changes are in the operating system: a crash of the
-// process loses nothing a call acknowledged. The policies differ on a
-// power cut or a kernel crash.
+// SyncPolicy says when a DB opened WithDir writes and fsyncs its log, as
+// the sync choices of Redis's append-only file do. Under SyncAlways a
+// write returns once an fsync covered its changes: neither a crash of the
+// process nor a power cut loses what a call acknowledged. Under
+// SyncEverySecond and SyncNever a write returns at once, and its changes
+// reach the operating system within about 10 ms (a writer goroutine
+// batches them), later when that goroutine is held back (a log segment
+// change, which every snapshot makes, fsyncs the old segment meanwhile; a
+// loaded machine delays it): a crash of the process (SIGKILL, a panic, an
+// OOM kill) loses the writes acknowledged in that window before it. The
+// README quotes the windows TestSoakKill measured (about 11 ms in a
+// default run, up to 227 ms on a loaded machine snapshotting every few
+// milliseconds); the test fails past 1 s. The TTL monitor's deletions are
+// writes like any other: under
+// those two policies a crash may undo deletions of that window, which
+// observers and hooks were already told of; the documents come back still
+// expired (hidden under HideExpired) and the next pass deletes them again.
+// The policies differ too on a power cut or a kernel crash.
 type SyncPolicy = wal.SyncPolicy
 
 // The sync policies. The zero value is SyncEverySecond, the default.
@@ -177,13 +190,16 @@ func WithRestore(r io.Reader) Option {
 // instead of failing with ErrCorrupt: the blocks of the snapshot that pass
 // their checksums (a damaged magic, version or header block included),
 // and the log up to its first damaged record (the log files are cut
-// there, for good); a missing log is started anew, missing segments are
-// reported. Documents whose collection block is lost are counted, not
+// there, for good; damage in records the snapshot holds is passed over);
+// a missing log is started anew, missing segments are reported. Documents whose collection block is lost are counted, not
 // loaded (RecoveryInfo.Orphaned); when the log holds every op from the
 // first, the DB is rebuilt from it alone (RecoveryInfo.RebuiltFromLog).
 // Files of another directory (another identity) are never loaded. Data
-// may be lost: DB.Recovery says how much. Copy the directory before using
-// it. See the README's Durability section.
+// may be lost: DB.Recovery says how much. When it found damage, Open
+// then writes what it loaded as the directory's snapshot, which replaces
+// the damaged one and the log it covers: the next Open needs no
+// WithSalvage. Copy the directory before using it. See the README's
+// Durability section.
 func WithSalvage() Option {
 	return func(cfg *config) error {
 		cfg.durable.salvage = true
@@ -229,10 +245,16 @@ type RecoveryInfo struct {
 	LogOps int
 	// LastSeq is the sequence number of the last op loaded.
 	LastSeq uint64
-	// TruncatedBytes counts the bytes of a torn log tail (a crash in the
-	// middle of an append) that Open cut off, and Truncations describes
-	// each cut (also logged as a warning). Those writes were never
-	// acknowledged under SyncAlways.
+	// TruncatedBytes counts the bytes of a torn log tail that Open cut
+	// off, and Truncations describes each cut (also logged as a warning).
+	// A torn tail is a last record that fails its checks with nothing
+	// valid after it: a crash in the middle of an append leaves one, and
+	// that write was never acknowledged under SyncAlways. But damage to
+	// the last record on the disk (a flipped byte) looks the same and is
+	// cut too, though that record was acknowledged, fsynced even: the cut
+	// then drops the writes that record held (under SyncAlways those of
+	// one group commit, under the other policies up to about 10 ms of
+	// writes). Truncations names the segment and offset of each cut.
 	TruncatedBytes int64
 	Truncations    []string
 	// SkippedLogBytes counts the bytes of damaged log records Open

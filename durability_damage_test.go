@@ -44,10 +44,11 @@ type damageHistory struct {
 
 // buildDamageHistory writes three collections (one with a TTL index, one
 // with a unique index) into a FaultFS directory: ops, then a snapshot
-// whose log cut fails (so that the log keeps records the snapshot holds),
-// then ops in log segments of about segSize bytes. n is the number of
+// (with keepCovered, one whose log cut fails, so that the log keeps
+// records the snapshot holds, and a damaged snapshot can be rebuilt from
+// the log), then ops in log segments of about segSize bytes. n is the number of
 // writes after the collections are made.
-func buildDamageHistory(t testing.TB, clk *ttltest.Clock, n int, segSize int64) *damageHistory {
+func buildDamageHistory(t testing.TB, clk *ttltest.Clock, n int, segSize int64, keepCovered bool) *damageHistory {
 	t.Helper()
 	ctx := context.Background()
 	m := vfs.NewFaultFS()
@@ -88,10 +89,12 @@ func buildDamageHistory(t testing.TB, clk *ttltest.Clock, n int, segSize int64) 
 		}
 		require.NoError(t, err)
 		note()
-		if i == n/2 {
+		if i == n/2 && keepCovered {
 			m.Inject(vfs.Fault{Op: vfs.FaultCreate, Match: func(n string) bool { return strings.Contains(n, logDirName+"/") }})
 			require.Error(t, db.Snapshot(), "the log keeps its segment: records the snapshot holds stay in it")
 			m.ClearFaults()
+		} else if i == n/2 {
+			require.NoError(t, db.Snapshot())
 		}
 	}
 	require.NoError(t, db.Close())
@@ -222,7 +225,7 @@ func TestDamageTable(t *testing.T) {
 		n, seg = 300, 4096
 	}
 	clk := ttltest.NewClock(opEpoch)
-	h := buildDamageHistory(t, clk, n, seg)
+	h := buildDamageHistory(t, clk, n, seg, true)
 	snap, segs := h.img.damageFiles()
 	require.NotEmpty(t, snap)
 	require.GreaterOrEqual(t, len(segs), 3, "the log has several segments")
@@ -243,6 +246,16 @@ func TestDamageTable(t *testing.T) {
 			})
 		}
 	})
+	t.Run("flip snapshot, log cut", func(t *testing.T) {
+		// The log no longer holds the snapshot's ops: salvage loads the
+		// blocks that pass their checksums.
+		h := buildDamageHistory(t, clk, n, seg, false)
+		snap, _ := h.img.damageFiles()
+		for off := range int64(len(h.img[snap])) {
+			class := h.check(t, clk, h.img.flipped(snap, off), fmt.Sprintf("%s (log cut) byte %d flipped", snap, off), false, true)
+			tally["snapshot, log cut: "+class]++
+		}
+	})
 	t.Run("truncate", func(t *testing.T) {
 		file := segs[len(segs)-1]
 		b := h.img[file]
@@ -258,7 +271,7 @@ func TestDamageTable(t *testing.T) {
 		}
 	})
 	t.Run("foreign log", func(t *testing.T) {
-		other := buildDamageHistory(t, clk, 12, seg)
+		other := buildDamageHistory(t, clk, 12, seg, true)
 		img := maps.Clone(h.img)
 		for name := range img {
 			if strings.HasPrefix(name, "d/"+logDirName+"/") {

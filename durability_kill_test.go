@@ -210,10 +210,13 @@ func tail(evs []killEvent) []string {
 // killLossWindow bounds, in the kill test, how long before a kill a write
 // acknowledged (or a TTL deletion observed) under SyncEverySecond or
 // SyncNever may be lost: the sink's writer hands what was appended to the
-// OS at most flushDelay (10 ms) after it, once it gets a processor; the
-// bound leaves room for a loaded machine's scheduling. The README and
-// SyncPolicy's doc quote the window TestSoakKill measured.
-const killLossWindow = 250 * time.Millisecond
+// OS flushDelay (10 ms) after it, once it gets a processor and the log's
+// lock (a segment change, which each of the child's snapshots makes,
+// holds it across an fsync). Measured on the shared 2-core machine: about
+// 11 ms in a default run, up to 227 ms (SyncNever) in 60 kills while it
+// was loaded; the bound leaves room above that. The README and
+// SyncPolicy's doc quote the measured windows.
+const killLossWindow = time.Second
 
 // killCycles is how many kills TestSoakKill runs: 21 by default, 60 with
 // TTLDB_SOAK=short (CI), 510 with TTLDB_SOAK=1.
@@ -235,8 +238,8 @@ func killCycles() int {
 //     flight when the child died is there whole or not at all;
 //   - SyncEverySecond, SyncNever: the kv writes are a prefix of those said,
 //     missing at most those acknowledged in the last killLossWindow before
-//     the kill (the sink's writer hands writes to the OS within 10 ms; the
-//     window leaves room for a loaded machine's scheduling; a kill leaves
+//     the kill (the sink's writer hands writes to the OS about 10 ms after
+//     them, more when it is held back, see killLossWindow; a kill leaves
 //     the OS's page cache, so the fsync policy does not matter); the test
 //     logs, per policy, the largest time from a lost write's
 //     acknowledgement to the kill (the loss window measured);

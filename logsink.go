@@ -33,8 +33,9 @@ import (
 //     chooses.
 //
 // So under SyncAlways a write returns once its ops are on the disk; under
-// the others it returns at once, and a crash of the process loses at most
-// the last flushDelay of acknowledged writes, a power cut at most the last
+// the others it returns at once, and a crash of the process loses the
+// acknowledged writes of about the last flushDelay (a little more when the
+// writer goroutine waits for a processor), a power cut at most the last
 // second or so (SyncEverySecond). Handing every write to the operating
 // system before it returns would cost a system call per write, as much as
 // the write itself in memory: the sync policy is the user's choice of that
