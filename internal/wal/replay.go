@@ -10,8 +10,9 @@ import (
 // and returns fn's first error, or the first problem it finds: a
 // *CorruptError (errs.ErrCorrupt) for a record that fails its checks or is
 // out of order anywhere in the log, or records from from on that are no
-// longer in the log (TruncateFront dropped them). The payload is valid
-// until fn returns.
+// longer in the log (TruncateFront dropped them). Damage in records at or
+// below Options.Covered is passed over and noted in Recovery.Skips. The
+// payload is valid until fn returns.
 //
 // Replay reads the records written before it started (Writes may go on
 // meanwhile); it runs segment by segment from the one that holds from,
