@@ -240,7 +240,11 @@ func TestDamageTable(t *testing.T) {
 				for off := range int64(len(h.img[file])) {
 					class := h.check(t, clk, h.img.flipped(file, off), fmt.Sprintf("%s byte %d flipped", file, off), last, true)
 					mu.Lock()
-					tally[strings.SplitN(file, "/", 2)[1][:3]+": "+class]++
+					kind := "log"
+					if file == snap {
+						kind = "snapshot"
+					}
+					tally[kind+": "+class]++
 					mu.Unlock()
 				}
 			})
