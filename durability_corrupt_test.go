@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,27 +123,98 @@ func TestCorruptLogBeforeTail(t *testing.T) {
 }
 
 // TestFormatVersions: a snapshot or a log segment of another format
-// version is refused with ErrFormatVersion naming both versions.
+// version, intact (its checksums hold), is refused with ErrFormatVersion
+// naming both versions, WithSalvage too.
 func TestFormatVersions(t *testing.T) {
 	clk := ttltest.NewClock(opEpoch)
 	for _, file := range []string{"snapshot", "log"} {
 		t.Run(file, func(t *testing.T) {
 			dir := durableWithData(t, clk, 10, 10, true)
-			var path string
-			var at int64
 			if file == "snapshot" {
-				path, at = onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), 8
+				setSnapshotVersion(t, onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), 3)
 			} else {
-				path, at = onlyFile(t, filepath.Join(dir, logDirName, "*.wal")), 8
+				setSegmentVersion(t, onlyFile(t, filepath.Join(dir, logDirName, "*.wal")), 3)
 			}
-			b, err := os.ReadFile(path)
-			require.NoError(t, err)
-			binary.LittleEndian.PutUint32(b[at:], 2)
-			require.NoError(t, os.WriteFile(path, b, 0o600))
-			_, err = openDurable(t, clk, dir)
-			require.ErrorIs(t, err, ErrFormatVersion)
-			require.Contains(t, err.Error(), "version 2")
-			require.Contains(t, err.Error(), fmt.Sprintf("version %d", 1))
+			for _, opts := range [][]Option{nil, {WithSalvage()}} {
+				_, err := openDurable(t, clk, dir, opts...)
+				require.ErrorIs(t, err, ErrFormatVersion)
+				require.NotErrorIs(t, err, ErrCorrupt)
+				require.Contains(t, err.Error(), "version 3")
+				require.Contains(t, err.Error(), "versions 1 to 2")
+			}
 		})
+	}
+}
+
+// setSegmentVersion writes version v into a log segment's header, with
+// the header's checksum made to match: a segment another version wrote.
+func setSegmentVersion(t testing.TB, path string, v uint32) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint32(b[8:], v)
+	binary.LittleEndian.PutUint32(b[20:], crc32.Checksum(b[:20], crc32.MakeTable(crc32.Castagnoli)))
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+}
+
+// setSnapshotVersion writes version v into a snapshot's file header, with
+// the trailer's file checksum made to match: a file another version
+// wrote.
+func setSnapshotVersion(t testing.TB, path string, v uint32) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint32(b[8:], v)
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	for at := len(b) - 9; at >= 12; at-- { // the trailer block: kind 255, length, payload, CRC
+		n := int(binary.LittleEndian.Uint32(b[at+1:]))
+		if b[at] != 255 || at+5+n+4 != len(b) {
+			continue
+		}
+		end := len(b) - 4
+		binary.LittleEndian.PutUint32(b[end-4:], crc32.Checksum(b[:at], tab)) // fileCRC ends the payload
+		binary.LittleEndian.PutUint32(b[end:], crc32.Checksum(b[at:end], tab))
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		return
+	}
+	t.Fatal("no trailer block")
+}
+
+// TestVersionFieldDamage: a flipped byte in the version field of a log
+// segment (its header checksum then fails) or of a snapshot (its file
+// checksum then fails) is damage, ErrCorrupt, not another version;
+// WithSalvage reads the file as the version its checksums say and loses
+// nothing.
+func TestVersionFieldDamage(t *testing.T) {
+	clk := ttltest.NewClock(opEpoch)
+	for _, file := range []string{"snapshot", "log"} {
+		for at := int64(8); at < 12; at++ {
+			t.Run(fmt.Sprintf("%s/byte %d", file, at), func(t *testing.T) {
+				dir := durableWithData(t, clk, 10, 10, true)
+				var path string
+				if file == "snapshot" {
+					path = onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb"))
+				} else {
+					path = onlyFile(t, filepath.Join(dir, logDirName, "*.wal"))
+				}
+				flipByte(t, path, at)
+				_, err := openDurable(t, clk, dir)
+				require.ErrorIs(t, err, ErrCorrupt)
+				require.NotErrorIs(t, err, ErrFormatVersion)
+				require.Contains(t, err.Error(), filepath.Base(path))
+
+				db := mustOpenDurable(t, clk, dir, WithSalvage())
+				require.Equal(t, 20, docCount(t, db), "salvage loses nothing")
+				require.Empty(t, db.Recovery().Orphaned)
+				requireIndexesRebuilt(t, db)
+				require.NoError(t, db.Close())
+				if file == "log" {
+					// Salvage rewrote the segment's header.
+					db = mustOpenDurable(t, clk, dir)
+					require.Equal(t, 20, docCount(t, db), "the salvaged directory opens")
+					require.NoError(t, db.Close())
+				}
+			})
+		}
 	}
 }

@@ -33,8 +33,9 @@ import (
 //     chooses.
 //
 // So under SyncAlways a write returns once its ops are on the disk; under
-// the others it returns at once, and a crash of the process loses at most
-// the last flushDelay of acknowledged writes, a power cut at most the last
+// the others it returns at once, and a crash of the process loses the
+// acknowledged writes of about the last flushDelay (a little more when the
+// writer goroutine waits for a processor), a power cut at most the last
 // second or so (SyncEverySecond). Handing every write to the operating
 // system before it returns would cost a system call per write, as much as
 // the write itself in memory: the sync policy is the user's choice of that
@@ -234,6 +235,21 @@ func (k *logSink) sync() error {
 		}
 	}
 	return nil
+}
+
+// recordFirstSeq returns the seq of the first op of a log record's
+// payload (a record holds the ops of a run of seqs, ending at its own).
+func recordFirstSeq(payload []byte) (uint64, bool) {
+	_, n := binary.Uvarint(payload) // the version counter
+	if n <= 0 || len(payload) < n+4+1 {
+		return 0, false
+	}
+	op := payload[n+4:]
+	if op[0] != OpVersion {
+		return 0, false
+	}
+	seq, m := binary.Uvarint(op[1:])
+	return seq, m > 0
 }
 
 // decodeRecord calls fn with each op of a log record's payload, after

@@ -42,6 +42,16 @@ type loader struct {
 	ops     int                   // ops applied
 	salvage bool                  // accept gaps in the sequence (WithSalvage)
 
+	// What loading a snapshot found (snapshotID, endSeq) and, under
+	// salvage, lost: lossy is set when anything was, orphans counts the
+	// documents (or buckets) of each collection whose definition was lost,
+	// notes says what else.
+	snapshotID [snapfile.IDLen]byte
+	endSeq     uint64
+	lossy      bool
+	orphans    map[string]int
+	notes      []string
+
 	// While the log is replayed (pipeline), writes of documents go to ins
 	// in batches (batch) and any other op waits for it to be idle: see
 	// applyOp.
@@ -66,8 +76,13 @@ func corrupt(format string, args ...any) error {
 // before it. An error the inserter meets is about a document before
 // anything this goroutine is reading: it is the one returned.
 func (l *loader) loadSnapshot(r *snapfile.Reader) error {
-	start := r.Header().StartSeq
-	l.lastSeq = start
+	h, headerOK := r.Header()
+	l.lastSeq = h.StartSeq
+	l.snapshotID = h.ID
+	if !headerOK {
+		l.lossy = true
+	}
+	l.notes = append(l.notes, r.Notes()...)
 	ins := startInserter()
 	defer ins.stop()
 	for {
@@ -87,9 +102,13 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 		case snapfile.KindCollection:
 			err = l.collection(b.Payload)
 		case snapfile.KindDocs:
+			if orphan, oerr := l.orphanBlock(b); orphan || oerr != nil {
+				err = oerr
+				break
+			}
 			var batch loadBatch
 			var n int
-			n, err = snapfile.ParseDocs(b.Payload, func(id uint32, ver uint64, enc []byte) error {
+			n, err = snapfile.ParseDocs(b, func(id uint32, ver uint64, enc []byte) error {
 				s, err := l.docColl(id, enc)
 				if err != nil {
 					return err
@@ -111,7 +130,11 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 			}
 			l.docs += n
 		case snapfile.KindBuckets:
-			_, err = snapfile.ParseBuckets(b.Payload, l.bucket)
+			if orphan, oerr := l.orphanBlock(b); orphan || oerr != nil {
+				err = oerr
+				break
+			}
+			_, err = snapfile.ParseBuckets(b, l.bucket)
 		case snapfile.KindOps:
 			_, err = snapfile.ParseOps(b.Payload, func(raw []byte) error {
 				var op Op
@@ -134,16 +157,83 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 	if err := ins.drain(); err != nil {
 		return err
 	}
+	if blocks, _ := r.Skipped(); blocks > 0 {
+		l.lossy = true
+	}
 	t, ok := r.Trailer()
 	if !ok {
 		// Salvage mode with the trailer lost: what was read is all there is.
+		l.lossy = true
+		l.endSeq = l.lastSeq
 		return nil
+	}
+	if l.salvage && l.lastSeq < t.EndSeq {
+		// Salvage: the ops block, or the header that said where the ops
+		// start, was lost. The snapshot stands for the state after
+		// EndSeq, less what was lost, and the log goes on from there.
+		l.notes = append(l.notes, fmt.Sprintf("the snapshot's ops up to op %d were lost", t.EndSeq))
+		l.lossy = true
+		l.lastSeq = t.EndSeq
 	}
 	if l.lastSeq != t.EndSeq {
 		return corrupt("snapshot ends at op %d but holds ops up to %d", t.EndSeq, l.lastSeq)
 	}
+	l.endSeq = t.EndSeq
 	l.maxVer = max(l.maxVer, t.MaxVersion)
 	return nil
+}
+
+// orphanBlock reports whether the docs or buckets block b is of a
+// collection the snapshot did not define (its collection block was lost,
+// or another has its number). Under salvage such a block is not loaded:
+// loading documents without their collection's definition would give
+// them no indexes (a TTL index's documents would never expire); they are
+// counted under their collection's name (version 2 files name it) in
+// l.orphans. Otherwise it is corruption.
+func (l *loader) orphanBlock(b snapfile.Block) (bool, error) {
+	id, name, err := snapfile.BlockCollection(b)
+	if err != nil {
+		return false, err
+	}
+	s := l.byID[id]
+	if s != nil && (name == "" || name == s.name) {
+		return false, nil
+	}
+	if !l.salvage {
+		if s == nil {
+			return false, corrupt("%s of undefined collection number %d", b.Kind, id)
+		}
+		return false, corrupt("%s block names collection %q, number %d is %q", b.Kind, name, id, s.name)
+	}
+	if name == "" {
+		name = fmt.Sprintf("collection number %d", id)
+	}
+	var n int
+	if b.Kind == snapfile.KindDocs {
+		n, err = snapfile.ParseDocs(b, func(uint32, uint64, []byte) error { return nil })
+	} else {
+		n, err = snapfile.ParseBuckets(b, func(uint32, []byte) error { return nil })
+	}
+	if err != nil {
+		return false, err
+	}
+	if l.orphans == nil {
+		l.orphans = map[string]int{}
+	}
+	l.orphans[name] += n
+	l.lossy = true
+	return true, nil
+}
+
+// reset forgets everything loaded: salvage rebuilds the DB from the log
+// alone when the log holds every op from the first and the snapshot lost
+// something. Record versions keep counting from the greatest met.
+func (l *loader) reset() {
+	clear(l.db.collections)
+	clear(l.byID)
+	clear(l.asOf)
+	l.lastSeq, l.docs, l.ops = 0, 0, 0
+	l.orphans = nil
 }
 
 // cmpOr returns a if it is not nil, else b.
@@ -486,6 +576,12 @@ func (l *loader) applyOp(op Op) error {
 		return nil
 	}
 	s := db.collections[op.Collection]
+	if s == nil && l.orphans[op.Collection] > 0 {
+		// Salvage lost the collection's definition: its later writes are
+		// not loaded either (they would make it anew without its indexes).
+		l.orphans[op.Collection] += len(op.Docs)
+		return nil
+	}
 	if s == nil {
 		// Created implicitly by a write before ops recorded creations.
 		var err error

@@ -155,7 +155,11 @@ func (db *DB) writeSnapshotAbortable(w io.Writer, abort <-chan struct{}) (snapsh
 		s.writeMu.Unlock()
 	}
 
-	sw, err := snapfile.NewWriter(w, snapfile.Header{StartSeq: start, Created: db.clock.Now().UnixNano()})
+	h := snapfile.Header{StartSeq: start, Created: db.clock.Now().UnixNano()}
+	if p := db.persist; p != nil {
+		h.ID = p.id // a Backup carries it too: WithRestore gives the copy a new one
+	}
+	sw, err := snapfile.NewWriter(w, h)
 	if err != nil {
 		return snapshotInfo{}, err
 	}

@@ -56,7 +56,7 @@ func bucketsDigest(t testing.TB, db *ttldb.DB) string {
 				fmt.Fprintf(h, "index %s\n", canonical(ix))
 			}
 		case snapfile.KindBuckets:
-			_, err := snapfile.ParseBuckets(b.Payload, func(coll uint32, bk []byte) error {
+			_, err := snapfile.ParseBuckets(b, func(coll uint32, bk []byte) error {
 				seq, n1 := binary.Uvarint(bk)
 				ver, n2 := binary.Uvarint(bk[max(n1, 0):])
 				require.True(t, n1 > 0 && n2 > 0 && len(bk) > n1+n2, "bucket header")

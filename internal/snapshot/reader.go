@@ -17,79 +17,218 @@ type Block struct {
 	Payload []byte
 	// Offset is where the block starts in the file, for error messages.
 	Offset int64
+	// Version is the file's format version: how to read the payload.
+	Version uint32
 }
 
 // Reader reads a snapshot front to back, verifying every block's checksum
 // and, at the trailer, the whole file's.
 type Reader struct {
-	br      *bufio.Reader
-	crc     uint32 // of every byte read so far (blocks that passed)
-	off     int64
-	blocks  uint64
-	header  Header
-	trailer *Trailer
-	salvage bool
-	data    []byte // in salvage mode: the whole file, read at once
-	skipped int64  // bytes skipped in salvage mode
-	bad     int    // blocks skipped in salvage mode
-	buf     bytes.Buffer
+	br       *bufio.Reader
+	crc      uint32 // of every byte read so far (blocks that passed)
+	off      int64
+	blocks   uint64
+	version  uint32
+	header   Header
+	headerOK bool
+	trailer  *Trailer
+	salvage  bool
+	data     []byte // in salvage mode: the whole file, read at once
+	skipped  int64  // bytes skipped in salvage mode
+	bad      int    // blocks skipped in salvage mode
+	notes    []string
+	buf      bytes.Buffer
 }
 
 // NewReader reads the file header and the header block from r. It fails
-// with a *VersionError for a file of another format version and with an
-// error wrapping ErrCorrupt for anything else that is not a snapshot's
-// beginning.
+// with a *VersionError for a file of a format version it does not read
+// (whose header is intact) and with an error wrapping ErrCorrupt for
+// anything else that is not a snapshot's beginning, a damaged file header
+// included: an unknown version whose file checksum fails is damage.
 func NewReader(r io.Reader) (*Reader, error) {
-	sr := &Reader{br: bufio.NewReaderSize(r, 1<<20)}
-	var fh [len(Magic) + 4]byte
-	if _, err := io.ReadFull(sr.br, fh[:]); err != nil {
-		return nil, fmt.Errorf("%w: file header: %w", ErrCorrupt, noEOF(err))
-	}
-	if string(fh[:len(Magic)]) != Magic {
-		return nil, fmt.Errorf("%w: not a ttldb snapshot (bad magic %q)", ErrCorrupt, fh[:len(Magic)])
-	}
-	if v := binary.LittleEndian.Uint32(fh[len(Magic):]); v != Version {
-		return nil, &VersionError{Found: v, Supported: Version}
-	}
-	sr.crc = crc32.Update(0, castagnoli, fh[:])
-	sr.off = fileHeaderLen
-	b, err := sr.next()
-	if err != nil {
-		return nil, err
-	}
-	if b.Kind != KindHeader {
-		return nil, fmt.Errorf("%w: first block is %s, not header", ErrCorrupt, b.Kind)
-	}
-	if sr.header, err = ParseHeader(b.Payload); err != nil {
-		return nil, err
-	}
-	return sr, nil
+	return newReader(r, nil)
 }
 
 // NewSalvageReader is NewReader for recovering what can be recovered from
 // a damaged file: its Reader skips blocks that fail their checksum (and the
 // bytes up to the next block that passes) instead of failing, and accepts
-// a file whose trailer is missing or fails. Skipped reports what was lost.
-// It reads the whole file into memory first. The file header must be
-// intact: without it nothing says what the bytes are.
+// a file whose trailer is missing or fails. A damaged file header (magic
+// or version) is read as the version the file checksum says, or, when
+// that fails too, as the version the header block's layout says; a
+// damaged header block is skipped (Header then reports it lost). Skipped
+// and Notes report what was lost. It reads the whole file into memory
+// first. A file whose intact header names a version it does not read is
+// still a *VersionError: it is never read as another version.
 func NewSalvageReader(r io.Reader) (*Reader, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	sr, err := NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
+	return newReader(bytes.NewReader(data), data)
+}
+
+// newReader is NewReader, or NewSalvageReader when data (the whole file)
+// is not nil.
+func newReader(r io.Reader, data []byte) (*Reader, error) {
+	salvage := data != nil
+	sr := &Reader{br: bufio.NewReaderSize(r, 1<<20), salvage: salvage, data: data}
+	var fh [len(Magic) + 4]byte
+	if _, err := io.ReadFull(sr.br, fh[:]); err != nil {
+		return nil, readError(err, "file header")
 	}
-	sr.salvage, sr.data = true, data
+	v := binary.LittleEndian.Uint32(fh[len(Magic):])
+	if string(fh[:len(Magic)]) != Magic || v < MinVersion || v > Version {
+		if !salvage {
+			rest, err := io.ReadAll(sr.br)
+			if err != nil {
+				return nil, err
+			}
+			data = append(fh[:], rest...)
+		}
+		var err error
+		v, err = fileVersion(data)
+		if !salvage || v == 0 {
+			return nil, err
+		}
+		sr.notes = append(sr.notes, err.Error())
+		// Read on as version v, with the file header it had.
+		copy(fh[:], Magic)
+		binary.LittleEndian.PutUint32(fh[len(Magic):], v)
+	}
+	sr.version = v
+	sr.crc = crc32.Update(0, castagnoli, fh[:])
+	sr.off = fileHeaderLen
+	b, err := sr.next()
+	if err == nil && b.Kind != KindHeader {
+		err = fmt.Errorf("%w: first block is %s, not header", ErrCorrupt, b.Kind)
+	}
+	if err == nil {
+		sr.header, err = ParseHeader(b.Payload, v)
+	}
+	if err != nil {
+		if !salvage || !errors.Is(err, ErrCorrupt) {
+			return nil, err
+		}
+		// Without its header block the file still holds blocks that pass
+		// their checksums; what the header said (the sequence number the
+		// walk started after) is lost.
+		sr.notes = append(sr.notes, "header block lost: "+err.Error())
+		sr.header = Header{}
+		sr.resync(fileHeaderLen)
+		return sr, nil
+	}
+	sr.headerOK = true
 	return sr, nil
 }
+
+// fileVersion tells what a file whose header (magic or version) this
+// reader does not accept is. It returns the error to report and, when
+// the file is damaged rather than of another version, the version it is
+// to be read as in salvage mode (0: none; never for a *VersionError).
+//
+// The version field is covered only by the trailer's file checksum. So:
+// when the trailer (found from the end of the file, as this version
+// frames it) holds and its checksum matches the bytes as they are, the
+// header is what its writer wrote: another version (a *VersionError), or
+// not a snapshot (bad magic). When it does not match but does with the
+// magic and a version this reader knows put back, the file header alone
+// was damaged: ErrCorrupt, and that version. Otherwise the file is
+// damaged elsewhere too (ErrCorrupt), or, with an intact magic and no
+// trailer to be found, of a layout this reader cannot frame (a
+// *VersionError).
+func fileVersion(data []byte) (uint32, error) {
+	magicOK := len(data) >= len(Magic) && string(data[:len(Magic)]) == Magic
+	v := binary.LittleEndian.Uint32(data[len(Magic):])
+	at, t, found := findTrailer(data)
+	if !found {
+		if magicOK {
+			return 0, &VersionError{Found: v, Supported: Version}
+		}
+		return 0, fmt.Errorf("%w: not a ttldb snapshot (bad magic %q)", ErrCorrupt, data[:len(Magic)])
+	}
+	if crc32.Checksum(data[:at], castagnoli) == t.FileCRC {
+		if magicOK {
+			return 0, &VersionError{Found: v, Supported: Version}
+		}
+		return 0, fmt.Errorf("%w: not a ttldb snapshot (bad magic %q)", ErrCorrupt, data[:len(Magic)])
+	}
+	for cand := uint32(MinVersion); cand <= Version; cand++ {
+		var fh [len(Magic) + 4]byte
+		copy(fh[:], Magic)
+		binary.LittleEndian.PutUint32(fh[len(Magic):], cand)
+		c := crc32.Update(0, castagnoli, fh[:])
+		if crc32.Update(c, castagnoli, data[fileHeaderLen:at]) == t.FileCRC {
+			return cand, fmt.Errorf("%w: the file header is damaged (magic %q, version field %d): the file checksum says version %d",
+				ErrCorrupt, data[:len(Magic)], v, cand)
+		}
+	}
+	guess := uint32(Version)
+	if hv := headerBlockVersion(data); hv != 0 {
+		guess = hv
+	}
+	return guess, fmt.Errorf("%w: the file header (magic %q, version field %d) and the file checksum disagree: the file is damaged",
+		ErrCorrupt, data[:len(Magic)], v)
+}
+
+// findTrailer looks for the trailer block at the end of data: a block of
+// kind trailer that ends the file and passes its own checksum. It returns
+// the block's offset and its payload parsed.
+func findTrailer(data []byte) (int64, Trailer, bool) {
+	// A trailer's payload is six uvarints and a uint32: at most 64 bytes.
+	const most = blockHeaderLen + 6*binary.MaxVarintLen64 + 4 + blockCRCLen
+	for at := max(int64(len(data))-most, fileHeaderLen); at+blockHeaderLen+blockCRCLen <= int64(len(data)); at++ {
+		if Kind(data[at]) != KindTrailer {
+			continue
+		}
+		n := int64(binary.LittleEndian.Uint32(data[at+1:]))
+		if at+blockHeaderLen+n+blockCRCLen != int64(len(data)) {
+			continue
+		}
+		end := int64(len(data)) - blockCRCLen
+		if crc32.Checksum(data[at:end], castagnoli) != binary.LittleEndian.Uint32(data[end:]) {
+			continue
+		}
+		t, err := ParseTrailer(data[at+blockHeaderLen : end])
+		if err == nil {
+			return at, t, true
+		}
+	}
+	return 0, Trailer{}, false
+}
+
+// headerBlockVersion returns the version whose header block layout the
+// file's first block fits (0: it fits none, or fails its checksum).
+func headerBlockVersion(data []byte) uint32 {
+	if int64(len(data)) < fileHeaderLen+blockHeaderLen+blockCRCLen || Kind(data[fileHeaderLen]) != KindHeader {
+		return 0
+	}
+	n := int64(binary.LittleEndian.Uint32(data[fileHeaderLen+1:]))
+	end := fileHeaderLen + blockHeaderLen + n
+	if end+blockCRCLen > int64(len(data)) || crc32.Checksum(data[fileHeaderLen:end], castagnoli) != binary.LittleEndian.Uint32(data[end:]) {
+		return 0
+	}
+	for v := uint32(Version); v >= MinVersion; v-- {
+		if _, err := ParseHeader(data[fileHeaderLen+blockHeaderLen:end], v); err == nil {
+			return v
+		}
+	}
+	return 0
+}
+
+// Version returns the file's format version (in salvage mode, the one it
+// is read as).
+func (r *Reader) Version() uint32 { return r.version }
+
+// Notes returns what salvage mode found wrong with the file's header (its
+// magic, version or header block), one line each.
+func (r *Reader) Notes() []string { return r.notes }
 
 // Skipped returns the blocks and bytes salvage mode skipped.
 func (r *Reader) Skipped() (blocks int, bytes int64) { return r.bad, r.skipped }
 
-// Header returns the header block.
-func (r *Reader) Header() Header { return r.header }
+// Header returns the header block; ok is false in salvage mode when it
+// was lost (the zero Header is returned).
+func (r *Reader) Header() (h Header, ok bool) { return r.header, r.headerOK }
 
 // Trailer returns the trailer once Next has returned io.EOF after reading
 // it; ok is false before that, and in salvage mode when the file had no
@@ -101,11 +240,15 @@ func (r *Reader) Trailer() (t Trailer, ok bool) {
 	return *r.trailer, true
 }
 
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
+// readError is the error for a read of what that failed: a file that
+// ends too soon is damage (ErrCorrupt); any other error is the reader's
+// own (a directory, an I/O error), which salvage cannot mend, and is
+// returned as it is.
+func readError(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, what, io.ErrUnexpectedEOF)
 	}
-	return err
+	return fmt.Errorf("reading the %s: %w", what, err)
 }
 
 // Next returns the next block other than the header and the trailer. At
@@ -160,10 +303,10 @@ func (r *Reader) finish(b Block, before uint32) error {
 		return fmt.Errorf("%w: trailer counts %d blocks, file holds %d", ErrCorrupt, t.Blocks, r.blocks-1)
 	}
 	if _, err := r.br.ReadByte(); err != io.EOF {
-		if err == nil {
-			err = errors.New("bytes after the trailer")
+		if err != nil {
+			return readError(err, "end of the file")
 		}
-		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return fmt.Errorf("%w: bytes after the trailer", ErrCorrupt)
 	}
 	r.trailer = &t
 	return nil
@@ -177,7 +320,7 @@ func (r *Reader) next() (Block, error) {
 		if err == io.EOF {
 			return Block{}, fmt.Errorf("%w: file ends at offset %d without a trailer", ErrCorrupt, off)
 		}
-		return Block{}, fmt.Errorf("%w: block at offset %d: %w", ErrCorrupt, off, noEOF(err))
+		return Block{}, readError(err, fmt.Sprintf("block at offset %d", off))
 	}
 	k := Kind(h[0])
 	n := binary.LittleEndian.Uint32(h[1:])
@@ -188,7 +331,7 @@ func (r *Reader) next() (Block, error) {
 	// length cannot make the reader allocate more than the file holds.
 	r.buf.Reset()
 	if _, err := r.buf.ReadFrom(io.LimitReader(r.br, int64(n)+blockCRCLen)); err != nil {
-		return Block{}, fmt.Errorf("%w: block at offset %d: %w", ErrCorrupt, off, err)
+		return Block{}, readError(err, fmt.Sprintf("block at offset %d", off))
 	}
 	if r.buf.Len() != int(n)+blockCRCLen {
 		return Block{}, fmt.Errorf("%w: %s block at offset %d is truncated", ErrCorrupt, k, off)
@@ -206,7 +349,7 @@ func (r *Reader) next() (Block, error) {
 	r.blocks++
 	// The payload is copied out of the shared buffer: callers keep
 	// documents of a block until they are stored.
-	return Block{Kind: k, Payload: bytes.Clone(payload), Offset: off}, nil
+	return Block{Kind: k, Payload: bytes.Clone(payload), Offset: off, Version: r.version}, nil
 }
 
 // resync, in salvage mode, finds the next block that passes its checksum

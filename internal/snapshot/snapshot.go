@@ -19,10 +19,21 @@ import (
 // Magic opens every snapshot file.
 const Magic = "TTLDBSNP"
 
-// Version is the format version this package writes and reads. It grows
-// when a block kind is added or a field changes meaning; a reader refuses
-// a file of any other version with a *VersionError.
-const Version = 1
+// Version is the format version this package writes. It grows when a
+// block kind is added or a field changes meaning. A reader reads versions
+// MinVersion to Version and refuses a file of any other with a
+// *VersionError.
+//
+// Version 2 added the data directory's identity to the header block, and
+// the collection's name to every docs and buckets block (a block is then
+// attributable when its collection block is lost).
+const Version = 2
+
+// MinVersion is the oldest format version this package reads.
+const MinVersion = 1
+
+// IDLen is the length of a data directory's identity in a header block.
+const IDLen = 16
 
 // Kind says what a block holds. The numbers are part of the format.
 type Kind uint8
@@ -111,9 +122,9 @@ func (e *VersionError) Unwrap() error { return errs.ErrFormatVersion }
 // Error names both versions and what to do.
 func (e *VersionError) Error() string {
 	if e.Found > e.Supported {
-		return fmt.Sprintf("snapshot format version %d is newer than this ttldb reads (version %d): open it with the newer ttldb that wrote it", e.Found, e.Supported)
+		return fmt.Sprintf("snapshot format version %d is newer than this ttldb reads (versions %d to %d): open it with the newer ttldb that wrote it", e.Found, MinVersion, e.Supported)
 	}
-	return fmt.Sprintf("snapshot format version %d is older than this ttldb reads (version %d); version %d is the first format, so no ttldb wrote this file", e.Found, e.Supported, e.Supported)
+	return fmt.Sprintf("snapshot format version %d is older than this ttldb reads (versions %d to %d); version %d is the first format, so no ttldb wrote this file", e.Found, MinVersion, e.Supported, MinVersion)
 }
 
 // Header is the payload of the first block.
@@ -125,6 +136,9 @@ type Header struct {
 	// Created is when the snapshot was taken, Unix nanoseconds of the
 	// DB's clock.
 	Created int64
+	// ID is the identity of the data directory whose DB wrote the file
+	// (zeros: none, a DB without a directory, or version 1).
+	ID [IDLen]byte
 }
 
 // Trailer is the payload of the last block.
@@ -180,7 +194,8 @@ func appendBytes(dst, b []byte) []byte {
 
 func (h Header) append(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, h.StartSeq)
-	return binary.AppendVarint(dst, h.Created)
+	dst = binary.AppendVarint(dst, h.Created)
+	return append(dst, h.ID[:]...)
 }
 
 func (t Trailer) append(dst []byte) []byte {
@@ -267,10 +282,18 @@ func (p *parser) end(what string) error {
 	return p.err
 }
 
-// ParseHeader reads a header block's payload.
-func ParseHeader(b []byte) (Header, error) {
+// ParseHeader reads a header block's payload, of format version v.
+func ParseHeader(b []byte, v uint32) (Header, error) {
 	p := parser{b: b}
 	h := Header{StartSeq: p.uvarint("header"), Created: p.varint("header")}
+	if v >= 2 {
+		if len(p.b) < IDLen {
+			p.fail("header identity")
+		} else {
+			copy(h.ID[:], p.b)
+			p.b = p.b[IDLen:]
+		}
+	}
 	return h, p.end("header")
 }
 
@@ -310,15 +333,39 @@ func ParseCollection(b []byte) (Collection, error) {
 	return c, p.end("collection")
 }
 
-// ParseDocs reads a docs block's payload, calling fn for each document in
-// order with its record version and encoding (aliasing b) until fn
-// returns an error, which ParseDocs returns.
-func ParseDocs(b []byte, fn func(coll uint32, ver uint64, enc []byte) error) (n int, err error) {
-	p := parser{b: b}
-	id := p.uvarint("docs collection id")
+// collectionPrefix reads the start of a docs or buckets block of format
+// version v: the collection's number, and (version 2) its name.
+func (p *parser) collectionPrefix(what string, v uint32) (uint32, string) {
+	id := p.uvarint(what + " collection id")
 	if id > 1<<32-1 {
-		p.fail("docs collection id")
+		p.fail(what + " collection id")
 	}
+	var name string
+	if v >= 2 {
+		name = string(p.bytes(what + " collection name"))
+	}
+	return uint32(id), name
+}
+
+// BlockCollection returns the collection a docs or buckets block b is of:
+// its number in the file and, from format version 2 on, its name ("" in
+// version 1), which attributes the block when the collection's own block
+// is lost.
+func BlockCollection(b Block) (id uint32, name string, err error) {
+	if b.Kind != KindDocs && b.Kind != KindBuckets {
+		return 0, "", fmt.Errorf("snapshot: a %s block names no collection", b.Kind)
+	}
+	p := parser{b: b.Payload}
+	id, name = p.collectionPrefix(b.Kind.String(), b.Version)
+	return id, name, p.err
+}
+
+// ParseDocs reads a docs block, calling fn for each document in order
+// with its record version and encoding (aliasing the payload) until fn
+// returns an error, which ParseDocs returns.
+func ParseDocs(b Block, fn func(coll uint32, ver uint64, enc []byte) error) (n int, err error) {
+	p := parser{b: b.Payload}
+	id, _ := p.collectionPrefix("docs", b.Version)
 	count := p.uvarint("docs count")
 	if count > uint64(len(p.b)) {
 		p.fail("docs count")
@@ -333,7 +380,7 @@ func ParseDocs(b []byte, fn func(coll uint32, ver uint64, enc []byte) error) (n 
 			p.fail("document version (0)")
 			break
 		}
-		if err := fn(uint32(id), ver, enc); err != nil {
+		if err := fn(id, ver, enc); err != nil {
 			return n, err
 		}
 		n++
@@ -362,15 +409,12 @@ func ParseOps(b []byte, fn func(op []byte) error) (n int, err error) {
 	return n, p.end("ops")
 }
 
-// ParseBuckets reads a buckets block's payload, calling fn with each
-// bucket's encoding (aliasing b; the root package defines it) in order
+// ParseBuckets reads a buckets block, calling fn with each bucket's
+// encoding (aliasing the payload; the root package defines it) in order
 // until fn returns an error, which ParseBuckets returns.
-func ParseBuckets(b []byte, fn func(coll uint32, bucket []byte) error) (n int, err error) {
-	p := parser{b: b}
-	id := p.uvarint("buckets collection id")
-	if id > 1<<32-1 {
-		p.fail("buckets collection id")
-	}
+func ParseBuckets(b Block, fn func(coll uint32, bucket []byte) error) (n int, err error) {
+	p := parser{b: b.Payload}
+	id, _ := p.collectionPrefix("buckets", b.Version)
 	count := p.uvarint("buckets count")
 	if count > uint64(len(p.b)) {
 		p.fail("buckets count")
@@ -380,7 +424,7 @@ func ParseBuckets(b []byte, fn func(coll uint32, bucket []byte) error) (n int, e
 		if p.err != nil {
 			break
 		}
-		if err := fn(uint32(id), bk); err != nil {
+		if err := fn(id, bk); err != nil {
 			return n, err
 		}
 		n++

@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
+
+var sampleID = [IDLen]byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6}
 
 type doc struct {
 	coll uint32
@@ -21,7 +24,7 @@ type doc struct {
 // blocks, a bucket and ops, and returns its bytes and what it holds.
 func sample(t testing.TB, ndocs int) ([]byte, []doc) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{StartSeq: 7, Created: 1234567890})
+	w, err := NewWriter(&buf, Header{StartSeq: 7, Created: 1234567890, ID: sampleID})
 	require.NoError(t, err)
 	require.NoError(t, w.Collection(Collection{ID: 0, Name: "a", Spec: []byte{1, 2}, Indexes: [][]byte{{3}, {4, 5}}}))
 	var docs []doc
@@ -60,12 +63,12 @@ func readAll(r *Reader) (colls []Collection, docs []doc, buckets, ops []string, 
 			}
 			colls = append(colls, c)
 		case KindDocs:
-			_, err = ParseDocs(b.Payload, func(coll uint32, ver uint64, enc []byte) error {
+			_, err = ParseDocs(b, func(coll uint32, ver uint64, enc []byte) error {
 				docs = append(docs, doc{coll, ver, enc})
 				return nil
 			})
 		case KindBuckets:
-			_, err = ParseBuckets(b.Payload, func(_ uint32, bk []byte) error {
+			_, err = ParseBuckets(b, func(_ uint32, bk []byte) error {
 				buckets = append(buckets, string(bk))
 				return nil
 			})
@@ -85,7 +88,9 @@ func TestRoundTrip(t *testing.T) {
 	data, want := sample(t, 5000) // ~600 KB: several docs blocks
 	r, err := NewReader(bytes.NewReader(data))
 	require.NoError(t, err)
-	require.Equal(t, Header{StartSeq: 7, Created: 1234567890}, r.Header())
+	h, ok := r.Header()
+	require.True(t, ok)
+	require.Equal(t, Header{StartSeq: 7, Created: 1234567890, ID: sampleID}, h)
 	colls, docs, buckets, ops, err := readAll(r)
 	require.NoError(t, err)
 	require.Len(t, colls, 2)
@@ -106,8 +111,9 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestEveryByteFlipDetected flips each byte of a small snapshot in turn:
-// every flip is refused (as corrupt, or as another version for a flip in
-// the version field), never read as valid data.
+// every flip is refused as corrupt (a flip in the version field too: the
+// file checksum then fails), never read as valid data nor as another
+// version.
 func TestEveryByteFlipDetected(t *testing.T) {
 	data, _ := sample(t, 20)
 	for i := range data {
@@ -117,10 +123,66 @@ func TestEveryByteFlipDetected(t *testing.T) {
 		if err == nil {
 			_, _, _, _, err = readAll(r)
 		}
-		require.Error(t, err, "flip at byte %d", i)
+		require.ErrorIs(t, err, ErrCorrupt, "flip at byte %d", i)
 		var ve *VersionError
-		require.True(t, errors.Is(err, ErrCorrupt) || errors.As(err, &ve), "flip at byte %d: %v", i, err)
+		require.False(t, errors.As(err, &ve), "flip at byte %d: %v", i, err)
 	}
+}
+
+// TestSalvageDamagedFileHeader: a file whose magic or version field is
+// damaged, or whose header block fails its checksum, is read by the
+// salvage reader: every other block, and the trailer when the file
+// checksum tells the header that was damaged.
+func TestSalvageDamagedFileHeader(t *testing.T) {
+	data, want := sample(t, 50)
+	for _, tc := range []struct {
+		name     string
+		at       int
+		trailer  bool // the trailer is read (the damage was mended)
+		headerOK bool
+	}{
+		{"magic", 2, true, true},
+		{"version", 8, true, true},
+		{"version high byte", 11, true, true},
+		{"header block", int(fileHeaderLen) + blockHeaderLen + 1, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := bytes.Clone(data)
+			bad[tc.at] ^= 0x40
+			_, err := NewReader(bytes.NewReader(bad))
+			require.ErrorIs(t, err, ErrCorrupt)
+			r, err := NewSalvageReader(bytes.NewReader(bad))
+			require.NoError(t, err)
+			colls, docs, buckets, ops, err := readAll(r)
+			require.NoError(t, err)
+			require.Len(t, colls, 2)
+			require.Equal(t, want, docs)
+			require.Equal(t, []string{"bucket"}, buckets)
+			require.Equal(t, []string{"op1", "op2"}, ops)
+			require.NotEmpty(t, r.Notes())
+			_, ok := r.Trailer()
+			require.Equal(t, tc.trailer, ok)
+			_, ok = r.Header()
+			require.Equal(t, tc.headerOK, ok)
+		})
+	}
+}
+
+// withVersion returns data with its version field set to v and its file
+// checksum made to match: a file some other version wrote.
+func withVersion(t testing.TB, data []byte, v uint32) []byte {
+	t.Helper()
+	out := bytes.Clone(data)
+	binary.LittleEndian.PutUint32(out[len(Magic):], v)
+	at, tr, ok := findTrailer(out)
+	require.True(t, ok)
+	tr.FileCRC = crc32.Checksum(out[:at], castagnoli)
+	payload := tr.append(nil)
+	end := at + blockHeaderLen + int64(len(payload))
+	require.Equal(t, int64(len(out))-blockCRCLen, end)
+	copy(out[at+blockHeaderLen:], payload)
+	binary.LittleEndian.PutUint32(out[end:], crc32.Checksum(out[at:end], castagnoli))
+	return out
 }
 
 // TestEveryTruncationDetected cuts the file at every length: a snapshot
@@ -144,17 +206,21 @@ func TestTrailingBytesRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 }
 
+// TestVersionMismatch: a file of a version this reader does not read,
+// intact (its file checksum holds), is a *VersionError, in salvage mode
+// too.
 func TestVersionMismatch(t *testing.T) {
 	data, _ := sample(t, 3)
 	for _, v := range []uint32{Version + 1, 0} {
-		bad := bytes.Clone(data)
-		binary.LittleEndian.PutUint32(bad[len(Magic):], v)
+		bad := withVersion(t, data, v)
 		_, err := NewReader(bytes.NewReader(bad))
 		var ve *VersionError
 		require.ErrorAs(t, err, &ve)
+		_, serr := NewSalvageReader(bytes.NewReader(bad))
+		require.ErrorAs(t, serr, &ve)
 		require.Equal(t, VersionError{Found: v, Supported: Version}, *ve)
 		require.Contains(t, err.Error(), fmt.Sprintf("version %d", v))
-		require.Contains(t, err.Error(), fmt.Sprintf("version %d", Version))
+		require.Contains(t, err.Error(), fmt.Sprintf("versions %d to %d", MinVersion, Version))
 	}
 }
 

@@ -24,13 +24,14 @@ type Writer struct {
 	openColl uint32
 	openN    uint64
 	body     []byte
-	head     []byte // scratch for a block's prefix
+	head     []byte            // scratch for a block's prefix
+	names    map[uint32]string // collection names by number, for docs and buckets blocks
 }
 
 // NewWriter starts a snapshot on w: it writes the file header and the
 // header block. Writes to w are buffered; Close flushes them.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	sw := &Writer{bw: bufio.NewWriterSize(w, 1<<20)}
+	sw := &Writer{bw: bufio.NewWriterSize(w, 1<<20), names: map[uint32]string{}}
 	var fh [len(Magic) + 4]byte
 	copy(fh[:], Magic)
 	binary.LittleEndian.PutUint32(fh[len(Magic):], Version)
@@ -84,6 +85,7 @@ func (w *Writer) flushOpen() {
 	w.head = w.head[:0]
 	if w.openKind != KindOps {
 		w.head = binary.AppendUvarint(w.head, uint64(w.openColl))
+		w.head = appendBytes(w.head, []byte(w.names[w.openColl]))
 	}
 	w.head = binary.AppendUvarint(w.head, w.openN)
 	w.block(w.openKind, w.head, w.body)
@@ -117,6 +119,7 @@ func (w *Writer) Collection(c Collection) error {
 		return w.err
 	}
 	w.flushOpen()
+	w.names[c.ID] = c.Name
 	w.block(KindCollection, c.append(nil), nil)
 	w.counts.Collections++
 	return w.err

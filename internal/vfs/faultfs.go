@@ -72,6 +72,7 @@ const (
 	FaultWrite   FaultOp = iota + 1 // File.Write
 	FaultSync                       // File.Sync
 	FaultSyncDir                    // FS.SyncDir
+	FaultCreate                     // OpenFile creating a file (as in a directory not writable)
 )
 
 // Fault makes calls of one kind fail.
@@ -309,6 +310,9 @@ func (m *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error
 	case n == nil && flag&os.O_CREATE == 0:
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	case n == nil:
+		if _, ferr := m.callFault(FaultCreate, cleanName(name), 1); ferr != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: ferr}
+		}
 		n = &memNode{mode: perm.Perm()}
 		dir.entries[base] = n
 		m.stats.Creates++

@@ -39,8 +39,20 @@
 // *CorruptError matching errs.ErrCorrupt, and nothing after it is loaded.
 // Repair then keeps every record before the damage and drops the rest:
 // run it only after deciding that losing those records beats keeping the
-// directory as it is for inspection (copy it first). A segment of another
-// format version is a *VersionError matching errs.ErrFormatVersion.
+// directory as it is for inspection (copy it first); a damaged segment
+// header or seal that the rest of the file tells how to undo it rewrites
+// instead, losing nothing. A segment of another format version is a
+// *VersionError matching errs.ErrFormatVersion; a header whose checksum
+// fails is damage, whatever its version field reads.
+//
+// # Identity and seals
+//
+// Every segment (format version 2) carries its data directory's identity
+// (Options.ID, Log.ID): a segment of another directory is a *CorruptError.
+// A segment the log left for a new one ends with a seal naming the new
+// one's base, written once the new one is durable: a seal naming a
+// segment that is not there means segments were removed (a *CorruptError
+// naming the missing one).
 //
 // One Log per directory: the caller holds the directory's lock
 // (vfs.FS.Lock) while the Log is open, and while Repair runs.

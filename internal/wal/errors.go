@@ -52,11 +52,11 @@ type VersionError struct {
 // Error names the file and both versions, and what to do.
 func (e *VersionError) Error() string {
 	advice := "a newer ttldb wrote it: open it with that version"
-	if e.Got < Version {
+	if e.Got < MinVersion {
 		advice = "no upgrade path exists from that version"
 	}
-	return fmt.Sprintf("%v: log segment %s has format version %d, this build reads version %d (%s)",
-		errs.ErrFormatVersion, e.File, e.Got, Version, advice)
+	return fmt.Sprintf("%v: log segment %s has format version %d, this build reads versions %d to %d (%s)",
+		errs.ErrFormatVersion, e.File, e.Got, MinVersion, Version, advice)
 }
 
 // Is makes errors.Is(err, errs.ErrFormatVersion) hold.

@@ -163,3 +163,27 @@ func TestFailedHandlesAfterPowerCut(t *testing.T) {
 	require.True(t, errors.Is(err, fs.ErrClosed))
 	require.Error(t, l.Close())
 }
+
+// TestRollWithoutNewSegment: a segment that cannot be created (its
+// directory takes no new file) does not fail the log: records go on into
+// the active segment, TruncateFront reports the cause, and the next roll
+// once files can be created again starts the segment. Nothing is lost.
+func TestRollWithoutNewSegment(t *testing.T) {
+	m := vfs.NewFaultFS()
+	l := open(t, m, Options{Sync: SyncAlways, SegmentSize: 512})
+	appendN(t, l, 1, 3)
+	m.Inject(vfs.Fault{Op: vfs.FaultCreate, Err: syscall.EACCES})
+	appendN(t, l, 4, 40) // past the segment size: rolls are tried and fail
+	require.ErrorIs(t, l.TruncateFront(41), syscall.EACCES)
+	require.NoError(t, l.Err())
+	require.Equal(t, 1, l.Stats().Segments)
+	m.ClearFaults()
+	appendN(t, l, 41, 80)
+	require.Greater(t, l.Stats().Segments, 1, "rolls resume")
+	require.Equal(t, span(1, 80), replay(t, l, 1))
+	require.NoError(t, l.Close())
+	m.PowerCut()
+	l = open(t, m, Options{Sync: SyncAlways, SegmentSize: 512})
+	require.Equal(t, span(1, 80), replay(t, l, 1), "every record synced survives")
+	require.NoError(t, l.Close())
+}

@@ -32,7 +32,7 @@ func FuzzWALReplay(f *testing.F) {
 		if len(data) > 64<<10 {
 			t.Skip("longer inputs test nothing more and slow the fuzzer down")
 		}
-		file := append(appendSegmentHeader(nil, 1), data...)
+		file := append(appendSegmentHeader(nil, 1, testID), data...)
 		m := vfs.NewFaultFS()
 		require.NoError(t, m.WriteFile(segPath(1), file))
 		l, err := Open(m, testDir, Options{Sync: SyncNever})
@@ -48,7 +48,7 @@ func FuzzWALReplay(f *testing.F) {
 		} else {
 			file = file[:int64(len(file))-l.Recovery().Bytes()]
 		}
-		enc := appendSegmentHeader(nil, 1)
+		enc := appendSegmentHeader(nil, 1, testID)
 		err = l.Replay(0, func(seq uint64, p []byte) error {
 			enc = appendRecord(enc, seq, p)
 			return nil

@@ -81,6 +81,22 @@ type Options struct {
 	Now func() time.Time
 	// NoCommitDelay turns the group commit's delay off (see Wait).
 	NoCommitDelay bool
+	// ID is the data directory's identity, which every version 2
+	// segment carries: Open refuses a segment with another (a
+	// *CorruptError). The zero ID takes the identity the segments carry,
+	// or a new random one if none does (Log.ID returns it).
+	ID ID
+	// Covered is the last seq the caller holds elsewhere (a snapshot it
+	// loaded whole): damage in records that hold only seqs at or below
+	// it is passed over, by Open and Replay, and reported
+	// (Recovery.Skips), never an error nor a cut of the records after
+	// it. 0: none.
+	Covered uint64
+	// FirstSeq returns the first seq a record's payload holds, when a
+	// record holds a run of seqs ending at its own (nil: a record holds
+	// its seq alone). It tells, from the valid record that follows a
+	// damaged stretch, which seqs the stretch held.
+	FirstSeq func(payload []byte) (uint64, bool)
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -134,6 +150,10 @@ type Log struct {
 	pending []byte // records not yet handed to the OS (BufferSize > 0)
 	appends int64
 	bytes   int64
+	// rollRetry, after a roll that could not create the new segment, is
+	// the active segment's size at which Write tries again (0: none
+	// failed): a segment size further, not at every write.
+	rollRetry int64
 
 	failed  atomic.Pointer[error] // the failure, once the log failed
 	durable atomic.Uint64         // every record up to this seq is fsynced
@@ -154,6 +174,7 @@ type Log struct {
 	lastSync  time.Duration
 
 	recovery Recovery
+	id       ID // the directory's identity
 
 	stop chan struct{} // closed by Close to stop the flusher
 	done chan struct{} // closed by the flusher when it returns
@@ -162,6 +183,8 @@ type Log struct {
 type segment struct {
 	base uint64
 	size int64
+	hdr  int64  // header size: where its records start
+	v    uint32 // format version
 }
 
 // err returns the failure, or nil.
@@ -231,6 +254,10 @@ func (l *Log) LastSeq() uint64 {
 	defer l.mu.Unlock()
 	return l.lastSeq
 }
+
+// ID returns the data directory's identity, which the log's segments
+// carry.
+func (l *Log) ID() ID { return l.id }
 
 // FirstSeq returns the base of the oldest segment: no record below it
 // remains in the log.

@@ -185,7 +185,9 @@ func TestSegmentRollover(t *testing.T) {
 		data, err := m.ReadFile(filepath.Join(testDir, n))
 		require.NoError(t, err)
 		size += int64(len(data))
-		require.NoError(t, headerProblem(data, base, n))
+		sh, err := parseSegmentHeader(data, base, n)
+		require.NoError(t, err)
+		require.Equal(t, uint32(Version), sh.version)
 		offs := recordOffsets(t, data)
 		require.NotEmpty(t, offs, n)
 		first := leUint64(data[offs[0]+4:])
@@ -195,7 +197,7 @@ func TestSegmentRollover(t *testing.T) {
 		if i < len(names)-1 {
 			// Rolled when it reached the bound, not before.
 			require.GreaterOrEqual(t, len(data), 512)
-			require.Less(t, len(data)-(recHeaderSize+len(payload(last))), 512)
+			require.Less(t, len(data)-sealSize-(recHeaderSize+len(payload(last))), 512)
 		}
 		prevLast = last
 	}

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -25,28 +26,39 @@ func (b *badRecord) Error() string { return fmt.Sprintf("offset %d: %s", b.off, 
 // framing, checksum, and seq order (above the previous record's, the
 // previous segment's included, and not below the segment's base).
 type recordReader struct {
-	r    *bufio.Reader
-	off  int64 // offset of the next record
-	end  int64 // where the segment's data ends
-	base uint64
-	prev uint64 // seq of the last record read
-	hdr  [recHeaderSize]byte
-	buf  []byte
+	f      io.ReaderAt
+	r      *bufio.Reader
+	off    int64 // offset of the next record
+	end    int64 // where the segment's data ends
+	base   uint64
+	prev   uint64 // seq of the last record read
+	sealed bool   // the segment ended with a seal (version 2)
+	succ   uint64 // the base its seal names
+	sealAt int64  // the seal's offset
+	v      uint32 // the segment's version
+	hdr    [recHeaderSize]byte
+	buf    []byte
 }
 
-func newRecordReader(f io.ReaderAt, end int64, base, prev uint64, buf []byte) *recordReader {
-	sr := io.NewSectionReader(f, segHeaderSize, end-segHeaderSize)
-	size := min(max(end-segHeaderSize, 0), 256<<10) // a small segment needs no large buffer
-	return &recordReader{r: bufio.NewReaderSize(sr, int(size)), off: segHeaderSize, end: end, base: base, prev: prev, buf: buf}
+// newRecordReader reads the records of a segment whose header (of sh)
+// passed its checks, from its header's end to end.
+func newRecordReader(f io.ReaderAt, sh segHeader, end int64, base, prev uint64, buf []byte) *recordReader {
+	sr := io.NewSectionReader(f, sh.size, end-sh.size)
+	size := min(max(end-sh.size, 16), 256<<10) // a small segment needs no large buffer
+	return &recordReader{f: f, r: bufio.NewReaderSize(sr, int(size)), off: sh.size, end: end, base: base, prev: prev, buf: buf, v: sh.version}
 }
 
 // next returns the next record: its payload is valid until the next call.
-// It returns io.EOF at the end of the segment, a *badRecord for a record
-// that fails a check (the reader is then done), or the read's error.
+// It returns io.EOF at the end of the segment (after its seal, if it has
+// one: sealed is then set), a *badRecord for a record that fails a check
+// (the reader is then done), or the read's error.
 func (rr *recordReader) next() (uint64, []byte, error) {
 	left := rr.end - rr.off
 	if left == 0 {
 		return 0, nil, io.EOF
+	}
+	if rr.sealed {
+		return 0, nil, rr.bad("%d bytes follow the segment's seal", left)
 	}
 	if left < recHeaderSize {
 		return 0, nil, rr.bad("a partial record header (%d bytes) ends the segment", left)
@@ -76,6 +88,17 @@ func (rr *recordReader) next() (uint64, []byte, error) {
 		return 0, nil, rr.bad("payload checksum mismatch")
 	}
 	seq := h.seq
+	if seq == 0 && rr.v >= 2 {
+		if n != sealPayload {
+			return 0, nil, rr.bad("a seal of %d bytes", n)
+		}
+		rr.sealed, rr.succ, rr.sealAt = true, binary.LittleEndian.Uint64(payload), rr.off
+		rr.off += recHeaderSize + int64(n)
+		if rr.succ <= max(rr.prev, rr.base) {
+			return 0, nil, &badRecord{off: rr.sealAt, reason: fmt.Sprintf("the seal names base %d, not above seq %d", rr.succ, max(rr.prev, rr.base))}
+		}
+		return rr.afterSeal()
+	}
 	if seq <= rr.prev {
 		return 0, nil, rr.bad("seq %d does not follow seq %d", seq, rr.prev)
 	}
@@ -87,6 +110,64 @@ func (rr *recordReader) next() (uint64, []byte, error) {
 	return seq, payload, nil
 }
 
+// skipCovered decides whether the damage bad, which next reported, lies
+// in records holding only seqs at or below covered: the first valid record
+// after it (a seq above the last read) must begin with a seq at most
+// covered+1 (first gives a record's first seq; nil: its own). If so the
+// reader goes on from that record, and skipCovered returns the bytes
+// passed over. Without such a record in the segment, the damage is not
+// passed over here (see Replay for a segment whose successor shows it
+// covered).
+func (rr *recordReader) skipCovered(f io.ReaderAt, bad *badRecord, covered uint64, first func([]byte) (uint64, bool)) (int64, bool, error) {
+	if covered == 0 || rr.prev >= covered+1 {
+		return 0, false, nil
+	}
+	at, seq, payload, err := nextValidRecord(f, bad.off+1, rr.end, rr.prev)
+	if err != nil || at < 0 {
+		return 0, false, err
+	}
+	from := seq
+	if first != nil {
+		if s, ok := first(payload); ok && s <= seq {
+			from = s
+		}
+	}
+	if from > covered+1 {
+		return 0, false, nil
+	}
+	rr.r = bufio.NewReaderSize(io.NewSectionReader(f, at, rr.end-at), rr.r.Size())
+	rr.off = at
+	return at - bad.off, true, nil
+}
+
+// nextValidRecord finds the first whole, checksummed record with a seq
+// above after that starts in f between offsets from and end: its offset
+// (-1 if none), seq and payload.
+func nextValidRecord(f io.ReaderAt, from, end int64, after uint64) (int64, uint64, []byte, error) {
+	if end-from < recHeaderSize {
+		return -1, 0, nil, nil
+	}
+	b := make([]byte, end-from)
+	if _, err := f.ReadAt(b, from); err != nil && err != io.EOF {
+		return -1, 0, nil, err
+	}
+	for p := 0; p+recHeaderSize <= len(b); p++ {
+		if validRecordAt(b, p, after) {
+			h, _ := parseHeader(b[p : p+recHeaderSize])
+			return from + int64(p), h.seq, b[p+recHeaderSize : p+recHeaderSize+int(h.n)], nil
+		}
+	}
+	return -1, 0, nil, nil
+}
+
+// afterSeal is next after a seal: io.EOF if the segment ends there.
+func (rr *recordReader) afterSeal() (uint64, []byte, error) {
+	if rr.end == rr.off {
+		return 0, nil, io.EOF
+	}
+	return 0, nil, rr.bad("%d bytes follow the segment's seal", rr.end-rr.off)
+}
+
 func (rr *recordReader) bad(format string, args ...any) error {
 	return &badRecord{off: rr.off, reason: fmt.Sprintf(format, args...)}
 }
@@ -95,6 +176,7 @@ func (rr *recordReader) bad(format string, args ...any) error {
 type segFile struct {
 	f    vfs.File
 	size int64
+	hdr  segHeader
 }
 
 // errBadHeader marks a header problem that is not a version mismatch.
@@ -119,7 +201,8 @@ func openSegment(fsys vfs.FS, dir string, base uint64) (*segFile, error) {
 		f.Close()
 		return nil, err
 	}
-	if err := headerProblem(h, base, name); err != nil {
+	sh, err := parseSegmentHeader(h, base, name)
+	if err != nil {
 		f.Close()
 		var ve *VersionError
 		if errors.As(err, &ve) {
@@ -127,7 +210,7 @@ func openSegment(fsys vfs.FS, dir string, base uint64) (*segFile, error) {
 		}
 		return nil, fmt.Errorf("%w: %v", errBadHeader, err)
 	}
-	return &segFile{f: f, size: size}, nil
+	return &segFile{f: f, size: size, hdr: sh}, nil
 }
 
 // validRecordAfter reports whether any whole, checksummed record with a seq

@@ -203,13 +203,13 @@ func TestCorruptionInMiddleSegment(t *testing.T) {
 			switch where {
 			case "last record":
 				off = offs[len(offs)-1]
-				flip(t, m, victim, len(d)-1)
+				flip(t, m, victim, len(d)-sealSize-1)
 			case "first record":
 				off = offs[0]
 				flip(t, m, victim, off+recHeaderSize)
 			case "torn end":
 				off = offs[len(offs)-1]
-				require.NoError(t, m.WriteFile(victim, d[:len(d)-1]))
+				require.NoError(t, m.WriteFile(victim, d[:len(d)-sealSize-1]))
 			}
 			l := open(t, m, Options{})
 			var seen []uint64
@@ -248,7 +248,7 @@ func TestSegmentsOutOfOrder(t *testing.T) {
 	// Rename segment 1 so that it claims a base below segment 0's seqs.
 	require.NoError(t, m.Remove(segPath(bases[1])))
 	require.NoError(t, m.SyncDir(testDir))
-	h := appendSegmentHeader(nil, 2)
+	h := appendSegmentHeader(nil, 2, ID(d[24:40]))
 	require.NoError(t, m.WriteFile(segPath(2), append(h, d[segHeaderSize:]...)))
 	l := open(t, m, Options{})
 	_, err = replayErr(l, 1)
@@ -269,7 +269,7 @@ func TestFormatVersion(t *testing.T) {
 	for _, tc := range []struct {
 		v      uint32
 		advice string
-	}{{2, "a newer ttldb wrote it"}, {0, "no upgrade path"}} {
+	}{{3, "a newer ttldb wrote it"}, {0, "no upgrade path"}} {
 		for _, which := range []int{0, -1} { // a middle segment, the last
 			m, bases := segments(t, 100)
 			b := bases[len(bases)-1]
@@ -284,7 +284,7 @@ func TestFormatVersion(t *testing.T) {
 			var ve *VersionError
 			require.True(t, errors.As(err, &ve))
 			require.Equal(t, tc.v, ve.Got)
-			require.Contains(t, err.Error(), "format version "+string(rune('0'+tc.v))+", this build reads version 1")
+			require.Contains(t, err.Error(), "format version "+string(rune('0'+tc.v))+", this build reads versions 1 to 2")
 			require.Contains(t, err.Error(), tc.advice)
 			require.Contains(t, err.Error(), segmentName(b))
 
@@ -338,7 +338,7 @@ func TestTornSegmentHeader(t *testing.T) {
 		m, bases := segments(t, 100)
 		next := uint64(101)
 		torn := make([]byte, size) // zeros: never written
-		copy(torn, appendSegmentHeader(nil, next)[:min(size, 10)])
+		copy(torn, appendSegmentHeader(nil, next, testID)[:min(size, 10)])
 		if size > segHeaderSize {
 			torn = make([]byte, size) // all zeros past a header's length
 		}

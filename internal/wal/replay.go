@@ -10,8 +10,9 @@ import (
 // and returns fn's first error, or the first problem it finds: a
 // *CorruptError (errs.ErrCorrupt) for a record that fails its checks or is
 // out of order anywhere in the log, or records from from on that are no
-// longer in the log (TruncateFront dropped them). The payload is valid
-// until fn returns.
+// longer in the log (TruncateFront dropped them). Damage in records at or
+// below Options.Covered is passed over and noted in Recovery.Skips. The
+// payload is valid until fn returns.
 //
 // Replay reads the records written before it started (Writes may go on
 // meanwhile); it runs segment by segment from the one that holds from,
@@ -62,16 +63,47 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, payload []byte) error) err
 			sf.f.Close()
 			return &CorruptError{Segment: segmentName(s.base), Reason: fmt.Sprintf("base %d is not above seq %d, the last of the segment before", s.base, prev), LastSeq: prev}
 		}
-		rr := newRecordReader(sf.f, end, s.base, prev, buf)
-		err = replaySegment(rr, from, fn)
+		rr := newRecordReader(sf.f, sf.hdr, end, s.base, prev, buf)
+		var bad *badRecord
+		rest := false // the rest of the segment, damaged, is covered
+		for {
+			err = replaySegment(rr, from, fn)
+			if !errors.As(err, &bad) {
+				break
+			}
+			skip, ok, serr := rr.skipCovered(sf.f, bad, l.opts.Covered, l.opts.FirstSeq)
+			if serr != nil {
+				err = serr
+				break
+			}
+			if !ok && i+1 < len(segs) && l.opts.Covered > 0 && segs[i+1].base <= l.opts.Covered+1 {
+				// Every record of this segment is below the next
+				// one's base, hence covered.
+				skip, ok, rest = end-bad.off, true, true
+			}
+			if !ok {
+				break
+			}
+			l.noteSkip(Cut{Segment: segmentName(s.base), Offset: bad.off, Bytes: skip, Reason: bad.reason})
+			if rest {
+				err = nil
+				break
+			}
+		}
 		sf.f.Close()
 		buf, prev = rr.buf, rr.prev
-		var bad *badRecord
 		if errors.As(err, &bad) {
 			return &CorruptError{Segment: segmentName(s.base), Offset: bad.off, Reason: bad.reason, LastSeq: prev}
 		}
 		if err != nil {
 			return err
+		}
+		if rest {
+			continue
+		}
+		if rr.sealed && (i+1 == len(segs) || segs[i+1].base != rr.succ) {
+			return &CorruptError{Segment: segmentName(rr.succ), Reason: fmt.Sprintf(
+				"the segment is missing: %s ends with a seal naming it as its successor", segmentName(s.base)), LastSeq: prev}
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@ func (l *Log) TruncateFront(seq uint64) error {
 	l.syncMu.Lock()
 	l.mu.Lock()
 	err := l.writableState()
-	if err == nil && l.lastSeq < seq && l.segs[len(l.segs)-1].size > segHeaderSize {
+	if err == nil && l.lastSeq < seq && l.segs[len(l.segs)-1].size > l.segs[len(l.segs)-1].hdr {
 		err = l.roll()
 	}
 	var drop []uint64

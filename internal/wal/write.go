@@ -1,6 +1,9 @@
 package wal
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Write appends the record (seq, payload) and hands it to the operating
 // system, or with Options.BufferSize to the buffer: it survives a crash
@@ -40,8 +43,13 @@ func (l *Log) Write(seq uint64, payload []byte) error {
 		}
 		if l.full() {
 			if err := l.roll(); err != nil {
-				l.mu.Unlock()
-				return err
+				if l.err() != nil {
+					l.mu.Unlock()
+					return err
+				}
+				// No new segment: the record goes to the active one,
+				// which grows past its size until a roll succeeds.
+				l.rollRetry = l.segs[len(l.segs)-1].size + l.opts.SegmentSize
 			}
 		}
 	}
@@ -77,7 +85,7 @@ func (l *Log) Write(seq uint64, payload []byte) error {
 // a record. Call it holding mu.
 func (l *Log) full() bool {
 	act := l.segs[len(l.segs)-1]
-	return act.size >= l.opts.SegmentSize && act.size > segHeaderSize
+	return act.size >= max(l.opts.SegmentSize, l.rollRetry) && act.size > act.hdr
 }
 
 // writePending hands the buffered records to the operating system. Call it
@@ -120,23 +128,53 @@ func (l *Log) writable(seq uint64) error {
 	return nil
 }
 
-// roll writes the buffer, fsyncs and closes the active segment and starts
-// a new one whose base follows the last seq written. Call it holding
-// syncMu and mu. An error fails the log.
+// roll writes the buffer, fsyncs the active segment, starts a new one
+// whose base follows the last seq written, then seals the old one (a
+// version 2 segment) and closes it. Call it holding syncMu and mu. An
+// error fails the log, but for a new segment that could not be created
+// or given its header (a directory not writable, a full disk): the old
+// segment, synced and
+// unsealed, then stays the active one and takes the next writes, and the
+// error is returned as it is.
+//
+// The seal comes after the new segment is durable, so that a sealed
+// segment always has its successor on disk: a crash in between leaves an
+// unsealed segment (readers accept that), or a torn seal before an empty
+// last segment (Open cuts it, see cutTornSeal).
 func (l *Log) roll() error {
 	if err := l.writePending(); err != nil {
 		return err
 	}
-	err := l.f.Sync()
+	old, oldSeg := l.f, l.segs[len(l.segs)-1]
+	err := old.Sync()
 	l.syncs.Add(1)
 	if err != nil {
 		return l.fail(err)
 	}
 	l.durable.Store(l.lastSeq)
-	if err := l.f.Close(); err != nil {
+	next := l.lastSeq + 1
+	if err := l.newActive(next); err != nil {
+		var ns *noSegmentError
+		if errors.As(err, &ns) {
+			return fmt.Errorf("wal: starting segment %s: %w", segmentName(next), ns.err)
+		}
+		old.Close()
 		return l.fail(err)
 	}
-	if err := l.newActive(l.lastSeq + 1); err != nil {
+	if oldSeg.v >= 2 {
+		if _, err := old.Write(appendSeal(nil, next)); err != nil {
+			old.Close()
+			return l.fail(err)
+		}
+		l.segs[len(l.segs)-2].size += sealSize
+		err := old.Sync()
+		l.syncs.Add(1)
+		if err != nil {
+			old.Close()
+			return l.fail(err)
+		}
+	}
+	if err := old.Close(); err != nil {
 		return l.fail(err)
 	}
 	return nil
