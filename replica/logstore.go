@@ -46,6 +46,19 @@ var (
 // Node) holding it is a configuration error to report, not to wait out.
 const lockWait = time.Second
 
+// The entries' msgpack handles, configured once (a handle is safe for
+// concurrent use once configured). Times are written in go-msgpack's
+// older extension format, as raft-boltdb writes them by default, so that
+// earlier versions read them; decoding reads either format.
+var (
+	encodeHandle = func() *codec.MsgpackHandle {
+		h := &codec.MsgpackHandle{}
+		h.TimeNotBuiltin = true
+		return h
+	}()
+	decodeHandle = &codec.MsgpackHandle{}
+)
+
 // openBoltStore opens (creating if missing) the bbolt file at path.
 func openBoltStore(path string) (*boltStore, error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockWait})
@@ -106,7 +119,7 @@ func (s *boltStore) GetLog(idx uint64, log *raft.Log) error {
 		// v is valid only in the transaction: a decoder reading from an
 		// io.Reader copies every byte it keeps (one over the bytes
 		// themselves may alias them).
-		return codec.NewDecoder(bytes.NewReader(v), &codec.MsgpackHandle{}).Decode(log)
+		return codec.NewDecoder(bytes.NewReader(v), decodeHandle).Decode(log)
 	})
 }
 
@@ -118,12 +131,11 @@ func (s *boltStore) StoreLog(log *raft.Log) error {
 // StoreLogs stores entries in one transaction (one commit, so one pair of
 // fsyncs, for the batch raft hands over).
 func (s *boltStore) StoreLogs(logs []*raft.Log) error {
-	h := &codec.MsgpackHandle{BasicHandle: codec.BasicHandle{TimeNotBuiltin: true}}
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLogs)
 		for _, l := range logs {
 			var buf bytes.Buffer
-			if err := codec.NewEncoder(&buf, h).Encode(l); err != nil {
+			if err := codec.NewEncoder(&buf, encodeHandle).Encode(l); err != nil {
 				return err
 			}
 			if err := b.Put(indexKey(l.Index), buf.Bytes()); err != nil {
