@@ -26,7 +26,7 @@ import (
 //     (SetUint64: 8 bytes, big-endian).
 //
 // It is ours rather than raft-boltdb's because raft-boltdb/v2 links the
-// archived github.com/boltdb/bolt (for its v1 migration) and pins an old
+// archived github.com/boltdb/bolt (for its v1 migration) and requires an old
 // bbolt; see the README's "Log and stable store".
 type boltStore struct {
 	db *bbolt.DB
