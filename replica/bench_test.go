@@ -65,7 +65,7 @@ func benchInsertOne(b *testing.B, db func() *ttldb.DB, now func() time.Time) {
 // each is one raft entry, and raft batches the concurrent proposals (the
 // entries waiting in its apply channel go out together, up to
 // MaxAppendEntries). The cluster's raft log is in memory, or in
-// raft-boltdb (-disk: Config.Dir, an fsync per batch of entries on every
+// raft.db (-disk: Config.Dir, bbolt: two fsyncs per batch of entries on every
 // node); -batchapply sets raft's BatchApplyCh, so that a proposal does not
 // wait for raft's leader loop to take it (which, under the DB's commit
 // lock, holds up the next writer's).

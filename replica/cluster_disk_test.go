@@ -12,7 +12,7 @@ import (
 )
 
 // TestClusterRestartAllFromDisk: three nodes keeping their raft state in
-// raft-boltdb and file snapshots (Config.Dir) are all stopped and opened
+// raft.db (bbolt) and file snapshots (Config.Dir) are all stopped and opened
 // again from their directories; they hold the same contents as before,
 // elect a leader, and expiry goes on through the log.
 func TestClusterRestartAllFromDisk(t *testing.T) {
@@ -46,7 +46,7 @@ func TestClusterRestartAllFromDisk(t *testing.T) {
 	}
 	for _, tn := range c.nodes {
 		_, err := os.Stat(filepath.Join(tn.dir, "raft.db"))
-		require.NoError(t, err, "raft-boltdb file of %s", tn.id)
+		require.NoError(t, err, "raft.db of %s", tn.id)
 		snaps, err := os.ReadDir(filepath.Join(tn.dir, "snapshots"))
 		require.NoError(t, err)
 		assert.NotEmpty(t, snaps, "snapshot of %s", tn.id)

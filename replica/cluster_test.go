@@ -32,7 +32,7 @@ type testNode struct {
 	snaps  *raft.InmemSnapshotStore
 	node   *Node // nil while down
 	dbOpts []ttldb.Option
-	dir    string   // raft-boltdb and file snapshots here, when set
+	dir    string   // raft.db (bbolt) and file snapshots here, when set
 	tcp    *tcpNode // on loopback TLS instead of trans, when set
 	// wrap, when set, gives the node its transport around trans (at each
 	// start: a restart makes a new trans).
@@ -57,7 +57,7 @@ func newCluster(t testing.TB, n int, optsFor func(id string) []ttldb.Option) *cl
 }
 
 // newClusterIn is newCluster, with each node's raft state on disk
-// (Config.Dir: raft-boltdb and file snapshots in a temporary directory)
+// (Config.Dir: raft.db and file snapshots in a temporary directory)
 // when onDisk is set.
 func newClusterIn(t testing.TB, n int, optsFor func(id string) []ttldb.Option, onDisk bool) *cluster {
 	return newClusterWith(t, n, optsFor, onDisk, testRaftConfig)

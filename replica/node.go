@@ -15,7 +15,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/ttldb/ttldb"
 )
 
@@ -56,9 +55,10 @@ type Config struct {
 	Transport raft.Transport
 
 	// Dir holds the node's raft state: raft.db (the log and stable store,
-	// hashicorp/raft-boltdb) and snapshots/. It is created (0700) if
-	// missing. Empty: everything in memory
-	// (tests), unless the stores below are given.
+	// in go.etcd.io/bbolt, laid out as hashicorp/raft-boltdb lays it out)
+	// and snapshots/. It is created (0700) if missing. One node per Dir:
+	// a second is refused (ttldb.ErrInvalidOptions). Empty: everything
+	// in memory (tests), unless the stores below are given.
 	Dir string
 	// LogStore, StableStore and SnapshotStore override the stores Dir
 	// implies (all three or none).
@@ -100,7 +100,7 @@ type Node struct {
 	fsm    *fsm
 	logs   raft.LogStore
 	snaps  raft.SnapshotStore
-	bolt   *raftboltdb.BoltStore
+	bolt   *boltStore
 	logger *slog.Logger
 
 	notify chan bool
@@ -157,7 +157,7 @@ func Open(cfg Config) (*Node, error) {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return nil, err
 		}
-		b, err := raftboltdb.NewBoltStore(filepath.Join(cfg.Dir, "raft.db"))
+		b, err := openBoltStore(filepath.Join(cfg.Dir, "raft.db"))
 		if err != nil {
 			return nil, err
 		}
