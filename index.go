@@ -173,7 +173,10 @@ func newIndex(coll string, m IndexModel, capped bool) (*index, error) {
 		sparse: m.Sparse,
 	}
 	if len(m.PartialFilterExpression) > 0 {
-		f, err := query.CompileFilter(m.PartialFilterExpression)
+		// A definition the DB holds or is about to hold: a new one was
+		// checked by CreateIndex with today's rules; one loaded or applied
+		// keeps the meaning it was accepted with.
+		f, err := query.CompileStoredFilter(m.PartialFilterExpression)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: partialFilterExpression: %w", ErrInvalidIndex, where, err)
 		}

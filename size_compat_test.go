@@ -26,6 +26,19 @@ func TestOpenKeepsStoredNonIntegralSize(t *testing.T) {
 			n, err := c.CountDocuments(context.Background(), Document{})
 			require.NoError(t, err)
 			require.EqualValues(t, 1, n)
+			specs, err := c.Indexes()
+			require.NoError(t, err)
+			require.Len(t, specs, 2, "_id_ and the partial index")
+			require.Equal(t, "p", specs[1].Name)
+			// The loaded index keeps its meaning: it holds no document.
+			ws, _ := db.state("c", false)
+			require.Equal(t, []string{"index p"}, dumpIndexes(ws), "the partial filter matches nothing")
+			// A new filter with such a size is refused, as in MongoDB.
+			_, err = c.CreateIndex(context.Background(), IndexModel{Name: "q", Keys: []IndexKey{Asc("b")},
+				PartialFilterExpression: Document{"tags": Document{"$size": 2.5}}})
+			require.ErrorIs(t, err, ErrInvalidIndex)
+			_, err = c.Find(context.Background(), Document{"tags": Document{"$size": 1.5}})
+			require.ErrorIs(t, err, ErrInvalidFilter)
 		})
 	}
 }

@@ -411,7 +411,11 @@ func (ts *tsColl) createIndex(m IndexModel, applied *Op, enforce bool) (string, 
 		if err := ts.metaOnly(m.PartialFilterExpression); err != nil {
 			return "", fmt.Errorf("%w: %w: %s: the partialFilterExpression may only name the metaField: %v", ErrInvalidIndex, ErrTimeSeries, where, err)
 		}
-		f, err := query.CompileFilter(m.PartialFilterExpression)
+		compile := query.CompileFilter
+		if applied != nil || !enforce {
+			compile = query.CompileStoredFilter // a definition the DB holds: as it was accepted
+		}
+		f, err := compile(m.PartialFilterExpression)
 		if err != nil {
 			return "", fmt.Errorf("%w: %s: partialFilterExpression: %w", ErrInvalidIndex, where, err)
 		}

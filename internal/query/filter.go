@@ -63,7 +63,19 @@ var missingValues = []any{nil}
 // Errors wrap errs.ErrInvalidFilter and name the operator and path at
 // fault.
 func CompileFilter(f map[string]any) (*Filter, error) {
-	return compileDocument(f, 0)
+	return compileDocument(f, nesting{})
+}
+
+// CompileStoredFilter compiles a filter that a DB already holds (an
+// index's partialFilterExpression or a validator, loaded from a snapshot
+// or the log, or applied from a replicated op), which an earlier ttldb may
+// have accepted under looser rules: it keeps their meaning rather than
+// refusing a directory that opened before. The one difference from
+// CompileFilter: a $size that is not a whole number (1.5, NaN, ±Inf),
+// which ttldb before format version 2 accepted and matched nothing with,
+// still matches nothing.
+func CompileStoredFilter(f map[string]any) (*Filter, error) {
+	return compileDocument(f, nesting{stored: true})
 }
 
 // Matches reports whether doc satisfies the filter. It never panics and is
@@ -90,18 +102,29 @@ func filterError(op, path, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", errs.ErrInvalidFilter, where, fmt.Sprintf(format, args...))
 }
 
+// nesting is what compiling a part of a filter knows of where it stands:
+// how many logical operators it is nested in, and whether the filter is a
+// stored one (CompileStoredFilter).
+type nesting struct {
+	depth  int
+	stored bool
+}
+
+// deeper is n one logical operator further in.
+func (n nesting) deeper() nesting { return nesting{depth: n.depth + 1, stored: n.stored} }
+
 // checkDepth refuses nesting deeper than maxFilterDepth.
-func checkDepth(depth int, op, path string) error {
-	if depth > maxFilterDepth {
+func checkDepth(nx nesting, op, path string) error {
+	if nx.depth > maxFilterDepth {
 		return filterError(op, path, "nested deeper than %d levels", maxFilterDepth)
 	}
 	return nil
 }
 
-// compileDocument compiles one filter document; depth counts the logical
-// operators it is nested in. Keys are visited in sorted order so that the
+// compileDocument compiles one filter document; nx.depth counts the
+// logical operators it is nested in. Keys are visited in sorted order so that the
 // error reported for a filter with several faults is deterministic.
-func compileDocument(f map[string]any, depth int) (*Filter, error) {
+func compileDocument(f map[string]any, nx nesting) (*Filter, error) {
 	out := &Filter{clauses: make([]clause, 0, len(f)), doc: make(map[string]any, len(f))}
 	for _, key := range SortedKeys(f) {
 		var (
@@ -118,9 +141,9 @@ func compileDocument(f map[string]any, depth int) (*Filter, error) {
 			continue
 		}
 		if strings.HasPrefix(key, "$") {
-			c, norm, err = compileLogical(key, f[key], depth)
+			c, norm, err = compileLogical(key, f[key], nx)
 		} else {
-			c, norm, err = compileField(key, f[key], depth)
+			c, norm, err = compileField(key, f[key], nx)
 		}
 		if err != nil {
 			return nil, err
@@ -164,13 +187,13 @@ func (c logicalClause) anyMatches(doc map[string]any) bool {
 // compileLogical compiles a top-level $-key, which must be $and, $or or $nor
 // ($comment is skipped before) with a non-empty array of filter documents. norm is the array of the
 // compiled documents' Doc.
-func compileLogical(op string, v any, depth int) (c clause, norm any, err error) {
+func compileLogical(op string, v any, nx nesting) (c clause, norm any, err error) {
 	switch op {
 	case "$and", "$or", "$nor":
 	default:
 		return nil, nil, filterError(op, "", "unknown top-level operator (supported: %s)", strings.Join(supportedTopLevelOperators, ", "))
 	}
-	if err := checkDepth(depth+1, op, ""); err != nil {
+	if err := checkDepth(nx.deeper(), op, ""); err != nil {
 		return nil, nil, err
 	}
 	elems, ok := codec.ArrayElements(v)
@@ -184,7 +207,7 @@ func compileLogical(op string, v any, depth int) (c clause, norm any, err error)
 		if !ok {
 			return nil, nil, filterError(op, "", "element %d is %T, not a document", i, e)
 		}
-		sub, err := compileDocument(m, depth+1)
+		sub, err := compileDocument(m, nx.deeper())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -218,7 +241,7 @@ func allHold(preds []predicate, vals []any, found bool) bool {
 
 // compileField compiles {path: v}: an operator document, or else an implicit
 // equality match. norm is v in stored form.
-func compileField(path string, v any, depth int) (c clause, norm any, err error) {
+func compileField(path string, v any, nx nesting) (c clause, norm any, err error) {
 	if err := checkPath(path); err != nil {
 		return nil, nil, err
 	}
@@ -228,7 +251,7 @@ func compileField(path string, v any, depth int) (c clause, norm any, err error)
 		return fieldClause{path: path, preds: []predicate{p}}, v, err
 	}
 	if m, ok := codec.AsDocument(v); ok && hasOperator(m) {
-		preds, ops, err := compileOperators(path, m, depth)
+		preds, ops, err := compileOperators(path, m, nx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -270,7 +293,7 @@ func hasOperator(m map[string]any) bool {
 // compileOperators compiles an operator document ({$gt: 1, $lt: 5}); its
 // operators are ANDed. ops is the operator document with its arguments in
 // stored form ($options kept beside its $regex).
-func compileOperators(path string, m map[string]any, depth int) (preds []predicate, ops map[string]any, err error) {
+func compileOperators(path string, m map[string]any, nx nesting) (preds []predicate, ops map[string]any, err error) {
 	folded, err := foldRegexOptions(path, m)
 	if err != nil {
 		return nil, nil, err
@@ -285,7 +308,7 @@ func compileOperators(path string, m map[string]any, depth int) (preds []predica
 		if !strings.HasPrefix(op, "$") {
 			return nil, nil, filterError(op, path, "operator document mixes operators and field names")
 		}
-		p, arg, err := compileOperator(op, path, m[op], depth)
+		p, arg, err := compileOperator(op, path, m[op], nx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -297,7 +320,7 @@ func compileOperators(path string, m map[string]any, depth int) (preds []predica
 
 // compileOperator compiles one operator; norm is its argument in stored
 // form.
-func compileOperator(op, path string, v any, depth int) (p predicate, norm any, err error) {
+func compileOperator(op, path string, v any, nx nesting) (p predicate, norm any, err error) {
 	switch op {
 	case "$eq":
 		return compileEquals(op, path, v)
@@ -312,9 +335,9 @@ func compileOperator(op, path string, v any, depth int) (p predicate, norm any, 
 	case "$exists":
 		return compileExists(op, path, v)
 	case "$not":
-		return compileNot(op, path, v, depth)
+		return compileNot(op, path, v, nx)
 	}
-	return compileMoreOperator(op, path, v, depth)
+	return compileMoreOperator(op, path, v, nx)
 }
 
 // filterValue validates a value given in a filter as a storable document
@@ -479,8 +502,8 @@ func negate(p predicate, norm any, err error) (predicate, any, error) {
 
 // compileNot compiles {$not: {operators}}; a plain value, an empty document
 // or a document of field names is an error.
-func compileNot(op, path string, v any, depth int) (predicate, any, error) {
-	if err := checkDepth(depth+1, op, path); err != nil {
+func compileNot(op, path string, v any, nx nesting) (predicate, any, error) {
+	if err := checkDepth(nx.deeper(), op, path); err != nil {
 		return nil, nil, err
 	}
 	if p, isRe, err := compilePatternValue(op, path, v); isRe {
@@ -493,7 +516,7 @@ func compileNot(op, path string, v any, depth int) (predicate, any, error) {
 	if !hasOperator(m) {
 		return nil, nil, filterError(op, path, "needs an operator document, not a document of fields")
 	}
-	preds, ops, err := compileOperators(path, m, depth+1)
+	preds, ops, err := compileOperators(path, m, nx.deeper())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -40,6 +40,33 @@ func TestFilterSizeWholeNumber(t *testing.T) {
 	})
 }
 
+// A stored filter (a partial index an earlier ttldb accepted) keeps a
+// non-integral $size's old meaning, nested too: it matches nothing, where
+// a new filter refuses it. Everything else is as strict as CompileFilter.
+func TestStoredFilterKeepsNonIntegralSize(t *testing.T) {
+	arrays := []any{[]any{}, []any{1}, []any{1, 2}, []any{1, 2, 3}}
+	for _, v := range []any{1.5, -0.5, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, filter := range []D{
+			{"a": D{"$size": v}},
+			{"$or": []any{D{"a": D{"$size": v}}}},
+			{"a": D{"$elemMatch": D{"$size": v}}},
+		} {
+			f, err := CompileStoredFilter(filter)
+			require.NoError(t, err, "%v", filter)
+			for _, a := range arrays {
+				assert.False(t, f.Matches(D{"a": a}), "%v matches %v", filter, a)
+			}
+			_, err = CompileFilter(filter)
+			assert.ErrorIs(t, err, errs.ErrInvalidFilter)
+		}
+	}
+	_, err := CompileStoredFilter(D{"a": D{"$size": -1}})
+	assert.ErrorIs(t, err, errs.ErrInvalidFilter, "a negative size was refused before too")
+	f, err := CompileStoredFilter(D{"a": D{"$not": D{"$size": 1.5}}})
+	require.NoError(t, err)
+	assert.True(t, f.Matches(D{"a": []any{1}}), "$not of nothing matches")
+}
+
 // Issue 20 item 16: MongoDB accepts $comment (any value) beside the
 // conditions of a filter document, at the top or inside $and, $or and
 // $nor, and ignores it: it is neither a field nor a condition.

@@ -31,19 +31,19 @@ var supportedTopLevelOperators = []string{"$and", "$or", "$nor", "$comment"}
 // operator is unknown, and the error lists the supported ones. norm is the
 // argument in stored form, as compileOperator's (a pattern stays a
 // *regexp.Regexp or a string).
-func compileMoreOperator(op, path string, v any, depth int) (p predicate, norm any, err error) {
+func compileMoreOperator(op, path string, v any, nx nesting) (p predicate, norm any, err error) {
 	switch op {
 	case "$regex":
 		return compileRegexOperator(op, path, v)
 	case "$elemMatch":
-		return compileElemMatch(op, path, v, depth)
+		return compileElemMatch(op, path, v, nx)
 	case "$all":
-		return compileAll(op, path, v, depth)
+		return compileAll(op, path, v, nx)
 	}
 	var compile func(op, path string, v any) (predicate, error)
 	switch op {
 	case "$size":
-		compile = compileSize
+		compile = func(op, path string, v any) (predicate, error) { return compileSize(op, path, v, nx.stored) }
 	case "$type":
 		compile = compileType
 	case "$mod":
@@ -167,8 +167,8 @@ func (p elemMatchPred) matchesSingle(v any) bool {
 // compileElemMatch compiles {$elemMatch: {…}}: the query form when the
 // document holds field names (and $and/$or/$nor), the operator form when it
 // holds other operators; both at once is an error.
-func compileElemMatch(op, path string, v any, depth int) (predicate, any, error) {
-	if err := checkDepth(depth+1, op, path); err != nil {
+func compileElemMatch(op, path string, v any, nx nesting) (predicate, any, error) {
+	if err := checkDepth(nx.deeper(), op, path); err != nil {
 		return nil, nil, err
 	}
 	m, ok := codec.AsDocument(v)
@@ -188,13 +188,13 @@ func compileElemMatch(op, path string, v any, depth int) (predicate, any, error)
 	case fields > 0 && ops > 0:
 		return nil, nil, filterError(op, path, "mixes field conditions and operators; use one form")
 	case ops > 0:
-		preds, norm, err := compileOperators(path, m, depth+1)
+		preds, norm, err := compileOperators(path, m, nx.deeper())
 		if err != nil {
 			return nil, nil, err
 		}
 		return elemMatchPred{preds: preds}, norm, nil
 	}
-	sub, err := compileDocument(m, depth+1)
+	sub, err := compileDocument(m, nx.deeper())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,8 +228,10 @@ func (p sizePred) matchesSingle(v any) bool {
 
 // compileSize accepts a whole number that is not negative, as MongoDB
 // does: a float with a fraction (or NaN, or an infinity) is refused ("must
-// be a whole number"), an integral one (2.0, -0.0) is that size.
-func compileSize(op, path string, v any) (predicate, error) {
+// be a whole number"), an integral one (2.0, -0.0) is that size. In a
+// stored filter (CompileStoredFilter) such a float matches nothing, as
+// earlier versions compiled it.
+func compileSize(op, path string, v any, stored bool) (predicate, error) {
 	n, ok := ToNumber(v)
 	if !ok {
 		return nil, filterError(op, path, "needs a number, got %s", describeType(v))
@@ -239,6 +241,8 @@ func compileSize(op, path string, v any) (predicate, error) {
 		return sizePred{n: -1}, nil // more elements than any array has
 	case 'f':
 		switch {
+		case (math.IsNaN(n.F) || math.IsInf(n.F, 0) || n.F != math.Trunc(n.F)) && stored:
+			return sizePred{n: -1}, nil
 		case math.IsNaN(n.F) || math.IsInf(n.F, 0) || n.F != math.Trunc(n.F):
 			return nil, filterError(op, path, "must be a whole number, got %v", n.F)
 		case n.F < 0:
@@ -257,7 +261,7 @@ func compileSize(op, path string, v any) (predicate, error) {
 // compileAll compiles {$all: [v1, v2, …]}: every value must be matched
 // (as by equality, or by pattern for a *regexp.Regexp), or every element is
 // {$elemMatch: …} and each must hold. An empty array matches nothing.
-func compileAll(op, path string, v any, depth int) (predicate, any, error) {
+func compileAll(op, path string, v any, nx nesting) (predicate, any, error) {
 	elems, ok := codec.ArrayElements(v)
 	if !ok {
 		return nil, nil, filterError(op, path, "needs an array, got %s", describeType(v))
@@ -271,7 +275,7 @@ func compileAll(op, path string, v any, depth int) (predicate, any, error) {
 			if !isEM || len(m) != 1 {
 				return nil, nil, filterError(op, path, "elements may be values or {$elemMatch: …} documents, not other operators")
 			}
-			p, n, err := compileElemMatch("$elemMatch", path, em, depth)
+			p, n, err := compileElemMatch("$elemMatch", path, em, nx)
 			if err != nil {
 				return nil, nil, err
 			}

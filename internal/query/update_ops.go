@@ -414,7 +414,7 @@ func compilePull(path string, arg any) (moreOp, error) {
 		return pullOp{cond: func(e any) bool { return p.test([]any{e}, true) }}, nil
 	}
 	if m, ok := codec.AsDocument(arg); ok {
-		em, _, err := compileElemMatch("$pull", path, m, 0)
+		em, _, err := compileElemMatch("$pull", path, m, nesting{})
 		if err != nil {
 			return nil, wrap(err)
 		}

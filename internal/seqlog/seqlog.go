@@ -157,10 +157,11 @@ func (l *Log) Delete(seq uint64) bool {
 
 // mergeSparse merges page i with a neighbour, and the result with the
 // next, while two neighbours hold at most half a page of live pairs
-// between them. Deletions keep it so for every two neighbours (a push
-// only adds, a merge only adds to a pair's sum): any two neighbouring
-// pages hold more than PageCap/2 live pairs, and so a log of n live pairs
-// has fewer than 4n/PageCap + 1 pages, whatever the order of deletions.
+// between them. So, after every deletion, any two neighbouring pages hold
+// more than PageCap/2 live pairs (a merge only adds to a pair's sum, and a
+// push only adds, except that one opening a page leaves the last two
+// below it until the last fills), and a log of n live pairs has fewer than
+// 4n/PageCap + 1 pages, whatever the order of deletions.
 // (Squeezing alone let pages that had shrunk one after the other stay
 // apart, a few live pairs each.) A merge copies at most PageCap/2 pairs,
 // and there are no more merges than pages ever opened: O(1) per push.
