@@ -730,9 +730,13 @@ func (p *persistence) snapshot() (err error) {
 // Snapshot writes a snapshot of the DB into its data directory now, then
 // drops the older snapshot and the log it makes useless. Readers and
 // writers go on meanwhile (see Backup for what they wait for). It fails
-// with ErrInvalidOptions for a DB opened without WithDir, and with the
-// file system's error (the previous snapshot and the log are then kept,
-// and writes go on), with ErrClosed when Close cut it short.
+// with ErrInvalidOptions for a DB opened without WithDir; with the file
+// system's error, after which writes go on: if the snapshot file could
+// not be written, the previous snapshot and the log are kept; if only
+// dropping the log before it failed (the error says "dropping the log
+// before the snapshot": the log folder took no new segment), the new
+// snapshot has replaced the previous one and the log is kept whole, to be
+// dropped by a later snapshot; and with ErrClosed when Close cut it short.
 // Snapshots are serialized: a call during another (an automatic one)
 // waits for it.
 func (db *DB) Snapshot() error {
