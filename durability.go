@@ -394,7 +394,7 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 	rec := &p.recovery
 	switch {
 	case cfg.restore != nil:
-		if len(snaps) > 0 || slices.Contains(names, logDirName) {
+		if len(snaps) > 0 || slices.Contains(names, logDirName) || slices.Contains(names, markerName) {
 			return fmt.Errorf("%w: WithRestore: data directory %s already holds a DB", ErrInvalidOptions, p.dir)
 		}
 		if err := p.loadSnapshot(l, cfg.restore, "backup"); err != nil {
@@ -418,24 +418,34 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 	}
 	rec.SnapshotSeq, rec.SnapshotDocuments = l.lastSeq, l.docs
 
-	if rec.Snapshot != "" {
+	marked := slices.Contains(names, markerName)
+	if rec.Snapshot != "" || marked && cfg.restore == nil {
 		// A directory's snapshot is written by a DB whose log exists, and
-		// the log keeps a segment after every snapshot: none means the
-		// log was removed.
+		// the log keeps a segment after every snapshot; the marker is
+		// written once the directory's first log segment is on disk:
+		// either without a segment means the log was removed.
 		segs, err := wal.Segments(p.fs, p.join(logDirName))
 		if err != nil {
 			return fmt.Errorf("ttldb: log %s: %w", p.join(logDirName), err)
 		}
 		if len(segs) == 0 {
 			if !cfg.salvage {
-				return fmt.Errorf("ttldb: log %s: %w: the log is missing (snapshot %s is as of op %d, and a log always follows a snapshot); %s",
-					p.join(logDirName), ErrCorrupt, rec.Snapshot, l.lastSeq, p.hint())
+				why := fmt.Sprintf("snapshot %s is as of op %d, and a log always follows a snapshot", rec.Snapshot, l.lastSeq)
+				if rec.Snapshot == "" {
+					why = fmt.Sprintf("%s says the directory held a DB, whose log is all it had", markerName)
+				}
+				return fmt.Errorf("ttldb: log %s: %w: the log is missing (%s); %s", p.join(logDirName), ErrCorrupt, why, p.hint())
 			}
 			l.notes = append(l.notes, "the log was missing: a new one was started")
 		}
 	}
 	if err := p.openLog(l); err != nil {
 		return err
+	}
+	if !marked {
+		if err := p.writeMarker(); err != nil {
+			return fmt.Errorf("ttldb: data directory %s: %w", p.dir, err)
+		}
 	}
 	if err := l.finishLoad(); err != nil {
 		return fmt.Errorf("ttldb: data directory %s: %w; %s", p.dir, err, p.hint())
@@ -629,6 +639,37 @@ func (p *persistence) salvageFromLog(l *loader, log *wal.Log) {
 		l.notes = append(l.notes, fmt.Sprintf("the log starts at op %d, the snapshot ends at op %d: ops %d to %d are lost", first, l.lastSeq, l.lastSeq+1, first-1))
 		l.lastSeq = first - 1
 	}
+}
+
+// markerName is the file that says a directory holds a DB: written once
+// its first log segment is on disk, it lets Open tell a directory whose
+// whole log was removed (before any snapshot) from a new one. It holds the
+// directory's identity, in hex, for people; Open reads only its presence.
+const markerName = "IDENTITY"
+
+// writeMarker writes markerName (to a temporary file, fsynced, renamed,
+// the directory fsynced), after the log's first segment is durable: a
+// crash before leaves a directory that opens as new, never one refused.
+func (p *persistence) writeMarker() error {
+	tmp := p.join(markerName + ".tmp")
+	f, err := p.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, vfs.FilePerm)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%x\n", p.id[:])
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = p.fs.Rename(tmp, p.join(markerName))
+	}
+	if err == nil {
+		err = p.fs.SyncDir(p.dir)
+	}
+	return err
 }
 
 // isLogDamage reports whether err is the log's own corruption (which
