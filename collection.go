@@ -2,455 +2,22 @@ package ttldb
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
-
-	"github.com/google/btree"
-	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/keys"
-	"github.com/ttldb/ttldb/internal/ordtree"
-	"github.com/ttldb/ttldb/internal/schema"
-	"github.com/ttldb/ttldb/internal/seqlog"
-	"github.com/ttldb/ttldb/internal/store"
+	"github.com/ttldb/ttldb/internal/engine"
 )
 
 // Collection is a handle on a named collection of a DB. It is cheap to make
 // (DB.Collection) and safe for concurrent use. See DB.Collection for how it
 // relates to the collection's existence.
-type Collection struct {
-	db      *DB
-	name    string
-	nameErr error
-}
+type Collection engine.Collection
 
 // Name returns the collection's name.
-func (c *Collection) Name() string { return c.name }
+func (c *Collection) Name() string {
+	return (*engine.Collection)(c).Name()
+}
 
 // CollectionOptions configures CreateCollection. The zero value is an
 // ordinary collection.
-type CollectionOptions struct {
-	// Capped makes the collection keep insertion order and, when an insert
-	// would exceed MaxDocuments or MaxBytes, drop the oldest documents
-	// first. At least one of the two limits must be set. A capped
-	// collection cannot have a TTL index.
-	Capped bool
-	// MaxDocuments caps the number of documents (0: no count cap).
-	MaxDocuments int
-	// MaxBytes caps the approximate size of the documents in bytes (0: no
-	// size cap). A document's size is estimated from its values.
-	MaxBytes int64
-
-	// Validator is a document {"$jsonSchema": {...}} every insert, update and
-	// replacement must satisfy (ErrValidation otherwise).
-	Validator Document
-
-	// HideExpired, if set, hides documents that are expired under any of the
-	// collection's TTL indexes from every read (FindOne, Find,
-	// CountDocuments, Explain's counts) and every write's filter before the
-	// monitor deletes them. A write that would fail because of one (an
-	// insert or upsert of its _id, or a key of a unique index only it
-	// holds) deletes it first as the monitor would: the expire hooks see it
-	// first, with no lock held; the deletion commits with the write, counts
-	// in Metrics and is told to the DeleteObservers. If a hook fails for
-	// it, the write fails with ErrExpireHook and changes nothing. By
-	// default, as in MongoDB and ArangoDB, an expired document stays
-	// visible until it is deleted. WithHideExpired sets it for every
-	// collection of a DB.
-	HideExpired bool
-
-	// TimeSeries, if set, makes a time-series collection (timeseries.go):
-	// measurements stored in buckets, expiring by bucket.
-	TimeSeries *TimeSeriesOptions
-	// ExpireAfterSeconds is a time-series collection's collection-level
-	// expiry period (MongoDB's expireAfterSeconds collection option), 0 to
-	// 2147483647 seconds; nil: none. Refused (ErrTimeSeries) without
-	// TimeSeries. Change it with CollModTimeSeries.
-	ExpireAfterSeconds *int32
-}
-
-// record is one stored document version, as read from the collection's
-// store (internal/store): where it lives (slot), its insertion order, its
-// version, its _id key and its encoding. The bytes are never written again
-// once stored, so a record read under a lock may be decoded after the lock
-// is released (or, for a lookup by _id, without the collection lock), and
-// a TTL batch can tell that a document changed by comparing versions.
-type record struct {
-	slot store.Slot
-	seq  uint64 // insertion order; ties in every index tree break on it
-	// ver is the document's version: a number from the DB's write
-	// counter, given to every record a write stores (an insert, or an
-	// update or replacement that changes the document) and never reused
-	// within the DB, not even for a document deleted and inserted again.
-	// It is the version in an expire hook's delivery identity (_id, ver).
-	ver   uint64
-	key   []byte // the _id key (idKey): the document's key in the store
-	enc   []byte // the document
-	extra []byte // its TTL entries (ttlindex.go)
-}
-
-func recordOf(r store.Record) record {
-	return record{slot: r.Slot, seq: r.Seq, ver: r.Ver, key: r.Key, enc: r.Doc, extra: r.Extra}
-}
-
-// document decodes a new copy of the stored document.
-func (r *record) document() Document { return codec.Decode(r.enc) }
-
-// id decodes the document's _id.
-func (r *record) id() any {
-	v, _ := codec.EncodedField(r.enc, "_id")
-	return v
-}
-
-// docRef is a record met by a scan, with its document decoded at most once
-// and only if someone needs it.
-type docRef struct {
-	rec record
-	doc Document
-}
-
-func (d *docRef) get() Document {
-	if d.doc == nil {
-		d.doc = d.rec.document()
-	}
-	return d.doc
-}
-
-// natItem is a document's place in the natural (insertion) order: a plain
-// value, so that the tree holds no pointer per document.
-type natItem struct {
-	seq  uint64
-	slot store.Slot
-}
-
-// natOrder is a collection's natural (insertion) order: a log of
-// (seq, slot) pairs in pointer-free pages (internal/seqlog), with the
-// methods of the B-tree it replaced. Changed under the collection's write
-// lock, read under its read lock.
-type natOrder struct{ log seqlog.Log }
-
-func newNatOrder() *natOrder { return &natOrder{} }
-
-// Len returns the number of documents.
-func (n *natOrder) Len() int { return n.log.Len() }
-
-// push appends a document, whose seq is greater than every other's.
-func (n *natOrder) push(it natItem) { n.log.Push(it.seq, it.slot) }
-
-// Delete removes the document with it's seq.
-func (n *natOrder) Delete(it natItem) { n.log.Delete(it.seq) }
-
-// Min returns the oldest document.
-func (n *natOrder) Min() (natItem, bool) {
-	it, ok := n.log.Min()
-	return natItem{seq: it.Seq, slot: it.Slot}, ok
-}
-
-// AscendGreaterOrEqual calls fn for each document from seq from.seq on,
-// in insertion order, until fn returns false.
-func (n *natOrder) AscendGreaterOrEqual(from natItem, fn func(natItem) bool) {
-	n.log.AscendFrom(from.seq, func(it seqlog.Item) bool { return fn(natItem{seq: it.Seq, slot: it.Slot}) })
-}
-
-// Ascend calls fn for each document in insertion order until fn returns
-// false.
-func (n *natOrder) Ascend(fn func(natItem) bool) { n.AscendGreaterOrEqual(natItem{}, fn) }
-
-// bytes returns the heap the order holds.
-func (n *natOrder) bytes() int64 { return n.log.Bytes() }
-
-// growthFor returns what k more documents add to bytes.
-func (n *natOrder) growthFor(k int) int64 { return n.log.GrowthFor(k) }
-
-// collState is a collection's data.
-//
-// Locking (the only place it is described):
-//   - writeMu serializes everything that changes the collection: writes,
-//     index builds and drops, CollMod, Compact, TTL batches. A writer does
-//     its slow preparation (planning, copying, validation, index keys,
-//     unique checks) holding only writeMu, reading the data freely since no
-//     other goroutine can change it.
-//   - mu guards the data against readers: a writer holds mu for writing only
-//     while it applies a change already prepared, and readers hold mu for
-//     reading. Readers never wait for a writer's preparation nor for an
-//     index build, and never for each other.
-//   - The store (internal/store) changes only under both: every change to
-//     the store happens while the writer holds mu for writing, so readers
-//     holding mu may read any slot. Its _id map has a lock per shard, which
-//     a writer takes for each change of a document's slot and a reader by
-//     _id takes instead of mu (FindOne by _id): the record's bytes never
-//     change, so it decodes them after releasing the shard lock.
-//   - Lock order: DB.mu (briefly, to find the collection), then writeMu,
-//     then mu, then a store shard lock. No callback (expiry hooks,
-//     observers, logging) runs with either lock held.
-type collState struct {
-	db        *DB
-	name      string
-	opts      CollectionOptions
-	validator *schema.Validator
-
-	writeMu sync.Mutex
-	mu      sync.RWMutex
-
-	// st holds the documents and the _id map. Lookups by _id load it
-	// without the collection lock; Compact replaces it (under both locks)
-	// by a compacted copy, and a reader still in the old one reads a
-	// consistent, unchanging past.
-	st      atomic.Pointer[store.Store]
-	natural *natOrder // by seq: insertion order
-	indexes []*index  // secondary indexes, in creation order
-	nextSeq uint64
-	nextIx  uint32 // the id of the next index created (index.id)
-	bytes   int64
-	dropped bool
-
-	// memAcct is the memory the DB's budget counts for the collection
-	// (memory.go; tsmemory.go). Guarded by writeMu, for a time-series
-	// collection by its ts.mu (a drop holds both); memPub publishes it
-	// for Metrics.
-	memAcct int64
-	memPub  atomic.Int64
-
-	// builds are the index builds under way (indexbuild.go); every write
-	// records its changes in their side tables. Guarded by writeMu.
-	builds []*indexBuild
-
-	// inWay is the running write's record of the expired documents it
-	// met (expiredwrite.go); nil without HideExpired. Guarded by writeMu.
-	inWay *expiredInWay
-
-	// writeCtx, if not nil, stops the running write's preparation
-	// (UpdateMany's context; replaceRecords looks at it). Guarded by
-	// writeMu.
-	writeCtx context.Context
-
-	// ts holds a time-series collection's buckets (timeseries.go); nil
-	// for an ordinary collection, whose other fields it leaves unused.
-	ts *tsColl
-
-	// oprec records the running write's ops while a sink wants them
-	// (oplog.go); nil otherwise. Guarded by writeMu.
-	oprec *opRecorder
-	opBuf opRecorder // what oprec points to while set (oplog.go)
-	// applying is set while DB.Apply changes the collection (opapply.go):
-	// the write stores what the op says, with no eviction and no
-	// validation of its own. Guarded by writeMu.
-	applying bool
-	// applyVers are the record versions the op being applied gives its
-	// documents (Op.Versions, parallel to Docs), nil when it gives none.
-	// Guarded by writeMu.
-	applyVers []uint64
-}
-
-// newVersion returns the record version of the i-th document a write
-// stores: the applied op's when it carries versions (the DB's counter
-// then moves past it, so that versions given later are greater), else
-// the next of the DB's counter.
-func (s *collState) newVersion(i int) uint64 {
-	if i < len(s.applyVers) {
-		v := s.applyVers[i]
-		s.db.raiseVersions(v)
-		return v
-	}
-	return s.db.writes.Add(1)
-}
-
-func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {
-	if opts.TimeSeries != nil || opts.ExpireAfterSeconds != nil {
-		return newTimeSeriesCollState(db, name, opts) // timeseries.go
-	}
-	if opts.Capped && opts.MaxDocuments <= 0 && opts.MaxBytes <= 0 {
-		return nil, fmt.Errorf("%w: collection %q: a capped collection needs MaxDocuments or MaxBytes", ErrInvalidOptions, name)
-	}
-	if opts.MaxDocuments < 0 || opts.MaxBytes < 0 {
-		return nil, fmt.Errorf("%w: collection %q: negative cap", ErrInvalidOptions, name)
-	}
-	if !opts.Capped && (opts.MaxDocuments != 0 || opts.MaxBytes != 0) {
-		return nil, fmt.Errorf("%w: collection %q: MaxDocuments and MaxBytes need Capped", ErrInvalidOptions, name)
-	}
-	v, err := schema.CompileValidator(opts.Validator)
-	if err != nil {
-		return nil, fmt.Errorf("collection %q: validator: %w", name, err)
-	}
-	if opts.Validator != nil {
-		opts.Validator = codec.CopyDocument(opts.Validator)
-	}
-	if db.cfg.hideExpired {
-		opts.HideExpired = true
-	}
-	s := &collState{
-		db:        db,
-		name:      name,
-		opts:      opts,
-		validator: v,
-		natural:   newNatOrder(),
-		nextSeq:   1,
-	}
-	s.st.Store(store.New(store.Options{Seed: db.seed}))
-	return s, nil
-}
-
-// store returns the collection's store.
-func (s *collState) store() *store.Store { return s.st.Load() }
-
-// rec reads the record in slot. Call holding mu or writeMu.
-func (s *collState) rec(slot store.Slot) record { return recordOf(s.store().Record(slot)) }
-
-// recAt reads the record in slot if it still holds the document with
-// insertion sequence seq. Call holding mu or writeMu.
-func (s *collState) recAt(slot store.Slot, seq uint64) (record, bool) {
-	st := s.store()
-	if !st.Live(slot) {
-		return record{}, false
-	}
-	r := st.Record(slot)
-	if r.Seq != seq {
-		return record{}, false
-	}
-	return recordOf(r), true
-}
-
-// lookup returns the record with _id key k. Call holding mu or writeMu.
-func (s *collState) lookup(k []byte) (record, bool) {
-	r, ok := s.store().Get(k)
-	return recordOf(r), ok
-}
-
-// lockWrite takes writeMu for a writer and checks that the collection still
-// exists. It returns errCollectionDropped (retried by the caller against the
-// recreated collection) if it was dropped.
-func (s *collState) lockWrite() error {
-	s.writeMu.Lock()
-	if s.dropped {
-		s.writeMu.Unlock()
-		return errCollectionDropped
-	}
-	return nil
-}
-
-// errCollectionDropped tells a write that raced with DropCollection to look
-// the collection up again.
-var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
-
-// writeState runs fn on the collection's state, creating the collection if
-// needed and retrying once if it was dropped between lookup and lock.
-func (c *Collection) write(fn func(s *collState) error) (err error) {
-	if c.db.persist != nil {
-		defer c.db.durable(&err)
-	}
-	return c.writeDurableByCaller(fn)
-}
-
-// writeDurableByCaller is write for a caller that makes the write durable
-// itself (it defers DB.durable): the call then waits for the log once. A
-// second wait, after the first returned, would wait for whatever other
-// writers committed meanwhile: under SyncAlways a second fsync per write.
-func (c *Collection) writeDurableByCaller(fn func(s *collState) error) (err error) {
-	if err := c.usable(); err != nil {
-		return err
-	}
-	if c.db.persist != nil {
-		if err := c.db.logErr(); err != nil {
-			return err
-		}
-	}
-	end, err := c.db.beginWrite()
-	if err != nil {
-		return err
-	}
-	return end(c.writeBegun(fn))
-}
-
-// writeBegun is write once the replicator (if any) let it begin.
-func (c *Collection) writeBegun(fn func(s *collState) error) error {
-	var approved map[uint64]bool // expired versions the hooks handled
-	for attempt, rounds := 0, 0; ; attempt++ {
-		s, err := c.db.state(c.name, true)
-		if err != nil {
-			return err
-		}
-		if err := s.lockWrite(); err != nil {
-			if attempt < 3 {
-				continue
-			}
-			return err
-		}
-		w := s.beginInWay(approved)
-		s.beginOps()
-		err = fn(s)
-		s.endOps(err)
-		s.inWay = nil
-		s.writeMu.Unlock()
-		if w == nil {
-			return err
-		}
-		if errors.Is(err, errHooksFirst) {
-			// Expired documents stand in the write's way: the hooks see
-			// them with no lock held, then the write runs again and
-			// re-checks them.
-			if rounds++; rounds > maxInWayRounds {
-				return fmt.Errorf("collection %q: %w: the expired documents in the write's way kept changing while their hooks ran", c.name, ErrExpireHook)
-			}
-			if approved, err = c.db.monitor.deliverInWay(s, w.pending, approved); err != nil {
-				return err
-			}
-			attempt = -1
-			continue
-		}
-		if err == nil {
-			w.report(s)
-		}
-		return err
-	}
-}
-
-// read returns the collection's state for a reader, or nil if the
-// collection does not exist.
-func (c *Collection) read() (*collState, error) {
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	return c.db.state(c.name, false)
-}
-
-// usable returns why no call can go through c: ErrClosed once the DB is
-// closed, else the handle's invalid name. Every public method checks it
-// before its arguments, so that a closed DB answers ErrClosed whatever else
-// is wrong with the call.
-func (c *Collection) usable() error {
-	if err := c.db.checkOpen(); err != nil {
-		return err
-	}
-	return c.nameErr
-}
-
-// idKey returns the key of an _id value in the collection's store: its
-// order-preserving key (internal/keys), so that two _id values share a key
-// exactly when they compare equal (numbers of any kind with the same value,
-// dates by instant, typed and untyped arrays with equal elements, embedded
-// documents field by field). An array is not a valid _id.
-func idKey(v any) (string, error) {
-	var buf [64]byte
-	k, err := appendIDKey(buf[:0], v)
-	if err != nil {
-		return "", err
-	}
-	return string(k), nil
-}
-
-// appendIDKey is idKey into a caller's buffer, for lookups that need no
-// copy of the key.
-func appendIDKey(dst []byte, v any) ([]byte, error) {
-	if codec.IsArray(v) {
-		return dst, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
-	}
-	k, err := keys.Append(dst, v)
-	if err != nil {
-		return dst, fmt.Errorf("_id: %w", err)
-	}
-	return k, nil
-}
+type CollectionOptions = engine.CollectionOptions
 
 // Compact rebuilds the collection's storage and indexes from the documents
 // it holds. The store reclaims mostly-dead memory as new documents come, but
@@ -462,78 +29,128 @@ func appendIDKey(dst []byte, v any) ([]byte, error) {
 // wait during the rebuild; readers do not (they see the old copy until the
 // new one is published).
 func (c *Collection) Compact() error {
-	if ts := c.timeSeries(); ts != nil {
-		return ts.compact() // time-series: tsbucket.go
-	}
-	s, err := c.read()
-	if err != nil || s == nil {
-		return err
-	}
-	for {
-		var wait chan struct{}
-		err := c.write(func(s *collState) error {
-			if len(s.builds) > 0 {
-				// A build's private trees hold slots, which compacting
-				// renumbers: let it end first.
-				wait = s.builds[0].done
-				return nil
-			}
-			s.compact()
-			return nil
-		})
-		if err != nil || wait == nil {
-			return err
-		}
-		<-wait
-	}
+	return (*engine.Collection)(c).Compact()
 }
 
-// compact replaces the store and the trees by compacted copies. Call
-// holding writeMu, with no index build running.
-func (s *collState) compact() {
-	{
-		old := s.store()
-		ns := old.Fork(old.Len())
-		remap := make([]store.Slot, old.Stats().Slots)
-		natural := newNatOrder()
-		s.natural.Ascend(func(it natItem) bool {
-			n := ns.CopyFrom(old, it.slot)
-			remap[it.slot] = n
-			natural.push(natItem{seq: it.seq, slot: n})
-			return true
-		})
-		trees := make([]*btree.BTreeG[indexEntry], len(s.indexes))
-		expiries := make([]*ordtree.Tree[expiryEntry], len(s.indexes))
-		counts := make([]*expiryCounts, len(s.indexes))
-		for i, ix := range s.indexes {
-			if ix.tree != nil {
-				trees[i] = btree.NewG(btreeDegree, ix.less)
-				ix.tree.Ascend(func(e indexEntry) bool {
-					e.slot = remap[e.slot]
-					trees[i].ReplaceOrInsert(e)
-					return true
-				})
-			}
-			if ix.ttl != nil {
-				expiries[i] = ordtree.New(expiryLess)
-				ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
-					e.slot = remap[e.slot]
-					expiries[i].ReplaceOrInsert(e)
-					return true
-				})
-				counts[i] = ix.ttl.counts.clone()
-			}
-		}
-		s.mu.Lock()
-		s.st.Store(ns)
-		s.natural = natural
-		for i, ix := range s.indexes {
-			ix.tree = trees[i]
-			if ix.ttl != nil {
-				ix.ttl.expiry, ix.ttl.counts = expiries[i], counts[i]
-			}
-		}
-		s.mu.Unlock()
-		s.settleMemory(0)
-	}
+// SingleResult is the outcome of FindOne: one document, or the error that
+// kept it (ErrNotFound when nothing matched). Read it with Decode or
+// Document; each returns the error if there is one. It is a small value
+// made for one read, safe to copy; it holds the document, not a lock.
+type SingleResult engine.SingleResult
+
+// Err returns the error FindOne met (nil if it found a document).
+func (r SingleResult) Err() error {
+	return engine.SingleResult(r).Err()
+}
+
+// Decode decodes the document into v, a non-nil pointer to a struct, a
+// map with string keys or an interface (see Document for how a struct's
+// fields are named). A map[string]any (or Document) v points to is
+// cleared and refilled (the caller's map is reused); a struct is set to
+// its zero value and filled from the document's fields; fields the
+// destination does not name are ignored. Numbers convert between kinds
+// when the value fits exactly (int64(5) into an int8; 5.5 into an int is
+// an error); dates come back in UTC; null sets the zero value (nil for a
+// pointer, slice or map).
+//
+// It returns FindOne's error if there is one, else a *DecodeError
+// (wrapping ErrDecode, naming the field) for a value that does not fit
+// its destination, and then v is unchanged. It allocates only what v
+// needs: nothing for a struct's numbers, bools, dates and ObjectIDs, one
+// allocation per string, and a new array, map or value for each slice,
+// map or pointer (never reusing what v's old value pointed to, which the
+// caller may still hold).
+func (r SingleResult) Decode(v any) error {
+	return engine.SingleResult(r).Decode(v)
+}
+
+// Document returns the document (a copy the caller owns), or FindOne's
+// error. Calling it twice on one result may return the same map.
+func (r SingleResult) Document() (Document, error) {
+	return engine.SingleResult(r).Document()
+}
+
+// DecodeError reports a stored value that does not fit the destination
+// given to Decode, with the dotted path to it (Path) and why (Reason). It
+// wraps ErrDecode.
+type DecodeError = engine.DecodeError
+
+// DuplicateKeyError reports a write refused because of a unique index. It
+// wraps ErrDuplicateKey.
+type DuplicateKeyError = engine.DuplicateKeyError
+
+// InsertOne stores a copy of doc and returns its _id, generating an
+// ObjectID if doc has none (doc itself is not changed). doc is a Document
+// (map[string]any), another map with string keys, a struct or a non-nil
+// pointer to one (see Document for how a struct is stored; a struct's
+// _id field left out by omitempty, nil, or missing counts as none, and the
+// generated _id is not written back into the struct). It fails, storing
+// nothing, with ErrInvalidDocument, ErrValidation or ErrDuplicateKey.
+func (c *Collection) InsertOne(doc any) (any, error) {
+	return (*engine.Collection)(c).InsertOne(doc)
+}
+
+// InsertMany stores copies of docs and returns their _id values in order.
+// docs is a slice of documents of any form InsertOne takes: []Document,
+// []any, []User, []*User… (nil: none). It is atomic: if any document is
+// invalid, fails validation or would duplicate a key (in the collection
+// or within docs), nothing is stored and the error names the document's
+// position.
+func (c *Collection) InsertMany(docs any) ([]any, error) {
+	return (*engine.Collection)(c).InsertMany(docs)
+}
+
+// UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne.
+type UpdateOptions = engine.UpdateOptions
+
+// UpdateResult says what an update did.
+type UpdateResult = engine.UpdateResult
+
+// UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
+// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
+// semantics; $setOnInsert only when an upsert inserts) to the first
+// document matching filter (in the order Find would return without sort).
+// $currentDate writes the DB clock's time: it is how an application keeps a
+// document alive under a TTL index. Errors (ErrInvalidFilter,
+// ErrInvalidUpdate, ErrImmutableID, ErrValidation, ErrDuplicateKey) change
+// nothing.
+func (c *Collection) UpdateOne(filter Document, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+	return (*engine.Collection)(c).UpdateOne(filter, update, opts...)
+}
+
+// UpdateMany is UpdateOne for every matching document. It is atomic: if any
+// document cannot be updated, none is. ctx stops it while it finds and
+// prepares the documents (it looks every 256 documents): cancelled or past
+// its deadline, UpdateMany changes nothing and returns an error matching
+// ctx.Err() (context.Canceled, context.DeadlineExceeded). Once the prepared
+// changes are being applied (under the collection's write lock, a step
+// that does no matching, encoding nor validation) it no longer stops. The
+// collection's writers wait for it from start to end; readers only while
+// the changes are applied.
+func (c *Collection) UpdateMany(ctx context.Context, filter Document, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+	return (*engine.Collection)(c).UpdateMany(ctx, filter, update, opts...)
+}
+
+// ReplaceOne replaces the first document matching filter with a copy of
+// replacement, keeping its _id (a replacement that names another _id fails
+// with ErrImmutableID). replacement is a document of any form InsertOne
+// takes (a struct's _id left out by omitempty, or nil, keeps the stored
+// one). With Upsert and no match, it inserts the replacement.
+func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...UpdateOptions) (UpdateResult, error) {
+	return (*engine.Collection)(c).ReplaceOne(filterDoc, replacementDoc, opts...)
+}
+
+// DeleteOne deletes the first document matching filter and reports how many
+// it deleted (0 or 1).
+func (c *Collection) DeleteOne(filter Document) (int, error) {
+	return (*engine.Collection)(c).DeleteOne(filter)
+}
+
+// DeleteMany deletes every document matching filter and reports how many.
+// It is atomic: ctx stops it while it finds the documents (it looks every
+// 256 documents examined, and once more just before deleting); cancelled
+// or past its deadline, it deletes nothing and returns an error matching
+// ctx.Err(). The deletion itself, under the write lock, does not stop.
+func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, error) {
+	return (*engine.Collection)(c).DeleteMany(ctx, filter)
 }

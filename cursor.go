@@ -2,21 +2,8 @@ package ttldb
 
 import (
 	"context"
-	"fmt"
+	"github.com/ttldb/ttldb/internal/engine"
 	"iter"
-	"reflect"
-	"slices"
-
-	"github.com/ttldb/ttldb/internal/codec"
-)
-
-// cursorBatch is how many documents a Cursor returns per hold of the
-// collection's read lock, and cursorExamine how many it examines at most
-// per hold (a filter that matches few documents must not hold the lock for
-// a whole collection scan either).
-const (
-	cursorBatch   = 256
-	cursorExamine = 4096
 )
 
 // Cursor streams the results of Find. It reads them in batches: each
@@ -43,137 +30,14 @@ const (
 // documents of its current batch); a cursor read to the end, or whose
 // All or Documents has returned, is closed already. An open cursor holds
 // no lock and no goroutine: dropping it unclosed leaks nothing.
-type Cursor struct {
-	s    *collState // nil: every result is in batch
-	q    *findQuery
-	p    *plan
-	from *scanPos
-	// seen holds the insertion seq of every document returned by an
-	// index walk that spans batches, so that a document an update moves
-	// ahead of the walk is not returned twice.
-	seen  map[uint64]struct{}
-	skip  int // results still to skip
-	left  int // results still to return (-1: no limit)
-	batch []cursorDoc
-	next  int
-	cur   cursorDoc
-	done  bool // no batch is left to read
-	err   error
-}
-
-// cursorDoc is one result: its stored encoding (which never changes) and,
-// if a filter or projection already decoded it, the document.
-type cursorDoc struct {
-	enc []byte
-	doc Document
-	seq uint64
-}
+type Cursor engine.Cursor
 
 // Next moves to the next result, reading the next batch when needed, and
 // reports whether there is one. It returns false at the end, on an error
 // (see Err) and once ctx is done (Err then matches ctx.Err()); a nil ctx
 // never stops it.
 func (cur *Cursor) Next(ctx context.Context) bool {
-	for {
-		if cur.err != nil {
-			return false
-		}
-		if cur.next < len(cur.batch) {
-			cur.cur = cur.batch[cur.next]
-			cur.batch[cur.next] = cursorDoc{}
-			cur.next++
-			return true
-		}
-		if cur.done || cur.s == nil {
-			cur.close()
-			return false
-		}
-		if err := checkCtx(ctx); err != nil {
-			cur.err = ctxError(cur.s.name, err)
-			cur.close()
-			return false
-		}
-		cur.fetch(ctx)
-	}
-}
-
-// fetch reads the next batch under one hold of the read lock.
-func (cur *Cursor) fetch(ctx context.Context) {
-	s, q := cur.s, cur.q
-	cur.batch, cur.next = cur.batch[:0], 0
-	s.mu.RLock()
-	if s.dropped {
-		s.mu.RUnlock()
-		cur.done = true
-		return
-	}
-	if cur.p.ix != nil && !slices.Contains(s.indexes, cur.p.ix) {
-		s.mu.RUnlock()
-		cur.err = fmt.Errorf("%w: collection %q: index %q dropped while a cursor walked it", ErrNotFound, s.name, cur.p.ix.name)
-		return
-	}
-	q.ctx, q.err, q.from, q.budget, q.paused = ctx, nil, cur.from, cursorExamine, false
-	full := false
-	s.execute(cur.p, q, s.db.clock.Now(), func(r *docRef) bool {
-		if cur.seen != nil {
-			if _, dup := cur.seen[r.rec.seq]; dup {
-				return true
-			}
-		}
-		if cur.skip > 0 {
-			cur.skip--
-			cur.remember(r.rec.seq)
-			return true
-		}
-		cur.batch = append(cur.batch, cursorDoc{enc: r.rec.enc, doc: r.doc, seq: r.rec.seq})
-		if cur.left > 0 {
-			if cur.left--; cur.left == 0 {
-				return false // the walk is done: q.paused stays false
-			}
-		}
-		if len(cur.batch) == cursorBatch {
-			full = true
-			return false
-		}
-		return true
-	})
-	s.mu.RUnlock()
-	if q.err != nil {
-		cur.err = ctxError(s.name, q.err)
-		return
-	}
-	at := q.at
-	cur.from = &at
-	cur.done = !full && !q.paused
-	if !cur.done && cur.p.ix != nil {
-		// The walk goes on in a later batch: remember what it returned.
-		if cur.seen == nil {
-			cur.seen = map[uint64]struct{}{}
-		}
-		for _, d := range cur.batch {
-			cur.seen[d.seq] = struct{}{}
-		}
-	}
-	if proj := q.proj; proj != nil {
-		for i := range cur.batch {
-			d := &cur.batch[i]
-			if d.doc == nil {
-				d.doc = codec.Decode(d.enc)
-			}
-			d.doc, d.enc = proj.Apply(d.doc), nil
-		}
-	}
-}
-
-// remember notes a skipped document of an index walk that may span
-// batches, so that it is not counted again if an update moves it ahead.
-func (cur *Cursor) remember(seq uint64) {
-	if cur.p != nil && cur.p.ix != nil {
-		if cur.seen == nil {
-			cur.seen = map[uint64]struct{}{}
-		}
-		cur.seen[seq] = struct{}{}
-	}
+	return (*engine.Cursor)(cur).Next(ctx)
 }
 
 // Decode decodes the current result (the one Next moved to) into v, with
@@ -183,54 +47,25 @@ func (cur *Cursor) remember(seq uint64) {
 // map allocates only what v needs (its strings, slices, maps, pointers),
 // nothing per result otherwise.
 func (cur *Cursor) Decode(v any) error {
-	return cur.cur.decode(v)
-}
-
-func (d *cursorDoc) decode(v any) error {
-	if d.enc == nil && d.doc == nil {
-		return fmt.Errorf("%w: the cursor has no current document (call Next first)", ErrInvalidOptions)
-	}
-	enc := d.enc
-	if enc == nil {
-		var err error
-		if enc, err = codec.Encode(d.doc, nil); err != nil {
-			return err
-		}
-	}
-	return codec.DecodeInto(enc, v)
+	return (*engine.Cursor)(cur).Decode(v)
 }
 
 // Document returns the current result as a new Document the caller owns.
 func (cur *Cursor) Document() (Document, error) {
-	d := cur.cur
-	switch {
-	case d.doc != nil:
-		cur.cur.doc = nil // the caller owns it now: a second call decodes anew
-		if d.enc == nil {
-			cur.cur.enc, _ = codec.Encode(d.doc, nil)
-		}
-		return d.doc, nil
-	case d.enc != nil:
-		return codec.Decode(d.enc), nil
-	}
-	return nil, fmt.Errorf("%w: the cursor has no current document (call Next first)", ErrInvalidOptions)
+	return (*engine.Cursor)(cur).Document()
 }
 
 // Err returns the error that ended the iteration, if any: a context's
 // error (matching context.Canceled or context.DeadlineExceeded), or
 // ErrNotFound if the index the cursor walked was dropped.
-func (cur *Cursor) Err() error { return cur.err }
+func (cur *Cursor) Err() error {
+	return (*engine.Cursor)(cur).Err()
+}
 
 // Close ends the iteration and releases the cursor's current batch. It is
 // safe to call more than once, and returns Err().
 func (cur *Cursor) Close() error {
-	cur.close()
-	return cur.err
-}
-
-func (cur *Cursor) close() {
-	cur.done = true
-	cur.batch, cur.next, cur.cur, cur.seen, cur.s = nil, 0, cursorDoc{}, nil, nil
+	return (*engine.Cursor)(cur).Close()
 }
 
 // All decodes every remaining result into the slice results points to,
@@ -241,46 +76,7 @@ func (cur *Cursor) close() {
 // that does not fit) it returns the error and the slice holds the results
 // decoded before it.
 func (cur *Cursor) All(ctx context.Context, results any) error {
-	defer cur.close()
-	if docs, ok := results.(*[]Document); ok {
-		*docs = (*docs)[:0]
-		for cur.Next(ctx) {
-			d, err := cur.Document()
-			if err != nil {
-				return err
-			}
-			*docs = append(*docs, d)
-		}
-		return cur.err
-	}
-	rv := reflect.ValueOf(results)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Slice {
-		return fmt.Errorf("%w: All needs a non-nil pointer to a slice, not %T", ErrDecode, results)
-	}
-	sl := rv.Elem()
-	sl.SetLen(0)
-	et := sl.Type().Elem()
-	for i := 0; cur.Next(ctx); i++ {
-		if i < sl.Cap() {
-			sl.SetLen(i + 1)
-		} else {
-			sl.Set(reflect.Append(sl, reflect.Zero(et)))
-		}
-		el := sl.Index(i)
-		dst := el.Addr()
-		switch et.Kind() {
-		case reflect.Pointer:
-			el.Set(reflect.New(et.Elem())) // never the caller's old pointee
-			dst = el
-		case reflect.Map:
-			el.Set(reflect.Zero(et)) // a new map, not the old element's
-		}
-		if err := cur.Decode(dst.Interface()); err != nil {
-			sl.SetLen(i)
-			return err
-		}
-	}
-	return cur.err
+	return (*engine.Cursor)(cur).All(ctx, results)
 }
 
 // Documents returns the remaining results as an iterator of (Document,
@@ -290,18 +86,7 @@ func (cur *Cursor) All(ctx context.Context, results any) error {
 //
 //	for doc, err := range cur.Documents(ctx) { … }
 func (cur *Cursor) Documents(ctx context.Context) iter.Seq2[Document, error] {
-	return func(yield func(Document, error) bool) {
-		defer cur.close()
-		for cur.Next(ctx) {
-			d, err := cur.Document()
-			if !yield(d, err) || err != nil {
-				return
-			}
-		}
-		if cur.err != nil {
-			yield(nil, cur.err)
-		}
-	}
+	return (*engine.Cursor)(cur).Documents(ctx)
 }
 
 // Decoded returns the remaining results of cur decoded into values of
@@ -311,27 +96,5 @@ func (cur *Cursor) Documents(ctx context.Context) iter.Seq2[Document, error] {
 //
 //	for u, err := range ttldb.Decoded[User](ctx, cur) { … }
 func Decoded[T any](ctx context.Context, cur *Cursor) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		defer cur.close()
-		for cur.Next(ctx) {
-			var v T
-			err := cur.Decode(&v)
-			if !yield(v, err) || err != nil {
-				return
-			}
-		}
-		if cur.err != nil {
-			var zero T
-			yield(zero, cur.err)
-		}
-	}
-}
-
-// docsCursor is a cursor over results already read.
-func docsCursor(docs []Document) *Cursor {
-	batch := make([]cursorDoc, len(docs))
-	for i, d := range docs {
-		batch[i] = cursorDoc{doc: d}
-	}
-	return &Cursor{batch: batch, done: true}
+	return engine.Decoded[T](ctx, (*engine.Cursor)(cur))
 }

@@ -1,6 +1,8 @@
 package ttldb
 
-import "github.com/ttldb/ttldb/internal/codec"
+import (
+	"github.com/ttldb/ttldb/internal/engine"
+)
 
 // Document is one stored record: a JSON-like tree of values keyed by field
 // name. A document's values may be:
@@ -53,9 +55,9 @@ import "github.com/ttldb/ttldb/internal/codec"
 // plan), refusing others with ErrInvalidFilter or ErrInvalidUpdate. A collection copies a document on the way in and on the way out, so
 // a caller may change a map after handing it over, or one that was handed
 // back, without changing what is stored.
-type Document = map[string]any
+type Document = engine.Document
 
 // DocumentError reports a value that cannot be stored, with the dotted path
 // to it (Path, "" for the document itself) and what is wrong with it
 // (Reason). It wraps ErrInvalidDocument.
-type DocumentError = codec.DocumentError
+type DocumentError = engine.DocumentError

@@ -1,4 +1,4 @@
-package ttldb
+package ttldb_test
 
 import (
 	"testing"

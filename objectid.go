@@ -1,9 +1,8 @@
 package ttldb
 
 import (
+	"github.com/ttldb/ttldb/internal/engine"
 	"time"
-
-	"github.com/ttldb/ttldb/internal/codec"
 )
 
 // ObjectID is a 12-byte identifier laid out as MongoDB's: a 4-byte
@@ -15,13 +14,17 @@ import (
 //
 // A collection generates an ObjectID for every document inserted without an
 // _id, reading the time from the DB's clock.
-type ObjectID = codec.ObjectID
+type ObjectID = engine.ObjectID
 
 // NewObjectIDFromTime returns a new, process-unique ObjectID whose timestamp
 // part is t (truncated to the second). It is safe for concurrent use.
-func NewObjectIDFromTime(t time.Time) ObjectID { return codec.NewObjectIDFromTime(t) }
+func NewObjectIDFromTime(t time.Time) ObjectID {
+	return engine.NewObjectIDFromTime(t)
+}
 
 // ObjectIDFromHex parses the 24-character hexadecimal form that String
 // returns. It returns an error wrapping ErrInvalidDocument for any other
 // input.
-func ObjectIDFromHex(s string) (ObjectID, error) { return codec.ObjectIDFromHex(s) }
+func ObjectIDFromHex(s string) (ObjectID, error) {
+	return engine.ObjectIDFromHex(s)
+}

@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/query"
+)
+
+// ReturnDocument says which version of the document FindOneAndUpdate and
+// FindOneAndReplace return.
+type ReturnDocument int
+
+const (
+	// Before returns the document as it was before the write (the
+	// default, as in the MongoDB driver).
+	Before ReturnDocument = iota
+	// After returns the document as the write left it (the inserted one
+	// for an upsert).
+	After
+)
+
+// FindOneAndUpdateOptions adjusts FindOneAndUpdate. The zero value updates
+// the first match in natural order and returns it as it was before.
+type FindOneAndUpdateOptions struct {
+	// ReturnDocument chooses the version returned: Before (default) or
+	// After. With Before, an upsert that inserts returns ErrNotFound (there
+	// was no document before), as the driver's ErrNoDocuments.
+	ReturnDocument ReturnDocument
+	// Sort picks which matching document is updated: the first in this
+	// order (MongoDB's sort rules; an index whose keys match serves it,
+	// else every match is read to find the first). Nil: natural order.
+	Sort []IndexKey
+	// Projection shapes the returned document (as FindOptions.Projection);
+	// the stored document is whole.
+	Projection Document
+	// Upsert inserts a document when nothing matches: the filter's
+	// equality conditions with the update applied, $setOnInsert included.
+	Upsert bool
+}
+
+// FindOneAndReplaceOptions adjusts FindOneAndReplace: the fields of
+// FindOneAndUpdateOptions, except that Upsert inserts the replacement
+// (with the filter's _id if it names one and the replacement does not).
+type FindOneAndReplaceOptions struct {
+	ReturnDocument ReturnDocument
+	Sort           []IndexKey
+	Projection     Document
+	Upsert         bool
+}
+
+// FindOneAndDeleteOptions adjusts FindOneAndDelete: Sort picks which
+// matching document is deleted, Projection shapes the one returned.
+type FindOneAndDeleteOptions struct {
+	Sort       []IndexKey
+	Projection Document
+}
+
+// findModify is a compiled find-and-modify: the query that picks the
+// document and what to return.
+type findModify struct {
+	q      *findQuery
+	ret    ReturnDocument
+	upsert bool
+}
+
+func (c *Collection) compileFindModify(op string, filter Document, sort []IndexKey, proj Document, ret ReturnDocument, upsert bool) (*findModify, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if c.timeSeries() != nil {
+		return nil, fmt.Errorf("%w: %w: collection %q: %s is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name, op)
+	}
+	if ret != Before && ret != After {
+		return nil, fmt.Errorf("%w: collection %q: %s: ReturnDocument %d is neither Before nor After", ErrInvalidOptions, c.name, op, ret)
+	}
+	q, err := c.compileQuery(filter, []FindOptions{{Sort: sort, Projection: proj}})
+	if err != nil {
+		return nil, err
+	}
+	return &findModify{q: q, ret: ret, upsert: upsert}, nil
+}
+
+// FindOneAndUpdate applies update (the operators UpdateOne takes) to the
+// first document matching filter (in opts.Sort's order, else natural
+// order) and returns it, before or after the update as opts.ReturnDocument
+// says, as a SingleResult (Decode into a struct or map, or Document).
+//
+// Finding and writing are one step: the collection's write path is held
+// from the match to the commit, so no other writer and no TTL deletion
+// comes in between. A session refreshed with $currentDate is either
+// refreshed (and then not deleted for its old date) or already deleted
+// (ErrNotFound): it is never brought back. With HideExpired, a document
+// past its threshold is not matched, as for any read: refreshing an
+// expired session fails with ErrNotFound, or with Upsert inserts a new
+// document (the expired one is deleted first, as the monitor would, see
+// CollectionOptions.HideExpired); it is never revived.
+//
+// The result's error is ErrNotFound when nothing matches (and no upsert
+// inserted, or it did with ReturnDocument Before); ErrInvalidFilter,
+// ErrInvalidUpdate, ErrInvalidOptions, ErrImmutableID, ErrValidation,
+// ErrDuplicateKey, ErrMemoryLimit and ErrTimeSeries change nothing. Cost:
+// one UpdateOne and, with an unindexed Sort, one read of every match.
+func (c *Collection) FindOneAndUpdate(filter, update Document, opts ...FindOneAndUpdateOptions) SingleResult {
+	var o FindOneAndUpdateOptions
+	for _, x := range opts {
+		o = mergeFindModifyOptions(o, x)
+	}
+	fm, err := c.compileFindModify("FindOneAndUpdate", filter, o.Sort, o.Projection, o.ReturnDocument, o.Upsert)
+	if err != nil {
+		return SingleResult{err: err}
+	}
+	u, err := query.CompileUpdate(update)
+	if err != nil {
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
+	}
+	return c.runFindModify(fm, func(s *collState, ref *docRef, now time.Time) (Document, error) {
+		if ref == nil {
+			seed, err := query.UpsertSeed(fm.q.filterDoc)
+			if err != nil {
+				return nil, fmt.Errorf("collection %q: upsert: %w", s.name, err)
+			}
+			doc, _, err := u.ApplyInsert(seed, now) // $setOnInsert applies
+			if err != nil {
+				return nil, fmt.Errorf("collection %q: upsert: %w", s.name, err)
+			}
+			return doc, nil
+		}
+		nd, changed, err := u.Apply(ref.get(), now)
+		if err != nil {
+			return nil, fmt.Errorf("collection %q: document %v: %w", s.name, ref.get()["_id"], err)
+		}
+		if !changed {
+			return nil, nil
+		}
+		if r := s.oprec; r != nil {
+			r.replaceKind, r.update = OpUpdate, resolvedUpdate(update, now)
+		}
+		return nd, nil
+	})
+}
+
+// FindOneAndReplace replaces the first document matching filter (in
+// opts.Sort's order, else natural order) with a copy of replacement,
+// keeping its _id as ReplaceOne does, and returns it before or after as
+// opts.ReturnDocument says. replacement is a document of any form
+// InsertOne takes. Atomicity, HideExpired, upsert and errors are as for
+// FindOneAndUpdate.
+func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
+	var o FindOneAndUpdateOptions
+	for _, x := range opts {
+		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions(x))
+	}
+	fm, err := c.compileFindModify("FindOneAndReplace", filter, o.Sort, o.Projection, o.ReturnDocument, o.Upsert)
+	if err != nil {
+		return SingleResult{err: err}
+	}
+	rd, err := asDocument(replacement)
+	if err != nil {
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
+	}
+	if err := query.ValidateReplacement(rd); err != nil {
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
+	}
+	repl, err := codec.CloneDocument(rd)
+	if err != nil {
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
+	}
+	return c.runFindModify(fm, func(s *collState, ref *docRef, now time.Time) (Document, error) {
+		doc := codec.CopyDocument(repl)
+		if ref == nil {
+			if _, ok := doc["_id"]; !ok {
+				if seed, err := query.UpsertSeed(fm.q.filterDoc); err == nil {
+					if id, ok := seed["_id"]; ok {
+						doc["_id"] = id
+					}
+				}
+			}
+			return doc, nil
+		}
+		old := ref.get()
+		if id, ok := doc["_id"]; ok && query.Compare(id, old["_id"]) != 0 {
+			return nil, fmt.Errorf("collection %q: document %v: %w: %w", s.name, old["_id"], ErrInvalidUpdate, ErrImmutableID)
+		}
+		doc["_id"] = old["_id"]
+		if query.Compare(doc, old) == 0 {
+			return nil, nil
+		}
+		if r := s.oprec; r != nil {
+			r.replaceKind = OpReplace
+		}
+		return doc, nil
+	})
+}
+
+// FindOneAndDelete deletes the first document matching filter (in
+// opts.Sort's order, else natural order) and returns it as it was. It is
+// one step with respect to other writers and the TTL monitor, as
+// FindOneAndUpdate. The result's error is ErrNotFound when nothing matches
+// (with HideExpired, an expired document does not match: the monitor
+// deletes it, with its hooks); ErrInvalidFilter, ErrInvalidOptions and
+// ErrTimeSeries change nothing.
+func (c *Collection) FindOneAndDelete(filter Document, opts ...FindOneAndDeleteOptions) SingleResult {
+	var o FindOneAndUpdateOptions
+	for _, x := range opts {
+		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions{Sort: x.Sort, Projection: x.Projection})
+	}
+	fm, err := c.compileFindModify("FindOneAndDelete", filter, o.Sort, o.Projection, Before, false)
+	if err != nil {
+		return SingleResult{err: err}
+	}
+	return c.runFindModify(fm, nil)
+}
+
+func mergeFindModifyOptions(o, x FindOneAndUpdateOptions) FindOneAndUpdateOptions {
+	if x.ReturnDocument != Before {
+		o.ReturnDocument = x.ReturnDocument
+	}
+	if x.Sort != nil {
+		o.Sort = x.Sort
+	}
+	if x.Projection != nil {
+		o.Projection = x.Projection
+	}
+	o.Upsert = o.Upsert || x.Upsert
+	return o
+}
+
+// runFindModify picks the document and writes it in one hold of the
+// collection's write path. build returns the new document for ref (nil
+// ref: the document an upsert inserts), or nil to leave ref unchanged; a
+// nil build deletes ref.
+func (c *Collection) runFindModify(fm *findModify, build func(s *collState, ref *docRef, now time.Time) (Document, error)) SingleResult {
+	if !fm.upsert {
+		// A write that finds nothing must not create the collection.
+		if s, err := c.read(); err != nil || s == nil {
+			if err == nil {
+				err = c.notFound()
+			}
+			return SingleResult{err: err}
+		}
+	}
+	var before, after []byte // encodings: the store's, never changed
+	var found bool
+	err := c.write(func(s *collState) error {
+		before, after, found = nil, nil, false // a run again after the hooks starts afresh
+		now := c.db.clock.Now()
+		if r := s.oprec; r != nil {
+			r.now = now
+		}
+		ref := s.firstMatch(fm.q, now)
+		if ref == nil && !fm.upsert {
+			return nil
+		}
+		found = ref != nil
+		if build == nil { // FindOneAndDelete
+			before = ref.rec.enc
+			s.mu.Lock()
+			s.removeRecord(&ref.rec)
+			s.mu.Unlock()
+			if r := s.oprec; r != nil {
+				r.deleted(s, []record{ref.rec})
+			}
+			s.settleMemory(0)
+			return nil
+		}
+		nd, err := build(s, ref, now)
+		if err != nil {
+			return err
+		}
+		if ref == nil {
+			id, err := s.upsertInsert(nd, now)
+			if err != nil {
+				return err
+			}
+			after = s.encOfID(id)
+			return nil
+		}
+		before, after = ref.rec.enc, ref.rec.enc
+		if nd == nil {
+			return nil // nothing changes
+		}
+		if _, err := s.replaceRecords([]*docRef{ref}, []Document{nd}); err != nil {
+			return err
+		}
+		if rec, ok := s.recAt(ref.rec.slot, ref.rec.seq); ok {
+			after = rec.enc
+		} else {
+			// A capped collection evicted it to make room for itself.
+			after = nil
+			if enc, err := codec.Encode(nd, nil); err == nil {
+				after = enc
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return SingleResult{err: err}
+	}
+	enc := before
+	if fm.ret == After {
+		enc = after
+	}
+	if enc == nil {
+		if !found && fm.upsert && fm.ret == Before {
+			return SingleResult{err: fmt.Errorf("%w: collection %q: no document matched (one was upserted)", ErrNotFound, c.name)}
+		}
+		return SingleResult{err: c.notFound()}
+	}
+	if fm.q.proj != nil {
+		return SingleResult{doc: fm.q.proj.Apply(codec.Decode(enc))}
+	}
+	return SingleResult{enc: enc}
+}
+
+func (c *Collection) notFound() error {
+	return fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)
+}
+
+// firstMatch returns the first document q matches, in q's sort order (the
+// first of equals in the order the plan reads them), or nil. Documents
+// hidden as expired do not match. Call holding writeMu or mu.
+func (s *collState) firstMatch(q *findQuery, now time.Time) *docRef {
+	p := s.plan(q)
+	var best *docRef
+	sorting := p.needsSort(q)
+	s.execute(p, q, now, func(r *docRef) bool {
+		if best == nil || sorting && query.CompareForSort(r.get(), best.get(), q.sort) < 0 {
+			best = r
+		}
+		return sorting
+	})
+	return best
+}
+
+// encOfID returns the stored encoding of the document with _id id (nil if
+// none). Call holding writeMu or mu.
+func (s *collState) encOfID(id any) []byte {
+	k, err := appendIDKey(nil, id)
+	if err != nil {
+		return nil
+	}
+	rec, ok := s.lookup(k)
+	if !ok {
+		return nil
+	}
+	return rec.enc
+}

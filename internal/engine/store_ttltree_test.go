@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/store"
+)
+
+// collStateOf returns the collection's state, for tests of the layout.
+func collStateOf(t *testing.T, c *Collection) *collState {
+	t.Helper()
+	s, err := c.read()
+	require.NoError(t, err)
+	require.NotNil(t, s)
+	return s
+}
+
+func indexNamed(t *testing.T, s *collState, name string) *index {
+	t.Helper()
+	for _, ix := range s.indexes {
+		if ix.name == name {
+			return ix
+		}
+	}
+	t.Fatalf("no index %q", name)
+	return nil
+}
+
+// The items of every tree and the store's records hold no Go pointer: a
+// stored document costs the garbage collector nothing to scan.
+func TestRecordLayoutHasNoPointers(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[natItem](),
+		reflect.TypeFor[expiryEntry](),
+		reflect.TypeFor[store.Slot](),
+	} {
+		assert.False(t, store.HasPointers(typ), "%v holds pointers", typ)
+	}
+	// indexEntry's key is still an interface (until keys are bytes); its
+	// document reference is a slot.
+	e := reflect.TypeFor[indexEntry]()
+	for i := range e.NumField() {
+		if f := e.Field(i); f.Name != "key" {
+			assert.False(t, store.HasPointers(f.Type), "indexEntry.%s holds pointers", f.Name)
+		}
+	}
+}
+
+// A TTL index keeps one tree, of (date, seq, slot), which the monitor and
+// date queries share; a unique TTL index keeps its key tree as well.
+func TestTTLIndexKeepsOneTree(t *testing.T) {
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("events")
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}, ExpireAfterSeconds: Seconds(60), Unique: true, Sparse: true})
+	require.NoError(t, err)
+	var docs []Document
+	for i := range 100 {
+		docs = append(docs, Document{"_id": i, "t": t0.Add(time.Duration(i) * time.Minute)})
+	}
+	mustInsertMany(t, c, docs)
+	s := collStateOf(t, c)
+	ix := indexNamed(t, s, "t_1")
+	assert.Nil(t, ix.tree, "no key tree")
+	assert.Equal(t, 100, ix.ttl.expiry.Len())
+	assert.NotNil(t, indexNamed(t, s, "v_1").tree, "a unique TTL index keeps its keys for the unique check")
+	_, err = c.InsertMany([]Document{{"_id": "x", "v": t0}, {"_id": "y", "v": t0}})
+	require.ErrorIs(t, err, ErrDuplicateKey)
+}
+
+// The date tree serves date ranges, equalities and sorts on the TTL field
+// where that gives a collection scan's answer: ranges bounded by dates
+// while no document holds several values, ranges open below ($lt, $lte)
+// always, sorts while every document holds one date.
+func TestDateTreeServesQueries(t *testing.T) {
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("events")
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60)})
+	require.NoError(t, err)
+	day := func(d int) time.Time { return t0.AddDate(0, 0, d) }
+	var docs []Document
+	for i := range 20 {
+		docs = append(docs, Document{"_id": i, "t": day(i % 10)})
+	}
+	mustInsertMany(t, c, docs)
+
+	explain := func(f Document, o ...FindOptions) Explanation {
+		t.Helper()
+		ex, err := c.Explain(f, o...)
+		require.NoError(t, err)
+		return ex
+	}
+	ex := explain(Document{"t": Document{"$gte": day(2), "$lt": day(5)}})
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, "t_1", ex.IndexName)
+	assert.Equal(t, 6, ex.NReturned)
+	assert.Equal(t, 6, ex.KeysExamined, "only the range is walked")
+	ex = explain(Document{"t": day(3)})
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, 2, ex.NReturned)
+	assert.Equal(t, 2, ex.KeysExamined)
+	ex = explain(nil, FindOptions{Sort: []IndexKey{Desc("t")}, Limit: 3})
+	assert.Equal(t, "IXSCAN", ex.Stage, "every document holds one date: the tree gives the order")
+	assert.False(t, ex.InMemorySort)
+	assert.Equal(t, 3, ex.KeysExamined)
+	got, err := findDocs(c, nil, FindOptions{Sort: []IndexKey{Desc("t")}, Limit: 3})
+	require.NoError(t, err)
+	assert.Equal(t, []any{day(9), day(9), day(8)}, []any{got[0]["t"], got[1]["t"], got[2]["t"]})
+	ex = explain(Document{"t": Document{"$gt": 3}})
+	assert.Equal(t, "COLLSCAN", ex.Stage, "a number bound: numbers keep their own type order")
+
+	// A document without one date: sorts go back to memory, date ranges
+	// keep the tree.
+	mustInsertMany(t, c, []Document{{"_id": "num", "t": float64(day(4).Unix())}})
+	ex = explain(nil, FindOptions{Sort: []IndexKey{Asc("t")}})
+	assert.True(t, ex.InMemorySort)
+	ex = explain(Document{"t": Document{"$gte": day(2), "$lt": day(5)}})
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, 6, ex.NReturned, "the number read as a date is examined, and does not match a date range")
+	assert.Equal(t, 7, ex.KeysExamined)
+
+	// An array expires by its earliest date: a range bounded below could
+	// miss it, a range open below cannot.
+	mustInsertMany(t, c, []Document{{"_id": "arr", "t": []any{day(0), day(7)}}})
+	ex = explain(Document{"t": Document{"$gte": day(7)}})
+	assert.Equal(t, "COLLSCAN", ex.Stage)
+	assert.Equal(t, 7, ex.NReturned, "days 7, 8 and 9, twice each, and the array")
+	ex = explain(Document{"t": Document{"$lt": day(1)}})
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, 3, ex.NReturned)
+	ids := intIDsOf(t, c, Document{"t": Document{"$lt": day(1)}})
+	assert.Equal(t, []any{0, 10, "arr"}, ids)
+}
+
+func mustInsertMany(t *testing.T, c *Collection, docs []Document) {
+	t.Helper()
+	_, err := c.InsertMany(docs)
+	require.NoError(t, err)
+}
+
+func intIDsOf(t *testing.T, c *Collection, f Document) []any {
+	t.Helper()
+	docs, err := findDocs(c, f)
+	require.NoError(t, err)
+	var out []any
+	for _, d := range docs {
+		out = append(out, d["_id"])
+	}
+	return out
+}
+
+// A document's TTL entries are kept in its record, so that removal reads
+// them rather than the document; a document stored before its TTL index
+// has none, and is removed through the same code computing them.
+func TestTTLEntriesKeptWithRecord(t *testing.T) {
+	db, clk := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("events")
+	mustInsertMany(t, c, []Document{{"_id": "before", "t": t0}})
+	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60),
+		PartialFilterExpression: Document{"keep": Document{"$exists": false}}})
+	require.NoError(t, err)
+	mustInsertMany(t, c, []Document{
+		{"_id": "exact", "t": t0},
+		{"_id": "array", "t": []any{t0.Add(time.Hour), t0}},
+		{"_id": "none", "t": "not a date"},
+		{"_id": "kept", "t": t0, "keep": true},
+	})
+	s := collStateOf(t, c)
+	ix := indexNamed(t, s, "t_1")
+	extraOf := func(id string) []byte {
+		k, err := appendIDKey(nil, id)
+		require.NoError(t, err)
+		rec, ok := s.lookup(k)
+		require.True(t, ok)
+		return rec.extra
+	}
+	k, found := extraTTL(extraOf("exact"), ix.id)
+	assert.True(t, found)
+	assert.Equal(t, ttlKey{date: t0, kind: ttlExact, ok: true}, k)
+	k, found = extraTTL(extraOf("array"), ix.id)
+	assert.True(t, found)
+	assert.Equal(t, ttlKey{date: t0, kind: ttlMulti, ok: true}, k)
+	for _, id := range []string{"none", "kept"} {
+		k, found = extraTTL(extraOf(id), ix.id)
+		assert.True(t, found, id)
+		assert.False(t, k.ok, "%s: no entry in the tree", id)
+	}
+	_, found = extraTTL(extraOf("before"), ix.id)
+	assert.False(t, found, "stored before the index")
+	assert.Equal(t, 2, ix.ttl.exact, "before and exact")
+	assert.Equal(t, 1, ix.ttl.multi)
+
+	clk.Advance(2 * time.Hour)
+	res, err := db.RunTTLPass(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Deleted)
+	assert.Equal(t, 0, ix.ttl.expiry.Len())
+	assert.Equal(t, 0, ix.ttl.exact)
+	assert.Equal(t, 0, ix.ttl.multi)
+	rest := intIDsOf(t, c, nil)
+	slices.SortFunc(rest, func(a, b any) int { return compareStrings(a.(string), b.(string)) })
+	assert.Equal(t, []any{"kept", "none"}, rest)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

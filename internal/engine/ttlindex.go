@@ -1,0 +1,487 @@
+package engine
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/ordtree"
+	"github.com/ttldb/ttldb/internal/store"
+)
+
+// ttlIndex is the expiry side of a TTL index: a B+ tree (internal/ordtree)
+// of the documents' indexed dates, earliest first. It is keyed by the date itself, not by
+// date + ExpireAfterSeconds, so that CollMod can change ExpireAfterSeconds
+// without re-keying anything (as MongoDB does). A document is expired at
+// time now when date + expireAfter <= now, that is when date <= now -
+// expireAfter: the expired documents are a prefix of the tree, and finding k
+// of them costs O(k log n).
+type ttlIndex struct {
+	field       string
+	dotted      bool // field is a path (holds a dot): read through EncodedPathValues
+	forms       TTLValueForms
+	expireAfter atomic.Int64 // seconds, 0..MaxInt32; changed only by CollMod
+	// expiry and counts (and exact, multi) change together, through
+	// addEntry and removeEntry (backlog.go), under the collection's write
+	// lock once the index is published.
+	expiry *ordtree.Tree[expiryEntry]
+	counts *expiryCounts
+	exact  int // entries whose field holds one date
+	multi  int // entries that are the earliest of several values
+	// walk is where the running pass offers this index's next documents
+	// to the expire hooks from (expirehook.go).
+	walk hookWalk
+}
+
+// expiryEntry is one document's place in a ttlIndex: its date as Unix
+// seconds and nanoseconds (wide enough for any time.Time), then its
+// insertion order (the tie-break) and its slot in the store. A plain
+// value: the tree holds no pointer per document.
+type expiryEntry struct {
+	sec  int64
+	nsec int32
+	slot store.Slot
+	seq  uint64
+}
+
+// compareExpiry orders entries as the tree does (expiryLess): by date,
+// then insertion order; the slot is not part of an entry's identity.
+func compareExpiry(a, b expiryEntry) int {
+	return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.seq, b.seq))
+}
+
+// find returns the tree's entry equal to e (under compareExpiry), with its
+// current slot.
+func (t *ttlIndex) find(e expiryEntry) (found expiryEntry, ok bool) {
+	t.expiry.AscendGreaterOrEqual(e, func(en expiryEntry) bool {
+		found, ok = en, compareExpiry(en, e) == 0
+		return false
+	})
+	return found, ok
+}
+
+func expiryLess(a, b expiryEntry) bool {
+	if a.sec != b.sec {
+		return a.sec < b.sec
+	}
+	if a.nsec != b.nsec {
+		return a.nsec < b.nsec
+	}
+	return a.seq < b.seq
+}
+
+func newTTLIndex(where string, m IndexModel, capped bool) (*ttlIndex, error) {
+	secs := *m.ExpireAfterSeconds
+	switch {
+	case secs < 0:
+		return nil, fmt.Errorf("%w: %s: expireAfterSeconds %d is negative (valid: 0 to %d)", ErrInvalidTTL, where, secs, math.MaxInt32)
+	case len(m.Keys) != 1:
+		return nil, fmt.Errorf("%w: %s: TTL indexes are single-field; the key has %d fields", ErrInvalidTTL, where, len(m.Keys))
+	case m.Keys[0].Field == "_id":
+		return nil, fmt.Errorf("%w: %s: the _id field does not support TTL indexes", ErrInvalidTTL, where)
+	case capped:
+		return nil, fmt.Errorf("%w: %s: a capped collection cannot have a TTL index", ErrInvalidTTL, where)
+	case m.TTLValueForms != TTLValuesDatesAndArango && m.TTLValueForms != TTLValuesDatesOnly:
+		return nil, fmt.Errorf("%w: %s: unknown TTLValueForms %d", ErrInvalidTTL, where, m.TTLValueForms)
+	}
+	t := &ttlIndex{
+		field:  m.Keys[0].Field,
+		dotted: strings.Contains(m.Keys[0].Field, "."),
+		forms:  m.TTLValueForms,
+		expiry: ordtree.New(expiryLess),
+		counts: newExpiryCounts(),
+	}
+	t.expireAfter.Store(int64(secs))
+	return t, nil
+}
+
+// ttlKind says how a document's TTL date came from its indexed field.
+type ttlKind byte
+
+const (
+	ttlNone   ttlKind = iota // no date: the document never expires under the index
+	ttlExact                 // the field holds one date (time.Time)
+	ttlSingle                // one value read as a date (an ArangoDB number or string)
+	ttlMulti                 // the earliest date of several values (an array, a path through arrays)
+)
+
+// ttlKey is a document's entry in a TTL index: its date and how the date
+// came from the field.
+type ttlKey struct {
+	date time.Time
+	kind ttlKind
+	ok   bool // kind != ttlNone
+}
+
+// keyOfStored returns the entry of an encoded document in this TTL index.
+// A top-level date is read without allocating.
+func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
+	if !t.dotted {
+		d, isTime, found := codec.EncodedTime(enc, t.field)
+		if isTime {
+			return ttlKey{date: d, kind: ttlExact, ok: true}
+		}
+		if !found {
+			return ttlKey{}
+		}
+	}
+	vals, found := codec.EncodedPathValues(enc, t.field)
+	if !found {
+		return ttlKey{}
+	}
+	d, ok := ttlDate(vals, t.forms)
+	if !ok {
+		return ttlKey{}
+	}
+	kind := ttlMulti
+	if len(vals) == 1 && !codec.IsArray(vals[0]) {
+		kind = ttlSingle
+		if _, isTime := vals[0].(time.Time); isTime {
+			kind = ttlExact
+		}
+	}
+	return ttlKey{date: d, kind: kind, ok: true}
+}
+
+// count keeps the tree's counts of exact and multi-valued entries, by
+// which the planner knows what queries the tree can serve (planDateTree).
+func (t *ttlIndex) count(k ttlKey, delta int) {
+	switch k.kind {
+	case ttlExact:
+		t.exact += delta
+	case ttlMulti:
+		t.multi += delta
+	}
+}
+
+// A record's extra bytes keep its TTL entries, so that removing it (a TTL
+// deletion above all) does not read its dates out of the encoding again,
+// nor evaluate a partial filter: per TTL index, the index's id (uvarint),
+// the kind, and for a date its Unix seconds (varint) and nanoseconds
+// (uvarint). A document stored before its TTL index existed has no entry
+// for it; its entry is then computed from the encoding, by the same code.
+
+// appendTTLExtra appends the entries of dk's TTL indexes.
+func (s *collState) appendTTLExtra(dst []byte, dk docKeys) []byte {
+	for i, ix := range s.indexes {
+		if ix.ttl == nil {
+			continue
+		}
+		k := dk[i].ttl
+		dst = binary.AppendUvarint(dst, uint64(ix.id))
+		dst = append(dst, byte(k.kind))
+		if k.ok {
+			dst = binary.AppendVarint(dst, k.date.Unix())
+			dst = binary.AppendUvarint(dst, uint64(k.date.Nanosecond()))
+		}
+	}
+	return dst
+}
+
+// extraTTL finds index id's entry in a record's extra bytes.
+func extraTTL(extra []byte, id uint32) (k ttlKey, found bool) {
+	for i := 0; i < len(extra); {
+		x, n := binary.Uvarint(extra[i:])
+		i += n
+		kind := ttlKind(extra[i])
+		i++
+		var sec int64
+		var nsec uint64
+		if kind != ttlNone {
+			sec, n = binary.Varint(extra[i:])
+			i += n
+			nsec, n = binary.Uvarint(extra[i:])
+			i += n
+		}
+		if uint32(x) == id {
+			if kind == ttlNone {
+				return ttlKey{}, true
+			}
+			return ttlKey{date: time.Unix(sec, int64(nsec)).UTC(), kind: kind, ok: true}, true
+		}
+	}
+	return ttlKey{}, false
+}
+
+// cutoff returns the latest date that is expired at now: date <= cutoff
+// exactly when date + expireAfter <= now.
+func (t *ttlIndex) cutoff(now time.Time) time.Time {
+	return now.Add(-time.Duration(t.expireAfter.Load())*time.Second + ttlCutoffSkew)
+}
+
+// ttlCutoffSkew is a test hook, always 0 outside tests: the model test sets
+// it to 1ns to see its checker catch a cutoff one nanosecond late.
+var ttlCutoffSkew time.Duration
+
+func entryFor(d time.Time, rec *record) expiryEntry {
+	return expiryEntry{sec: d.Unix(), nsec: int32(d.Nanosecond()), slot: rec.slot, seq: rec.seq}
+}
+
+// entryNotAfter reports whether e's date is at or before d.
+func entryNotAfter(e expiryEntry, d time.Time) bool {
+	s := d.Unix()
+	return e.sec < s || e.sec == s && e.nsec <= int32(d.Nanosecond())
+}
+
+// threshold returns the instant the entry expires: its date + expireAfter.
+func (t *ttlIndex) threshold(e expiryEntry) time.Time {
+	return t.thresholdFor(time.Unix(e.sec, int64(e.nsec)))
+}
+
+// thresholdFor returns when a document keyed by date d expires: d +
+// expireAfter (read now: CollMod may change it).
+func (t *ttlIndex) thresholdFor(d time.Time) time.Time {
+	return d.Add(time.Duration(t.expireAfter.Load()) * time.Second)
+}
+
+// earliest returns the first entry of the tree (the next to expire).
+func (t *ttlIndex) earliest() (expiryEntry, bool) {
+	return t.expiry.Min()
+}
+
+// storedDate returns the date a stored document is keyed by in ix (a TTL
+// index), and false if it never expires under it: no date in the field, or
+// left out by the partial filter.
+func (ix *index) storedDate(ref *docRef) (time.Time, bool) {
+	k := ix.storedTTL(ref)
+	return k.date, k.ok
+}
+
+// storedTTL returns a document's entry in ix (a TTL index): from the
+// record's extra bytes if they hold it, else computed as for a new
+// document.
+func (ix *index) storedTTL(ref *docRef) ttlKey {
+	if ix.ttl == nil {
+		return ttlKey{}
+	}
+	if k, found := extraTTL(ref.rec.extra, ix.id); found {
+		return k
+	}
+	return ix.ttlKeyOf(ref)
+}
+
+// ttlKeyOf computes a document's entry in ix (a TTL index).
+func (ix *index) ttlKeyOf(ref *docRef) ttlKey {
+	if ix.ttl == nil || ix.partial != nil && !ix.partial.Matches(ref.get()) {
+		return ttlKey{}
+	}
+	return ix.ttl.keyOfStored(ref.rec.enc)
+}
+
+// earliestThresholdOf returns the earliest threshold of a stored document
+// under all the collection's TTL indexes. Call holding mu or writeMu.
+func (s *collState) earliestThresholdOf(ref *docRef) (time.Time, bool) {
+	var best time.Time
+	found := false
+	for _, ix := range s.indexes {
+		d, ok := ix.storedDate(ref)
+		if !ok {
+			continue
+		}
+		if th := ix.ttl.thresholdFor(d); !found || th.Before(best) {
+			best, found = th, true
+		}
+	}
+	return best, found
+}
+
+// hideExpiredActive reports whether reads must skip expired documents.
+func (s *collState) hideExpiredActive() bool {
+	if !s.opts.HideExpired {
+		return false
+	}
+	for _, ix := range s.indexes {
+		if ix.ttl != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// expiredAt reports whether a stored document is expired at now under any
+// TTL index.
+func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
+	th, ok := s.earliestThresholdOf(ref)
+	return ok && !th.After(now)
+}
+
+// ExpiresAt returns when the document with the given _id expires under the
+// collection's TTL indexes: the earliest of its thresholds (indexed date +
+// ExpireAfterSeconds). expires is false if it never will (no TTL index, or
+// no date in the indexed fields). A missing document is ErrNotFound. The
+// answer is for the document as stored now: a later write can change it,
+// and the monitor deletes the document at its first pass at or after the
+// threshold.
+func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+	if err := c.usable(); err != nil {
+		return time.Time{}, false, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return c.tsExpiresAt(ts, id) // time-series: tsread.go
+	}
+	// Validated (no cycle, bounded depth) and in stored form before it is
+	// keyed: an _id is looked up as the filter {_id: id} would match it.
+	id, err = codec.CloneValue(id, "_id")
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	k, err := appendIDKey(nil, id)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	s, err := c.read()
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	if s != nil {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if rec, ok := s.lookup(k); ok {
+			at, expires = s.earliestThresholdOf(&docRef{rec: rec})
+			return at, expires, nil
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("%w: collection %q: no document with _id %v", ErrNotFound, c.name, id)
+}
+
+// CollModIndex is the index part of MongoDB's collMod command:
+// {collMod: <collection>, index: {keyPattern | name, expireAfterSeconds}}.
+type CollModIndex struct {
+	// KeyPattern or Name selects the index (give one; if both, they must
+	// name the same index).
+	KeyPattern []IndexKey
+	Name       string
+	// ExpireAfterSeconds is the new value, 0 to 2147483647. Required.
+	ExpireAfterSeconds *int32
+}
+
+// CollModResult reports what CollMod changed, as MongoDB's reply does.
+type CollModResult struct {
+	IndexName string
+	// ExpireAfterSecondsOld is nil when CollMod turned a non-TTL index into
+	// a TTL index.
+	ExpireAfterSecondsOld *int32
+	ExpireAfterSecondsNew int32
+}
+
+// CollMod changes the ExpireAfterSeconds of a TTL index, or turns a
+// non-TTL single-field index into a TTL index (reading dates in the default
+// TTLValueForms), as MongoDB's collMod does. Changing the value re-keys
+// nothing: the TTL B-tree is keyed by the indexed date. Beware, as MongoDB
+// warns: lowering the value can make many documents eligible for deletion
+// at once.
+//
+// It fails with ErrNotFound for a missing collection or index,
+// ErrInvalidTTL for a bad value, an _id index, a compound index or a capped
+// collection, and ErrInvalidIndex for an unclear selection.
+func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) {
+	return db.Collection(collection).CollMod(m)
+}
+
+// CollMod is DB.CollMod for this collection.
+func (c *Collection) CollMod(m CollModIndex) (res CollModResult, err error) {
+	if err := c.db.writable(); err != nil {
+		return CollModResult{}, err
+	}
+	defer c.db.durable(&err)
+	return replicated(c.db, func() (CollModResult, error) { return c.collModBegun(m) })
+}
+
+// collModBegun is CollMod once the replicator (if any) let it begin.
+func (c *Collection) collModBegun(m CollModIndex) (CollModResult, error) {
+	var res CollModResult
+	if err := c.usable(); err != nil {
+		return res, err
+	}
+	if ts := c.timeSeries(); ts != nil {
+		return ts.collModIndex(m, nil) // time-series: tsindex.go
+	}
+	where := fmt.Sprintf("collMod %q", c.name)
+	if m.ExpireAfterSeconds == nil {
+		return res, fmt.Errorf("%w: %s: ExpireAfterSeconds is required", ErrInvalidTTL, where)
+	}
+	if *m.ExpireAfterSeconds < 0 {
+		sel := fmt.Sprintf("%q", m.Name)
+		if m.Name == "" {
+			sel = fmt.Sprintf("with key pattern %v", m.KeyPattern)
+		}
+		return res, fmt.Errorf("%w: %s index %s: expireAfterSeconds %d is negative (valid: 0 to %d)", ErrInvalidTTL, where, sel, *m.ExpireAfterSeconds, math.MaxInt32)
+	}
+	if m.Name == "" && len(m.KeyPattern) == 0 {
+		return res, fmt.Errorf("%w: %s: give the index's KeyPattern or Name", ErrInvalidIndex, where)
+	}
+	if m.Name == idIndexName || len(m.KeyPattern) == 1 && m.KeyPattern[0].Field == "_id" {
+		return res, fmt.Errorf("%w: %s: the _id field does not support TTL indexes", ErrInvalidTTL, where)
+	}
+	s, err := c.read()
+	if err != nil {
+		return res, err
+	}
+	if s == nil {
+		return res, fmt.Errorf("%w: %s: no such collection", ErrNotFound, where)
+	}
+	err = c.write(func(s *collState) error {
+		return s.collMod(where, m, &res)
+	})
+	if err != nil {
+		// Nothing changed: report nothing (res may hold the index found).
+		return CollModResult{}, err
+	}
+	return res, nil
+}
+
+// collMod is CollMod's change, holding writeMu: it finds the index m
+// selects and sets its ExpireAfterSeconds (making it a TTL index if it was
+// not), filling res. It changes nothing on error.
+func (s *collState) collMod(where string, m CollModIndex, res *CollModResult) error {
+	var ix *index
+	for _, cand := range s.indexes {
+		if (m.Name == "" || cand.name == m.Name) && (len(m.KeyPattern) == 0 || sameKeys(cand.keys, m.KeyPattern)) {
+			ix = cand
+			break
+		}
+	}
+	if ix == nil {
+		return fmt.Errorf("%w: %s: no index with name %q and key pattern %v", ErrNotFound, where, m.Name, m.KeyPattern)
+	}
+	res.IndexName = ix.name
+	res.ExpireAfterSecondsNew = *m.ExpireAfterSeconds
+	if ix.ttl != nil {
+		res.ExpireAfterSecondsOld = Seconds(int32(ix.ttl.expireAfter.Swap(int64(*m.ExpireAfterSeconds))))
+	} else {
+		ttl, err := newTTLIndex(fmt.Sprintf("%s index %q", where, ix.name),
+			IndexModel{Keys: ix.keys, ExpireAfterSeconds: m.ExpireAfterSeconds}, s.opts.Capped)
+		if err != nil {
+			return err
+		}
+		s.natural.Ascend(func(it natItem) bool {
+			rec := s.rec(it.slot)
+			if ix.partial == nil || ix.partial.Matches(rec.document()) {
+				if k := ttl.keyOfStored(rec.enc); k.ok {
+					ttl.addEntry(entryFor(k.date, &rec), k)
+				}
+			}
+			return true
+		})
+		cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ttl.counts.bytes()
+		if err := s.reserve(cost); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		ix.ttl = ttl
+		s.mu.Unlock()
+		s.settleMemory(cost)
+	}
+	if r := s.oprec; r != nil {
+		r.add(s, Op{Kind: OpCollMod, Index: ix.name, Spec: collModSpec(m.ExpireAfterSeconds)})
+	}
+	if e, ok := ix.ttl.earliest(); ok {
+		s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
+	}
+	return nil
+}
