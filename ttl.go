@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"github.com/ttldb/ttldb/internal/engine"
+	"github.com/ttldb/ttldb/internal/ttlvalue"
 	"time"
 )
 
@@ -13,7 +14,7 @@ import (
 // the document will not expire"; ArangoDB: "Using an invalid date string
 // value ... will prevent the document from being inserted into the TTL
 // index ... No error is raised however").
-type TTLValueForms = engine.TTLValueForms
+type TTLValueForms = ttlvalue.Forms
 
 const (
 	// TTLValuesDatesAndArango (the default, zero value) reads time.Time
@@ -25,10 +26,10 @@ const (
 	// negative timestamp, so a string before 1970 never expires, like a
 	// negative number; a time.Time before 1970 keeps MongoDB's rule and
 	// does expire.
-	TTLValuesDatesAndArango = engine.TTLValuesDatesAndArango
+	TTLValuesDatesAndArango = ttlvalue.DatesAndArango
 	// TTLValuesDatesOnly is MongoDB's strict mode: only time.Time values
 	// (and arrays of them) are dates; numbers and strings are not.
-	TTLValuesDatesOnly = engine.TTLValuesDatesOnly
+	TTLValuesDatesOnly = ttlvalue.DatesOnly
 )
 
 // ExpiresAt returns when the document with the given _id expires under the

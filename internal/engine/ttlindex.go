@@ -12,6 +12,7 @@ import (
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/ordtree"
 	"github.com/ttldb/ttldb/internal/store"
+	"github.com/ttldb/ttldb/internal/ttlvalue"
 )
 
 // ttlIndex is the expiry side of a TTL index: a B+ tree (internal/ordtree)
@@ -134,7 +135,7 @@ func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
 	if !found {
 		return ttlKey{}
 	}
-	d, ok := ttlDate(vals, t.forms)
+	d, ok := ttlvalue.Date(vals, t.forms)
 	if !ok {
 		return ttlKey{}
 	}

@@ -1,4 +1,4 @@
-package engine
+package ttlvalue
 
 import (
 	"math"
@@ -17,7 +17,7 @@ func utc(y int, mo time.Month, d, h, mi, s, ns int) time.Time {
 	return time.Date(y, mo, d, h, mi, s, ns, time.UTC)
 }
 
-// isoMin and isoMax are the range parseISODate returns, computed by the
+// isoMin and isoMax are the range ParseISODate returns, computed by the
 // time package independently of isoMinUnix and isoMaxUnix.
 var (
 	isoMin = utc(0, time.January, 1, 0, 0, 0, 0)
@@ -48,7 +48,7 @@ func TestDaysSinceEpoch(t *testing.T) {
 	}
 }
 
-// isoDateCases are the parseISODate acceptance table: want is the UTC
+// isoDateCases are the ParseISODate acceptance table: want is the UTC
 // instant for accepted strings, ok=false for rejected ones.
 var isoDateCases = []struct {
 	in   string
@@ -148,13 +148,13 @@ func TestParseISODate(t *testing.T) {
 	require.GreaterOrEqual(t, len(isoDateCases), 40)
 	for _, c := range isoDateCases {
 		t.Run(c.why, func(t *testing.T) {
-			got, ok := parseISODate(c.in)
-			require.Equal(t, c.ok, ok, "parseISODate(%q)", c.in)
+			got, ok := ParseISODate(c.in)
+			require.Equal(t, c.ok, ok, "ParseISODate(%q)", c.in)
 			if !ok {
 				assert.True(t, got.IsZero(), "a rejected string yields the zero time")
 				return
 			}
-			assert.True(t, c.want.Equal(got), "parseISODate(%q) = %v, want %v", c.in, got, c.want)
+			assert.True(t, c.want.Equal(got), "ParseISODate(%q) = %v, want %v", c.in, got, c.want)
 			assert.Equal(t, time.UTC, got.Location())
 		})
 	}
@@ -170,14 +170,14 @@ func TestISODateTTLEpoch(t *testing.T) {
 	before := 0
 	for _, c := range isoDateCases {
 		t.Run(c.why, func(t *testing.T) {
-			got, ok := ttlDate([]any{c.in}, TTLValuesDatesAndArango)
+			got, ok := Date([]any{c.in}, DatesAndArango)
 			wantOK := c.ok && !c.want.Before(epoch)
-			require.Equal(t, wantOK, ok, "ttlDate(%q)", c.in)
+			require.Equal(t, wantOK, ok, "Date(%q)", c.in)
 			if ok {
 				assert.True(t, c.want.Equal(got))
 			}
 			if c.ok {
-				asTime, ok := ttlDate([]any{c.want}, TTLValuesDatesAndArango)
+				asTime, ok := Date([]any{c.want}, DatesAndArango)
 				require.True(t, ok, "a time.Time is always a date")
 				assert.True(t, c.want.Equal(asTime))
 			}
@@ -201,11 +201,11 @@ func TestFormatISODate(t *testing.T) {
 		{utc(0, 1, 1, 0, 0, 0, 0), "0000-01-01T00:00:00Z"},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, formatISODate(c.in))
+		assert.Equal(t, c.want, FormatISODate(c.in))
 	}
 }
 
-// TestFormatISODateRoundTrip checks parseISODate(formatISODate(t)) == t over
+// TestFormatISODateRoundTrip checks ParseISODate(FormatISODate(t)) == t over
 // random instants of the whole range, as the fuzz target does over parsed
 // strings.
 func TestFormatISODateRoundTrip(t *testing.T) {
@@ -213,12 +213,12 @@ func TestFormatISODateRoundTrip(t *testing.T) {
 	lo, hi := int64(isoMinUnix), int64(isoMaxUnix)
 	for range 10000 {
 		in := time.Unix(lo+r.Int64N(hi-lo+1), r.Int64N(1e9)).UTC()
-		got, ok := parseISODate(formatISODate(in))
-		require.True(t, ok, formatISODate(in))
-		require.True(t, in.Equal(got), "%s: got %v", formatISODate(in), got)
+		got, ok := ParseISODate(FormatISODate(in))
+		require.True(t, ok, FormatISODate(in))
+		require.True(t, in.Equal(got), "%s: got %v", FormatISODate(in), got)
 	}
 	for _, in := range []time.Time{isoMin, isoMax} {
-		got, ok := parseISODate(formatISODate(in))
+		got, ok := ParseISODate(FormatISODate(in))
 		require.True(t, ok)
 		require.True(t, in.Equal(got))
 	}
@@ -229,7 +229,7 @@ func FuzzParseISODate(f *testing.F) {
 		f.Add(c.in)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := parseISODate(s)
+		got, ok := ParseISODate(s)
 		if !ok {
 			require.True(t, got.IsZero())
 			return
@@ -246,11 +246,11 @@ func FuzzParseISODate(f *testing.F) {
 		require.False(t, got.Before(isoMin) || got.After(isoMax))
 
 		// The canonical form round-trips and is a fixed point.
-		canon := formatISODate(got)
-		back, ok := parseISODate(canon)
+		canon := FormatISODate(got)
+		back, ok := ParseISODate(canon)
 		require.True(t, ok, "canonical form %q of %q rejected", canon, s)
 		require.True(t, got.Equal(back), "%q -> %v -> %q -> %v", s, got, canon, back)
-		require.Equal(t, canon, formatISODate(back))
+		require.Equal(t, canon, FormatISODate(back))
 
 		// An independent oracle: time.Parse agrees on every accepted string.
 		rfc := s
@@ -262,7 +262,7 @@ func FuzzParseISODate(f *testing.F) {
 		}
 		want, err := time.Parse(time.RFC3339Nano, rfc)
 		require.NoError(t, err, "time.Parse(%q)", rfc)
-		require.True(t, want.Equal(got), "%q: time.Parse says %v, parseISODate %v", s, want, got)
+		require.True(t, want.Equal(got), "%q: time.Parse says %v, ParseISODate %v", s, want, got)
 	})
 }
 
@@ -314,7 +314,7 @@ func TestUnixSecondsDate(t *testing.T) {
 		math.NaN(), float32(math.NaN()), math.Inf(1), math.Inf(-1), float32(math.Inf(1)),
 		int64(maxUnixSeconds + 1), int64(math.MaxInt64), uint64(math.MaxUint64), uint64(maxUnixSeconds + 1),
 		math.Nextafter(maxUnixSeconds, math.Inf(1)), math.MaxFloat64,
-		nil, "1550165973", true, time.Unix(5, 0), []int{1}, ObjectID{},
+		nil, "1550165973", true, time.Unix(5, 0), []int{1}, codec.ObjectID{},
 	}
 	for _, v := range rejected {
 		got, ok := unixSecondsDate(v)
@@ -341,10 +341,10 @@ func TestUnixSecondsDateMilliseconds(t *testing.T) {
 }
 
 func TestTTLValueFormsString(t *testing.T) {
-	assert.Equal(t, "DatesAndArango", TTLValuesDatesAndArango.String())
-	assert.Equal(t, "DatesOnly", TTLValuesDatesOnly.String())
-	assert.Equal(t, "TTLValueForms(7)", TTLValueForms(7).String())
-	assert.Equal(t, TTLValuesDatesAndArango, TTLValueForms(0), "the default is the zero value")
+	assert.Equal(t, "DatesAndArango", DatesAndArango.String())
+	assert.Equal(t, "DatesOnly", DatesOnly.String())
+	assert.Equal(t, "TTLValueForms(7)", Forms(7).String())
+	assert.Equal(t, DatesAndArango, Forms(0), "the default is the zero value")
 }
 
 func TestTTLDate(t *testing.T) {
@@ -355,14 +355,14 @@ func TestTTLDate(t *testing.T) {
 	t9000 := utc(9000, 1, 1, 0, 0, 0, 0)
 	berlin := time.FixedZone("CET", 3600)
 
-	both := []TTLValueForms{TTLValuesDatesAndArango, TTLValuesDatesOnly}
-	arango := []TTLValueForms{TTLValuesDatesAndArango}
-	strict := []TTLValueForms{TTLValuesDatesOnly, TTLValueForms(7)}
+	both := []Forms{DatesAndArango, DatesOnly}
+	arango := []Forms{DatesAndArango}
+	strict := []Forms{DatesOnly, Forms(7)}
 
 	cases := []struct {
 		name  string
 		vals  []any
-		forms []TTLValueForms
+		forms []Forms
 		ok    bool
 		want  time.Time
 	}{
@@ -375,17 +375,17 @@ func TestTTLDate(t *testing.T) {
 		{"missing: empty vals", []any{}, both, false, time.Time{}},
 		{"nil", []any{nil}, both, false, time.Time{}},
 		{"bool", []any{true}, both, false, time.Time{}},
-		{"document, even holding a date", []any{Document{"d": t2019}}, both, false, time.Time{}},
+		{"document, even holding a date", []any{map[string]any{"d": t2019}}, both, false, time.Time{}},
 		{"binary", []any{[]byte("2019-05-27")}, both, false, time.Time{}},
-		{"ObjectID", []any{NewObjectIDFromTime(t2019)}, both, false, time.Time{}},
+		{"ObjectID", []any{codec.NewObjectIDFromTime(t2019)}, both, false, time.Time{}},
 		{"unparseable string", []any{"yesterday"}, both, false, time.Time{}},
 		{"negative number", []any{-5}, both, false, time.Time{}},
 		{"NaN", []any{math.NaN()}, both, false, time.Time{}},
 		{"+Inf", []any{math.Inf(1)}, both, false, time.Time{}},
 		{"empty array", []any{[]any{}}, both, false, time.Time{}},
-		{"array of junk", []any{[]any{nil, true, "x", Document{}}}, both, false, time.Time{}},
+		{"array of junk", []any{[]any{nil, true, "x", map[string]any{}}}, both, false, time.Time{}},
 		{"[]time.Time takes the earliest", []any{[]time.Time{t2020, t1950, t9000}}, both, true, t1950},
-		{"[]any mixing dates and junk", []any{[]any{"junk", t2020, nil, t2018, true, Document{"a": t1950}}}, both, true, t2018},
+		{"[]any mixing dates and junk", []any{[]any{"junk", t2020, nil, t2018, true, map[string]any{"a": t1950}}}, both, true, t2018},
 		{"several values (path through an array)", []any{t2020, t2018, t9000}, both, true, t2018},
 		{"array and scalar values", []any{[]time.Time{t2020}, t2018}, both, true, t2018},
 		{"nested arrays are not expanded", []any{[]any{[]any{t1950}, t2020}}, both, true, t2020},
@@ -415,7 +415,7 @@ func TestTTLDate(t *testing.T) {
 	for _, c := range cases {
 		for _, forms := range c.forms {
 			t.Run(c.name+"/"+forms.String(), func(t *testing.T) {
-				got, ok := ttlDate(c.vals, forms)
+				got, ok := Date(c.vals, forms)
 				require.Equal(t, c.ok, ok)
 				if !ok {
 					assert.True(t, got.IsZero())
@@ -430,10 +430,10 @@ func TestTTLDate(t *testing.T) {
 
 func TestTTLDateFromPathValues(t *testing.T) {
 	early, late := utc(2018, 1, 1, 0, 0, 0, 0), utc(2020, 1, 1, 0, 0, 0, 0)
-	doc := Document{"events": []any{Document{"at": late}, Document{"at": early}, Document{"other": 1}}}
+	doc := map[string]any{"events": []any{map[string]any{"at": late}, map[string]any{"at": early}, map[string]any{"other": 1}}}
 	vals, found := codec.PathValues(doc, "events.at")
 	require.True(t, found)
-	got, ok := ttlDate(vals, TTLValuesDatesOnly)
+	got, ok := Date(vals, DatesOnly)
 	require.True(t, ok)
 	assert.True(t, early.Equal(got))
 }
@@ -448,11 +448,11 @@ func TestTTLDateAndParseDoNotAllocate(t *testing.T) {
 		"number":      {int64(1550165973)},
 	}
 	for name, vals := range cases {
-		allocs := testing.AllocsPerRun(100, func() { _, _ = ttlDate(vals, TTLValuesDatesAndArango) })
+		allocs := testing.AllocsPerRun(100, func() { _, _ = Date(vals, DatesAndArango) })
 		assert.Zero(t, allocs, name)
 	}
-	allocs := testing.AllocsPerRun(100, func() { _, _ = parseISODate("2019-05-27T21:20:00.123-02:00") })
-	assert.Zero(t, allocs, "parseISODate")
+	allocs := testing.AllocsPerRun(100, func() { _, _ = ParseISODate("2019-05-27T21:20:00.123-02:00") })
+	assert.Zero(t, allocs, "ParseISODate")
 }
 
 // sinkTime keeps benchmark results alive.
@@ -473,7 +473,7 @@ func BenchmarkTTLDate(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				sinkTime, _ = ttlDate(c.vals, TTLValuesDatesAndArango)
+				sinkTime, _ = Date(c.vals, DatesAndArango)
 			}
 		})
 	}
@@ -484,7 +484,7 @@ func BenchmarkParseISODate(b *testing.B) {
 		b.Run(s, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				sinkTime, _ = parseISODate(s)
+				sinkTime, _ = ParseISODate(s)
 			}
 		})
 	}

@@ -1,4 +1,9 @@
-package engine
+// Package ttlvalue decides which stored values a TTL index reads as dates,
+// and which instant each one names: time.Time values always, and under
+// ArangoDB's forms (the default) non-negative Unix seconds and ISO 8601
+// strings. It owns the ISO 8601 parser and formatter those forms need.
+// ttldb re-exports Forms as TTLValueForms.
+package ttlvalue
 
 import (
 	"math"
@@ -9,7 +14,7 @@ import (
 	"github.com/ttldb/ttldb/internal/query"
 )
 
-// TTLValueForms says which values a TTL index reads as dates.
+// Forms says which values a TTL index reads as dates.
 //
 // Whatever the forms, a value that is not read as a date keeps the document
 // out of the index: it never expires, and no error is raised (MongoDB: "If
@@ -17,10 +22,10 @@ import (
 // the document will not expire"; ArangoDB: "Using an invalid date string
 // value ... will prevent the document from being inserted into the TTL
 // index ... No error is raised however").
-type TTLValueForms int
+type Forms int
 
 const (
-	// TTLValuesDatesAndArango (the default, zero value) reads time.Time
+	// DatesAndArango (the default, zero value) reads time.Time
 	// values (of any year) and, as ArangoDB does, non-negative numbers as
 	// Unix seconds (fractions kept) and ISO 8601 strings of the forms
 	// "YYYY-MM-DD" and "YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM]"
@@ -29,25 +34,25 @@ const (
 	// negative timestamp, so a string before 1970 never expires, like a
 	// negative number; a time.Time before 1970 keeps MongoDB's rule and
 	// does expire.
-	TTLValuesDatesAndArango TTLValueForms = iota
-	// TTLValuesDatesOnly is MongoDB's strict mode: only time.Time values
+	DatesAndArango Forms = iota
+	// DatesOnly is MongoDB's strict mode: only time.Time values
 	// (and arrays of them) are dates; numbers and strings are not.
-	TTLValuesDatesOnly
+	DatesOnly
 )
 
 // String returns the constant's name without its TTLValues prefix
 // ("DatesAndArango", "DatesOnly"), or "TTLValueForms(n)" for other values.
-func (f TTLValueForms) String() string {
+func (f Forms) String() string {
 	switch f {
-	case TTLValuesDatesAndArango:
+	case DatesAndArango:
 		return "DatesAndArango"
-	case TTLValuesDatesOnly:
+	case DatesOnly:
 		return "DatesOnly"
 	}
 	return "TTLValueForms(" + strconv.Itoa(int(f)) + ")"
 }
 
-// ttlDate returns the date a TTL index keys a document by, given the values
+// Date returns the date a TTL index keys a document by, given the values
 // PathValues found at the indexed path (vals; found=false or empty means
 // missing). Arrays among vals are expanded one level (their elements count;
 // an array nested in an array does not). The EARLIEST date among all
@@ -55,16 +60,16 @@ func (f TTLValueForms) String() string {
 // array"). Values that are not dates under forms (nil, bool, nested
 // documents, binary, ObjectIDs, non-date strings, strings before 1970,
 // negative/NaN/Inf numbers, or anything but time.Time in DatesOnly mode) are skipped; ok=false if no
-// date remains. Any forms value other than TTLValuesDatesAndArango reads
+// date remains. Any forms value other than DatesAndArango reads
 // only time.Time values, so a bad setting never makes more documents expire.
 //
 // date is in UTC, without a monotonic clock reading. Every time.Time is a
 // date, including ones before 1970 and the zero time.Time (year 1); an ISO
-// string is one only from 1970 on (see TTLValuesDatesAndArango).
+// string is one only from 1970 on (see DatesAndArango).
 //
-// ttlDate is on every write's path: it does not allocate unless vals holds a
+// Date is on every write's path: it does not allocate unless vals holds a
 // typed slice other than []time.Time and []any.
-func ttlDate(vals []any, forms TTLValueForms) (date time.Time, ok bool) {
+func Date(vals []any, forms Forms) (date time.Time, ok bool) {
 	var e earliestDate
 	for _, v := range vals {
 		switch x := v.(type) {
@@ -92,7 +97,7 @@ func ttlDate(vals []any, forms TTLValueForms) (date time.Time, ok bool) {
 	return e.date.UTC(), true
 }
 
-// earliestDate accumulates the minimum of the dates ttlDate finds.
+// earliestDate accumulates the minimum of the dates Date finds.
 type earliestDate struct {
 	date time.Time
 	ok   bool
@@ -106,11 +111,11 @@ func (e *earliestDate) add(d time.Time, ok bool) {
 }
 
 // scalarDate reads one non-array value as a date under forms.
-func scalarDate(v any, forms TTLValueForms) (time.Time, bool) {
+func scalarDate(v any, forms Forms) (time.Time, bool) {
 	if t, ok := v.(time.Time); ok {
 		return t, true
 	}
-	if forms != TTLValuesDatesAndArango {
+	if forms != DatesAndArango {
 		return time.Time{}, false
 	}
 	if s, ok := v.(string); ok {
@@ -120,11 +125,11 @@ func scalarDate(v any, forms TTLValueForms) (time.Time, bool) {
 }
 
 // arangoStringDate reads an ISO 8601 string as ArangoDB's TTL index does:
-// parsed (parseISODate), then turned into Unix seconds, which must not be
+// parsed (ParseISODate), then turned into Unix seconds, which must not be
 // negative. A string before 1970-01-01T00:00:00Z, even by a nanosecond, is
 // no date, as a negative number is not.
 func arangoStringDate(s string) (time.Time, bool) {
-	d, ok := parseISODate(s)
+	d, ok := ParseISODate(s)
 	if !ok || d.Unix() < 0 { // Unix floors: 1969-12-31T23:59:59.9Z is -1
 		return time.Time{}, false
 	}
@@ -176,14 +181,14 @@ const (
 	isoDateTimeLen = len("2006-01-02T15:04:05")
 	isoMaxFracLen  = 9 // nanoseconds, the precision of time.Time
 	isoOffsetLen   = len("+07:00")
-	// isoMaxLen is the longest string parseISODate accepts.
+	// isoMaxLen is the longest string ParseISODate accepts.
 	isoMaxLen = isoDateTimeLen + 1 + isoMaxFracLen + isoOffsetLen
 )
 
 // isoMinUnix and isoMaxUnix bound the Unix seconds of the instants
-// parseISODate returns: years 0000–9999 in UTC
-// (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z), so formatISODate
-// can write every one of them back in a form parseISODate reads.
+// ParseISODate returns: years 0000–9999 in UTC
+// (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z), so FormatISODate
+// can write every one of them back in a form ParseISODate reads.
 const (
 	isoMinUnix = -62167219200
 	isoMaxUnix = 253402300799
@@ -193,7 +198,7 @@ const (
 // seconds, as in Unix time).
 const secondsPerDay = 24 * 60 * 60
 
-// parseISODate parses the ISO 8601 forms of ArangoDB's TTL index (reference
+// ParseISODate parses the ISO 8601 forms of ArangoDB's TTL index (reference
 // 003's table) and returns the instant in UTC:
 //
 //	YYYY-MM-DD                          midnight UTC
@@ -213,9 +218,9 @@ const secondsPerDay = 24 * 60 * 60
 //     date are rejected;
 //   - 'T' and 'Z' must be upper case; no spaces, leading or trailing text;
 //   - the resulting UTC instant must lie in years 0000–9999 (so
-//     "0000-01-01T00:00:00+01:00" is rejected), which keeps formatISODate
+//     "0000-01-01T00:00:00+01:00" is rejected), which keeps FormatISODate
 //     able to write it back.
-func parseISODate(s string) (time.Time, bool) {
+func ParseISODate(s string) (time.Time, bool) {
 	if len(s) < isoDateLen || len(s) > isoMaxLen {
 		return time.Time{}, false
 	}
@@ -368,12 +373,12 @@ func daysSinceEpoch(year int, month time.Month, day int) int64 {
 	return int64(era*146097 + doe - 719468) // 719468 days from 0000-03-01 to 1970-01-01
 }
 
-// formatISODate formats t as the canonical string parseISODate accepts:
+// FormatISODate formats t as the canonical string ParseISODate accepts:
 // UTC, "YYYY-MM-DDTHH:MM:SS" then the fraction with trailing zeros removed
 // (none at all for whole seconds), then "Z" — e.g. "2019-05-27T19:50:00.123Z".
-// parseISODate(formatISODate(t)) equals t for every t in years 0000–9999 UTC
-// (all the instants parseISODate returns); other years format with more or
-// fewer year digits, which parseISODate rejects.
-func formatISODate(t time.Time) string {
+// ParseISODate(FormatISODate(t)) equals t for every t in years 0000–9999 UTC
+// (all the instants ParseISODate returns); other years format with more or
+// fewer year digits, which ParseISODate rejects.
+func FormatISODate(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.999999999Z")
 }
