@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"context"
+
 	"github.com/ttldb/ttldb/internal/engine"
 )
 

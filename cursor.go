@@ -2,8 +2,9 @@ package ttldb
 
 import (
 	"context"
-	"github.com/ttldb/ttldb/internal/engine"
 	"iter"
+
+	"github.com/ttldb/ttldb/internal/engine"
 )
 
 // Cursor streams the results of Find. It reads them in batches: each

@@ -1,8 +1,9 @@
 package ttldb
 
 import (
-	"github.com/ttldb/ttldb/internal/engine"
 	"log/slog"
+
+	"github.com/ttldb/ttldb/internal/engine"
 )
 
 // DB is an in-memory database: a set of named collections and one TTL
@@ -32,8 +33,8 @@ func WithLogger(l *slog.Logger) Option {
 // monitor (unless MonitorOptions.Disabled). It fails with ErrInvalidOptions
 // for a bad option.
 func Open(opts ...Option) (*DB, error) {
-	r0, r1 := engine.Open(opts...)
-	return (*DB)(r0), r1
+	dB, err := engine.Open(opts...)
+	return (*DB)(dB), err
 }
 
 // Close stops the TTL monitor, waiting for its goroutine to exit (it stops
@@ -61,8 +62,7 @@ func (db *DB) Close() error {
 // An invalid name (empty, containing '$' or NUL, or starting with
 // "system.") yields a handle whose every method returns ErrInvalidOptions.
 func (db *DB) Collection(name string) *Collection {
-	r0 := (*engine.DB)(db).Collection(name)
-	return (*Collection)(r0)
+	return (*Collection)((*engine.DB)(db).Collection(name))
 }
 
 // CreateCollection creates a collection with options (capped size, a
@@ -70,8 +70,8 @@ func (db *DB) Collection(name string) *Collection {
 // ErrInvalidOptions for bad options and, as MongoDB does, with
 // ErrCollectionExists if a collection of that name exists already.
 func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection, error) {
-	r0, r1 := (*engine.DB)(db).CreateCollection(name, opts)
-	return (*Collection)(r0), r1
+	collection, err := (*engine.DB)(db).CreateCollection(name, opts)
+	return (*Collection)(collection), err
 }
 
 // ListCollectionNames returns the names of the existing collections, sorted.

@@ -1,8 +1,9 @@
 package ttldb
 
 import (
-	"github.com/ttldb/ttldb/internal/engine"
 	"io"
+
+	"github.com/ttldb/ttldb/internal/engine"
 )
 
 // SyncPolicy says when a DB opened WithDir writes and fsyncs its log, as

@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"context"
+
 	"github.com/ttldb/ttldb/internal/engine"
 )
 
@@ -55,8 +56,8 @@ type FindOptions = engine.FindOptions
 // matches without one), under one hold of the read lock. Errors:
 // ErrInvalidFilter, ErrInvalidOptions, ErrClosed, ctx's error.
 func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOptions) (*Cursor, error) {
-	r0, r1 := (*engine.Collection)(c).Find(ctx, filter, opts...)
-	return (*Cursor)(r0), r1
+	cursor, err := (*engine.Collection)(c).Find(ctx, filter, opts...)
+	return (*Cursor)(cursor), err
 }
 
 // FindOne finds the first document Find would return. Its result holds

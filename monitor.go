@@ -2,8 +2,9 @@ package ttldb
 
 import (
 	"context"
-	"github.com/ttldb/ttldb/internal/engine"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/engine"
 )
 
 // ExpireHookError is what an ExpireHook returns when it handled some

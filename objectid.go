@@ -1,8 +1,9 @@
 package ttldb
 
 import (
-	"github.com/ttldb/ttldb/internal/engine"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/engine"
 )
 
 // ObjectID is a 12-byte identifier laid out as MongoDB's: a 4-byte

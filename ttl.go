@@ -1,9 +1,10 @@
 package ttldb
 
 import (
+	"time"
+
 	"github.com/ttldb/ttldb/internal/engine"
 	"github.com/ttldb/ttldb/internal/ttlvalue"
-	"time"
 )
 
 // TTLValueForms says which values a TTL index reads as dates.

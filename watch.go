@@ -2,6 +2,7 @@ package ttldb
 
 import (
 	"context"
+
 	"github.com/ttldb/ttldb/internal/engine"
 )
 
@@ -189,16 +190,16 @@ type ChangeStreamLagError = engine.ChangeStreamLagError
 // options, ErrChangeStreamHistoryLost for a resume token the buffer no
 // longer holds, and ctx's error if ctx is done.
 func (db *DB) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
-	r0, r1 := (*engine.DB)(db).Watch(ctx, opts...)
-	return (*ChangeStream)(r0), r1
+	changeStream, err := (*engine.DB)(db).Watch(ctx, opts...)
+	return (*ChangeStream)(changeStream), err
 }
 
 // Watch opens a change stream of the collection's events (including its
 // drop; the stream goes on if the collection is created again). See
 // DB.Watch.
 func (c *Collection) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
-	r0, r1 := (*engine.Collection)(c).Watch(ctx, opts...)
-	return (*ChangeStream)(r0), r1
+	changeStream, err := (*engine.Collection)(c).Watch(ctx, opts...)
+	return (*ChangeStream)(changeStream), err
 }
 
 // Next moves to the next event, waiting for one if need be, and reports
