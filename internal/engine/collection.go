@@ -241,6 +241,12 @@ type collState struct {
 	// documents (Op.Versions, parallel to Docs), nil when it gives none.
 	// Guarded by writeMu.
 	applyVers []uint64
+	// delSlots are removeRecords' slots, reused from batch to batch.
+	// Guarded by writeMu (recovery: its inserter, the only writer).
+	delSlots []store.Slot
+	// goneRecs are the records an applied OpExpire deletes, reused from
+	// op to op as delSlots. Guarded by writeMu.
+	goneRecs []record
 }
 
 // newVersion returns the record version of the i-th document a write

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
-
-	"github.com/ttldb/ttldb/internal/store"
 )
 
 // DB is an in-memory database: a set of named collections and one TTL
@@ -38,10 +36,9 @@ type DB struct {
 	metrics *metricsRecorder
 	ops     committer  // numbers committed ops and hands them on (commit.go)
 	applyMu sync.Mutex // serializes Apply calls (opapply.go)
-	// An applied OpExpire's head records and their slots (applyExpire),
-	// reused from op to op; guarded by applyMu.
+	// An applied OpExpire's head records (applyExpire), reused from op
+	// to op; guarded by applyMu.
 	expireHeads []record
-	expireSlots []store.Slot
 
 	// changeBuf is the change-stream buffer (changebuffer.go), attached
 	// by the first Watch (or by Open); guarded by changesMu, which Close

@@ -641,13 +641,9 @@ func (c *Collection) dropIndexBegun(name string) error {
 		return fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, c.name, name)
 	}
 	return c.write(func(s *collState) error {
-		i := slices.IndexFunc(s.indexes, func(ix *index) bool { return ix.name == name })
-		if i < 0 {
+		if !s.dropIndex(name) {
 			return fmt.Errorf("%w: collection %q: no index %q", ErrNotFound, s.name, name)
 		}
-		s.mu.Lock()
-		s.indexes = slices.Delete(slices.Clone(s.indexes), i, i+1)
-		s.mu.Unlock()
 		if r := s.oprec; r != nil {
 			r.add(s, Op{Kind: OpDropIndex, Index: name})
 		}

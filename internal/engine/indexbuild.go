@@ -263,9 +263,7 @@ func (b *indexBuild) run() (err error) {
 	if err := s.reserve(cost); err != nil {
 		return fmt.Errorf("building index %q: %w", ix.name, err)
 	}
-	s.mu.Lock()
-	s.indexes = append(slices.Clip(s.indexes), b.ix)
-	s.mu.Unlock()
+	s.addIndex(b.ix)
 	if s.db.ops.opsWanted() {
 		s.db.ops.commit([]Op{{Kind: OpCreateIndex, Collection: s.name, Time: opTime(s.db.clock.Now()), Index: ix.name, Spec: builtIndexSpec(ix)}})
 	}

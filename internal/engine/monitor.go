@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/store"
 )
 
 // MonitorOptions configure the TTL monitor, the one goroutine per DB that
@@ -383,9 +382,8 @@ type monitor struct {
 	// documents into, reused from batch to batch (passes are serialized
 	// by passSem). Empty between batches.
 	batch []chosenDoc
-	slots []store.Slot // the slots a batch deletes; reused likewise
-	// gone is the buffer of a batch's deleted records while ops are
-	// wanted (deleteBatch), reused likewise. Cleared between batches.
+	// gone is the buffer of a batch's deleted records (deleteBatch),
+	// reused likewise. Cleared between batches.
 	gone []record
 
 	pace pacer   // when to pause between batches (monitor_pace.go)
@@ -904,15 +902,12 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	}
 	cutoff := ix.ttl.cutoff(batchNow)
 	retry := false
-	var gone []record // the deleted records, when ops are wanted
+	// The deleted records, in m.gone's array, reused from batch to batch
+	// as m.batch is (it is grown once, not appended into from nil 256
+	// times a batch); commitExpire copies what it keeps.
+	gone := m.gone[:0]
+	defer func() { m.gone = gone; clear(gone) }()
 	wantOps := m.db.ops.opsWanted()
-	if wantOps {
-		// m.gone's array, reused from batch to batch as m.batch is (it is
-		// grown once, not appended into from nil 256 times a batch);
-		// commitExpire copies what it keeps.
-		gone = m.gone[:0]
-		defer func() { m.gone = gone; clear(gone) }()
-	}
 	s.mu.Lock()
 	for _, x := range s.indexes {
 		if x.ttl != nil {
@@ -931,24 +926,17 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		if observed {
 			m.ids.add(&c.rec)
 		}
-		s.unindexRecord(&c.rec)
-		m.slots = append(m.slots, c.rec.slot)
-		if wantOps {
-			gone = append(gone, c.rec)
-		}
-		n++
+		gone = append(gone, c.rec)
 	}
-	// The records leave the store together: one hold of each _id shard's
-	// lock for the batch.
-	s.store().DeleteMany(m.slots)
-	m.slots = m.slots[:0]
+	s.removeRecords(gone)
+	n = len(gone)
 	for _, x := range s.indexes {
 		if x.ttl != nil {
 			x.ttl.counts.flush()
 		}
 	}
 	s.mu.Unlock()
-	if len(gone) > 0 {
+	if len(gone) > 0 && wantOps {
 		// The keys are built after the collection's lock is released:
 		// readers do not wait for them.
 		s.commitExpire(ix.name, batchNow, gone)

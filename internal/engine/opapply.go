@@ -327,11 +327,13 @@ func (s *collState) applyUpdate(op *Op) error {
 // removeRefs deletes records under mu.
 func (s *collState) removeRefs(refs []*docRef) []any {
 	ids := make([]any, len(refs))
-	s.mu.Lock()
+	recs := make([]record, len(refs))
 	for i, ref := range refs {
 		ids[i] = ref.rec.id()
-		s.removeRecord(&ref.rec)
+		recs[i] = ref.rec
 	}
+	s.mu.Lock()
+	s.removeRecords(recs)
 	s.mu.Unlock()
 	s.settleMemory(0)
 	return ids
@@ -426,36 +428,29 @@ func (s *collState) applyExpire(op *Op, known []record) (n int, ids []any, err e
 		}
 	}
 	if known != nil {
-		slots := make([]store.Slot, 0, len(known))
+		gone := s.goneRecs[:0]
+		defer func() { clear(gone); s.goneRecs = gone[:0] }()
 		for i := range known {
 			if rec := &known[i]; expired(rec) {
 				if observed {
 					b.add(rec)
 				}
-				s.unindexRecord(rec)
-				slots = append(slots, rec.slot)
+				gone = append(gone, *rec)
 			}
 		}
-		// One hold of each _id shard's lock for the batch, as the
-		// monitor's.
-		s.store().DeleteMany(slots)
-		n = len(slots)
+		s.removeRecords(gone)
+		n = len(gone)
 	} else {
 		// The head's documents (distinct: each has its own entry; all
 		// expired) leave the store together, before the first lookup, so
 		// that a key named again later finds nothing.
-		slots := s.db.expireSlots[:0]
-		for i := range heads {
-			rec := &heads[i]
-			if observed {
-				b.add(rec)
+		if observed {
+			for i := range heads {
+				b.add(&heads[i])
 			}
-			s.unindexRecord(rec)
-			slots = append(slots, rec.slot)
 		}
-		s.store().DeleteMany(slots)
-		s.db.expireSlots = slots[:0]
-		n = len(slots)
+		s.removeRecords(heads)
+		n = len(heads)
 		from := 0
 		for _, to := range ends {
 			rec, ok := s.lookup(keys[from:to])
@@ -532,10 +527,8 @@ func (s *collState) applyCreateIndex(op *Op) error {
 	if err != nil {
 		return invalid(err)
 	}
-	s.nextIx++
-	ix.id = s.nextIx
-	b := &indexBuild{s: s, ix: ix, snapshot: s.nextSeq, done: make(chan struct{})}
-	if err := b.scan(); err != nil {
+	b, err := s.buildIndex(ix)
+	if err != nil {
 		return invalid(err)
 	}
 	if err := b.checkUnique(); err != nil {
@@ -552,9 +545,7 @@ func (s *collState) applyCreateIndex(op *Op) error {
 		return err
 	}
 	ix.multikey = ix.multikey || multikeyOf(op.Spec)
-	s.mu.Lock()
-	s.indexes = append(slices.Clip(s.indexes), ix)
-	s.mu.Unlock()
+	s.addIndex(ix)
 	s.settleMemory(cost)
 	return nil
 }
@@ -573,13 +564,9 @@ func (s *collState) markMultikey(name string, on bool) {
 }
 
 func (s *collState) applyDropIndex(op *Op) error {
-	i := slices.IndexFunc(s.indexes, func(ix *index) bool { return ix.name == op.Index })
-	if i < 0 {
+	if !s.dropIndex(op.Index) {
 		return fmt.Errorf("%w: %w: collection %q has no index %q", ErrInvalidOp, ErrNotFound, s.name, op.Index)
 	}
-	s.mu.Lock()
-	s.indexes = slices.Delete(slices.Clone(s.indexes), i, i+1)
-	s.mu.Unlock()
 	s.settleMemory(0)
 	return nil
 }

@@ -374,9 +374,12 @@ func (h *history) step() {
 
 func (h *history) indexChange(c *Collection) {
 	ctx := context.Background()
-	switch h.rng.IntN(5) {
+	switch h.rng.IntN(6) {
 	case 0:
 		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("k"), Desc("n")}})
+	case 5:
+		// Not a TTL index: a CollMod of n_1 (case 4) then makes it one.
+		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("n")}})
 	case 1:
 		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("tags")}, Sparse: true})
 	case 2:
@@ -485,6 +488,7 @@ func requireSameState(t testing.TB, want, got *DB) {
 			continue
 		}
 		require.Equal(t, dumpDocs(ws), dumpDocs(gs), "collection %q documents", name)
+		require.Equal(t, dumpVersions(ws), dumpVersions(gs), "collection %q record versions", name)
 		require.Equal(t, dumpIndexes(ws), dumpIndexes(gs), "collection %q index entries", name)
 		require.Equal(t, ws.bytes, gs.bytes, "collection %q bytes", name)
 		if !ws.opts.HideExpired {
@@ -507,15 +511,30 @@ func dumpDocs(s *collState) [][]byte {
 	return out
 }
 
-// dumpIndexes lists each index's entries in tree order: the key and the
+// dumpVersions lists a collection's record versions in natural order:
+// the identity an expire hook's delivery carries (ExpiredBatch.Versions),
+// which every replica and a restarted DB give the same document.
+func dumpVersions(s *collState) []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []uint64
+	s.natural.Ascend(func(it natItem) bool {
+		out = append(out, s.rec(it.slot).ver)
+		return true
+	})
+	return out
+}
+
+// dumpIndexes lists each index, in the collection's order, with its
+// multikey flag, then its entries in tree order: the key and the
 // document's _id key (seq and slot are local), and for a TTL index its
-// expiry entries.
+// expiry entries and its backlog counts.
 func dumpIndexes(s *collState) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []string
 	for _, ix := range s.indexes {
-		out = append(out, "index "+ix.name)
+		out = append(out, fmt.Sprintf("index %s multikey=%v", ix.name, ix.multikey))
 		if ix.tree != nil {
 			ix.tree.Ascend(func(e indexEntry) bool {
 				out = append(out, fmt.Sprintf("%x %x", e.key, s.rec(e.slot).key))
@@ -523,11 +542,22 @@ func dumpIndexes(s *collState) []string {
 			})
 		}
 		if ix.ttl != nil {
-			out = append(out, fmt.Sprintf("ttl %d", ix.ttl.expireAfter.Load()))
+			out = append(out, fmt.Sprintf("ttl %d, backlog counts %d %v", ix.ttl.expireAfter.Load(), ix.ttl.counts.total, nonZero(ix.ttl.counts.levels[0])))
 			ix.ttl.expiry.Ascend(func(e expiryEntry) bool {
 				out = append(out, fmt.Sprintf("%d.%d %x", e.sec, e.nsec, s.rec(e.slot).key))
 				return true
 			})
+		}
+	}
+	return out
+}
+
+// nonZero returns m without its zero values.
+func nonZero(m map[uint64]int64) map[uint64]int64 {
+	out := map[uint64]int64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
 		}
 	}
 	return out

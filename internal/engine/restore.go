@@ -3,13 +3,11 @@ package engine
 import (
 	"fmt"
 	"io"
-	"slices"
 	"sync/atomic"
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
-	"github.com/ttldb/ttldb/internal/store"
 )
 
 // Loading a DB from a snapshot and ops (a data directory's log, or the ops
@@ -280,7 +278,7 @@ func (b *loadBatch) add(enc []byte, ver, seq uint64, kind OpKind) error {
 		return err
 	}
 	b.keys = k
-	b.docs = append(b.docs, loadDoc{key: b.keys[at:len(b.keys):len(b.keys)], enc: enc, ver: ver, seq: seq, kind: kind})
+	b.docs = append(b.docs, loadDoc{docWrite: docWrite{key: b.keys[at:len(b.keys):len(b.keys)], enc: enc, ver: ver}, seq: seq, kind: kind})
 	return nil
 }
 
@@ -293,7 +291,7 @@ func (b *loadBatch) addDelete(key []byte) error {
 		return err
 	}
 	b.keys = k
-	b.docs = append(b.docs, loadDoc{key: b.keys[at:len(b.keys):len(b.keys)], del: true})
+	b.docs = append(b.docs, loadDoc{docWrite: docWrite{key: b.keys[at:len(b.keys):len(b.keys)]}, del: true})
 	return nil
 }
 
@@ -646,7 +644,7 @@ func (l *loader) applyOp(op Op) error {
 		s.markMultikey(m.Name, multikeyOf(op.Spec))
 		return nil
 	case OpDropIndex:
-		s.indexes = slices.DeleteFunc(slices.Clone(s.indexes), func(ix *index) bool { return ix.name == op.Index })
+		s.dropIndex(op.Index)
 	case OpCollMod:
 		secs, _, err := collModOf(op.Spec)
 		if err != nil || secs == nil {
@@ -757,13 +755,10 @@ func appendIDKeyOf(dst, enc []byte) ([]byte, error) {
 // loadDoc is a document checked and keyed for loading: its _id key, its
 // index keys and TTL entries, computed from enc alone.
 type loadDoc struct {
-	key, enc, extra []byte
-	dk              docKeys
-	ver             uint64
-	seq             uint64 // the op that stores it (the log's), for errors
-	kind            OpKind
-	del             bool   // a deletion of the document of key, not a document
-	hash            uint64 // the key's hash in the store, if known (0: not)
+	docWrite
+	seq  uint64 // the op that stores it (the log's), for errors
+	kind OpKind
+	del  bool // a deletion of the document of key, not a document
 }
 
 // prepareLoad keys enc (validated) for loadPut. It reads the collection's
@@ -778,7 +773,7 @@ func (s *collState) prepareLoad(enc []byte, ver uint64) (loadDoc, error) {
 	if err != nil {
 		return loadDoc{}, corrupt("%v", err)
 	}
-	return loadDoc{key: k, enc: enc, extra: s.appendTTLExtra(nil, dk), dk: dk, ver: ver}, nil
+	return loadDoc{docWrite: docWrite{key: k, enc: enc, extra: s.appendTTLExtra(nil, dk), dk: dk, ver: ver}}, nil
 }
 
 // loadPut stores enc (validated) as the document of its _id, replacing
@@ -793,31 +788,10 @@ func (s *collState) loadPut(enc []byte, ver uint64) error {
 	return nil
 }
 
-// putLoaded stores a prepared document (loadPut).
+// putLoaded stores a prepared document (loadPut), replacing the one of
+// its _id if there is one: the interpreter's replay mode.
 func (s *collState) putLoaded(d *loadDoc) {
-	st := s.store()
-	var slot store.Slot
-	var inserted bool
-	if d.hash != 0 {
-		slot, inserted = st.InsertNewHashed(d.hash, d.key, d.enc, d.extra, s.nextSeq, d.ver)
-	} else {
-		slot, inserted = st.InsertNew(d.key, d.enc, d.extra, s.nextSeq, d.ver)
-	}
-	if inserted {
-		rec := record{slot: slot, key: d.key, enc: d.enc, extra: d.extra, seq: s.nextSeq, ver: d.ver}
-		s.nextSeq++
-		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
-		s.addToIndexes(&rec, d.dk)
-		s.bytes += int64(len(d.enc))
-		return
-	}
-	cur := s.rec(slot)
-	s.removeFromIndexes(&cur, s.storedKeys(&cur))
-	st.Update(cur.slot, d.enc, d.extra, d.ver)
-	rec := cur
-	rec.enc, rec.extra, rec.ver = d.enc, d.extra, d.ver
-	s.addToIndexes(&rec, d.dk)
-	s.bytes += int64(len(d.enc) - len(cur.enc))
+	s.storeDoc(s.store(), &d.docWrite, true)
 }
 
 // loadDelete deletes the document whose key ({_id: v}, validated) key is,
@@ -844,52 +818,22 @@ func (s *collState) loadCreateIndex(m IndexModel) error {
 	if err != nil {
 		return err
 	}
-	s.nextIx++
-	ix.id = s.nextIx
-	var ierr error
-	s.natural.Ascend(func(it natItem) bool {
-		rec := s.rec(it.slot)
-		ref := &docRef{rec: rec}
-		if ix.tree != nil {
-			ik, err := ix.keysOfStored(ref)
-			if err != nil {
-				ierr = fmt.Errorf("index %q: document %v: %w", ix.name, rec.id(), err)
-				return false
-			}
-			ix.insertKeys(&rec, ik)
-		}
-		if ix.ttl != nil {
-			k := ix.storedTTL(ref)
-			ix.multikey = ix.multikey || k.kind == ttlMulti
-			if k.ok {
-				ix.ttl.addEntry(entryFor(k.date, &rec), k)
-			}
-		}
-		return true
-	})
-	if ierr != nil {
-		return ierr
+	if _, err := s.buildIndex(ix); err != nil {
+		return err
 	}
-	s.indexes = slices.DeleteFunc(slices.Clone(s.indexes), func(o *index) bool { return o.name == ix.name })
-	s.indexes = append(s.indexes, ix)
+	s.addIndex(ix)
 	return nil
 }
 
 // loadCollMod sets index name's ExpireAfterSeconds, making it a TTL index
 // if it is not one.
 func (s *collState) loadCollMod(name string, secs int32) error {
-	i := slices.IndexFunc(s.indexes, func(ix *index) bool { return ix.name == name })
-	if i < 0 {
+	ix := s.indexNamed(name)
+	if ix == nil {
 		return nil // dropped later: its drop is among the ops
 	}
-	ix := s.indexes[i]
-	if ix.ttl != nil {
-		ix.ttl.expireAfter.Store(int64(secs))
-		return nil
-	}
-	m := ix.model()
-	m.ExpireAfterSeconds = &secs
-	return s.loadCreateIndex(m)
+	_, err := s.setIndexTTL(fmt.Sprintf("collMod %q", s.name), ix, secs, true)
+	return err
 }
 
 // finishLoad checks what could not be checked while ops were applied (the

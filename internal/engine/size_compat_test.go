@@ -32,7 +32,7 @@ func TestOpenKeepsStoredNonIntegralSize(t *testing.T) {
 			require.Equal(t, "p", specs[1].Name)
 			// The loaded index keeps its meaning: it holds no document.
 			ws, _ := db.state("c", false)
-			require.Equal(t, []string{"index p"}, dumpIndexes(ws), "the partial filter matches nothing")
+			require.Equal(t, []string{"index p multikey=false"}, dumpIndexes(ws), "the partial filter matches nothing")
 			// A new filter with such a size is refused, as in MongoDB.
 			_, err = c.CreateIndex(context.Background(), IndexModel{Name: "q", Keys: []IndexKey{Asc("b")},
 				PartialFilterExpression: Document{"tags": Document{"$size": 2.5}}})

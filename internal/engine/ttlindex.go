@@ -452,32 +452,11 @@ func (s *collState) collMod(where string, m CollModIndex, res *CollModResult) er
 	}
 	res.IndexName = ix.name
 	res.ExpireAfterSecondsNew = *m.ExpireAfterSeconds
-	if ix.ttl != nil {
-		res.ExpireAfterSecondsOld = Seconds(int32(ix.ttl.expireAfter.Swap(int64(*m.ExpireAfterSeconds))))
-	} else {
-		ttl, err := newTTLIndex(fmt.Sprintf("%s index %q", where, ix.name),
-			IndexModel{Keys: ix.keys, ExpireAfterSeconds: m.ExpireAfterSeconds}, s.opts.Capped)
-		if err != nil {
-			return err
-		}
-		s.natural.Ascend(func(it natItem) bool {
-			rec := s.rec(it.slot)
-			if ix.partial == nil || ix.partial.Matches(rec.document()) {
-				if k := ttl.keyOfStored(rec.enc); k.ok {
-					ttl.addEntry(entryFor(k.date, &rec), k)
-				}
-			}
-			return true
-		})
-		cost := treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ttl.counts.bytes()
-		if err := s.reserve(cost); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		ix.ttl = ttl
-		s.mu.Unlock()
-		s.settleMemory(cost)
+	old, err := s.setIndexTTL(where, ix, *m.ExpireAfterSeconds, false)
+	if err != nil {
+		return err
 	}
+	res.ExpireAfterSecondsOld = old
 	if r := s.oprec; r != nil {
 		r.add(s, Op{Kind: OpCollMod, Index: ix.name, Spec: collModSpec(m.ExpireAfterSeconds)})
 	}

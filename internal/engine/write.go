@@ -129,20 +129,13 @@ func (s *collState) storedKeys(rec *record) docKeys {
 	return dk
 }
 
-// removeRecord deletes rec from every structure. Call with mu held for
-// writing. It is removeFromIndexes(rec, storedKeys(rec)) one index at a
-// time, so that a deletion allocates no docKeys: a TTL batch deletes
-// hundreds of documents per lock hold, and those allocations were most of
-// the garbage of a mass expiry.
-func (s *collState) removeRecord(rec *record) {
-	s.unindexRecord(rec)
-	s.store().Delete(rec.slot) // last: the key and bytes above are read from it
-}
-
 // unindexRecord takes rec out of every structure but the store: the
-// natural order, the indexes, the TTL trees and the byte count. A batch
-// (the TTL monitor's) then deletes the batch's records from the store at
-// once. Call with mu held for writing.
+// natural order, the indexes, the TTL trees and the byte count
+// (removeRecords then deletes it from the store). It is
+// removeFromIndexes(rec, storedKeys(rec)) one index at a time, so that a
+// deletion allocates no docKeys: a TTL batch deletes hundreds of documents
+// per lock hold, and those allocations were most of the garbage of a mass
+// expiry. Call with mu held for writing.
 func (s *collState) unindexRecord(rec *record) {
 	s.natural.Delete(natItem{seq: rec.seq})
 	s.noteWrite(rec, nil)
@@ -377,12 +370,6 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 	return ids, nil
 }
 
-// insertPending is a document of an insert, ready to store.
-type insertPending struct {
-	key, enc, extra []byte
-	dk              docKeys
-}
-
 // insertScratch is the working memory of an insert call: its documents'
 // encodings, their _id keys and extra bytes, their index entries. The
 // store copies what it keeps, and what outlives the call (an index build's
@@ -393,7 +380,7 @@ type insertPending struct {
 type insertScratch struct {
 	prepared []newDoc
 	enc      []byte // encodings
-	batch    []insertPending
+	batch    []docWrite
 	keyBuf   []byte // _id keys and extra bytes
 	keys     [][]byte
 	dks      []indexKeys
@@ -438,7 +425,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		sc = new(insertScratch)
 	}
 	if cap(sc.batch) < len(docs) {
-		sc.batch = make([]insertPending, len(docs))
+		sc.batch = make([]docWrite, len(docs))
 	}
 	sc.batch = sc.batch[:len(docs)] // the length release clears
 	batch := sc.batch
@@ -509,7 +496,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
 			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
 		}
-		batch[i] = insertPending{k, d.enc, extra, dk}
+		batch[i] = docWrite{key: k, enc: d.enc, extra: extra, dk: dk}
 		cost += s.insertCost(&plan, k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
@@ -534,22 +521,16 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	s.mu.Lock()
 	s.inWay.remove(s)
 	s.deferCounts()
-	for i, p := range batch {
-		rec := record{seq: s.nextSeq, ver: s.newVersion(i)}
+	for i := range batch {
+		p := &batch[i]
+		p.ver = s.newVersion(i)
 		if vers != nil {
-			vers = append(vers, rec.ver)
+			vers = append(vers, p.ver)
 		}
-		s.nextSeq++
-		rec.slot = st.Insert(p.key, p.enc, p.extra, rec.seq, rec.ver)
+		rec := s.storeDoc(st, p, false)
 		// From here on, the store's copy: what outlives the call (a
 		// build's side table, the ops) must not refer to the scratch.
-		stored := st.Record(rec.slot)
-		rec.key, rec.enc, rec.extra = stored.Key, stored.Doc, stored.Extra
-		batch[i].enc = rec.enc
-		s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
-		s.noteWrite(nil, &rec)
-		s.addToIndexes(&rec, p.dk)
-		s.bytes += int64(len(p.enc))
+		p.enc = rec.enc
 		earliest = s.earliestThreshold(p.dk, earliest)
 	}
 	evicted := s.evictCapped()
@@ -560,7 +541,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 			one.doc[0] = batch[0].enc
 			r.addOne(s, one, Op{Kind: OpInsert, Docs: one.doc[:], Versions: vers})
 		} else {
-			r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p insertPending) []byte { return p.enc }), Versions: vers})
+			r.add(s, Op{Kind: OpInsert, Docs: insertedDocs(batch, func(p docWrite) []byte { return p.enc }), Versions: vers})
 		}
 		r.deleted(s, evicted)
 	}
@@ -943,18 +924,13 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
-	for i, ch := range changes {
-		// The new version takes the old one's slot (same seq, same _id
-		// key); readers holding the old version keep it unchanged.
-		s.removeFromIndexes(&ch.rec, ch.oldKey)
-		nr := record{slot: ch.rec.slot, seq: ch.rec.seq, key: ch.rec.key, enc: ch.enc, extra: ch.extra, ver: s.newVersion(i)}
-		s.bytes += int64(len(nr.enc) - len(ch.rec.enc))
-		st.Update(nr.slot, nr.enc, nr.extra, nr.ver)
+	for i := range changes {
+		ch := &changes[i]
+		w := docWrite{enc: ch.enc, extra: ch.extra, dk: ch.newKey, ver: s.newVersion(i)}
 		if vers != nil {
-			vers = append(vers, nr.ver)
+			vers = append(vers, w.ver)
 		}
-		s.noteWrite(&ch.rec, &nr)
-		s.addToIndexes(&nr, ch.newKey)
+		s.rewriteDoc(st, &ch.rec, ch.oldKey, &w)
 		earliest = s.earliestThreshold(ch.newKey, earliest)
 	}
 	evicted := s.evictCapped()
