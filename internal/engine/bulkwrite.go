@@ -118,23 +118,7 @@ func (e *BulkWriteError) Unwrap() []error {
 	return out
 }
 
-// BulkWrite runs models in order, each as the matching single call
-// (InsertOne, UpdateOne, UpdateMany, ReplaceOne, DeleteOne, DeleteMany)
-// would, and returns the counts of those that succeeded. Each model is
-// atomic on its own; the bulk is not a transaction (as MongoDB's is not):
-// readers and other writers may see the models before it ends, and a
-// failed model does not undo the ones before it.
-//
-// Ordered (the default), it stops at the first model that fails;
-// Unordered attempts them all. Either way the error is a *BulkWriteError
-// listing each failed model's index and error, returned with the result
-// of the models that succeeded. ctx is checked before each model: once it
-// is done, BulkWrite stops and reports ctx's error at the index of the
-// first model not attempted. UpdateManyModel and DeleteManyModel run with
-// ctx as UpdateMany and DeleteMany do: cancelled while they run, they
-// change nothing and their error (matching ctx.Err()) is reported at their
-// index. No models (or a nil model, reported at its
-// index) is ErrInvalidOptions. Closed DB: ErrClosed, nothing done.
+// BulkWrite implements ttldb.Collection.BulkWrite, whose documentation is the contract.
 func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ...BulkWriteOptions) (BulkWriteResult, error) {
 	res := BulkWriteResult{UpsertedIDs: map[int]any{}, InsertedIDs: map[int]any{}}
 	if err := c.usable(); err != nil {

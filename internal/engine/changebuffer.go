@@ -53,10 +53,7 @@ type ChangeStreamBufferOptions struct {
 	PreImages bool
 }
 
-// WithChangeStreamBuffer configures the DB's change-stream buffer (see
-// ChangeStreamBufferOptions). Without it the buffer retains
-// DefaultChangeStreamBufferSize ops and is attached by the first Watch.
-// A Size outside 0..MaxChangeStreamBufferSize is ErrInvalidOptions.
+// WithChangeStreamBuffer implements ttldb.WithChangeStreamBuffer, whose documentation is the contract.
 func WithChangeStreamBuffer(o ChangeStreamBufferOptions) Option {
 	return func(cfg *config) error {
 		if o.Size < 0 || o.Size > MaxChangeStreamBufferSize {

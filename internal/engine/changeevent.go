@@ -138,8 +138,7 @@ func (t *ResumeToken) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseResumeToken reads a token's "Seq:Index" form. Anything else is
-// ErrInvalidOptions.
+// ParseResumeToken implements ttldb.ParseResumeToken, whose documentation is the contract.
 func ParseResumeToken(s string) (ResumeToken, error) {
 	a, b, ok := strings.Cut(s, ":")
 	seq, err1 := strconv.ParseUint(a, 10, 64)

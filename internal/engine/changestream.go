@@ -258,14 +258,7 @@ func (e *ChangeStreamLagError) Unwrap() []error {
 	return []error{ErrChangeStreamLagged}
 }
 
-// Watch opens a change stream of every collection of the DB. The first
-// Watch attaches the DB's change-stream buffer (see
-// WithChangeStreamBuffer) for the DB's lifetime: from then on writes
-// build ops, which costs them a little (see the README's benchmarks).
-// Watch itself is O(1), except with FullDocumentBeforeChange (see
-// there). It fails with ErrClosed after Close, ErrInvalidOptions for bad
-// options, ErrChangeStreamHistoryLost for a resume token the buffer no
-// longer holds, and ctx's error if ctx is done.
+// Watch implements ttldb.DB.Watch, whose documentation is the contract.
 func (db *DB) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
@@ -273,9 +266,7 @@ func (db *DB) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeSt
 	return db.watch(ctx, mergeChangeStreamOptions(opts))
 }
 
-// Watch opens a change stream of the collection's events (including its
-// drop; the stream goes on if the collection is created again). See
-// DB.Watch.
+// Watch implements ttldb.Collection.Watch, whose documentation is the contract.
 func (c *Collection) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -404,26 +395,10 @@ func (cs *ChangeStream) wants(op *Op) bool {
 	return cs.colls == nil || slices.Contains(cs.colls, op.Collection)
 }
 
-// Next moves to the next event, waiting for one if need be, and reports
-// whether there is one: false when ctx is done (Err returns its error;
-// the stream keeps its place, and a later Next goes on), when the DB or
-// the stream is closed, or when the stream failed (Err says why; a
-// failed stream stays failed). While writes come fast (the last wait did
-// not end with a lone op), it first yields its processor a few dozen
-// times, some tens of microseconds, looking for the next op: a stream
-// that keeps up with a busy writer then never sleeps, and the writer never
-// pays for waking it. Otherwise, or when that finds nothing, it sleeps
-// until a commit wakes it.
-//
-// Per event Next costs a few pointer loads and, for inserts, updates and
-// replacements, the copy of the _id into DocumentKey (cut from a buffer
-// of 2 KB the stream allocates when the last is full); an update event with
-// a known update document also decodes it and the updated document
-// (UpdateDescription). Ops the filters skip cost a pointer load each.
+// Next implements ttldb.ChangeStream.Next, whose documentation is the contract.
 func (cs *ChangeStream) Next(ctx context.Context) bool { return cs.advance(ctx, true) }
 
-// TryNext is Next without the wait: it returns false at once, with Err
-// nil, when no event is ready.
+// TryNext implements ttldb.ChangeStream.TryNext, whose documentation is the contract.
 func (cs *ChangeStream) TryNext(ctx context.Context) bool { return cs.advance(ctx, false) }
 
 func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
@@ -507,11 +482,7 @@ func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// Event returns the event Next (or TryNext) last returned true for; the
-// zero ChangeEvent before the first or after Next returned false. The
-// event shares the op's documents (never changed) and may be kept; an
-// insert's, update's or replacement's DocumentKey shares a buffer of up to
-// 2 KB with the stream's other keys, which a kept event keeps alive.
+// Event implements ttldb.ChangeStream.Event, whose documentation is the contract.
 func (cs *ChangeStream) Event() ChangeEvent {
 	if !cs.has {
 		return ChangeEvent{}
@@ -519,15 +490,7 @@ func (cs *ChangeStream) Event() ChangeEvent {
 	return cs.ev
 }
 
-// Decode decodes the current event, as the document MongoDB's driver
-// decodes (its JSON form, with Go values: _id {_data: token},
-// operationType, clusterTime, wallTime, ns {coll}, documentKey,
-// fullDocument, fullDocumentBeforeChange, updateDescription {
-// updatedFields, removedFields}, operationDescription, and the
-// extensions expired, index, cutoff), into v: a struct (bson or ttldb
-// tags, as for SingleResult.Decode), a map or a *Document. Without a
-// current event it is ErrNotFound. It costs decoding the event's
-// documents; Event costs nothing.
+// Decode implements ttldb.ChangeStream.Decode, whose documentation is the contract.
 func (cs *ChangeStream) Decode(v any) error {
 	if !cs.has {
 		return fmt.Errorf("%w: Decode: no current change event", ErrNotFound)
@@ -544,15 +507,10 @@ func (cs *ChangeStream) Decode(v any) error {
 	return codec.DecodeInto(enc, v)
 }
 
-// Err returns why the last Next returned false: nil after Close or when
-// TryNext found nothing; ErrClosed once the DB is closed; ctx's error; a
-// *ChangeStreamLagError; or ErrNoPreImage.
+// Err implements ttldb.ChangeStream.Err, whose documentation is the contract.
 func (cs *ChangeStream) Err() error { return cs.err }
 
-// ResumeToken returns the token to resume the stream from after a
-// restart (ChangeStreamOptions.ResumeAfter): just after the last event
-// Next returned, or after the ops the filters skipped since, or the
-// stream's start if it returned none.
+// ResumeToken implements ttldb.ChangeStream.ResumeToken, whose documentation is the contract.
 func (cs *ChangeStream) ResumeToken() ResumeToken {
 	if cs.op != nil {
 		if cs.idx >= cs.n {
@@ -563,10 +521,7 @@ func (cs *ChangeStream) ResumeToken() ResumeToken {
 	return ResumeToken{Seq: cs.next, Index: uint32(cs.skip)}
 }
 
-// Close ends the stream: a Next waiting on another goroutine returns
-// false, and so does every later Next, with Err nil. It withdraws the
-// stream's request for pre-images. Close is idempotent and safe to call
-// from any goroutine; it returns nil.
+// Close implements ttldb.ChangeStream.Close, whose documentation is the contract.
 func (cs *ChangeStream) Close() error {
 	cs.closeOnce.Do(func() {
 		cs.closed.Store(true)

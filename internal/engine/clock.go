@@ -48,8 +48,5 @@ type systemTimer struct{ t *time.Timer }
 func (t systemTimer) C() <-chan time.Time { return t.t.C }
 func (t systemTimer) Stop() bool          { return t.t.Stop() }
 
-// SystemClock returns the real wall clock, the default of Open. Its timers
-// are time.Timer's: monotonic, unaffected by changes of the wall clock. It
-// runs on fake time inside a testing/synctest bubble, as all of package
-// time does.
+// SystemClock implements ttldb.SystemClock, whose documentation is the contract.
 func SystemClock() Clock { return systemClock{} }

@@ -25,7 +25,7 @@ type Collection struct {
 	nameErr error
 }
 
-// Name returns the collection's name.
+// Name implements ttldb.Collection.Name, whose documentation is the contract.
 func (c *Collection) Name() string { return c.name }
 
 // CollectionOptions configures CreateCollection. The zero value is an
@@ -458,15 +458,7 @@ func appendIDKey(dst []byte, v any) ([]byte, error) {
 	return k, nil
 }
 
-// Compact rebuilds the collection's storage and indexes from the documents
-// it holds. The store reclaims mostly-dead memory as new documents come, but
-// a deletion alone (a TTL mass expiry) leaves chunks partly dead, Go maps
-// keep their memory after deletes and B-trees keep half-empty nodes:
-// Compact copies the live documents into fresh memory, densely, and lets
-// the rest go back to the garbage collector, as MongoDB's compact returns
-// disk space. It needs memory for a second copy while it runs. Writers
-// wait during the rebuild; readers do not (they see the old copy until the
-// new one is published).
+// Compact implements ttldb.Collection.Compact, whose documentation is the contract.
 func (c *Collection) Compact() error {
 	if ts := c.timeSeries(); ts != nil {
 		return ts.compact() // time-series: tsbucket.go

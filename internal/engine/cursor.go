@@ -69,10 +69,7 @@ type cursorDoc struct {
 	seq uint64
 }
 
-// Next moves to the next result, reading the next batch when needed, and
-// reports whether there is one. It returns false at the end, on an error
-// (see Err) and once ctx is done (Err then matches ctx.Err()); a nil ctx
-// never stops it.
+// Next implements ttldb.Cursor.Next, whose documentation is the contract.
 func (cur *Cursor) Next(ctx context.Context) bool {
 	for {
 		if cur.err != nil {
@@ -176,12 +173,7 @@ func (cur *Cursor) remember(seq uint64) {
 	}
 }
 
-// Decode decodes the current result (the one Next moved to) into v, with
-// SingleResult.Decode's rules: a struct, a map (cleared and refilled) or
-// an interface; ErrDecode (a *DecodeError naming the field) if a value
-// does not fit, leaving v unchanged. Decoding into a struct or a reused
-// map allocates only what v needs (its strings, slices, maps, pointers),
-// nothing per result otherwise.
+// Decode implements ttldb.Cursor.Decode, whose documentation is the contract.
 func (cur *Cursor) Decode(v any) error {
 	return cur.cur.decode(v)
 }
@@ -200,7 +192,7 @@ func (d *cursorDoc) decode(v any) error {
 	return codec.DecodeInto(enc, v)
 }
 
-// Document returns the current result as a new Document the caller owns.
+// Document implements ttldb.Cursor.Document, whose documentation is the contract.
 func (cur *Cursor) Document() (Document, error) {
 	d := cur.cur
 	switch {
@@ -216,13 +208,10 @@ func (cur *Cursor) Document() (Document, error) {
 	return nil, fmt.Errorf("%w: the cursor has no current document (call Next first)", ErrInvalidOptions)
 }
 
-// Err returns the error that ended the iteration, if any: a context's
-// error (matching context.Canceled or context.DeadlineExceeded), or
-// ErrNotFound if the index the cursor walked was dropped.
+// Err implements ttldb.Cursor.Err, whose documentation is the contract.
 func (cur *Cursor) Err() error { return cur.err }
 
-// Close ends the iteration and releases the cursor's current batch. It is
-// safe to call more than once, and returns Err().
+// Close implements ttldb.Cursor.Close, whose documentation is the contract.
 func (cur *Cursor) Close() error {
 	cur.close()
 	return cur.err
@@ -233,13 +222,7 @@ func (cur *Cursor) close() {
 	cur.batch, cur.next, cur.cur, cur.seen, cur.s = nil, 0, cursorDoc{}, nil, nil
 }
 
-// All decodes every remaining result into the slice results points to,
-// then closes the cursor. results is a pointer to a slice of structs,
-// pointers to structs, maps or Documents (for example *[]User or
-// *[]ttldb.Document); the slice is truncated to length 0 and appended to,
-// so its array is reused when large enough. On an error (ctx done, a value
-// that does not fit) it returns the error and the slice holds the results
-// decoded before it.
+// All implements ttldb.Cursor.All, whose documentation is the contract.
 func (cur *Cursor) All(ctx context.Context, results any) error {
 	defer cur.close()
 	if docs, ok := results.(*[]Document); ok {
@@ -283,12 +266,7 @@ func (cur *Cursor) All(ctx context.Context, results any) error {
 	return cur.err
 }
 
-// Documents returns the remaining results as an iterator of (Document,
-// error) pairs for a range loop; the cursor is closed when the loop ends,
-// whether by the end of the results, a break or an error. An error (ctx
-// done) comes as the last pair, with a nil Document.
-//
-//	for doc, err := range cur.Documents(ctx) { … }
+// Documents implements ttldb.Cursor.Documents, whose documentation is the contract.
 func (cur *Cursor) Documents(ctx context.Context) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
 		defer cur.close()
@@ -304,12 +282,7 @@ func (cur *Cursor) Documents(ctx context.Context) iter.Seq2[Document, error] {
 	}
 }
 
-// Decoded returns the remaining results of cur decoded into values of
-// type T (a struct, a map or a Document), as an iterator of (T, error)
-// pairs for a range loop; the cursor is closed when the loop ends. A
-// value that does not fit T yields its *DecodeError and ends the loop.
-//
-//	for u, err := range ttldb.Decoded[User](ctx, cur) { … }
+// Decoded implements ttldb.Decoded, whose documentation is the contract.
 func Decoded[T any](ctx context.Context, cur *Cursor) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		defer cur.close()

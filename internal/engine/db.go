@@ -70,8 +70,7 @@ type config struct {
 	needsDir    string // an option that needs WithDir, for the error
 }
 
-// WithClock makes the DB read all time through c (default: SystemClock).
-// Tests pass a *ttltest.Clock to run days of TTL schedule in microseconds.
+// WithClock implements ttldb.WithClock, whose documentation is the contract.
 func WithClock(c Clock) Option {
 	return func(cfg *config) error {
 		if c == nil {
@@ -82,9 +81,7 @@ func WithClock(c Clock) Option {
 	}
 }
 
-// WithLogger makes the DB log through l (default: a logger that discards
-// everything). The monitor logs index errors, dropped collections and hook
-// failures at Warn and Error levels.
+// WithLogger implements ttldb.WithLogger, whose documentation is the contract.
 func WithLogger(l *slog.Logger) Option {
 	return func(cfg *config) error {
 		if l == nil {
@@ -95,9 +92,7 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// Open returns a new, empty DB configured by opts and starts its TTL
-// monitor (unless MonitorOptions.Disabled). It fails with ErrInvalidOptions
-// for a bad option.
+// Open implements ttldb.Open, whose documentation is the contract.
 func Open(opts ...Option) (*DB, error) {
 	cfg := config{
 		clock:   SystemClock(),
@@ -154,18 +149,7 @@ func Open(opts ...Option) (*DB, error) {
 	return db, nil
 }
 
-// Close stops the TTL monitor, waiting for its goroutine to exit (it stops
-// between two batches, even in the middle of a long pass), and makes every
-// later call on the DB or its collections fail with ErrClosed. It ends
-// every change stream: a waiting Next returns false at once, and Err
-// returns ErrClosed. Close is idempotent: a second call returns nil at
-// once.
-//
-// Called from an ExpireHook or DeleteObserver, Close does not wait for the
-// pass it is called from (that would wait for itself): it returns at once,
-// no further batch is deleted, and the monitor goroutine exits as soon as
-// the callback returns. A RunTTLPass running on another goroutine is not
-// waited for either; it stops before its next batch with context.Canceled.
+// Close implements ttldb.DB.Close, whose documentation is the contract.
 func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
@@ -200,22 +184,12 @@ func validateCollectionName(name string) error {
 	return nil
 }
 
-// Collection returns a handle on the collection called name. The collection
-// is created, with default options, by the first write to it (as in
-// MongoDB); reads of a collection that does not exist see no documents.
-// Handles are cheap, safe for concurrent use, and stay valid across
-// DropCollection: a write after a drop creates the collection anew.
-//
-// An invalid name (empty, containing '$' or NUL, or starting with
-// "system.") yields a handle whose every method returns ErrInvalidOptions.
+// Collection implements ttldb.DB.Collection, whose documentation is the contract.
 func (db *DB) Collection(name string) *Collection {
 	return &Collection{db: db, name: name, nameErr: validateCollectionName(name)}
 }
 
-// CreateCollection creates a collection with options (capped size, a
-// $jsonSchema validator, hiding of expired documents). It fails with
-// ErrInvalidOptions for bad options and, as MongoDB does, with
-// ErrCollectionExists if a collection of that name exists already.
+// CreateCollection implements ttldb.DB.CreateCollection, whose documentation is the contract.
 func (db *DB) CreateCollection(name string, opts CollectionOptions) (coll *Collection, err error) {
 	if err := db.writable(); err != nil {
 		return nil, err
@@ -268,7 +242,7 @@ func (db *DB) commitCreate(st *collState) {
 	db.ops.commit([]Op{{Kind: OpCreateCollection, Collection: st.name, Time: opTime(db.clock.Now()), Spec: collectionSpec(opts)}})
 }
 
-// ListCollectionNames returns the names of the existing collections, sorted.
+// ListCollectionNames implements ttldb.DB.ListCollectionNames, whose documentation is the contract.
 func (db *DB) ListCollectionNames() ([]string, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
@@ -283,10 +257,7 @@ func (db *DB) ListCollectionNames() ([]string, error) {
 	return names, nil
 }
 
-// DropCollection removes the collection, its documents and its indexes. It
-// fails with ErrNotFound if there is no such collection. A TTL pass working
-// on the collection notices the drop at its next batch and moves on. It
-// waits for the write running on the collection, if any, to end.
+// DropCollection implements ttldb.DB.DropCollection, whose documentation is the contract.
 func (db *DB) DropCollection(name string) (err error) {
 	if err := db.writable(); err != nil {
 		return err

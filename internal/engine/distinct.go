@@ -11,22 +11,7 @@ import (
 	"github.com/ttldb/ttldb/internal/query"
 )
 
-// Distinct returns the distinct values of field (a dotted path) among the
-// documents matching filter (nil or empty: all), as MongoDB's distinct
-// command does: a document whose field holds an array contributes each of
-// its elements (an element that is itself an array stays whole); a path
-// through an array of documents reaches the field in each; a document
-// without the field contributes nothing, one whose field is null
-// contributes null. Values are distinct by BSON equality, so 1, int64(1)
-// and 1.0 are one value (the first met is returned), and the result is in
-// BSON order (numbers before strings before documents …), as the server
-// returns it (it gathers values in a set ordered by BSON comparison).
-//
-// It examines every matching document under one hold of the read lock,
-// decoding only the field's top-level part of each; ctx stops it (looked
-// at every 256 documents examined) with an error matching ctx.Err().
-// Errors: ErrInvalidOptions (an invalid path), ErrInvalidFilter,
-// ErrClosed, ctx's error.
+// Distinct implements ttldb.Collection.Distinct, whose documentation is the contract.
 func (c *Collection) Distinct(ctx context.Context, field string, filter Document) ([]any, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -126,14 +111,7 @@ func (d *distinctSet) sorted() []any {
 	return out
 }
 
-// EstimatedDocumentCount returns how many documents the collection holds,
-// from a count kept up to date by every write: O(1), whatever the size,
-// holding the read lock only to read it. It counts every stored document,
-// including expired ones that HideExpired hides from reads but the
-// monitor has not deleted yet (as MongoDB's count from metadata counts
-// what is stored); CountDocuments(ctx, nil) counts what reads see. On a
-// time-series collection it counts measurements. A missing collection
-// holds 0.
+// EstimatedDocumentCount implements ttldb.Collection.EstimatedDocumentCount, whose documentation is the contract.
 func (c *Collection) EstimatedDocumentCount() (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err

@@ -121,14 +121,7 @@ func (db *DB) restore(cfg durableConfig) error {
 	return nil
 }
 
-// WithDir makes the DB keep its state in the directory path (created,
-// mode 0700, if missing; its files are created 0600): Open loads the
-// snapshot and the log found there, every later change is appended to the
-// log before the call that made it returns, and snapshots rewrite the DB
-// from time to time (WithAutoSnapshot, DB.Snapshot). One DB at a time may
-// have a directory open: a second Open of it, in this process or another,
-// fails with ErrLocked. Without WithDir the DB lives in memory only.
-// See the README's Durability section and docs/FORMAT.md.
+// WithDir implements ttldb.WithDir, whose documentation is the contract.
 func WithDir(path string) Option {
 	return func(cfg *config) error {
 		if path == "" {
@@ -139,8 +132,7 @@ func WithDir(path string) Option {
 	}
 }
 
-// WithSync sets the log's sync policy (default SyncEverySecond). It needs
-// WithDir.
+// WithSync implements ttldb.WithSync, whose documentation is the contract.
 func WithSync(p SyncPolicy) Option {
 	return func(cfg *config) error {
 		if p > SyncNever {
@@ -152,8 +144,7 @@ func WithSync(p SyncPolicy) Option {
 	}
 }
 
-// WithAutoSnapshot sets when the DB snapshots itself (see AutoSnapshot).
-// It needs WithDir.
+// WithAutoSnapshot implements ttldb.WithAutoSnapshot, whose documentation is the contract.
 func WithAutoSnapshot(a AutoSnapshot) Option {
 	return func(cfg *config) error {
 		if a.LogRatio < 0 || a.MinLogBytes < 0 {
@@ -171,11 +162,7 @@ func WithAutoSnapshot(a AutoSnapshot) Option {
 	}
 }
 
-// WithRestore makes Open load the DB from r, a copy DB.Backup wrote. With
-// WithDir the directory must hold no DB yet (else ErrInvalidOptions): Open
-// writes the loaded state there as its first snapshot, under a new
-// directory identity (the original's log is never taken for the copy's).
-// Without WithDir the restored DB lives in memory.
+// WithRestore implements ttldb.WithRestore, whose documentation is the contract.
 func WithRestore(r io.Reader) Option {
 	return func(cfg *config) error {
 		if r == nil {
@@ -186,20 +173,7 @@ func WithRestore(r io.Reader) Option {
 	}
 }
 
-// WithSalvage makes Open load what it can from a damaged data directory
-// instead of failing with ErrCorrupt: the blocks of the snapshot that pass
-// their checksums (a damaged magic, version or header block included),
-// and the log up to its first damaged record (the log files are cut
-// there, for good; damage in records the snapshot holds is passed over);
-// a missing log is started anew, missing segments are reported. Documents whose collection block is lost are counted, not
-// loaded (RecoveryInfo.Orphaned); when the log holds every op from the
-// first, the DB is rebuilt from it alone (RecoveryInfo.RebuiltFromLog).
-// Files of another directory (another identity) are never loaded. Data
-// may be lost: DB.Recovery says how much. When it found damage, Open
-// then writes what it loaded as the directory's snapshot, which replaces
-// the damaged one and the log it covers: the next Open needs no
-// WithSalvage. Copy the directory before using it. See the README's
-// Durability section.
+// WithSalvage implements ttldb.WithSalvage, whose documentation is the contract.
 func WithSalvage() Option {
 	return func(cfg *config) error {
 		cfg.durable.salvage = true
@@ -290,8 +264,7 @@ type RecoveryInfo struct {
 	Duration time.Duration
 }
 
-// Recovery returns what Open loaded (the zero value for a DB opened
-// without WithDir or WithRestore).
+// Recovery implements ttldb.DB.Recovery, whose documentation is the contract.
 func (db *DB) Recovery() RecoveryInfo {
 	if db.persist == nil {
 		return db.restored
@@ -768,18 +741,7 @@ func (p *persistence) snapshot() (err error) {
 	return nil
 }
 
-// Snapshot writes a snapshot of the DB into its data directory now, then
-// drops the older snapshot and the log it makes useless. Readers and
-// writers go on meanwhile (see Backup for what they wait for). It fails
-// with ErrInvalidOptions for a DB opened without WithDir; with the file
-// system's error, after which writes go on: if the snapshot file could
-// not be written, the previous snapshot and the log are kept; if only
-// dropping the log before it failed (the error says "dropping the log
-// before the snapshot": the log folder took no new segment), the new
-// snapshot has replaced the previous one and the log is kept whole, to be
-// dropped by a later snapshot; and with ErrClosed when Close cut it short.
-// Snapshots are serialized: a call during another (an automatic one)
-// waits for it.
+// Snapshot implements ttldb.DB.Snapshot, whose documentation is the contract.
 func (db *DB) Snapshot() error {
 	if err := db.checkOpen(); err != nil {
 		return err

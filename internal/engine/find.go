@@ -113,19 +113,7 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*find
 	return &findQuery{filterDoc: f.Doc(), filter: f, opts: o, sort: sortKeys(o.Sort), proj: p}, nil
 }
 
-// Find returns a cursor over the documents matching filter (nil or empty:
-// all), sorted, skipped, limited and projected as opts say. The cursor
-// streams: it reads the results in batches of at most 256 (see Cursor for
-// what it sees of concurrent writes), so Find(ctx, nil) over a million
-// documents holds 256 of them at a time, not a million. Read it with Next
-// and Decode, with All, or with a range loop over Documents or Decoded.
-//
-// ctx stops Find and every batch the cursor reads afterwards is stopped by
-// the ctx given to Next: done, they return an error matching ctx.Err(),
-// looked at every 256 documents examined. A sort no index gives is done in
-// memory when Find is called (O(Skip+Limit) memory with a Limit, all
-// matches without one), under one hold of the read lock. Errors:
-// ErrInvalidFilter, ErrInvalidOptions, ErrClosed, ctx's error.
+// Find implements ttldb.Collection.Find, whose documentation is the contract.
 func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOptions) (*Cursor, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -174,10 +162,7 @@ func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOpti
 	return cur, nil
 }
 
-// FindOne finds the first document Find would return. Its result holds
-// the document, read with Decode (into a struct, a map or a Document) or
-// Document, or the error (ErrNotFound when nothing matches), read with Err
-// or by either of those: c.FindOne(f).Decode(&v).
+// FindOne implements ttldb.Collection.FindOne, whose documentation is the contract.
 func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult {
 	if err := c.usable(); err != nil {
 		return SingleResult{err: err}
@@ -296,12 +281,7 @@ func (s *collState) findID(k []byte) (enc []byte, found bool) {
 	return r.Doc, true
 }
 
-// CountDocuments returns how many documents match filter (nil or empty:
-// all, hidden expired documents left out). It examines every matching
-// document (or, with an empty filter, every document) under one hold of
-// the read lock; ctx stops it (looked at every 256 documents examined),
-// and it then returns an error matching ctx.Err(). For the size of a
-// collection in O(1), see EstimatedDocumentCount.
+// CountDocuments implements ttldb.Collection.CountDocuments, whose documentation is the contract.
 func (c *Collection) CountDocuments(ctx context.Context, filter Document) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
@@ -1019,7 +999,7 @@ type Explanation struct {
 	Measurements    int
 }
 
-// Explain runs the query as Find would and reports the plan and its counts.
+// Explain implements ttldb.Collection.Explain, whose documentation is the contract.
 func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
 	if err := c.usable(); err != nil {
 		return Explanation{}, err

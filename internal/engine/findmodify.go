@@ -82,26 +82,7 @@ func (c *Collection) compileFindModify(op string, filter Document, sort []IndexK
 	return &findModify{q: q, ret: ret, upsert: upsert}, nil
 }
 
-// FindOneAndUpdate applies update (the operators UpdateOne takes) to the
-// first document matching filter (in opts.Sort's order, else natural
-// order) and returns it, before or after the update as opts.ReturnDocument
-// says, as a SingleResult (Decode into a struct or map, or Document).
-//
-// Finding and writing are one step: the collection's write path is held
-// from the match to the commit, so no other writer and no TTL deletion
-// comes in between. A session refreshed with $currentDate is either
-// refreshed (and then not deleted for its old date) or already deleted
-// (ErrNotFound): it is never brought back. With HideExpired, a document
-// past its threshold is not matched, as for any read: refreshing an
-// expired session fails with ErrNotFound, or with Upsert inserts a new
-// document (the expired one is deleted first, as the monitor would, see
-// CollectionOptions.HideExpired); it is never revived.
-//
-// The result's error is ErrNotFound when nothing matches (and no upsert
-// inserted, or it did with ReturnDocument Before); ErrInvalidFilter,
-// ErrInvalidUpdate, ErrInvalidOptions, ErrImmutableID, ErrValidation,
-// ErrDuplicateKey, ErrMemoryLimit and ErrTimeSeries change nothing. Cost:
-// one UpdateOne and, with an unindexed Sort, one read of every match.
+// FindOneAndUpdate implements ttldb.Collection.FindOneAndUpdate, whose documentation is the contract.
 func (c *Collection) FindOneAndUpdate(filter, update Document, opts ...FindOneAndUpdateOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
@@ -141,12 +122,7 @@ func (c *Collection) FindOneAndUpdate(filter, update Document, opts ...FindOneAn
 	})
 }
 
-// FindOneAndReplace replaces the first document matching filter (in
-// opts.Sort's order, else natural order) with a copy of replacement,
-// keeping its _id as ReplaceOne does, and returns it before or after as
-// opts.ReturnDocument says. replacement is a document of any form
-// InsertOne takes. Atomicity, HideExpired, upsert and errors are as for
-// FindOneAndUpdate.
+// FindOneAndReplace implements ttldb.Collection.FindOneAndReplace, whose documentation is the contract.
 func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
@@ -194,13 +170,7 @@ func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ..
 	})
 }
 
-// FindOneAndDelete deletes the first document matching filter (in
-// opts.Sort's order, else natural order) and returns it as it was. It is
-// one step with respect to other writers and the TTL monitor, as
-// FindOneAndUpdate. The result's error is ErrNotFound when nothing matches
-// (with HideExpired, an expired document does not match: the monitor
-// deletes it, with its hooks); ErrInvalidFilter, ErrInvalidOptions and
-// ErrTimeSeries change nothing.
+// FindOneAndDelete implements ttldb.Collection.FindOneAndDelete, whose documentation is the contract.
 func (c *Collection) FindOneAndDelete(filter Document, opts ...FindOneAndDeleteOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {

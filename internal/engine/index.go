@@ -58,8 +58,7 @@ type IndexModel struct {
 	TTLValueForms TTLValueForms
 }
 
-// Seconds returns a pointer to n, for IndexModel.ExpireAfterSeconds and
-// CollModIndex.ExpireAfterSeconds.
+// Seconds implements ttldb.Seconds, whose documentation is the contract.
 func Seconds(n int32) *int32 { return &n }
 
 // IndexSpec describes an existing index, as Indexes returns it.
@@ -545,30 +544,7 @@ func (ix *index) conflict(key string, self uint64) bool {
 	return found
 }
 
-// CreateIndex builds an index and returns its name. Creating an index that
-// exists with the same specification is a no-op that returns its name; the
-// same keys (or name) with other options is ErrIndexOptionsConflict, and
-// CreateIndex never changes an existing index (use CollMod to change
-// ExpireAfterSeconds). A bad specification is ErrInvalidIndex or
-// ErrInvalidTTL. If the documents already stored violate a unique index, or
-// one cannot be indexed, nothing is created.
-//
-// The build runs in the background of the call, as MongoDB's hybrid index
-// build does (indexbuild.go): it scans the documents holding no lock, while
-// readers and writers go on, then applies the writes made meanwhile, and
-// holds off writers only for a short final catch-up (at most
-// finalCatchUpMax changes) before it publishes the index. Queries see the
-// index once it is complete. A unique index fails with ErrDuplicateKey if
-// two documents share a key when the build ends, including through writes
-// made during the build; a failed build leaves nothing behind. While an
-// index is being built, CreateIndex of the same keys or name waits for it,
-// and DropIndex and CollMod do not see it yet (ErrNotFound).
-//
-// ctx stops the build (looked at every 256 documents scanned, and before
-// each catch-up round) and a wait for another build of the same index:
-// cancelled or past its deadline, CreateIndex returns an error matching
-// ctx.Err() and leaves nothing of the index behind. The final catch-up
-// and the index's publication, under the write lock, do not stop.
+// CreateIndex implements ttldb.Collection.CreateIndex, whose documentation is the contract.
 func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (name string, err error) {
 	if err := c.db.writable(); err != nil {
 		return "", err
@@ -614,8 +590,7 @@ func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string
 	return c.createIndex(ctx, m)
 }
 
-// DropIndex removes the named index. The _id index cannot be dropped
-// (ErrInvalidIndex); a missing index is ErrNotFound.
+// DropIndex implements ttldb.Collection.DropIndex, whose documentation is the contract.
 func (c *Collection) DropIndex(name string) (err error) {
 	if err := c.db.writable(); err != nil {
 		return err
@@ -652,8 +627,7 @@ func (c *Collection) dropIndexBegun(name string) error {
 	})
 }
 
-// Indexes describes the collection's indexes, the implicit "_id_" first,
-// then the others in creation order. A missing collection has none.
+// Indexes implements ttldb.Collection.Indexes, whose documentation is the contract.
 func (c *Collection) Indexes() ([]IndexSpec, error) {
 	if ts := c.timeSeries(); ts != nil {
 		return ts.indexSpecs() // time-series: tsindex.go

@@ -7,8 +7,8 @@ type IndexKey struct {
 	Order int    // 1 ascending, -1 descending
 }
 
-// Asc returns the ascending key on field.
+// Asc implements ttldb.Asc, whose documentation is the contract.
 func Asc(field string) IndexKey { return IndexKey{Field: field, Order: 1} }
 
-// Desc returns the descending key on field.
+// Desc implements ttldb.Desc, whose documentation is the contract.
 func Desc(field string) IndexKey { return IndexKey{Field: field, Order: -1} }

@@ -6,23 +6,7 @@ import (
 	"github.com/ttldb/ttldb/internal/store"
 )
 
-// WithMemoryLimit caps the memory a DB may hold, in bytes, as the DB
-// accounts it: the documents and their _id map (the store's chunks, slot
-// table and hash map, dead bytes included until they are reclaimed), and
-// the index and TTL trees, estimated per entry (index keys included); for
-// a time-series collection, its buckets (their measurements, spare
-// capacity included, and meta values) and their entries in its trees and
-// indexes. A
-// write that would go past the limit fails with ErrMemoryLimit and changes
-// nothing; deletions, DropIndex, DropCollection and Compact make room, and
-// the TTL monitor's deletions are never refused. Metrics().Storage reports
-// the accounted bytes. 0 (the default) means no limit; a negative limit is
-// ErrInvalidOptions.
-//
-// The check is made before a write commits, against a bound of what the
-// write adds; the accounting can pass the limit by less than one document
-// when a store seals a partly filled chunk. Before refusing a write, the
-// collection reclaims the memory of its mostly-dead chunks.
+// WithMemoryLimit implements ttldb.WithMemoryLimit, whose documentation is the contract.
 func WithMemoryLimit(bytes int64) Option {
 	return func(cfg *config) error {
 		if bytes < 0 {

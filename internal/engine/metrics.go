@@ -282,15 +282,7 @@ func (r *metricsRecorder) passDone(start time.Time, dur time.Duration) {
 	r.passes.Add(1)
 }
 
-// Metrics returns a snapshot of the DB's counters. It is safe to call at
-// any time from any goroutine, also after Close, and it never blocks
-// writers. Its cost does not grow with the number of documents or with the
-// backlog: the backlog is read from counts each TTL index keeps up to date
-// as entries come and go (a few hundred map reads per TTL index at most,
-// under the collection's read lock), never by visiting expired documents.
-// It is O(collections + indexes): a map entry per collection and per TTL
-// index, and the histogram's 15 buckets. After Close it reports no
-// backlog.
+// Metrics implements ttldb.DB.Metrics, whose documentation is the contract.
 func (db *DB) Metrics() Metrics {
 	r := db.metrics
 	var m Metrics

@@ -120,8 +120,7 @@ const (
 	DefaultBatchPause = 20 * time.Microsecond
 )
 
-// DefaultMonitorOptions returns the options Open uses unless WithMonitor
-// gives others.
+// DefaultMonitorOptions implements ttldb.DefaultMonitorOptions, whose documentation is the contract.
 func DefaultMonitorOptions() MonitorOptions {
 	return MonitorOptions{}.withDefaults()
 }
@@ -162,7 +161,7 @@ func (o MonitorOptions) validate() error {
 	return nil
 }
 
-// WithMonitor sets the TTL monitor's options (zero fields take defaults).
+// WithMonitor implements ttldb.WithMonitor, whose documentation is the contract.
 func WithMonitor(o MonitorOptions) Option {
 	return func(cfg *config) error {
 		if err := o.validate(); err != nil {
@@ -173,15 +172,7 @@ func WithMonitor(o MonitorOptions) Option {
 	}
 }
 
-// WithPrimary makes the DB ask isPrimary whether it is the primary of a
-// replicated set: before every pass, before every index visit and before
-// every batch (after the batch's expire hooks, just before its delete), as
-// MongoDB checks before each index visit. On a secondary the monitor is
-// idle and counts nothing, as MongoDB's is; a pass that finds itself on a
-// secondary stops with ErrNotPrimary and deletes no further batch.
-// isPrimary is called on the pass's goroutine with no lock held, about
-// twice per batch: it must be cheap and safe for concurrent use. Default:
-// always primary. See also DB.SetPrimary.
+// WithPrimary implements ttldb.WithPrimary, whose documentation is the contract.
 func WithPrimary(isPrimary func() bool) Option {
 	return func(cfg *config) error {
 		if isPrimary == nil {
@@ -242,9 +233,7 @@ type ExpiredBatch struct {
 	Versions []uint64
 }
 
-// WithOnExpire adds an ExpireHook. Several run in the order given: each
-// receives the documents every earlier hook handled, and a document is
-// deleted once the last hook handled it.
+// WithOnExpire implements ttldb.WithOnExpire, whose documentation is the contract.
 func WithOnExpire(h ExpireHook) Option {
 	return func(cfg *config) error {
 		if h == nil {
@@ -293,7 +282,7 @@ type DeleteEvent struct {
 // returns at once and the pass stops before its next batch.
 type DeleteObserver func(DeleteEvent)
 
-// WithDeleteObserver adds a DeleteObserver.
+// WithDeleteObserver implements ttldb.WithDeleteObserver, whose documentation is the contract.
 func WithDeleteObserver(o DeleteObserver) Option {
 	return func(cfg *config) error {
 		if o == nil {
@@ -304,9 +293,7 @@ func WithDeleteObserver(o DeleteObserver) Option {
 	}
 }
 
-// WithHideExpired sets CollectionOptions.HideExpired for every collection
-// of the DB: expired documents disappear from reads at their threshold, not
-// at the next pass.
+// WithHideExpired implements ttldb.WithHideExpired, whose documentation is the contract.
 func WithHideExpired() Option {
 	return func(cfg *config) error {
 		cfg.hideExpired = true
@@ -542,17 +529,13 @@ func (db *DB) earliestThreshold() (time.Time, bool) {
 	return best, found
 }
 
-// SetTTLMonitorEnabled turns the monitor on or off while it runs
-// (MongoDB's setParameter ttlMonitorEnabled). It takes effect at the next
-// wake-up; a pass already running finishes.
+// SetTTLMonitorEnabled implements ttldb.DB.SetTTLMonitorEnabled, whose documentation is the contract.
 func (db *DB) SetTTLMonitorEnabled(on bool) {
 	db.monitor.enabled.Store(on)
 	db.monitor.poke()
 }
 
-// SetTTLMonitorInterval changes the sleep between passes while the monitor
-// runs; the new interval takes effect at once (the current sleep is
-// re-armed from now). A d <= 0 is ignored.
+// SetTTLMonitorInterval implements ttldb.DB.SetTTLMonitorInterval, whose documentation is the contract.
 func (db *DB) SetTTLMonitorInterval(d time.Duration) {
 	if d <= 0 {
 		return
@@ -564,17 +547,13 @@ func (db *DB) SetTTLMonitorInterval(d time.Duration) {
 	m.poke()
 }
 
-// SetPrimary tells the DB whether it is the primary of a replicated set. On
-// a secondary (false) the monitor is idle and counts nothing. A pass running
-// when it turns false deletes no further batch (the batch whose delete is
-// under way completes) and ends with ErrNotPrimary. Default true.
+// SetPrimary implements ttldb.DB.SetPrimary, whose documentation is the contract.
 func (db *DB) SetPrimary(primary bool) {
 	db.monitor.primary.Store(primary)
 	db.monitor.poke()
 }
 
-// CurrentOp lists the TTL deletions in progress (at most one: the monitor
-// is single-threaded).
+// CurrentOp implements ttldb.DB.CurrentOp, whose documentation is the contract.
 func (db *DB) CurrentOp() []CurrentOp {
 	if op := db.monitor.current.Load(); op != nil {
 		return []CurrentOp{*op}
@@ -582,12 +561,7 @@ func (db *DB) CurrentOp() []CurrentOp {
 	return nil
 }
 
-// RunTTLPass runs one full TTL pass now, synchronously, and reports what it
-// did: for applications that want expiry on demand, and for their tests. It
-// waits for a pass already running to end first (or for ctx). It runs even
-// when the monitor is disabled, but not on a secondary (ErrNotPrimary, also
-// when the DB steps down during the pass, with what was done so far). ctx
-// (and Close) stop it between two batches, with ctx's error.
+// RunTTLPass implements ttldb.DB.RunTTLPass, whose documentation is the contract.
 func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
 	if err := db.writable(); err != nil {
 		return PassResult{}, err
@@ -1167,15 +1141,7 @@ func (m *monitor) observe(ev DeleteEvent) {
 	}
 }
 
-// ExplainTTLDelete describes, without deleting anything, the deletion a TTL
-// pass starting now would run on the named TTL index in its first visit, as
-// MongoDB 6.1+ explains a TTL deletion: stage BATCHED_DELETE over an index
-// scan of the dates at or before the cutoff (now - ExpireAfterSeconds).
-// KeysExamined and DocsExamined are the documents the visit would delete
-// (capped at PerIndexMaxDeletes and the per-pass caps; the time budgets are
-// not modelled), BatchSize the monitor's batch size and Batches the number
-// of write-lock holds that would delete them. A missing collection or index
-// is ErrNotFound; an index without TTL is ErrInvalidIndex.
+// ExplainTTLDelete implements ttldb.Collection.ExplainTTLDelete, whose documentation is the contract.
 func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
 	if err := c.usable(); err != nil {
 		return Explanation{}, err

@@ -17,11 +17,8 @@ import (
 // _id, reading the time from the DB's clock.
 type ObjectID = codec.ObjectID
 
-// NewObjectIDFromTime returns a new, process-unique ObjectID whose timestamp
-// part is t (truncated to the second). It is safe for concurrent use.
+// NewObjectIDFromTime implements ttldb.NewObjectIDFromTime, whose documentation is the contract.
 func NewObjectIDFromTime(t time.Time) ObjectID { return codec.NewObjectIDFromTime(t) }
 
-// ObjectIDFromHex parses the 24-character hexadecimal form that String
-// returns. It returns an error wrapping ErrInvalidDocument for any other
-// input.
+// ObjectIDFromHex implements ttldb.ObjectIDFromHex, whose documentation is the contract.
 func ObjectIDFromHex(s string) (ObjectID, error) { return codec.ObjectIDFromHex(s) }

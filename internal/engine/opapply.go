@@ -8,54 +8,7 @@ import (
 	"github.com/ttldb/ttldb/internal/store"
 )
 
-// Apply applies ops, in order, as their origin committed them: a replica
-// applies what its primary committed, a restart replays its log. Applying
-// the ops a DB committed, from its first, to an empty DB yields the same
-// collections, options, indexes and documents (byte for byte), and the
-// same buckets of time-series collections.
-//
-// Sequence: ops[0].Seq must be the DB's last sequence number + 1 (1 for a
-// DB that committed nothing) and each op's the one before it + 1; else
-// Apply returns ErrOpSequence and applies nothing. A DB counts the ops it
-// applied as its own: applying commits the same ops, with the same Seq,
-// to the DB's sinks, so that its change streams and its log see them. On a
-// DB with a Replicator, applied ops are committed on arrival (they come
-// from the replicated log): its change streams deliver them, and every op
-// before them, at once (see DB.MarkCommitted).
-//
-// Each op is atomic: it applies whole or, on error, not at all, and Apply
-// stops there (the ops before it stay applied) with an error naming the
-// op's Seq and wrapping ErrInvalidOp (and the specific sentinel:
-// ErrDuplicateKey for an insert of a stored _id, ErrNotFound for an
-// update or delete of a missing one or an unknown collection or index,
-// ErrInvalidDocument for a malformed document, ErrCollectionExists…),
-// ErrMemoryLimit, or ErrClosed.
-//
-// Record versions: an insert, update or replacement whose op carries
-// Versions (one per document) stores its documents with those versions,
-// so that an expire hook on a replica sees the delivery identity
-// (ExpiredBatch.Versions) the origin's hooks would have seen; the DB's
-// own versions given later are greater than every version applied. An
-// op without Versions gets the DB's own.
-//
-// Applying never reads the clock, generates an _id or chooses what to
-// delete: inserts store the documents as given (no validator runs, no
-// capped eviction: the evictions follow as OpDelete), updates and
-// replacements store the resulting documents, and an OpExpire deletes
-// each of its documents that is still expired at its Cutoff under its
-// index, and no other. Expire hooks do not run for applied deletions (the
-// origin ran them); Metrics count an OpExpire's deletions and an
-// OpDelete's marked Expired, and the DeleteObservers see them (PassNow and
-// BatchNow are the op's Cutoff).
-//
-// Concurrency: Apply calls are serialized. Apply must not run
-// concurrently with local writes to the collections the ops change (nor
-// with local writes that commit ops to a sink, which move the sequence:
-// the next op then fails with ErrOpSequence, the op in hand having been
-// applied), and a DB that applies ops should run no TTL monitor of its
-// own: open it with MonitorOptions{Disabled: true}, or WithPrimary /
-// SetPrimary(false) while it follows a primary, so that only the ops
-// delete expired documents.
+// Apply implements ttldb.DB.Apply, whose documentation is the contract.
 func (db *DB) Apply(ops ...Op) (err error) {
 	if err := db.writable(); err != nil {
 		return err

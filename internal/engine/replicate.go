@@ -106,9 +106,7 @@ type ExpireProposer interface {
 	ProposeExpire(op Op, apply func() error) error
 }
 
-// WithReplicator makes r see every local write of the DB (see Replicator).
-// The DB builds ops for every write (as it does while a change stream or a
-// durable log is attached).
+// WithReplicator implements ttldb.WithReplicator, whose documentation is the contract.
 func WithReplicator(r Replicator) Option {
 	return func(cfg *config) error {
 		if r == nil {
@@ -120,20 +118,7 @@ func WithReplicator(r Replicator) Option {
 	}
 }
 
-// MarkCommitted tells a DB opened WithReplicator that every op up to seq
-// (its Op.Seq, as Replicator.Commit received it) is committed by the
-// replicator: change streams may deliver them, and the streams waiting
-// for them wake. The mark only rises: a seq at or below it changes
-// nothing. A seq past LastSeq (an op not numbered yet) is ErrOpSequence,
-// and a closed DB's is ErrClosed: both change nothing. On a DB without a
-// Replicator every op is committed when made, and MarkCommitted does
-// nothing else.
-//
-// Cost: a few atomic operations, no allocation, plus waking the streams
-// waiting for the ops (one channel close). Concurrency: safe from any
-// goroutine, at any time; it takes none of the DB's locks, so a
-// replicator may call it while a write or a TTL batch's proposal
-// (ExpireProposer) holds them.
+// MarkCommitted implements ttldb.DB.MarkCommitted, whose documentation is the contract.
 func (db *DB) MarkCommitted(seq uint64) error {
 	if err := db.checkOpen(); err != nil {
 		return err
@@ -181,11 +166,7 @@ func replicated[T any](db *DB, fn func() (T, error)) (T, error) {
 	return v, nil
 }
 
-// LastSeq returns the sequence number of the last op the DB committed or
-// applied (0: none). It counts only while ops are built (a sink, a
-// Replicator or DB.Apply): an in-memory DB with none attached stays at 0.
-// On a DB with a Replicator it counts local writes not yet replicated
-// too (see MarkCommitted).
+// LastSeq implements ttldb.DB.LastSeq, whose documentation is the contract.
 func (db *DB) LastSeq() uint64 { return db.ops.lastSeq() }
 
 // proposeExpire replicates a TTL batch proposal-first (ExpireProposer):

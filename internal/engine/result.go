@@ -12,26 +12,10 @@ type SingleResult struct {
 	err error
 }
 
-// Err returns the error FindOne met (nil if it found a document).
+// Err implements ttldb.SingleResult.Err, whose documentation is the contract.
 func (r SingleResult) Err() error { return r.err }
 
-// Decode decodes the document into v, a non-nil pointer to a struct, a
-// map with string keys or an interface (see Document for how a struct's
-// fields are named). A map[string]any (or Document) v points to is
-// cleared and refilled (the caller's map is reused); a struct is set to
-// its zero value and filled from the document's fields; fields the
-// destination does not name are ignored. Numbers convert between kinds
-// when the value fits exactly (int64(5) into an int8; 5.5 into an int is
-// an error); dates come back in UTC; null sets the zero value (nil for a
-// pointer, slice or map).
-//
-// It returns FindOne's error if there is one, else a *DecodeError
-// (wrapping ErrDecode, naming the field) for a value that does not fit
-// its destination, and then v is unchanged. It allocates only what v
-// needs: nothing for a struct's numbers, bools, dates and ObjectIDs, one
-// allocation per string, and a new array, map or value for each slice,
-// map or pointer (never reusing what v's old value pointed to, which the
-// caller may still hold).
+// Decode implements ttldb.SingleResult.Decode, whose documentation is the contract.
 func (r SingleResult) Decode(v any) error {
 	if r.err != nil {
 		return r.err
@@ -46,8 +30,7 @@ func (r SingleResult) Decode(v any) error {
 	return codec.DecodeInto(enc, v)
 }
 
-// Document returns the document (a copy the caller owns), or FindOne's
-// error. Calling it twice on one result may return the same map.
+// Document implements ttldb.SingleResult.Document, whose documentation is the contract.
 func (r SingleResult) Document() (Document, error) {
 	if r.err != nil {
 		return nil, r.err

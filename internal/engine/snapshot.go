@@ -264,15 +264,7 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32, capture *opCapture, 
 	}
 }
 
-// Backup writes a consistent copy of the DB to w: a snapshot file (its
-// format is in docs/FORMAT.md) holding every collection, index and
-// document as of one op, which Open(WithRestore(r)) loads, and which can
-// serve as a data directory's snapshot. Readers and writers go on while it
-// runs: writers wait only for the copy of up to 1,024 documents'
-// references at a time; the ops committed meanwhile are kept in memory
-// until the end and written after the documents. Backup does not sync or
-// close w. It costs a read of every document and, in memory, the ops
-// committed while it runs. A nil w is ErrInvalidOptions.
+// Backup implements ttldb.DB.Backup, whose documentation is the contract.
 func (db *DB) Backup(w io.Writer) error {
 	if err := db.checkOpen(); err != nil {
 		return err

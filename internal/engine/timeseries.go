@@ -295,22 +295,12 @@ type TimeSeriesCollModResult struct {
 	ExpireAfterSecondsNew *int32
 }
 
-// CollModTimeSeries sets, changes or removes the collection-level
-// ExpireAfterSeconds of a time-series collection, as MongoDB's collMod
-// {expireAfterSeconds: n | "off"} does. Nothing is re-keyed: buckets are
-// kept in time order whatever the period, and the next pass deletes by the
-// new one. Lowering it can make many buckets eligible at once.
-//
-// Errors (nothing changed): ErrNotFound for a missing collection;
-// ErrTimeSeries with ErrInvalidOptions for a collection that is not
-// time-series, and for a request with neither or both fields; ErrInvalidTTL
-// (with ErrTimeSeries) for a negative period. The type system refuses a
-// period of another type (MongoDB's "wrong type" error).
+// CollModTimeSeries implements ttldb.DB.CollModTimeSeries, whose documentation is the contract.
 func (db *DB) CollModTimeSeries(collection string, m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
 	return db.Collection(collection).CollModTimeSeries(m)
 }
 
-// CollModTimeSeries is DB.CollModTimeSeries for this collection.
+// CollModTimeSeries implements ttldb.Collection.CollModTimeSeries, whose documentation is the contract.
 func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (res TimeSeriesCollModResult, err error) {
 	if err := c.db.writable(); err != nil {
 		return TimeSeriesCollModResult{}, err
@@ -389,8 +379,7 @@ type TimeSeriesInfo struct {
 	Measurements       int // measurements stored
 }
 
-// TimeSeriesInfo returns the collection's time-series options and sizes;
-// ok is false for a collection that is not time-series (or is missing).
+// TimeSeriesInfo implements ttldb.Collection.TimeSeriesInfo, whose documentation is the contract.
 func (c *Collection) TimeSeriesInfo() (info TimeSeriesInfo, ok bool, err error) {
 	if err := c.usable(); err != nil {
 		return info, false, err

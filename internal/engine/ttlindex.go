@@ -311,13 +311,7 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 	return ok && !th.After(now)
 }
 
-// ExpiresAt returns when the document with the given _id expires under the
-// collection's TTL indexes: the earliest of its thresholds (indexed date +
-// ExpireAfterSeconds). expires is false if it never will (no TTL index, or
-// no date in the indexed fields). A missing document is ErrNotFound. The
-// answer is for the document as stored now: a later write can change it,
-// and the monitor deletes the document at its first pass at or after the
-// threshold.
+// ExpiresAt implements ttldb.Collection.ExpiresAt, whose documentation is the contract.
 func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
 	if err := c.usable(); err != nil {
 		return time.Time{}, false, err
@@ -370,21 +364,12 @@ type CollModResult struct {
 	ExpireAfterSecondsNew int32
 }
 
-// CollMod changes the ExpireAfterSeconds of a TTL index, or turns a
-// non-TTL single-field index into a TTL index (reading dates in the default
-// TTLValueForms), as MongoDB's collMod does. Changing the value re-keys
-// nothing: the TTL B-tree is keyed by the indexed date. Beware, as MongoDB
-// warns: lowering the value can make many documents eligible for deletion
-// at once.
-//
-// It fails with ErrNotFound for a missing collection or index,
-// ErrInvalidTTL for a bad value, an _id index, a compound index or a capped
-// collection, and ErrInvalidIndex for an unclear selection.
+// CollMod implements ttldb.DB.CollMod, whose documentation is the contract.
 func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) {
 	return db.Collection(collection).CollMod(m)
 }
 
-// CollMod is DB.CollMod for this collection.
+// CollMod implements ttldb.Collection.CollMod, whose documentation is the contract.
 func (c *Collection) CollMod(m CollModIndex) (res CollModResult, err error) {
 	if err := c.db.writable(); err != nil {
 		return CollModResult{}, err

@@ -277,13 +277,7 @@ func encodeUpdated(doc Document) (newDoc, error) {
 	return newDoc{enc: enc, id: doc["_id"], doc: doc}, nil
 }
 
-// InsertOne stores a copy of doc and returns its _id, generating an
-// ObjectID if doc has none (doc itself is not changed). doc is a Document
-// (map[string]any), another map with string keys, a struct or a non-nil
-// pointer to one (see Document for how a struct is stored; a struct's
-// _id field left out by omitempty, nil, or missing counts as none, and the
-// generated _id is not written back into the struct). It fails, storing
-// nothing, with ErrInvalidDocument, ErrValidation or ErrDuplicateKey.
+// InsertOne implements ttldb.Collection.InsertOne, whose documentation is the contract.
 func (c *Collection) InsertOne(doc any) (id any, err error) {
 	ids, err := insertDocs(c, []any{doc})
 	if err != nil {
@@ -292,12 +286,7 @@ func (c *Collection) InsertOne(doc any) (id any, err error) {
 	return ids[0], nil
 }
 
-// InsertMany stores copies of docs and returns their _id values in order.
-// docs is a slice of documents of any form InsertOne takes: []Document,
-// []any, []User, []*User… (nil: none). It is atomic: if any document is
-// invalid, fails validation or would duplicate a key (in the collection
-// or within docs), nothing is stored and the error names the document's
-// position.
+// InsertMany implements ttldb.Collection.InsertMany, whose documentation is the contract.
 func (c *Collection) InsertMany(docs any) (ids []any, err error) {
 	switch d := docs.(type) {
 	case []Document:
@@ -675,27 +664,12 @@ type UpdateResult struct {
 	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
 }
 
-// UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
-// $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
-// semantics; $setOnInsert only when an upsert inserts) to the first
-// document matching filter (in the order Find would return without sort).
-// $currentDate writes the DB clock's time: it is how an application keeps a
-// document alive under a TTL index. Errors (ErrInvalidFilter,
-// ErrInvalidUpdate, ErrImmutableID, ErrValidation, ErrDuplicateKey) change
-// nothing.
+// UpdateOne implements ttldb.Collection.UpdateOne, whose documentation is the contract.
 func (c *Collection) UpdateOne(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
 	return c.updateMatching(context.Background(), filter, update, 1, opts)
 }
 
-// UpdateMany is UpdateOne for every matching document. It is atomic: if any
-// document cannot be updated, none is. ctx stops it while it finds and
-// prepares the documents (it looks every 256 documents): cancelled or past
-// its deadline, UpdateMany changes nothing and returns an error matching
-// ctx.Err() (context.Canceled, context.DeadlineExceeded). Once the prepared
-// changes are being applied (under the collection's write lock, a step
-// that does no matching, encoding nor validation) it no longer stops. The
-// collection's writers wait for it from start to end; readers only while
-// the changes are applied.
+// UpdateMany implements ttldb.Collection.UpdateMany, whose documentation is the contract.
 func (c *Collection) UpdateMany(ctx context.Context, filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -963,11 +937,7 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	return len(changes), nil
 }
 
-// ReplaceOne replaces the first document matching filter with a copy of
-// replacement, keeping its _id (a replacement that names another _id fails
-// with ErrImmutableID). replacement is a document of any form InsertOne
-// takes (a struct's _id left out by omitempty, or nil, keeps the stored
-// one). With Upsert and no match, it inserts the replacement.
+// ReplaceOne implements ttldb.Collection.ReplaceOne, whose documentation is the contract.
 func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...UpdateOptions) (UpdateResult, error) {
 	if err := c.usable(); err != nil {
 		return UpdateResult{}, err
@@ -1025,17 +995,12 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 	return res, err
 }
 
-// DeleteOne deletes the first document matching filter and reports how many
-// it deleted (0 or 1).
+// DeleteOne implements ttldb.Collection.DeleteOne, whose documentation is the contract.
 func (c *Collection) DeleteOne(filter Document) (int, error) {
 	return c.deleteMatching(context.Background(), filter, 1)
 }
 
-// DeleteMany deletes every document matching filter and reports how many.
-// It is atomic: ctx stops it while it finds the documents (it looks every
-// 256 documents examined, and once more just before deleting); cancelled
-// or past its deadline, it deletes nothing and returns an error matching
-// ctx.Err(). The deletion itself, under the write lock, does not stop.
+// DeleteMany implements ttldb.Collection.DeleteMany, whose documentation is the contract.
 func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, error) {
 	if ctx == nil {
 		ctx = context.Background()
