@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -43,7 +44,7 @@ func benchInsertOne(b *testing.B, db func() *ttldb.DB, now func() time.Time) {
 	var next atomic.Int64
 	b.SetParallelism(32)
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := testutil.ProcessCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1)
@@ -58,7 +59,7 @@ func benchInsertOne(b *testing.B, db func() *ttldb.DB, now func() time.Time) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 	// The CPU time of the whole process (every node), which another
 	// process's load stretches far less than wall time.
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/doc")
+	b.ReportMetric(float64(testutil.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/doc")
 }
 
 // BenchmarkInsertOne: concurrent single-document inserts; replicated,
@@ -133,7 +134,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 		clk.Advance(2 * time.Minute)
 		b.StartTimer()
 		stopProfile := profileTimed(b)
-		start, cpu0 := time.Now(), processCPU()
+		start, cpu0 := time.Now(), testutil.ProcessCPU()
 		deleted := 0
 		for deleted < n { // a pass may stop at its per-index caps
 			res, err := db().RunTTLPass(ctx)
@@ -149,7 +150,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 		passes += time.Since(start)
 		wait()
 		b.StopTimer()
-		cpu += processCPU() - cpu0
+		cpu += testutil.ProcessCPU() - cpu0
 		stopProfile()
 		require.GreaterOrEqual(b, deleted, n) // a batch may be deleted twice: by a deposed leader, not committed, then by the new one
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // BenchmarkExpireTimeSeries: one TTL pass (or more, until complete) over
@@ -45,7 +46,7 @@ func BenchmarkExpireTimeSeries(b *testing.B) {
 		c.converged()
 		c.clk.Advance(time.Duration(per)*tsStep + 3*time.Minute)
 		b.StartTimer()
-		t0, cpu0 := time.Now(), processCPU()
+		t0, cpu0 := time.Now(), testutil.ProcessCPU()
 		for {
 			res, err := db().RunTTLPass(context.Background())
 			if notLeader(err) || errors.Is(err, context.Canceled) {
@@ -59,7 +60,7 @@ func BenchmarkExpireTimeSeries(b *testing.B) {
 		passes += time.Since(t0)
 		c.converged()
 		b.StopTimer()
-		cpu += processCPU() - cpu0
+		cpu += testutil.ProcessCPU() - cpu0
 		require.Zero(b, count(b, db(), tsColl, ttldb.Document{}))
 	}
 	n := float64(sensors * per * b.N)

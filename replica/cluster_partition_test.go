@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // writeOnLeader runs a write on the leader, again on the new leader
@@ -92,14 +91,8 @@ func TestClusterPartitionHeal(t *testing.T) {
 // kills and restarts, from a seed (TTLDB_SEED to replay one), and checks
 // that the replicas converge on identical contents.
 func TestClusterRandomized(t *testing.T) {
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		require.NoError(t, err)
-		seed = v
-	}
-	t.Logf("seed %d (TTLDB_SEED=%d replays it)", seed, seed)
-	rng := rand.New(rand.NewSource(seed))
+	seed := testutil.Seed(t)
+	rng := rand.New(rand.NewSource(int64(seed)))
 	steps := bySoak(60, 200, 600)
 	c := newCluster(t, 3, nil)
 	ttlIndex(t, c.leader().node.DB(), "s")

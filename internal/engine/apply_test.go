@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -26,7 +27,7 @@ import (
 // (requireSameState). TTLDB_SEED=n replays a seed; TTLDB_SOAK=1 runs a
 // longer history.
 func TestWritePathsAgree(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0xa991))
 	steps := 1500
 	if os.Getenv("TTLDB_SOAK") == "1" {

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // BenchmarkWatchMassExpiry is BenchmarkMassExpiry at 1e6 (one TTL pass
@@ -62,7 +64,7 @@ func BenchmarkWatchMassExpiry(b *testing.B) {
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				gc0 := ms.NumGC
-				cpu0 := processCPU()
+				cpu0 := testutil.ProcessCPU()
 				start := time.Now()
 				b.StartTimer()
 				res, err := db.RunTTLPass(ctx)
@@ -81,7 +83,7 @@ func BenchmarkWatchMassExpiry(b *testing.B) {
 					}
 					deliveredTime += r.at.Sub(start)
 				}
-				cpu += processCPU() - cpu0
+				cpu += testutil.ProcessCPU() - cpu0
 				_ = db.Close()
 			}
 			b.ReportMetric(float64(n*b.N)/passTime.Seconds(), "docs/s")

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // BenchmarkInsertDurable inserts small documents with one goroutine
@@ -153,9 +155,9 @@ func BenchmarkOpenDurable(b *testing.B) {
 			b.ResetTimer()
 			var cpu int64
 			for range b.N {
-				cpu0 := processCPU()
+				cpu0 := testutil.ProcessCPU()
 				db, err := Open(WithDir(dir), WithMonitor(MonitorOptions{Disabled: true}))
-				cpu += processCPU() - cpu0
+				cpu += testutil.ProcessCPU() - cpu0
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // The kill test: a child process (this test binary, re-executed with
@@ -255,7 +256,7 @@ func TestSoakKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x5111))
 	base := t.TempDir()
 	pols := []SyncPolicy{SyncAlways, SyncEverySecond, SyncNever}

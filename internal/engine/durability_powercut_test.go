@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/internal/vfs"
 	"github.com/ttldb/ttldb/ttltest"
 )
@@ -85,7 +86,7 @@ func kvDo(db *DB, rng *rand.Rand, keys int) (kvWrite, error) {
 // write and keeps no other: the reopened DB holds exactly the state of the
 // acknowledged writes, its indexes equal a rebuild.
 func TestPowerCutSyncAlways(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0xc07))
 	m := vfs.NewFaultFS()
 	clk := ttltest.NewClock(opEpoch)
@@ -120,7 +121,7 @@ func TestPowerCutSyncAlways(t *testing.T) {
 func TestPowerCutSyncEverySecond(t *testing.T) {
 	for _, pol := range []SyncPolicy{SyncEverySecond, SyncNever} {
 		t.Run(pol.String(), func(t *testing.T) {
-			seed := modelSeed(t)
+			seed := testutil.Seed(t)
 			rng := rand.New(rand.NewPCG(seed, 0xe5))
 			m := vfs.NewFaultFS()
 			clk := ttltest.NewClock(opEpoch)

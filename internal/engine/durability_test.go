@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/internal/vfs"
 	"github.com/ttldb/ttldb/ttltest"
 )
@@ -73,7 +74,7 @@ func TestDurableReopen(t *testing.T) {
 				db := mustOpenDurable(t, clk, dir, WithSync(pol))
 				sink := &recordingSink{}
 				db.ops.attach(sink)
-				h := &history{t: t, rng: rand.New(rand.NewPCG(modelSeed(t), 0xd1)), db: db, clk: clk}
+				h := &history{t: t, rng: rand.New(rand.NewPCG(testutil.Seed(t), 0xd1)), db: db, clk: clk}
 				h.setup()
 				for i := range snaps + 1 {
 					h.steps(300)
@@ -220,7 +221,7 @@ func TestDurableOptionsNeedDir(t *testing.T) {
 // in memory and into an empty directory (which then holds it).
 func TestBackupRestores(t *testing.T) {
 	db, clk, _ := openRecorded(t)
-	h := &history{t: t, rng: rand.New(rand.NewPCG(modelSeed(t), 0xb0)), db: db, clk: clk}
+	h := &history{t: t, rng: rand.New(rand.NewPCG(testutil.Seed(t), 0xb0)), db: db, clk: clk}
 	h.setup()
 	h.steps(400)
 	var buf bytes.Buffer

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // Issue 20 item 15: with a hook that fails every document, each batch
@@ -73,7 +74,7 @@ func TestFailingHookPassIsLinear(t *testing.T) {
 // offers and deletes all of them, and only the failed ones stay. Random
 // dates and sizes: the seed is printed.
 func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	r := rand.New(rand.NewPCG(seed, seed))
 	for round := range 20 {
 		var (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // buildWatch installs an index build hook for the test: it records the
@@ -246,7 +247,7 @@ func ids(docs []Document) []any {
 // at most finalCatchUpMax changes.
 func TestIndexBuildWithConcurrentWriters(t *testing.T) {
 	n := 20_000
-	if raceEnabled || testing.Short() {
+	if testutil.RaceEnabled || testing.Short() {
 		n = 4_000
 	}
 	db, clk := newTTLDB(t)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 func TestWithMemoryLimitRejectsNegative(t *testing.T) {
@@ -99,7 +100,7 @@ func TestMemoryLimitIndexBuild(t *testing.T) {
 // The bytes a collection accounts stay within 25% of the heap it takes, for
 // 200k documents under a TTL index and a secondary index.
 func TestMemoryAccountingMatchesHeap(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testutil.RaceEnabled {
 		t.Skip("measures 200k documents")
 	}
 	var before runtime.MemStats

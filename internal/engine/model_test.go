@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // The model test. 4 to 8 writers insert, $set, $unset and $currentDate the
@@ -200,17 +201,6 @@ func batchNow(ev DeleteEvent) time.Time {
 	return ev.BatchNow
 }
 
-// modelSeed returns TTLDB_SEED if set, else a fresh seed, and logs it.
-func modelSeed(t testing.TB) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		_, err := fmt.Sscan(s, &seed)
-		require.NoError(t, err, "TTLDB_SEED")
-	}
-	t.Logf("seed %d (TTLDB_SEED=%d to replay the same random choices)", seed, seed)
-	return seed
-}
-
 // TestModel runs the model with a short seed: 100k operations in all,
 // shared by the four modes (a few seconds with -race).
 func TestModel(t *testing.T) {
@@ -243,7 +233,7 @@ func runModelModes(t *testing.T, ops int) {
 				name = fmt.Sprintf("jumps=during/hooks=%v", hooks)
 			}
 			t.Run(name, func(t *testing.T) {
-				rep := runModel(t, modelConfig{seed: modelSeed(t), ops: ops / modes, docs: 64, hooks: hooks, during: during})
+				rep := runModel(t, modelConfig{seed: testutil.Seed(t), ops: ops / modes, docs: 64, hooks: hooks, during: during})
 				t.Log(rep.stats)
 				if err := rep.err(); err != nil {
 					t.Fatal(err)
@@ -262,7 +252,7 @@ func TestModelCatchesLateCutoff(t *testing.T) {
 		t.Run(fmt.Sprintf("hooks=%v", hooks), func(t *testing.T) {
 			ttlCutoffSkew = time.Nanosecond
 			defer func() { ttlCutoffSkew = 0 }()
-			rep := runModel(t, modelConfig{seed: modelSeed(t), ops: 2500, docs: 16, hooks: hooks})
+			rep := runModel(t, modelConfig{seed: testutil.Seed(t), ops: 2500, docs: 16, hooks: hooks})
 			err := rep.err()
 			require.Error(t, err, "a cutoff 1ns late went unnoticed")
 			t.Logf("as required: %v", err)

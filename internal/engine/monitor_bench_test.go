@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // Benchmarks of the TTL monitor on the real clock (issue 4, "Example and
@@ -206,7 +208,7 @@ func BenchmarkMassExpiryBackground(b *testing.B) {
 					}
 					fillExpired(b, db.Collection("events"), n)
 					runtime.GC()
-					cpu0 := processCPU()
+					cpu0 := testutil.ProcessCPU()
 					b.StartTimer()
 					if mode == "monitor" {
 						db.SetTTLMonitorEnabled(true)
@@ -215,7 +217,7 @@ func BenchmarkMassExpiryBackground(b *testing.B) {
 						b.Fatalf("deleted %d of %d: %v", res.Deleted, n, err)
 					}
 					b.StopTimer()
-					cpu += processCPU() - cpu0
+					cpu += testutil.ProcessCPU() - cpu0
 					deleted += n
 					_ = db.Close()
 				}
@@ -346,13 +348,13 @@ func BenchmarkInsertManyTTL(b *testing.B) {
 					for j := range docs {
 						docs[j] = Document{"_id": fmt.Sprintf("doc:%09d", i+j), "user": fmt.Sprintf("user%d", (i+j)%1000), "kind": "click", "bytes": (i + j) % 4096, "lastModifiedDate": exp}
 					}
-					cpu0 := processCPU()
+					cpu0 := testutil.ProcessCPU()
 					b.StartTimer()
 					if _, err := c.InsertMany(docs); err != nil {
 						b.Fatal(err)
 					}
 					b.StopTimer()
-					cpu += processCPU() - cpu0
+					cpu += testutil.ProcessCPU() - cpu0
 				}
 				_ = db.Close()
 			}

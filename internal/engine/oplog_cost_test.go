@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -36,7 +37,7 @@ func TestInsertOneOpInOneAllocation(t *testing.T) {
 	sink := &keepSink{}
 	db.ops.attach(sink)
 	with := testing.AllocsPerRun(200, insert)
-	if !raceEnabled { // the race detector's instrumentation allocates
+	if !testutil.RaceEnabled { // the race detector's instrumentation allocates
 		assert.LessOrEqual(t, with-without, 1.0, "allocations an insert's op adds (%v without, %v with)", without, with)
 	}
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -32,7 +33,7 @@ import (
 func TestOpReplay(t *testing.T) {
 	for _, hooks := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hooks=%v", hooks), func(t *testing.T) {
-			seed := modelSeed(t)
+			seed := testutil.Seed(t)
 			rng := rand.New(rand.NewPCG(seed, 0x0905))
 			var opts []Option
 			if hooks {
@@ -117,7 +118,7 @@ func TestOpReplay(t *testing.T) {
 // order: each write commits under its collection's write lock, the drop
 // and creation of a collection under the DB's.
 func TestOpReplayConcurrent(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	clk := ttltest.NewClock(opEpoch)
 	db, err := Open(WithClock(clk), WithMonitor(MonitorOptions{Interval: time.Second}))
 	require.NoError(t, err)
@@ -174,8 +175,8 @@ func TestOpReplayConcurrent(t *testing.T) {
 	requireSameState(t, db, replay(t, ops))
 }
 
-// newTestRand returns a generator seeded as modelSeed says.
-func newTestRand(t testing.TB) *rand.Rand { return rand.New(rand.NewPCG(modelSeed(t), 0x0905)) }
+// newTestRand returns a generator seeded as testutil.Seed says.
+func newTestRand(t testing.TB) *rand.Rand { return rand.New(rand.NewPCG(testutil.Seed(t), 0x0905)) }
 
 // history drives random writes on a DB.
 type history struct {

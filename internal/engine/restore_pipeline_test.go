@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/internal/vfs"
 	"github.com/ttldb/ttldb/internal/wal"
 	"github.com/ttldb/ttldb/ttltest"
@@ -52,7 +53,7 @@ func directLoad(t testing.TB, clk *ttltest.Clock, ops []Op) *DB {
 // entries, TTL trees and their backlog counts.
 func TestReplayPipelineMatchesDirectLoad(t *testing.T) {
 	ctx := context.Background()
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x91be))
 	dir := t.TempDir()
 	clk := ttltest.NewClock(opEpoch)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // snapWorkload runs random writes on db until stop is closed: inserts,
@@ -177,7 +178,7 @@ func TestSnapshotReadsBack(t *testing.T) {
 // of four documents: a DB loaded from each, with the later ops applied,
 // has the same state as the live one, record versions included.
 func TestSnapshotInterleavedHistory(t *testing.T) {
-	base := modelSeed(t)
+	base := testutil.Seed(t)
 	for round := range 3 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) { snapshotInterleaved(t, base+uint64(round)) })
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // The manual's example: a bucket covering data up until 2023-03-27T18:29:59Z
@@ -476,7 +477,7 @@ func TestTimeSeriesDeleteEventMeasurements(t *testing.T) {
 // mass expiry of whole buckets allocates well under one document's worth
 // (a map and its values, several allocations) per measurement.
 func TestTimeSeriesDeleteEventDecodesLazily(t *testing.T) {
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	const n = 20000

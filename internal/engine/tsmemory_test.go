@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -236,7 +237,7 @@ func TestTimeSeriesMemoryReload(t *testing.T) {
 // The bytes a time-series collection accounts stay within 25% of the heap
 // it takes: 50k measurements of 1 KB.
 func TestTimeSeriesMemoryAccountingMatchesHeap(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testutil.RaceEnabled {
 		t.Skip("measures 50k measurements")
 	}
 	var before runtime.MemStats

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -112,7 +113,7 @@ func loadLate(t *testing.T, db *DB, times []time.Time, opts CollectionOptions, i
 // order ends with partly filled ones whose ranges overlap (33 to 48
 // buckets in all over 12 seeds); the bound leaves room for that spread.
 func TestTimeSeriesLateMeasurementsReopenBuckets(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	const n = 20_000
 	ordered, _ := openMon(t, quiet(MonitorOptions{}))
 	oc := loadLate(t, ordered, lateTimes(nil, n, 6*time.Hour), weatherOpts(0, nil))
@@ -169,7 +170,7 @@ func TestTimeSeriesLegacyPlacement(t *testing.T) {
 // past its bucket's (start + span + E), which is less than a span after
 // its own; with PreciseExpiry each goes at its own threshold.
 func TestTimeSeriesLateMeasurementsExpireExactly(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	for _, precise := range []bool{false, true} {
 		t.Run(fmt.Sprintf("precise=%v", precise), func(t *testing.T) {
 			const n, e = 5000, 600
@@ -232,7 +233,7 @@ func tsDump(ts *tsColl) string {
 // from the log (the ops after it placed into reopened buckets alike), and
 // a DB applying the origin's ops holds the same buckets.
 func TestTimeSeriesLateMeasurementsReload(t *testing.T) {
-	seed := modelSeed(t)
+	seed := testutil.Seed(t)
 	for _, snap := range []bool{false, true} {
 		t.Run(fmt.Sprintf("snapshot=%v", snap), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 19))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -459,7 +460,7 @@ func TestTTLRule06_WritesDuringBuildAreIndexed(t *testing.T) {
 // complete while the build holds the collection's write lock.
 func TestTTLRule06_BuildDoesNotBlockReaders(t *testing.T) {
 	n := 200_000
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		n = 50_000 // the race detector slows the build down about tenfold
 	}
 	testBuildDoesNotBlockReaders(t, n)

@@ -10,9 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
-
 	"github.com/ttldb/ttldb"
+	"go.uber.org/goleak"
 )
 
 // A DB on the system clock runs on fake time inside a testing/synctest

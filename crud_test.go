@@ -1,0 +1,1149 @@
+package ttldb_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb"
+	"github.com/ttldb/ttldb/internal/testutil"
+	"github.com/ttldb/ttldb/ttltest"
+)
+
+// nested returns n documents nested in one another, {d: {d: … {}}}.
+func nested(n int) ttldb.Document {
+	top := ttldb.Document{}
+	cur := top
+	for range n - 1 {
+		next := ttldb.Document{}
+		cur["d"] = next
+		cur = next
+	}
+	return top
+}
+
+// TestCyclicAndDeepIDsRefused checks issue item 2: a self-referencing or
+// very deep _id given to the lookups that key it (FindOne's _id shortcut,
+// ExpiresAt, and the filters of writes) is refused with a matchable error
+// naming the path, instead of overflowing the stack.
+func TestCyclicAndDeepIDsRefused(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 1})
+	cyc := ttldb.Document{}
+	cyc["self"] = cyc
+	deep := nested(1_000_000)
+	for name, id := range map[string]any{"cyclic": cyc, "deep": deep} {
+		_, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		assert.Contains(t, err.Error(), `"_id`, name)
+
+		_, _, err = c.ExpiresAt(id)
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de, name)
+		assert.True(t, strings.HasPrefix(de.Path, "_id"), "%s: path %q", name, de.Path)
+
+		_, err = c.DeleteOne(ttldb.Document{"_id": id})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"x": 1}}, ttldb.UpdateOptions{Upsert: true})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		_, err = findDocs(c, ttldb.Document{"_id": ttldb.Document{"$in": []any{id}}})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		_, err = c.InsertOne(ttldb.Document{"_id": id})
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
+		_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": id}})
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, name)
+	}
+	assert.Equal(t, []ttldb.Document{{"_id": 1}}, all(t, c))
+}
+
+// TestNestingLimitIsMongoDBs checks that documents, filter values and
+// update values share one limit, MongoDB's 100 levels: a value 100 levels
+// below the top of its document is accepted everywhere, one more level is
+// refused everywhere, naming the path.
+func TestNestingLimitIsMongoDBs(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 0})
+	deepPath := "a" + strings.Repeat(".d", 100) // the path of the level-101 document
+	for _, n := range []int{100, 101} {
+		v := nested(n)
+		ok := n <= 100
+		check := func(what string, err error, sentinel error) {
+			t.Helper()
+			if ok {
+				require.NoError(t, err, "%s at %d levels", what, n)
+				return
+			}
+			require.ErrorIs(t, err, sentinel, "%s at %d levels", what, n)
+			assert.Contains(t, err.Error(), "deeper than 100 levels", what)
+			assert.Contains(t, err.Error(), deepPath[:len(deepPath)-2], what)
+		}
+		_, err := c.InsertOne(ttldb.Document{"_id": n, "a": v})
+		check("InsertOne", err, ttldb.ErrInvalidDocument)
+		_, err = findDocs(c, ttldb.Document{"a": v})
+		check("Find", err, ttldb.ErrInvalidFilter)
+		_, err = c.UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$set": ttldb.Document{"a": v}})
+		check("UpdateOne", err, ttldb.ErrInvalidUpdate)
+		_, err = c.ReplaceOne(ttldb.Document{"_id": 0}, ttldb.Document{"a": v})
+		check("ReplaceOne", err, ttldb.ErrInvalidDocument)
+	}
+	// Logical operators nest 100 deep, no more, and a million deep is an
+	// error, not a crash.
+	for _, n := range []int{100, 101, 1_000_000} {
+		f := ttldb.Document{"a": 1}
+		for range n {
+			f = ttldb.Document{"$and": []any{f}}
+		}
+		_, err := findDocs(c, f)
+		if n <= 100 {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, ttldb.ErrInvalidFilter)
+		}
+	}
+}
+
+// TestInvalidUTF8Refused checks issue item 4: invalid UTF-8 in a field
+// name, a string value or an _id is refused with ErrInvalidDocument naming
+// the path; in a filter with ErrInvalidFilter, in an update with
+// ErrInvalidUpdate; in names (collection, index, index field, sort and
+// projection paths) with their sentinel.
+func TestInvalidUTF8Refused(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
+	require.NoError(t, err)
+	mustInsert(t, c, ttldb.Document{"_id": 1, "s": "é"})
+	bad := "\xc3\x28" // an invalid two-byte sequence
+	for path, doc := range map[string]ttldb.Document{
+		"_id":       {"_id": bad},
+		"s":         {"s": bad},
+		"n.k" + bad: {"n": ttldb.Document{"k" + bad: 1}},
+		"tags.1":    {"tags": []string{"ok", bad}},
+		"arr.0.x":   {"arr": []any{ttldb.Document{"x": bad}}},
+		"_id.id":    {"_id": ttldb.Document{"id": bad}},
+	} {
+		_, err := c.InsertOne(doc)
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, path)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de, path)
+		assert.Equal(t, path, de.Path)
+		assert.Contains(t, de.Reason, "UTF-8")
+	}
+	for _, f := range []ttldb.Document{
+		{"s": bad}, {"_id": bad}, {"s": ttldb.Document{"$in": []any{"a", bad}}}, {"s" + bad: 1},
+		{"s": ttldb.Document{"$gte": bad}}, {"$or": []any{ttldb.Document{"s": bad}}},
+	} {
+		_, err := findDocs(c, f)
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
+		_, err = c.FindOne(f).Document()
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
+		_, err = c.DeleteMany(context.Background(), f)
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
+	}
+	for _, u := range []ttldb.Document{
+		{"$set": ttldb.Document{"s": bad}}, {"$set": ttldb.Document{"s" + bad: 1}}, {"$inc": ttldb.Document{"n" + bad: 1}},
+	} {
+		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%q", u)
+	}
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"s": bad})
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	_, _, err = c.ExpiresAt(bad)
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	_, err = db.CreateCollection("x"+bad, ttldb.CollectionOptions{})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
+	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
+	_, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	_, err = findDocs(c, nil, ttldb.FindOptions{Projection: ttldb.Document{"s" + bad: 1}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	// Nothing changed, and what is stored encodes as JSON.
+	docs := all(t, c)
+	assert.Equal(t, []ttldb.Document{{"_id": 1, "s": "é"}}, docs)
+	_, err = json.Marshal(docs)
+	require.NoError(t, err)
+}
+
+type level string
+
+// TestNamedTypesAccepted checks issue item 5: named types whose kind a
+// document holds are stored as that kind, in documents, filters and
+// updates alike; json.Number is stored as the number it holds and matches
+// that number; a json.Number that is not a number is refused.
+func TestNamedTypesAccepted(t *testing.T) {
+	db, _ := openStore(t)
+	for _, indexed := range []bool{false, true} {
+		c := db.Collection("plain")
+		if indexed {
+			c = db.Collection("indexed")
+			for _, f := range []string{"dur", "lvl", "n", "f", "lvls"} {
+				_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+				require.NoError(t, err)
+			}
+		}
+		mustInsert(t, c, ttldb.Document{
+			"_id": level("a"), "dur": 90 * time.Second, "lvl": level("warn"),
+			"n": json.Number("5"), "f": json.Number("2.5"), "lvls": []level{"x", "y"},
+		})
+		got, err := c.FindOne(ttldb.Document{"_id": "a"}).Document()
+		require.NoError(t, err, "indexed %v", indexed)
+		assert.Equal(t, ttldb.Document{
+			"_id": "a", "dur": int64(90 * time.Second), "lvl": "warn",
+			"n": int64(5), "f": 2.5, "lvls": []string{"x", "y"},
+		}, got)
+		for _, f := range []ttldb.Document{
+			{"_id": level("a")},
+			{"dur": 90 * time.Second}, {"dur": int64(90e9)}, {"dur": ttldb.Document{"$gte": time.Minute}},
+			{"lvl": level("warn")}, {"lvl": "warn"}, {"lvl": ttldb.Document{"$in": []level{"info", "warn"}}},
+			{"n": 5}, {"n": json.Number("5")}, {"n": ttldb.Document{"$lt": json.Number("5.5")}},
+			{"f": 2.5}, {"f": json.Number("2.5")}, {"lvls": level("y")},
+			{"n": ttldb.Document{"$exists": level("") == ""}},
+		} {
+			assert.Equal(t, 1, count(t, c, f), "indexed %v: %v", indexed, f)
+		}
+		assert.Equal(t, 0, count(t, c, ttldb.Document{"n": json.Number("6")}))
+		_, err = c.UpdateOne(ttldb.Document{"lvl": level("warn")}, ttldb.Document{
+			"$inc": ttldb.Document{"dur": time.Second, "n": json.Number("1")},
+			"$set": ttldb.Document{"lvl": level("error")},
+		})
+		require.NoError(t, err)
+		got, err = c.FindOne(ttldb.Document{"_id": "a"}).Document()
+		require.NoError(t, err)
+		assert.Equal(t, int64(91e9), got["dur"])
+		assert.Equal(t, int64(6), got["n"])
+		assert.Equal(t, "error", got["lvl"])
+		// Not a number: refused everywhere, naming the path.
+		_, err = c.InsertOne(ttldb.Document{"n": json.Number("five")})
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de)
+		assert.Equal(t, "n", de.Path)
+		_, err = findDocs(c, ttldb.Document{"n": json.Number("NaN")})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter)
+		_, err = c.UpdateOne(ttldb.Document{}, ttldb.Document{"$set": ttldb.Document{"n": json.Number("1e999")}})
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
+		_, err = c.UpdateOne(ttldb.Document{}, ttldb.Document{"$inc": ttldb.Document{"n": json.Number("x")}})
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
+		assert.Equal(t, 1, count(t, c, nil))
+	}
+}
+
+// TestPointerTimeFilters checks issue item 3: a *time.Time in a filter
+// matches what the time.Time it points to (or nil, for a nil pointer)
+// matches, through an index as by a full scan, and in the filters of
+// writes.
+func TestPointerTimeFilters(t *testing.T) {
+	db, _ := openStore(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	indexed, plain := db.Collection("indexed"), db.Collection("plain")
+	_, err := indexed.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+	require.NoError(t, err)
+	for _, c := range []*ttldb.Collection{indexed, plain} {
+		mustInsert(t, c,
+			ttldb.Document{"_id": t0, "d": t0},
+			ttldb.Document{"_id": 2, "d": t0.Add(time.Hour)},
+			ttldb.Document{"_id": 3, "d": nil},
+			ttldb.Document{"_id": 4},
+		)
+	}
+	tp := &t0
+	local := t0.In(time.FixedZone("X", 3600))
+	var nilTime *time.Time
+	for _, tc := range []struct {
+		f    ttldb.Document
+		want []any
+	}{
+		{ttldb.Document{"d": tp}, []any{t0}},
+		{ttldb.Document{"d": &local}, []any{t0}},
+		{ttldb.Document{"d": ttldb.Document{"$gte": tp}}, []any{t0, 2}},
+		{ttldb.Document{"d": ttldb.Document{"$gt": tp}}, []any{2}},
+		{ttldb.Document{"d": ttldb.Document{"$in": []any{tp, nilTime}}}, []any{t0, 3, 4}},
+		{ttldb.Document{"d": nilTime}, []any{3, 4}},
+		{ttldb.Document{"d": ttldb.Document{"$eq": nilTime}}, []any{3, 4}},
+		{ttldb.Document{"_id": tp}, []any{t0}},
+		{ttldb.Document{"_id": ttldb.Document{"$in": []any{tp, 2}}}, []any{t0, 2}},
+	} {
+		for _, c := range []*ttldb.Collection{indexed, plain} {
+			docs, err := findDocs(c, tc.f, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			require.NoError(t, err)
+			assert.ElementsMatch(t, tc.want, ids(docs), "%s: %v", c.Name(), tc.f)
+		}
+	}
+	ex, err := indexed.Explain(ttldb.Document{"d": tp})
+	require.NoError(t, err)
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, 1, ex.NReturned)
+	for _, c := range []*ttldb.Collection{indexed, plain} {
+		got, err := c.FindOne(ttldb.Document{"_id": tp}).Document()
+		require.NoError(t, err, c.Name())
+		assert.Equal(t, t0, got["_id"])
+		_, expires, err := c.ExpiresAt(tp)
+		require.NoError(t, err, c.Name())
+		assert.Equal(t, c == indexed, expires)
+		res, err := c.UpdateOne(ttldb.Document{"_id": tp}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+		require.NoError(t, err)
+		assert.Equal(t, 1, res.MatchedCount, c.Name())
+		n, err := c.DeleteOne(ttldb.Document{"_id": tp})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, c.Name())
+		n, err = c.DeleteMany(context.Background(), ttldb.Document{"d": nilTime})
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, c.Name())
+	}
+	// An upsert from a filter with a pointer stores the time it points to.
+	res, err := indexed.UpdateOne(ttldb.Document{"_id": 9, "d": tp}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, 9, res.UpsertedID)
+	got, err := indexed.FindOne(ttldb.Document{"_id": 9}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, t0, got["d"])
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// Rule 8: after a mass deletion, Compact gives the memory of the maps and
+// trees back: the live heap drops clearly.
+func TestStoreCompactReleasesMemory(t *testing.T) {
+	n := 100_000 // 200_000 with TTLDB_SOAK set
+	switch {
+	case os.Getenv("TTLDB_SOAK") != "" && !testutil.RaceEnabled:
+		n = 200_000
+	case testing.Short() || testutil.RaceEnabled:
+		n = 30_000
+	}
+	fill := func(c *ttldb.Collection, n int) {
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+		require.NoError(t, err)
+		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+		require.NoError(t, err)
+		batch := make([]ttldb.Document, 0, 1000)
+		for i := range n {
+			batch = append(batch, ttldb.Document{"_id": i, "k": i % 1000, "t": time.Unix(int64(i), 0)})
+			if len(batch) == cap(batch) || i == n-1 {
+				mustInsert(t, c, batch...)
+				batch = batch[:0]
+			}
+		}
+	}
+	base := heapAlloc()
+	db, _ := openStore(t)
+	c := db.Collection("big")
+	fill(c, n)
+	full := heapAlloc()
+	deleted, err := c.DeleteMany(context.Background(), ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
+	require.NoError(t, err)
+	require.Equal(t, n-n/10, deleted)
+	before := heapAlloc()
+	require.NoError(t, c.Compact())
+	after := heapAlloc()
+	t.Logf("%d docs: heap full %d KiB, after deleting 90%% %d KiB, after Compact %d KiB", n, full>>10, before>>10, after>>10)
+	// Go maps never shrink: the _id map alone keeps the buckets of n
+	// documents until Compact rebuilds it at a tenth of the size.
+	assert.Less(t, float64(after), 0.8*float64(before), "Compact must release a clear share of the heap")
+
+	// The collection still works, indexes included.
+	assert.Equal(t, n/10, count(t, c, nil))
+	ex, err := c.Explain(ttldb.Document{"k": 7})
+	require.NoError(t, err)
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, n/10/1000, ex.NReturned)
+	_, err = c.InsertOne(ttldb.Document{"_id": n, "k": 7})
+	require.NoError(t, err)
+	assert.Equal(t, n/10/1000+1, count(t, c, ttldb.Document{"k": 7}))
+
+	// Within 1.3x of a fresh DB holding what is left.
+	compacted := after - base
+	require.NoError(t, db.Close())
+	base = heapAlloc()
+	fresh, _ := openStore(t)
+	fill(fresh.Collection("big"), n/10)
+	freshHeap := heapAlloc() - base
+	t.Logf("compacted %d KiB, fresh %d KiB: %.2fx", compacted>>10, freshHeap>>10, float64(compacted)/float64(freshHeap))
+	assert.LessOrEqual(t, float64(compacted), 1.3*float64(freshHeap))
+	runtime.KeepAlive(fresh)
+}
+
+// Rule 9: every method is safe for concurrent use (run with -race): many
+// goroutines insert, update, find, delete and create indexes at once, and
+// the end state is consistent through every index.
+func TestStoreConcurrentMixedWorkload(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("mixed")
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("w")}})
+	require.NoError(t, err)
+	const workers, ops = 8, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*ops)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ops {
+				id := fmt.Sprintf("%d-%d", w, i)
+				if _, err := c.InsertOne(ttldb.Document{"_id": id, "w": w, "i": i, "n": 0}); err != nil {
+					errs <- err
+				}
+				if _, err := c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}); err != nil {
+					errs <- err
+				}
+				if _, err := findDocs(c, ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
+					errs <- err
+				}
+				if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); err != nil {
+					errs <- err
+				}
+				if i%3 == 0 {
+					if _, err := c.DeleteOne(ttldb.Document{"_id": id}); err != nil {
+						errs <- err
+					}
+				}
+				switch i {
+				case 50:
+					if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("i")}}); err != nil {
+						errs <- err
+					}
+				case 100:
+					if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("n"), ttldb.Asc("w")}}); err != nil {
+						errs <- err
+					}
+				case 150:
+					if err := c.Compact(); err != nil {
+						errs <- err
+					}
+				}
+				if i%40 == 0 {
+					if _, err := c.Indexes(); err != nil {
+						errs <- err
+					}
+					if _, err := c.Explain(ttldb.Document{"i": i}); err != nil {
+						errs <- err
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	kept := ops - (ops+2)/3
+	assert.Equal(t, workers*kept, count(t, c, nil))
+	assert.Equal(t, workers*kept, count(t, c, ttldb.Document{"n": 1}))
+	for w := range workers {
+		assert.Equal(t, kept, count(t, c, ttldb.Document{"w": w}), "through w_1")
+	}
+	assert.Equal(t, workers, count(t, c, ttldb.Document{"i": 1}), "through i_1, created mid-way")
+	ex, err := c.Explain(ttldb.Document{"i": 1})
+	require.NoError(t, err)
+	assert.Equal(t, "i_1", ex.IndexName)
+}
+
+// Rule 9: a long index build does not block readers, and documents
+// written during the build are in the index afterwards.
+func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
+	n := 100_000
+	if testing.Short() || testutil.RaceEnabled {
+		n = 40_000
+	}
+	db, _ := openStore(t)
+	c := db.Collection("build")
+	batch := make([]ttldb.Document, 0, 1000)
+	for i := range n {
+		batch = append(batch, ttldb.Document{"_id": i, "k": i % 100})
+		if len(batch) == cap(batch) {
+			mustInsert(t, c, batch...)
+			batch = batch[:0]
+		}
+	}
+
+	buildStarted := make(chan struct{})
+	buildDone := make(chan struct{})
+	stopReader := make(chan struct{})
+	readerReady := make(chan struct{})
+	var duringBuild atomic.Int64
+	var readerErr error
+	var readerWG sync.WaitGroup
+	readerWG.Add(1)
+	go func() {
+		defer readerWG.Done()
+		ready := false
+		for i := 0; ; i++ {
+			select {
+			case <-stopReader:
+				return
+			default:
+			}
+			inBuild := false
+			select {
+			case <-buildStarted:
+				inBuild = true
+			default:
+			}
+			if _, err := c.FindOne(ttldb.Document{"_id": i % n}).Document(); err != nil {
+				readerErr = err
+				return
+			}
+			if !ready {
+				ready = true
+				close(readerReady)
+			}
+			select {
+			case <-buildDone:
+			default:
+				if inBuild {
+					duringBuild.Add(1) // started after the build began, finished before it ended
+				}
+			}
+		}
+	}()
+	// Writers during the build.
+	var writerWG sync.WaitGroup
+	writerWG.Add(1)
+	go func() {
+		defer writerWG.Done()
+		<-buildStarted
+		for i := range 50 {
+			if _, err := c.InsertOne(ttldb.Document{"_id": n + i, "k": 1000 + i}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	<-readerReady
+	close(buildStarted)
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
+	close(buildDone)
+	require.NoError(t, err)
+	writerWG.Wait()
+	close(stopReader)
+	readerWG.Wait()
+	require.NoError(t, readerErr)
+	t.Logf("%d FindOne calls completed during the build of an index over %d documents", duringBuild.Load(), n)
+	assert.Greater(t, duringBuild.Load(), int64(10), "readers must keep completing during an index build")
+
+	for i := range 50 {
+		ex, err := c.Explain(ttldb.Document{"k": 1000 + i})
+		require.NoError(t, err)
+		require.Equal(t, "k_1", ex.IndexName)
+		require.Equal(t, 1, ex.NReturned, "document written during the build is in the index")
+	}
+	assert.Equal(t, n/100, count(t, c, ttldb.Document{"k": 5}))
+}
+
+// Rule 1: a missing _id is generated as a time-ordered ObjectID read from
+// the DB's clock; the caller's document is not changed.
+func TestStoreGeneratedObjectID(t *testing.T) {
+	db, clk := openStore(t)
+	c := db.Collection("c")
+	doc := ttldb.Document{"x": 1}
+	id1, err := c.InsertOne(doc)
+	require.NoError(t, err)
+	assert.NotContains(t, doc, "_id", "InsertOne must not change the caller's document")
+	oid1, ok := id1.(ttldb.ObjectID)
+	require.True(t, ok, "generated _id is %T, want ObjectID", id1)
+	assert.Equal(t, storeT0.Truncate(time.Second), oid1.Timestamp(), "timestamp comes from the DB clock")
+
+	got, err := c.FindOne(ttldb.Document{"_id": oid1}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": oid1, "x": 1}, got)
+	parsed, err := ttldb.ObjectIDFromHex(oid1.String())
+	require.NoError(t, err)
+	assert.Equal(t, oid1, parsed)
+
+	// Same second: a different id. Later seconds: greater ids, in order.
+	id2, err := c.InsertOne(ttldb.Document{"x": 2})
+	require.NoError(t, err)
+	assert.NotEqual(t, id1, id2)
+	prev := id2.(ttldb.ObjectID)
+	for i := range 5 {
+		clk.Advance(1500 * time.Millisecond)
+		ids, err := c.InsertMany([]ttldb.Document{{"i": i}})
+		require.NoError(t, err)
+		oid := ids[0].(ttldb.ObjectID)
+		assert.Equal(t, clk.Now().Truncate(time.Second), oid.Timestamp())
+		assert.Equal(t, 1, bytes.Compare(oid[:], prev[:]), "ObjectIDs are time-ordered")
+		prev = oid
+	}
+	// Upserts generate them too.
+	res, err := c.UpdateOne(ttldb.Document{"nope": 1}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	uid, ok := res.UpsertedID.(ttldb.ObjectID)
+	require.True(t, ok, "upserted _id is %T", res.UpsertedID)
+	assert.Equal(t, clk.Now().Truncate(time.Second), uid.Timestamp())
+}
+
+// Rule 1: _id is unique, across every Go number kind.
+func TestStoreDuplicateID(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("dups")
+	_, err := c.InsertOne(ttldb.Document{"_id": 1, "v": "first"})
+	require.NoError(t, err)
+	for _, id := range []any{1, 1.0, int64(1), uint8(1), float32(1), uint64(1)} {
+		_, err := c.InsertOne(ttldb.Document{"_id": id, "v": "second"})
+		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "_id %v (%T)", id, id)
+		var dk *ttldb.DuplicateKeyError
+		require.ErrorAs(t, err, &dk)
+		assert.Equal(t, "dups", dk.Collection)
+		assert.Equal(t, "_id_", dk.Index)
+		assert.EqualValues(t, id, dk.Key)
+		// The same key finds the document, whatever its kind.
+		got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		require.NoError(t, err)
+		assert.Equal(t, "first", got["v"])
+	}
+	assert.Equal(t, 1, count(t, c, nil))
+	for _, id := range []any{"1", 1.5, true, nil, ttldb.Document{"a": 1}, time.Unix(1, 0)} {
+		_, err := c.InsertOne(ttldb.Document{"_id": id})
+		require.NoError(t, err, "_id %v (%T) is a different key", id, id)
+		_, err = c.InsertOne(ttldb.Document{"_id": id})
+		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "_id %v (%T)", id, id)
+	}
+	// An array is not a valid _id.
+	_, err = c.InsertOne(ttldb.Document{"_id": []any{1}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+}
+
+// Rule 1: InsertMany is atomic: a duplicate against the collection or
+// within the batch, or an invalid document, stores nothing.
+func TestStoreInsertManyAtomic(t *testing.T) {
+	tests := []struct {
+		name string
+		docs []ttldb.Document
+		want error
+	}{
+		{"duplicate within the batch", []ttldb.Document{{"_id": "a"}, {"_id": "b"}, {"_id": "a"}}, ttldb.ErrDuplicateKey},
+		{"duplicate within the batch across kinds", []ttldb.Document{{"_id": 7}, {"_id": 7.0}}, ttldb.ErrDuplicateKey},
+		{"duplicate of a stored document", []ttldb.Document{{"_id": "a"}, {"_id": "existing"}}, ttldb.ErrDuplicateKey},
+		{"unique index conflict within the batch", []ttldb.Document{{"_id": "a", "u": 1}, {"_id": "b", "u": 1.0}}, ttldb.ErrDuplicateKey},
+		{"unique index conflict with a stored document", []ttldb.Document{{"_id": "a", "u": 2}, {"_id": "b", "u": 100}}, ttldb.ErrDuplicateKey},
+		{"invalid document", []ttldb.Document{{"_id": "a"}, {"_id": "b", "f": func() {}}}, ttldb.ErrInvalidDocument},
+		{"nil document", []ttldb.Document{{"_id": "a"}, nil}, ttldb.ErrInvalidDocument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, _ := openStore(t)
+			c := db.Collection("c")
+			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
+			require.NoError(t, err)
+			mustInsert(t, c, ttldb.Document{"_id": "existing", "u": 100})
+			_, err = c.InsertMany(tt.docs)
+			require.ErrorIs(t, err, tt.want)
+			assert.Equal(t, []ttldb.Document{{"_id": "existing", "u": 100}}, all(t, c), "nothing stored")
+			assert.Equal(t, 0, count(t, c, ttldb.Document{"_id": "a"}))
+			assert.Equal(t, 1, count(t, c, ttldb.Document{"u": ttldb.Document{"$exists": true}}))
+		})
+	}
+}
+
+// Rule 1: _id is immutable under updates; ReplaceOne keeps it.
+func TestStoreImmutableID(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 1, "v": 1}, ttldb.Document{"_id": 2, "v": 1})
+	before := all(t, c)
+
+	for _, u := range []ttldb.Document{
+		{"$set": ttldb.Document{"_id": 3}},
+		{"$set": ttldb.Document{"_id": "1"}},
+		{"$unset": ttldb.Document{"_id": ""}},
+		{"$inc": ttldb.Document{"_id": 1}},
+		{"$currentDate": ttldb.Document{"_id": true}},
+		{"$set": ttldb.Document{"v": 2, "_id": 9}},
+	} {
+		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
+		_, err = c.UpdateMany(context.Background(), nil, u)
+		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
+	}
+	assert.Equal(t, before, all(t, c), "failed updates changed nothing")
+
+	// Setting _id to its own value (of another number kind) is allowed and
+	// keeps the stored value.
+	res, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 1.0, "v": 5}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.MatchedCount)
+	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": 1, "v": 5}, got)
+
+	// ReplaceOne: a replacement without _id keeps it; with the same _id
+	// too; with another one it fails.
+	res, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"w": "new"})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	got, err = c.FindOne(ttldb.Document{"w": "new"}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": 2, "w": "new"}, got)
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"_id": 2.0, "w": "again"})
+	require.NoError(t, err)
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "w": "moved"})
+	require.ErrorIs(t, err, ttldb.ErrImmutableID)
+	got, err = c.FindOne(ttldb.Document{"_id": 2}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, "again", got["w"])
+	assert.Equal(t, 2, count(t, c, nil))
+}
+
+// Rule 2: the collection owns its documents: mutating what went in, or what
+// came out, changes neither the stored documents nor the indexes.
+func TestStoreOwnsDocuments(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("own")
+	for _, f := range []string{"tags", "nested.x", "ints", "nested.arr.y"} {
+		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc(f)}})
+		require.NoError(t, err)
+	}
+	t1 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	makeDoc := func() ttldb.Document {
+		return ttldb.Document{
+			"_id":    1,
+			"tags":   []any{"a", "b"},
+			"nested": ttldb.Document{"x": 1, "arr": []any{ttldb.Document{"y": 1}}, "maps": []map[string]any{{"z": 1}}},
+			"bin":    []byte{1, 2, 3},
+			"ints":   []int{10, 20},
+			"strs":   []string{"p", "q"},
+			"times":  []time.Time{t1},
+		}
+	}
+	want := makeDoc()
+	in := makeDoc()
+	_, err := c.InsertOne(in)
+	require.NoError(t, err)
+
+	mutate := func(d ttldb.Document) {
+		d["tags"].([]any)[0] = "zz"
+		n := d["nested"].(ttldb.Document)
+		n["x"] = 99
+		n["arr"].([]any)[0].(ttldb.Document)["y"] = 99
+		n["maps"].([]map[string]any)[0]["z"] = 99
+		n["added"] = true
+		d["bin"].([]byte)[0] = 99
+		d["ints"].([]int)[0] = 99
+		d["strs"].([]string)[0] = "zz"
+		d["times"].([]time.Time)[0] = time.Time{}
+		d["new"] = 1
+		delete(d, "tags")
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+		require.NoError(t, err)
+		assert.Equal(t, want, got, when)
+		for _, q := range []ttldb.Document{
+			{"tags": "a"}, {"nested.x": 1}, {"ints": 10}, {"nested.arr.y": 1},
+		} {
+			ex, err := c.Explain(q)
+			require.NoError(t, err)
+			assert.Equal(t, "IXSCAN", ex.Stage, "%v", q)
+			assert.Equal(t, 1, ex.NReturned, "%s: %v through the index", when, q)
+		}
+		for _, q := range []ttldb.Document{
+			{"tags": "zz"}, {"nested.x": 99}, {"ints": 99}, {"nested.arr.y": 99}, {"new": 1}, {"strs": "zz"},
+		} {
+			assert.Equal(t, 0, count(t, c, q), "%s: %v", when, q)
+		}
+	}
+	mutate(in)
+	check("after mutating the inserted map")
+
+	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	require.NoError(t, err)
+	mutate(got)
+	check("after mutating FindOne's result")
+
+	found, err := findDocs(c, ttldb.Document{"tags": "a"})
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	mutate(found[0])
+	check("after mutating Find's result")
+
+	// Values handed to $set and ReplaceOne are copied too.
+	sub := ttldb.Document{"k": []any{1}}
+	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"sub": sub}})
+	require.NoError(t, err)
+	sub["k"].([]any)[0] = 2
+	sub["extra"] = 1
+	want["sub"] = ttldb.Document{"k": []any{1}}
+	check("after mutating a $set value")
+
+	repl := makeDoc()
+	delete(repl, "_id")
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, repl)
+	require.NoError(t, err)
+	mutate(repl)
+	want = makeDoc()
+	check("after mutating a replacement")
+}
+
+// Two _id values are one key exactly when they compare equal: embedded
+// documents whose renderings look alike are different _ids.
+func TestStoreIDKeyDistinctDocuments(t *testing.T) {
+	cases := []struct {
+		name   string
+		first  any
+		second any
+	}{
+		{"rendering of a two-field document", ttldb.Document{"a": "x b string:y"}, ttldb.Document{"a": "x", "b": "y"}},
+		{"number and string in an array", ttldb.Document{"a": []any{1}}, ttldb.Document{"a": []any{"1"}}},
+		{"typed array of number and of string", ttldb.Document{"k": []string{"7"}}, ttldb.Document{"k": []int{7}}},
+		{"field order in names", ttldb.Document{"ab": 1}, ttldb.Document{"a": ttldb.Document{"b": 1}}},
+		{"string with a NUL", ttldb.Document{"a": "x\x00"}, ttldb.Document{"a": "x"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db, _ := openStore(t)
+			c := db.Collection("ids")
+			_, err := c.InsertOne(ttldb.Document{"_id": tc.first, "v": 1})
+			require.NoError(t, err)
+			_, err = c.InsertOne(ttldb.Document{"_id": tc.second, "v": 2})
+			require.NoError(t, err, "a different _id must not be a duplicate key")
+			for v, id := range map[int]any{1: tc.first, 2: tc.second} {
+				got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+				require.NoError(t, err)
+				assert.Equal(t, v, got["v"], "FindOne(_id: %v) found the other document", id)
+				n, err := c.CountDocuments(context.Background(), ttldb.Document{"_id": id})
+				require.NoError(t, err)
+				assert.Equal(t, 1, n, "CountDocuments(_id: %v)", id)
+				_, expires, err := c.ExpiresAt(id)
+				require.NoError(t, err)
+				assert.False(t, expires)
+			}
+			assert.Equal(t, 2, count(t, c, nil))
+		})
+	}
+}
+
+// Equal _id values are one key whatever their Go representation: a typed
+// array equals the []any with the same elements, numbers of every kind
+// with the same value are equal, inside documents too.
+func TestStoreIDKeyEqualValues(t *testing.T) {
+	cases := []struct {
+		name   string
+		first  any
+		second any
+	}{
+		{"typed and untyped array", ttldb.Document{"t": []int{1, 2}}, ttldb.Document{"t": []any{1, 2}}},
+		{"number kinds in an array", ttldb.Document{"t": []any{int8(1), 2.0}}, ttldb.Document{"t": []float32{1, 2}}},
+		{"typed array of documents", ttldb.Document{"t": []ttldb.Document{{"x": 1}}}, ttldb.Document{"t": []any{ttldb.Document{"x": uint64(1)}}}},
+		{"negative zero", ttldb.Document{"z": 0}, ttldb.Document{"z": math.Copysign(0, -1)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db, _ := openStore(t)
+			c := db.Collection("ids")
+			_, err := c.InsertOne(ttldb.Document{"_id": tc.first, "v": 1})
+			require.NoError(t, err)
+			_, err = c.InsertOne(ttldb.Document{"_id": tc.second, "v": 2})
+			require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "an equal _id is a duplicate key")
+			got, err := c.FindOne(ttldb.Document{"_id": tc.second}).Document()
+			require.NoError(t, err)
+			assert.Equal(t, 1, got["v"])
+			assert.Equal(t, 1, count(t, c, nil))
+		})
+	}
+}
+
+// A model struct written for MongoDB's Go driver (bson tags), with the
+// kinds of fields such models hold.
+type (
+	address struct {
+		City string `bson:"city"`
+		Zip  string `bson:"zip,omitempty"`
+	}
+	user struct {
+		ID       ttldb.ObjectID    `bson:"_id,omitempty"`
+		Name     string            `bson:"name"`
+		Age      int               `bson:"age"`
+		Score    float64           `bson:"score"`
+		Admin    bool              `bson:"admin"`
+		Tags     []string          `bson:"tags"`
+		Seen     time.Time         `bson:"seen"`
+		Home     address           `bson:"home"`
+		Work     *address          `bson:"work"`
+		Past     []address         `bson:"past"`
+		Counts   map[string]int    `bson:"counts"`
+		Level    userLevel         `bson:"userLevel"`
+		Note     string            `bson:"note,omitempty"`
+		Password string            `bson:"-"`
+		Extra    map[string]string `ttldb:"extra,omitempty"`
+	}
+	userLevel string
+)
+
+var structT0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func openStructDB(t *testing.T) *ttldb.DB {
+	t.Helper()
+	db, err := ttldb.Open(ttldb.WithClock(ttltest.NewClock(structT0)), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func sampleUser(name string, age int) user {
+	return user{
+		Name: name, Age: age, Score: float64(age) / 2, Admin: age > 40, Tags: []string{"t" + name, "all"},
+		Seen: structT0.Add(time.Duration(age) * time.Minute), Home: address{City: "c" + name, Zip: "z"},
+		Work: &address{City: "w" + name}, Past: []address{{City: "p1"}, {City: "p2", Zip: "9"}},
+		Counts: map[string]int{"logins": age}, Level: "warn", Password: "secret",
+	}
+}
+
+// userDocument is the Document form of sampleUser: the same document
+// written by hand as a map.
+func userDocument(name string, age int) ttldb.Document {
+	return ttldb.Document{
+		"name": name, "age": age, "score": float64(age) / 2, "admin": age > 40, "tags": []string{"t" + name, "all"},
+		"seen": structT0.Add(time.Duration(age) * time.Minute), "home": ttldb.Document{"city": "c" + name, "zip": "z"},
+		"work": ttldb.Document{"city": "w" + name}, "past": []ttldb.Document{{"city": "p1"}, {"city": "p2", "zip": "9"}},
+		"counts": ttldb.Document{"logins": age}, "userLevel": "warn",
+	}
+}
+
+// TestInsertStructGeneratesID checks a struct inserted without an _id
+// value gets a generated ObjectID, returned and stored, that the struct
+// (given by pointer) is not changed, and that the stored document decodes
+// back into the same struct.
+func TestInsertStructGeneratesID(t *testing.T) {
+	c := openStructDB(t).Collection("users")
+	u := sampleUser("ada", 36)
+	id, err := c.InsertOne(&u)
+	require.NoError(t, err)
+	oid, ok := id.(ttldb.ObjectID)
+	require.True(t, ok, "generated _id is %T", id)
+	assert.Equal(t, structT0, oid.Timestamp())
+	assert.True(t, u.ID.IsZero(), "the generated _id is not written back into the struct")
+
+	var got user
+	require.NoError(t, c.FindOne(ttldb.Document{"_id": oid}).Decode(&got))
+	want := u
+	want.ID, want.Password = oid, "" // the password is tagged "-"
+	assert.Equal(t, want, got)
+
+	// An _id the struct holds is kept.
+	u2 := sampleUser("bob", 41)
+	u2.ID = ttldb.NewObjectIDFromTime(structT0)
+	id, err = c.InsertOne(u2)
+	require.NoError(t, err)
+	assert.Equal(t, u2.ID, id)
+}
+
+// TestStructAndDocumentStoreAndMatchIdentically is the differential test
+// at the collection userLevel: structs inserted in one collection and their
+// Document forms in another store the same documents and match the same
+// filters.
+func TestStructAndDocumentStoreAndMatchIdentically(t *testing.T) {
+	db := openStructDB(t)
+	structs, docs := db.Collection("structs"), db.Collection("docs")
+	for i, name := range []string{"ada", "bob", "cy", "dee", "eve"} {
+		u := sampleUser(name, 20+i*10)
+		u.ID = ttldb.NewObjectIDFromTime(structT0)
+		_, err := structs.InsertOne(u)
+		require.NoError(t, err)
+		d := userDocument(name, 20+i*10)
+		d["_id"] = u.ID
+		_, err = docs.InsertOne(d)
+		require.NoError(t, err)
+	}
+	all, err := findDocs(structs, nil)
+	require.NoError(t, err)
+	allDocs, err := findDocs(docs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, allDocs, all)
+
+	filters := []ttldb.Document{
+		{"name": "ada"},
+		{"age": ttldb.Document{"$gte": 40}},
+		{"age": 30.0},
+		{"tags": "all"},
+		{"tags": []string{"tcy", "all"}},
+		{"home.city": "cbob"},
+		{"home": ttldb.Document{"city": "cdee", "zip": "z"}},
+		{"work": ttldb.Document{"city": "weve"}},
+		{"past.zip": "9"},
+		{"past": ttldb.Document{"$size": 2}},
+		{"counts.logins": ttldb.Document{"$lt": 35}},
+		{"seen": ttldb.Document{"$gt": structT0.Add(45 * time.Minute)}},
+		{"userLevel": "warn", "admin": true},
+		{"note": ttldb.Document{"$exists": false}},
+		{"password": ttldb.Document{"$exists": true}},
+		{"score": ttldb.Document{"$in": []any{10, 25}}},
+	}
+	for _, f := range filters {
+		a, err := findDocs(structs, f)
+		require.NoError(t, err, "%v", f)
+		b, err := findDocs(docs, f)
+		require.NoError(t, err, "%v", f)
+		assert.Equal(t, b, a, "%v", f)
+	}
+	n, err := structs.CountDocuments(context.Background(), ttldb.Document{"age": ttldb.Document{"$gte": 40}})
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "the filters select something")
+}
+
+// TestInsertManyForms checks InsertMany's accepted slices, its refusals,
+// and that it stays atomic with structs.
+func TestInsertManyForms(t *testing.T) {
+	c := openStructDB(t).Collection("users")
+	ids, err := c.InsertMany([]user{sampleUser("a", 1), sampleUser("b", 2)})
+	require.NoError(t, err)
+	assert.Len(t, ids, 2)
+	ids, err = c.InsertMany([]*user{{Name: "c"}, {Name: "d"}})
+	require.NoError(t, err)
+	assert.Len(t, ids, 2)
+	ids, err = c.InsertMany([]any{user{Name: "e"}, ttldb.Document{"name": "f"}, &user{Name: "g"}, map[string]string{"name": "h"}})
+	require.NoError(t, err)
+	assert.Len(t, ids, 4)
+	ids, err = c.InsertMany([...]user{{Name: "i"}})
+	require.NoError(t, err)
+	assert.Len(t, ids, 1)
+	ids, err = c.InsertMany(nil)
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+	n, err := c.CountDocuments(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 9, n)
+
+	// Refusals change nothing.
+	_, err = c.InsertMany(user{Name: "not a slice"})
+	assert.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	type bad struct {
+		Name string `bson:"name"`
+		C    chan int
+	}
+	_, err = c.InsertMany([]any{user{Name: "ok"}, bad{Name: "x"}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	var de *ttldb.DocumentError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "c", de.Path)
+	assert.Contains(t, err.Error(), "document 1")
+	_, err = c.InsertMany([]any{user{Name: "ok"}, (*user)(nil)})
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	dupID := ttldb.NewObjectIDFromTime(structT0)
+	_, err = c.InsertMany([]user{{ID: dupID}, {ID: dupID}})
+	require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
+	n, err = c.CountDocuments(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 9, n)
+}
+
+// TestReplaceOneStruct checks a struct replacement keeps the stored _id
+// when its own is left out, refuses another _id, and upserts.
+func TestReplaceOneStruct(t *testing.T) {
+	c := openStructDB(t).Collection("users")
+	id, err := c.InsertOne(sampleUser("ada", 36))
+	require.NoError(t, err)
+	res, err := c.ReplaceOne(ttldb.Document{"name": "ada"}, user{Name: "ada", Age: 37})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	var got user
+	require.NoError(t, c.FindOne(ttldb.Document{"_id": id}).Decode(&got))
+	assert.Equal(t, user{ID: id.(ttldb.ObjectID), Name: "ada", Age: 37, Seen: time.Time{}.UTC()}, got)
+
+	_, err = c.ReplaceOne(ttldb.Document{"name": "ada"}, user{ID: ttldb.NewObjectIDFromTime(structT0), Name: "x"})
+	assert.ErrorIs(t, err, ttldb.ErrImmutableID)
+
+	res, err = c.ReplaceOne(ttldb.Document{"name": "zed"}, &user{Name: "zed"}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	require.NotNil(t, res.UpsertedID)
+	require.NoError(t, c.FindOne(ttldb.Document{"_id": res.UpsertedID}).Decode(&got))
+	assert.Equal(t, "zed", got.Name)
+
+	_, err = c.ReplaceOne(ttldb.Document{"name": "zed"}, struct{ F func() }{})
+	assert.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+}
+
+// TestFindOneDecode checks SingleResult: ErrNotFound through Decode and
+// Err, decoding into a map (reused), a projected result, and a mismatch
+// (ErrDecode, naming the field, the destination unchanged).
+func TestFindOneDecode(t *testing.T) {
+	c := openStructDB(t).Collection("users")
+	_, err := c.InsertOne(sampleUser("ada", 36))
+	require.NoError(t, err)
+
+	var u user
+	r := c.FindOne(ttldb.Document{"name": "nobody"})
+	assert.ErrorIs(t, r.Err(), ttldb.ErrNotFound)
+	assert.ErrorIs(t, r.Decode(&u), ttldb.ErrNotFound)
+	_, err = r.Document()
+	assert.ErrorIs(t, err, ttldb.ErrNotFound)
+	require.NoError(t, c.FindOne(ttldb.Document{"name": "ada"}).Err())
+
+	m := ttldb.Document{"stale": 1}
+	require.NoError(t, c.FindOne(ttldb.Document{"name": "ada"}).Decode(&m))
+	assert.Equal(t, "ada", m["name"])
+	assert.NotContains(t, m, "stale")
+
+	var p struct {
+		Name string `bson:"name"`
+		Age  int8   `bson:"age"`
+	}
+	require.NoError(t, c.FindOne(ttldb.Document{"age": 36}, ttldb.FindOptions{Projection: ttldb.Document{"name": 1, "age": 1}}).Decode(&p))
+	assert.Equal(t, "ada", p.Name)
+	assert.Equal(t, int8(36), p.Age)
+
+	var wrong struct {
+		Name int `bson:"name"`
+		Home struct {
+			City bool `bson:"city"`
+		} `bson:"home"`
+	}
+	wrong.Name = 7
+	err = c.FindOne(ttldb.Document{"name": "ada"}).Decode(&wrong)
+	require.ErrorIs(t, err, ttldb.ErrDecode)
+	var de *ttldb.DecodeError
+	require.True(t, errors.As(err, &de))
+	assert.Contains(t, []string{"name", "home.city"}, de.Path)
+	assert.Equal(t, 7, wrong.Name, "unchanged on error")
+
+	assert.ErrorIs(t, c.FindOne(ttldb.Document{"name": "ada"}).Decode(u), ttldb.ErrDecode, "not a pointer")
+}
+
+// TestStructInsertValidated checks a struct goes through the collection's
+// validator and unique indexes like a Document.
+func TestStructInsertValidated(t *testing.T) {
+	db := openStructDB(t)
+	c, err := db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{
+		"$jsonSchema": ttldb.Document{"required": []any{"name"}, "properties": ttldb.Document{"age": ttldb.Document{"bsonType": "int", "minimum": 0}}},
+	}})
+	require.NoError(t, err)
+	_, err = c.InsertOne(user{Name: "ok", Age: 1})
+	require.NoError(t, err)
+	_, err = c.InsertOne(user{Name: "neg", Age: -1})
+	assert.ErrorIs(t, err, ttldb.ErrValidation)
+	_, err = c.InsertOne(struct {
+		Age int `bson:"age"`
+	}{Age: 3})
+	assert.ErrorIs(t, err, ttldb.ErrValidation)
+	ids, err := findDocs(c, nil)
+	require.NoError(t, err)
+	assert.Len(t, ids, 1)
+	assert.True(t, slices.ContainsFunc(ids, func(d ttldb.Document) bool { return d["name"] == "ok" }))
+}

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package replica
-
-// processCPU is unknown here: 0 (see cputime_unix_test.go).
-func processCPU() int64 { return 0 }
