@@ -38,7 +38,7 @@ func TestInterpreterDiff(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0xd1ff))
 	segments, perSegment := 8, 400
 	if os.Getenv("TTLDB_SOAK") == "1" {
-		segments, perSegment = 20, 1500
+		segments, perSegment = 40, 2500
 	}
 	noAuto := WithAutoSnapshot(AutoSnapshot{Disabled: true})
 	originDir, replicaDir := t.TempDir(), t.TempDir()
