@@ -25,7 +25,9 @@ import (
 // binary round trip, and must hold the same state. The origin snapshots in
 // the middle of the history, so its restart loads that older snapshot and
 // then the log's tail; the replica never snapshots, so its restart is the
-// log alone; then a snapshot taken after every op is loaded by a restart,
+// log alone. The restarted origin then writes on, and the reference and
+// the restarted replica apply its new ops. A snapshot taken after every
+// op is then loaded by a restart,
 // by WithRestore of the snapshot file and by WithRestore of a Backup.
 // Every comparison is requireSameState's: per collection its options,
 // index specifications, documents byte for byte in natural order, record
@@ -80,15 +82,15 @@ func TestInterpreterDiff(t *testing.T) {
 	// and the replica are closed: every op in one Apply call, in memory.
 	ref := replay(t, all)
 	requireSameState(t, local, ref)
+	requireDistinctVersions(t, local)
 
-	var backup bytes.Buffer
-	require.NoError(t, local.Backup(&backup))
 	require.NoError(t, local.Close())
 	require.NoError(t, replica.Close())
 
+	later := ttltest.NewClock(clk.Now())
 	reopen := func(opts ...Option) *DB {
 		t.Helper()
-		db, err := Open(append([]Option{WithClock(ttltest.NewClock(clk.Now())), WithMonitor(MonitorOptions{Disabled: true})}, opts...)...)
+		db, err := Open(append([]Option{WithClock(later), WithMonitor(MonitorOptions{Disabled: true})}, opts...)...)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		return db
@@ -109,6 +111,23 @@ func TestInterpreterDiff(t *testing.T) {
 	require.Equal(t, afterSnapshot, rec.LogOps, "the ops after the snapshot replayed from the log")
 	requireSameState(t, ref, fromTail)
 
+	// The restarted origin writes on where it stopped: its new ops, applied
+	// by the reference and by the restarted replica, give the same state,
+	// and the record versions it gives are new ones.
+	tailSink := &recordingSink{}
+	fromTail.ops.attach(tailSink)
+	(&history{t: t, rng: rng, db: fromTail, clk: later}).steps(perSegment)
+	more := tailSink.take()
+	require.NotEmpty(t, more)
+	require.Equal(t, uint64(total+1), more[0].Seq, "the restarted origin numbers its ops on")
+	applyInBatches(t, rng, ref, more)
+	applyInBatches(t, rng, fromLog, more)
+	requireSameState(t, fromTail, ref)
+	requireSameState(t, fromTail, fromLog)
+	requireDistinctVersions(t, fromTail)
+	var backup bytes.Buffer
+	require.NoError(t, fromTail.Backup(&backup))
+
 	// Path 4: snapshot load, from a snapshot that holds every op.
 	require.NoError(t, fromTail.Snapshot())
 	require.NoError(t, fromTail.Close())
@@ -124,6 +143,28 @@ func TestInterpreterDiff(t *testing.T) {
 	defer snap.Close()
 	requireSameState(t, ref, reopen(WithRestore(snap)))
 	requireSameState(t, ref, reopen(WithRestore(&backup)))
+}
+
+// requireDistinctVersions requires the documents of db's ordinary
+// collections to have distinct record versions: every write takes a new
+// one, from the same DB-wide counter, and a restart must not give one
+// twice (an expire hook tells two deliveries apart by _id and version).
+func requireDistinctVersions(t testing.TB, db *DB) {
+	t.Helper()
+	names, err := db.ListCollectionNames()
+	require.NoError(t, err)
+	seen := map[uint64]string{}
+	for _, name := range names {
+		s, _ := db.state(name, false)
+		if s == nil || s.ts != nil {
+			continue
+		}
+		for _, v := range dumpVersions(s) {
+			other, dup := seen[v]
+			require.False(t, dup, "record version %d in collection %q and in %q", v, name, other)
+			seen[v] = name
+		}
+	}
 }
 
 // applyInBatches applies ops to db in order, in batches of random sizes,
