@@ -25,10 +25,10 @@ import (
 // binary round trip, and must hold the same state. The origin snapshots in
 // the middle of the history, so its restart loads that older snapshot and
 // then the log's tail; the replica never snapshots, so its restart is the
-// log alone. The restarted origin then writes on, and the reference and
-// the restarted replica apply its new ops. A snapshot taken after every
-// op is then loaded by a restart,
-// by WithRestore of the snapshot file and by WithRestore of a Backup.
+// log alone. The restarted origin then writes on (its versions must be
+// new ones), and the reference and the restarted replica apply its new
+// ops. Last, a snapshot taken after every op is loaded by a restart, by
+// WithRestore of the snapshot file and by WithRestore of a Backup.
 // Every comparison is requireSameState's: per collection its options,
 // index specifications, documents byte for byte in natural order, record
 // versions, every index's multikey flag and entries, every TTL index's
