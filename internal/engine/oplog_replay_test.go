@@ -70,32 +70,7 @@ func TestOpReplay(t *testing.T) {
 			for i, op := range ops {
 				require.Equal(t, uint64(i+1), op.Seq, "ops numbered in commit order from 1")
 			}
-			kinds := map[OpKind]int{}
-			var inWay, evictions, tsExpire, tsDelete, tsUpdate int
-			for i, op := range ops {
-				kinds[op.Kind]++
-				ts := slices.Contains(tsColls, op.Collection)
-				switch {
-				case op.Kind == OpDelete && op.Expired:
-					inWay++
-				case op.Kind == OpDelete && op.Collection == "capped" && ops[i-1].Kind != OpDelete:
-					evictions++
-				case op.Kind == OpExpire && ts:
-					tsExpire++
-				case op.Kind == OpDelete && ts:
-					tsDelete++
-				case op.Kind == OpUpdate && ts:
-					tsUpdate++
-				}
-			}
-			t.Logf("%d ops: %v; HideExpired in-way deletes %d, capped evictions %d, time-series expiries %d, deletes %d, updates %d",
-				len(ops), kinds, inWay, evictions, tsExpire, tsDelete, tsUpdate)
-			for k := OpInsert; k <= OpCollMod; k++ {
-				require.NotZero(t, kinds[k], "the history committed no %s op", k)
-			}
-			for _, n := range []int{inWay, evictions, tsExpire, tsDelete, tsUpdate} {
-				require.NotZero(t, n, "the history missed a kind of change")
-			}
+			requireHistoryCoverage(t, ops)
 
 			direct := replay(t, ops)
 			requireSameState(t, db, direct)
@@ -445,6 +420,40 @@ func (h *history) timeSeries(ctx context.Context) {
 		}
 		_, err := c.CollModTimeSeries(m)
 		h.must(err)
+	}
+}
+
+// requireHistoryCoverage requires a history's ops (all of them, in
+// order) to hold every kind of op and every kind of change the history
+// makes: HideExpired in-way deletes, capped evictions, time-series
+// expiries, deletes and updates. It logs their counts.
+func requireHistoryCoverage(t testing.TB, ops []Op) {
+	t.Helper()
+	kinds := map[OpKind]int{}
+	var inWay, evictions, tsExpire, tsDelete, tsUpdate int
+	for i, op := range ops {
+		kinds[op.Kind]++
+		ts := slices.Contains(tsColls, op.Collection)
+		switch {
+		case op.Kind == OpDelete && op.Expired:
+			inWay++
+		case op.Kind == OpDelete && op.Collection == "capped" && ops[i-1].Kind != OpDelete:
+			evictions++
+		case op.Kind == OpExpire && ts:
+			tsExpire++
+		case op.Kind == OpDelete && ts:
+			tsDelete++
+		case op.Kind == OpUpdate && ts:
+			tsUpdate++
+		}
+	}
+	t.Logf("%d ops: %v; HideExpired in-way deletes %d, capped evictions %d, time-series expiries %d, deletes %d, updates %d",
+		len(ops), kinds, inWay, evictions, tsExpire, tsDelete, tsUpdate)
+	for k := OpInsert; k <= OpCollMod; k++ {
+		require.NotZero(t, kinds[k], "the history committed no %s op", k)
+	}
+	for _, n := range []int{inWay, evictions, tsExpire, tsDelete, tsUpdate} {
+		require.NotZero(t, n, "the history missed a kind of change")
 	}
 }
 
