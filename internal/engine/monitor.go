@@ -195,8 +195,10 @@ func WithPrimary(isPrimary func() bool) Option {
 // between the hook and the deletion). So a hook must be idempotent: a
 // delivery's identity is the document's _id with its version
 // (ExpiredBatch.Versions), and two deliveries with the same pair carry the
-// same stored document. (A DB lives in memory: there is no restart to
-// survive yet; a durable store will keep the guarantee across restarts.)
+// same stored document. A DB opened WithDir gives each document of an
+// ordinary collection its version again when it reopens (the log and the
+// snapshot carry it), so the pair identifies a delivery across a restart
+// too.
 //
 // Return nil when every document was handled. Return an *ExpireHookError
 // naming the _id values that were not: the others are deleted. Any other
