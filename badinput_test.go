@@ -1028,3 +1028,158 @@ func fuzzEqual(a, b reflect.Value) bool {
 	}
 	return reflect.DeepEqual(a.Interface(), b.Interface())
 }
+
+// Rule 10: after Close every method fails with ErrClosed; Close is
+// idempotent.
+func TestStoreClosed(t *testing.T) {
+	db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	c := db.Collection("c")
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
+	require.NoError(t, err)
+	mustInsert(t, c, ttldb.Document{"_id": 1, "x": 1})
+	require.NoError(t, db.Close())
+	require.NoError(t, db.Close(), "Close is idempotent")
+	after := db.Collection("made-after-close")
+	for _, h := range []*ttldb.Collection{c, after} {
+		calls := map[string]func() error{
+			"InsertOne":  func() error { _, err := h.InsertOne(ttldb.Document{"x": 2}); return err },
+			"InsertMany": func() error { _, err := h.InsertMany([]ttldb.Document{{"x": 2}}); return err },
+			"FindOne":    func() error { _, err := h.FindOne(nil).Document(); return err },
+			"Find":       func() error { _, err := findDocs(h, nil); return err },
+			"Count":      func() error { _, err := h.CountDocuments(context.Background(), nil); return err },
+			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
+			"UpdateMany": func() error {
+				_, err := h.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"y": 1}})
+				return err
+			},
+			"ReplaceOne": func() error { _, err := h.ReplaceOne(nil, ttldb.Document{"y": 1}); return err },
+			"DeleteOne":  func() error { _, err := h.DeleteOne(nil); return err },
+			"DeleteMany": func() error { _, err := h.DeleteMany(context.Background(), nil); return err },
+			"CreateIndex": func() error {
+				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
+				return err
+			},
+			"CreateIndex _id": func() error {
+				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
+				return err
+			},
+			"DropIndex":     func() error { return h.DropIndex("x_1") },
+			"DropIndex _id": func() error { return h.DropIndex("_id_") },
+			"Indexes":       func() error { _, err := h.Indexes(); return err },
+			"Explain":       func() error { _, err := h.Explain(nil); return err },
+			"Compact":       func() error { return h.Compact() },
+			"ExpiresAt":     func() error { _, _, err := h.ExpiresAt(1); return err },
+			"CollMod": func() error {
+				_, err := h.CollMod(ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
+				return err
+			},
+		}
+		for name, call := range calls {
+			assert.ErrorIs(t, call(), ttldb.ErrClosed, "%s on %q", name, h.Name())
+		}
+	}
+	_, err = db.CreateCollection("n", ttldb.CollectionOptions{})
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+	_, err = db.ListCollectionNames()
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+	assert.ErrorIs(t, db.DropCollection("c"), ttldb.ErrClosed)
+	_, err = db.RunTTLPass(context.Background())
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+	_, err = db.CollMod("c", ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
+	assert.ErrorIs(t, err, ttldb.ErrClosed)
+}
+
+// Rule 10: hostile documents are refused with ErrInvalidDocument naming the
+// path, and nothing panics or is stored.
+func TestStoreHostileInput(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("hostile")
+	cyclic := ttldb.Document{"_id": 1}
+	cyclic["self"] = cyclic
+	cyclicArr := ttldb.Document{"_id": 1}
+	cyclicArr["list"] = []any{ttldb.Document{"back": cyclicArr}}
+	deep := ttldb.Document{}
+	cur := deep
+	for range 300 {
+		next := ttldb.Document{}
+		cur["d"] = next
+		cur = next
+	}
+	deepArr := any(1)
+	for range 300 {
+		deepArr = []any{deepArr}
+	}
+	x := 1
+	type phase complex128 // a named type of a kind no document holds
+	for _, tc := range []struct {
+		doc  ttldb.Document
+		path string
+	}{
+		{cyclic, "self"},
+		{cyclicArr, "list.0.back"},
+		{ttldb.Document{"ch": make(chan int)}, "ch"},
+		{ttldb.Document{"f": func() {}}, "f"},
+		{ttldb.Document{"s": struct{ A int }{1}}, "s"},
+		{ttldb.Document{"p": &x}, "p"},
+		{ttldb.Document{"m": map[string]int{"a": 1}}, "m"},
+		{ttldb.Document{"m": map[float64]any{math.NaN(): 1}}, "m"},
+		{ttldb.Document{"t": phase(3)}, "t"},
+		{ttldb.Document{"a": []any{1, []any{func() {}}}}, "a.1.0"},
+		{ttldb.Document{"$bad": 1}, "$bad"},
+		{ttldb.Document{"a.b": 1}, "a.b"},
+		{ttldb.Document{"n": ttldb.Document{"": 1}}, "n"},
+		{deep, ""},
+		{ttldb.Document{"arr": deepArr}, ""},
+		{nil, ""},
+	} {
+		_, err := c.InsertOne(tc.doc)
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, "%s", tc.path)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de)
+		if tc.path != "" {
+			assert.Equal(t, tc.path, de.Path)
+		}
+		// The same values in updates and replacements.
+		mustInsertIfMissing(t, c)
+		if tc.doc != nil {
+			for k, v := range tc.doc {
+				if k == "_id" || strings.ContainsAny(k, "$.") || k == "" {
+					continue
+				}
+				_, err = c.UpdateOne(ttldb.Document{"_id": "ok"}, ttldb.Document{"$set": ttldb.Document{k: v}})
+				require.Error(t, err, "$set %s", k)
+				require.True(t, errors.Is(err, ttldb.ErrInvalidDocument) || errors.Is(err, ttldb.ErrInvalidUpdate), "%v", err)
+			}
+			_, err = c.ReplaceOne(ttldb.Document{"_id": "ok"}, tc.doc)
+			require.Error(t, err)
+		}
+	}
+	assert.Equal(t, []ttldb.Document{{"_id": "ok"}}, all(t, c))
+
+	// Hostile filters and updates: errors, never panics or hangs.
+	cycFilter := ttldb.Document{}
+	cycFilter["$and"] = []any{cycFilter}
+	cycValue := ttldb.Document{}
+	cycValue["x"] = cycValue
+	for _, f := range []ttldb.Document{cycFilter, {"a": cycValue}, {"a": ttldb.Document{"$in": []any{cycValue}}}, {"a": make(chan int)}} {
+		_, err := findDocs(c, f)
+		require.Error(t, err, "%p", f)
+		_, err = c.DeleteMany(context.Background(), f)
+		require.Error(t, err)
+	}
+	_, err := c.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})
+	require.Error(t, err)
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
+	require.Error(t, err)
+	_, err = db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": cycValue}})
+	require.Error(t, err)
+	assert.Equal(t, []ttldb.Document{{"_id": "ok"}}, all(t, c))
+}
+
+func mustInsertIfMissing(t *testing.T, c *ttldb.Collection) {
+	t.Helper()
+	if count(t, c, ttldb.Document{"_id": "ok"}) == 0 {
+		mustInsert(t, c, ttldb.Document{"_id": "ok"})
+	}
+}
