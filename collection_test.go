@@ -325,14 +325,6 @@ func TestStoreErrorsNameTheirSource(t *testing.T) {
 	assert.Equal(t, 1, count(t, c, nil))
 }
 
-func heapAlloc() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // Rule 8: after a mass deletion, Compact gives the memory of the maps and
 // trees back: the live heap drops clearly.
 func TestStoreCompactReleasesMemory(t *testing.T) {
@@ -357,17 +349,17 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 			}
 		}
 	}
-	base := heapAlloc()
+	base := testutil.HeapAlloc()
 	db, _ := openStore(t)
 	c := db.Collection("big")
 	fill(c, n)
-	full := heapAlloc()
+	full := testutil.HeapAlloc()
 	deleted, err := c.DeleteMany(context.Background(), ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
 	require.NoError(t, err)
 	require.Equal(t, n-n/10, deleted)
-	before := heapAlloc()
+	before := testutil.HeapAlloc()
 	require.NoError(t, c.Compact())
-	after := heapAlloc()
+	after := testutil.HeapAlloc()
 	t.Logf("%d docs: heap full %d KiB, after deleting 90%% %d KiB, after Compact %d KiB", n, full>>10, before>>10, after>>10)
 	// Go maps never shrink: the _id map alone keeps the buckets of n
 	// documents until Compact rebuilds it at a tenth of the size.
@@ -386,10 +378,10 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 	// Within 1.3x of a fresh DB holding what is left.
 	compacted := after - base
 	require.NoError(t, db.Close())
-	base = heapAlloc()
+	base = testutil.HeapAlloc()
 	fresh, _ := openStore(t)
 	fill(fresh.Collection("big"), n/10)
-	freshHeap := heapAlloc() - base
+	freshHeap := testutil.HeapAlloc() - base
 	t.Logf("compacted %d KiB, fresh %d KiB: %.2fx", compacted>>10, freshHeap>>10, float64(compacted)/float64(freshHeap))
 	assert.LessOrEqual(t, float64(compacted), 1.3*float64(freshHeap))
 	runtime.KeepAlive(fresh)
