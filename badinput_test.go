@@ -1183,3 +1183,163 @@ func mustInsertIfMissing(t *testing.T, c *ttldb.Collection) {
 		mustInsert(t, c, ttldb.Document{"_id": "ok"})
 	}
 }
+
+// nested returns n documents nested in one another, {d: {d: … {}}}.
+func nested(n int) ttldb.Document {
+	top := ttldb.Document{}
+	cur := top
+	for range n - 1 {
+		next := ttldb.Document{}
+		cur["d"] = next
+		cur = next
+	}
+	return top
+}
+
+// TestCyclicAndDeepIDsRefused checks issue item 2: a self-referencing or
+// very deep _id given to the lookups that key it (FindOne's _id shortcut,
+// ExpiresAt, and the filters of writes) is refused with a matchable error
+// naming the path, instead of overflowing the stack.
+func TestCyclicAndDeepIDsRefused(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 1})
+	cyc := ttldb.Document{}
+	cyc["self"] = cyc
+	deep := nested(1_000_000)
+	for name, id := range map[string]any{"cyclic": cyc, "deep": deep} {
+		_, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		assert.Contains(t, err.Error(), `"_id`, name)
+
+		_, _, err = c.ExpiresAt(id)
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de, name)
+		assert.True(t, strings.HasPrefix(de.Path, "_id"), "%s: path %q", name, de.Path)
+
+		_, err = c.DeleteOne(ttldb.Document{"_id": id})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"x": 1}}, ttldb.UpdateOptions{Upsert: true})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		_, err = findDocs(c, ttldb.Document{"_id": ttldb.Document{"$in": []any{id}}})
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
+		_, err = c.InsertOne(ttldb.Document{"_id": id})
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
+		_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": id}})
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, name)
+	}
+	assert.Equal(t, []ttldb.Document{{"_id": 1}}, all(t, c))
+}
+
+// TestNestingLimitIsMongoDBs checks that documents, filter values and
+// update values share one limit, MongoDB's 100 levels: a value 100 levels
+// below the top of its document is accepted everywhere, one more level is
+// refused everywhere, naming the path.
+func TestNestingLimitIsMongoDBs(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 0})
+	deepPath := "a" + strings.Repeat(".d", 100) // the path of the level-101 document
+	for _, n := range []int{100, 101} {
+		v := nested(n)
+		ok := n <= 100
+		check := func(what string, err error, sentinel error) {
+			t.Helper()
+			if ok {
+				require.NoError(t, err, "%s at %d levels", what, n)
+				return
+			}
+			require.ErrorIs(t, err, sentinel, "%s at %d levels", what, n)
+			assert.Contains(t, err.Error(), "deeper than 100 levels", what)
+			assert.Contains(t, err.Error(), deepPath[:len(deepPath)-2], what)
+		}
+		_, err := c.InsertOne(ttldb.Document{"_id": n, "a": v})
+		check("InsertOne", err, ttldb.ErrInvalidDocument)
+		_, err = findDocs(c, ttldb.Document{"a": v})
+		check("Find", err, ttldb.ErrInvalidFilter)
+		_, err = c.UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$set": ttldb.Document{"a": v}})
+		check("UpdateOne", err, ttldb.ErrInvalidUpdate)
+		_, err = c.ReplaceOne(ttldb.Document{"_id": 0}, ttldb.Document{"a": v})
+		check("ReplaceOne", err, ttldb.ErrInvalidDocument)
+	}
+	// Logical operators nest 100 deep, no more, and a million deep is an
+	// error, not a crash.
+	for _, n := range []int{100, 101, 1_000_000} {
+		f := ttldb.Document{"a": 1}
+		for range n {
+			f = ttldb.Document{"$and": []any{f}}
+		}
+		_, err := findDocs(c, f)
+		if n <= 100 {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, ttldb.ErrInvalidFilter)
+		}
+	}
+}
+
+// TestInvalidUTF8Refused checks issue item 4: invalid UTF-8 in a field
+// name, a string value or an _id is refused with ErrInvalidDocument naming
+// the path; in a filter with ErrInvalidFilter, in an update with
+// ErrInvalidUpdate; in names (collection, index, index field, sort and
+// projection paths) with their sentinel.
+func TestInvalidUTF8Refused(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
+	require.NoError(t, err)
+	mustInsert(t, c, ttldb.Document{"_id": 1, "s": "é"})
+	bad := "\xc3\x28" // an invalid two-byte sequence
+	for path, doc := range map[string]ttldb.Document{
+		"_id":       {"_id": bad},
+		"s":         {"s": bad},
+		"n.k" + bad: {"n": ttldb.Document{"k" + bad: 1}},
+		"tags.1":    {"tags": []string{"ok", bad}},
+		"arr.0.x":   {"arr": []any{ttldb.Document{"x": bad}}},
+		"_id.id":    {"_id": ttldb.Document{"id": bad}},
+	} {
+		_, err := c.InsertOne(doc)
+		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, path)
+		var de *ttldb.DocumentError
+		require.ErrorAs(t, err, &de, path)
+		assert.Equal(t, path, de.Path)
+		assert.Contains(t, de.Reason, "UTF-8")
+	}
+	for _, f := range []ttldb.Document{
+		{"s": bad}, {"_id": bad}, {"s": ttldb.Document{"$in": []any{"a", bad}}}, {"s" + bad: 1},
+		{"s": ttldb.Document{"$gte": bad}}, {"$or": []any{ttldb.Document{"s": bad}}},
+	} {
+		_, err := findDocs(c, f)
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
+		_, err = c.FindOne(f).Document()
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
+		_, err = c.DeleteMany(context.Background(), f)
+		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
+	}
+	for _, u := range []ttldb.Document{
+		{"$set": ttldb.Document{"s": bad}}, {"$set": ttldb.Document{"s" + bad: 1}}, {"$inc": ttldb.Document{"n" + bad: 1}},
+	} {
+		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%q", u)
+	}
+	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"s": bad})
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	_, _, err = c.ExpiresAt(bad)
+	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
+	_, err = db.CreateCollection("x"+bad, ttldb.CollectionOptions{})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
+	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
+	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
+	_, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	_, err = findDocs(c, nil, ttldb.FindOptions{Projection: ttldb.Document{"s" + bad: 1}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	// Nothing changed, and what is stored encodes as JSON.
+	docs := all(t, c)
+	assert.Equal(t, []ttldb.Document{{"_id": 1, "s": "é"}}, docs)
+	_, err = json.Marshal(docs)
+	require.NoError(t, err)
+}

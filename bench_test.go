@@ -485,7 +485,7 @@ func tsBenchLoad(b *testing.B, ts, precise bool, opts ...ttldb.Option) (*ttldb.D
 	// Documents are made batch by batch (the same cost for both kinds), so
 	// that the heap measured afterwards holds only what the DB keeps.
 	batch := make([]ttldb.Document, 0, 1000)
-	before := tsHeapAlloc()
+	before := testutil.HeapAlloc()
 	start := time.Now()
 	for i := range tsBenchMeasurements {
 		batch = append(batch, tsBenchDocs(i))
@@ -498,16 +498,8 @@ func tsBenchLoad(b *testing.B, ts, precise bool, opts ...ttldb.Option) (*ttldb.D
 	}
 	took := time.Since(start)
 	batch = nil
-	perDoc := (float64(tsHeapAlloc()) - float64(before)) / tsBenchMeasurements
+	perDoc := (float64(testutil.HeapAlloc()) - float64(before)) / tsBenchMeasurements
 	return db, clk, c, took, perDoc
-}
-
-func tsHeapAlloc() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }
 
 func BenchmarkTimeSeries(b *testing.B) {
@@ -607,7 +599,7 @@ func BenchmarkTimeSeriesLateArrivals(b *testing.B) {
 			for range b.N {
 				// The heap is measured before the documents are made and
 				// after they are dropped: what remains is what the DB holds.
-				before := tsHeapAlloc()
+				before := testutil.HeapAlloc()
 				times := make([]time.Time, n)
 				for i := range times {
 					times[i] = tsBenchStart.Add(6 * time.Hour * time.Duration(i) / n)
@@ -637,7 +629,7 @@ func BenchmarkTimeSeriesLateArrivals(b *testing.B) {
 				}
 				took := time.Since(start)
 				docs, times = nil, nil
-				perDoc := (float64(tsHeapAlloc()) - float64(before)) / n
+				perDoc := (float64(testutil.HeapAlloc()) - float64(before)) / n
 				info, _, err := c.TimeSeriesInfo()
 				if err != nil {
 					b.Fatal(err)

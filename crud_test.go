@@ -5,183 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
-	"os"
-	"runtime"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb"
-	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
-
-// nested returns n documents nested in one another, {d: {d: … {}}}.
-func nested(n int) ttldb.Document {
-	top := ttldb.Document{}
-	cur := top
-	for range n - 1 {
-		next := ttldb.Document{}
-		cur["d"] = next
-		cur = next
-	}
-	return top
-}
-
-// TestCyclicAndDeepIDsRefused checks issue item 2: a self-referencing or
-// very deep _id given to the lookups that key it (FindOne's _id shortcut,
-// ExpiresAt, and the filters of writes) is refused with a matchable error
-// naming the path, instead of overflowing the stack.
-func TestCyclicAndDeepIDsRefused(t *testing.T) {
-	db, _ := openStore(t)
-	c := db.Collection("c")
-	mustInsert(t, c, ttldb.Document{"_id": 1})
-	cyc := ttldb.Document{}
-	cyc["self"] = cyc
-	deep := nested(1_000_000)
-	for name, id := range map[string]any{"cyclic": cyc, "deep": deep} {
-		_, err := c.FindOne(ttldb.Document{"_id": id}).Document()
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		assert.Contains(t, err.Error(), `"_id`, name)
-
-		_, _, err = c.ExpiresAt(id)
-		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
-		var de *ttldb.DocumentError
-		require.ErrorAs(t, err, &de, name)
-		assert.True(t, strings.HasPrefix(de.Path, "_id"), "%s: path %q", name, de.Path)
-
-		_, err = c.DeleteOne(ttldb.Document{"_id": id})
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"x": 1}}, ttldb.UpdateOptions{Upsert: true})
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		_, err = findDocs(c, ttldb.Document{"_id": ttldb.Document{"$in": []any{id}}})
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		_, err = c.InsertOne(ttldb.Document{"_id": id})
-		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": id}})
-		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, name)
-	}
-	assert.Equal(t, []ttldb.Document{{"_id": 1}}, all(t, c))
-}
-
-// TestNestingLimitIsMongoDBs checks that documents, filter values and
-// update values share one limit, MongoDB's 100 levels: a value 100 levels
-// below the top of its document is accepted everywhere, one more level is
-// refused everywhere, naming the path.
-func TestNestingLimitIsMongoDBs(t *testing.T) {
-	db, _ := openStore(t)
-	c := db.Collection("c")
-	mustInsert(t, c, ttldb.Document{"_id": 0})
-	deepPath := "a" + strings.Repeat(".d", 100) // the path of the level-101 document
-	for _, n := range []int{100, 101} {
-		v := nested(n)
-		ok := n <= 100
-		check := func(what string, err error, sentinel error) {
-			t.Helper()
-			if ok {
-				require.NoError(t, err, "%s at %d levels", what, n)
-				return
-			}
-			require.ErrorIs(t, err, sentinel, "%s at %d levels", what, n)
-			assert.Contains(t, err.Error(), "deeper than 100 levels", what)
-			assert.Contains(t, err.Error(), deepPath[:len(deepPath)-2], what)
-		}
-		_, err := c.InsertOne(ttldb.Document{"_id": n, "a": v})
-		check("InsertOne", err, ttldb.ErrInvalidDocument)
-		_, err = findDocs(c, ttldb.Document{"a": v})
-		check("Find", err, ttldb.ErrInvalidFilter)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$set": ttldb.Document{"a": v}})
-		check("UpdateOne", err, ttldb.ErrInvalidUpdate)
-		_, err = c.ReplaceOne(ttldb.Document{"_id": 0}, ttldb.Document{"a": v})
-		check("ReplaceOne", err, ttldb.ErrInvalidDocument)
-	}
-	// Logical operators nest 100 deep, no more, and a million deep is an
-	// error, not a crash.
-	for _, n := range []int{100, 101, 1_000_000} {
-		f := ttldb.Document{"a": 1}
-		for range n {
-			f = ttldb.Document{"$and": []any{f}}
-		}
-		_, err := findDocs(c, f)
-		if n <= 100 {
-			require.NoError(t, err)
-		} else {
-			require.ErrorIs(t, err, ttldb.ErrInvalidFilter)
-		}
-	}
-}
-
-// TestInvalidUTF8Refused checks issue item 4: invalid UTF-8 in a field
-// name, a string value or an _id is refused with ErrInvalidDocument naming
-// the path; in a filter with ErrInvalidFilter, in an update with
-// ErrInvalidUpdate; in names (collection, index, index field, sort and
-// projection paths) with their sentinel.
-func TestInvalidUTF8Refused(t *testing.T) {
-	db, _ := openStore(t)
-	c := db.Collection("c")
-	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s")}})
-	require.NoError(t, err)
-	mustInsert(t, c, ttldb.Document{"_id": 1, "s": "é"})
-	bad := "\xc3\x28" // an invalid two-byte sequence
-	for path, doc := range map[string]ttldb.Document{
-		"_id":       {"_id": bad},
-		"s":         {"s": bad},
-		"n.k" + bad: {"n": ttldb.Document{"k" + bad: 1}},
-		"tags.1":    {"tags": []string{"ok", bad}},
-		"arr.0.x":   {"arr": []any{ttldb.Document{"x": bad}}},
-		"_id.id":    {"_id": ttldb.Document{"id": bad}},
-	} {
-		_, err := c.InsertOne(doc)
-		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, path)
-		var de *ttldb.DocumentError
-		require.ErrorAs(t, err, &de, path)
-		assert.Equal(t, path, de.Path)
-		assert.Contains(t, de.Reason, "UTF-8")
-	}
-	for _, f := range []ttldb.Document{
-		{"s": bad}, {"_id": bad}, {"s": ttldb.Document{"$in": []any{"a", bad}}}, {"s" + bad: 1},
-		{"s": ttldb.Document{"$gte": bad}}, {"$or": []any{ttldb.Document{"s": bad}}},
-	} {
-		_, err := findDocs(c, f)
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-		_, err = c.FindOne(f).Document()
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-		_, err = c.DeleteMany(context.Background(), f)
-		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-	}
-	for _, u := range []ttldb.Document{
-		{"$set": ttldb.Document{"s": bad}}, {"$set": ttldb.Document{"s" + bad: 1}}, {"$inc": ttldb.Document{"n" + bad: 1}},
-	} {
-		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
-		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%q", u)
-	}
-	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"s": bad})
-	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
-	_, _, err = c.ExpiresAt(bad)
-	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
-	_, err = db.CreateCollection("x"+bad, ttldb.CollectionOptions{})
-	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
-	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
-	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
-	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, Name: bad})
-	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
-	_, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
-	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
-	_, err = findDocs(c, nil, ttldb.FindOptions{Projection: ttldb.Document{"s" + bad: 1}})
-	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
-	// Nothing changed, and what is stored encodes as JSON.
-	docs := all(t, c)
-	assert.Equal(t, []ttldb.Document{{"_id": 1, "s": "é"}}, docs)
-	_, err = json.Marshal(docs)
-	require.NoError(t, err)
-}
 
 type level string
 
@@ -245,315 +78,6 @@ func TestNamedTypesAccepted(t *testing.T) {
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
 		assert.Equal(t, 1, count(t, c, nil))
 	}
-}
-
-// TestPointerTimeFilters checks issue item 3: a *time.Time in a filter
-// matches what the time.Time it points to (or nil, for a nil pointer)
-// matches, through an index as by a full scan, and in the filters of
-// writes.
-func TestPointerTimeFilters(t *testing.T) {
-	db, _ := openStore(t)
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	indexed, plain := db.Collection("indexed"), db.Collection("plain")
-	_, err := indexed.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
-	require.NoError(t, err)
-	for _, c := range []*ttldb.Collection{indexed, plain} {
-		mustInsert(t, c,
-			ttldb.Document{"_id": t0, "d": t0},
-			ttldb.Document{"_id": 2, "d": t0.Add(time.Hour)},
-			ttldb.Document{"_id": 3, "d": nil},
-			ttldb.Document{"_id": 4},
-		)
-	}
-	tp := &t0
-	local := t0.In(time.FixedZone("X", 3600))
-	var nilTime *time.Time
-	for _, tc := range []struct {
-		f    ttldb.Document
-		want []any
-	}{
-		{ttldb.Document{"d": tp}, []any{t0}},
-		{ttldb.Document{"d": &local}, []any{t0}},
-		{ttldb.Document{"d": ttldb.Document{"$gte": tp}}, []any{t0, 2}},
-		{ttldb.Document{"d": ttldb.Document{"$gt": tp}}, []any{2}},
-		{ttldb.Document{"d": ttldb.Document{"$in": []any{tp, nilTime}}}, []any{t0, 3, 4}},
-		{ttldb.Document{"d": nilTime}, []any{3, 4}},
-		{ttldb.Document{"d": ttldb.Document{"$eq": nilTime}}, []any{3, 4}},
-		{ttldb.Document{"_id": tp}, []any{t0}},
-		{ttldb.Document{"_id": ttldb.Document{"$in": []any{tp, 2}}}, []any{t0, 2}},
-	} {
-		for _, c := range []*ttldb.Collection{indexed, plain} {
-			docs, err := findDocs(c, tc.f, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
-			require.NoError(t, err)
-			assert.ElementsMatch(t, tc.want, ids(docs), "%s: %v", c.Name(), tc.f)
-		}
-	}
-	ex, err := indexed.Explain(ttldb.Document{"d": tp})
-	require.NoError(t, err)
-	assert.Equal(t, "IXSCAN", ex.Stage)
-	assert.Equal(t, 1, ex.NReturned)
-	for _, c := range []*ttldb.Collection{indexed, plain} {
-		got, err := c.FindOne(ttldb.Document{"_id": tp}).Document()
-		require.NoError(t, err, c.Name())
-		assert.Equal(t, t0, got["_id"])
-		_, expires, err := c.ExpiresAt(tp)
-		require.NoError(t, err, c.Name())
-		assert.Equal(t, c == indexed, expires)
-		res, err := c.UpdateOne(ttldb.Document{"_id": tp}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
-		require.NoError(t, err)
-		assert.Equal(t, 1, res.MatchedCount, c.Name())
-		n, err := c.DeleteOne(ttldb.Document{"_id": tp})
-		require.NoError(t, err)
-		assert.Equal(t, 1, n, c.Name())
-		n, err = c.DeleteMany(context.Background(), ttldb.Document{"d": nilTime})
-		require.NoError(t, err)
-		assert.Equal(t, 2, n, c.Name())
-	}
-	// An upsert from a filter with a pointer stores the time it points to.
-	res, err := indexed.UpdateOne(ttldb.Document{"_id": 9, "d": tp}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
-	require.NoError(t, err)
-	assert.Equal(t, 9, res.UpsertedID)
-	got, err := indexed.FindOne(ttldb.Document{"_id": 9}).Document()
-	require.NoError(t, err)
-	assert.Equal(t, t0, got["d"])
-}
-
-func heapAlloc() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// Rule 8: after a mass deletion, Compact gives the memory of the maps and
-// trees back: the live heap drops clearly.
-func TestStoreCompactReleasesMemory(t *testing.T) {
-	n := 100_000 // 200_000 with TTLDB_SOAK set
-	switch {
-	case os.Getenv("TTLDB_SOAK") != "" && !testutil.RaceEnabled:
-		n = 200_000
-	case testing.Short() || testutil.RaceEnabled:
-		n = 30_000
-	}
-	fill := func(c *ttldb.Collection, n int) {
-		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
-		require.NoError(t, err)
-		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("t")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
-		require.NoError(t, err)
-		batch := make([]ttldb.Document, 0, 1000)
-		for i := range n {
-			batch = append(batch, ttldb.Document{"_id": i, "k": i % 1000, "t": time.Unix(int64(i), 0)})
-			if len(batch) == cap(batch) || i == n-1 {
-				mustInsert(t, c, batch...)
-				batch = batch[:0]
-			}
-		}
-	}
-	base := heapAlloc()
-	db, _ := openStore(t)
-	c := db.Collection("big")
-	fill(c, n)
-	full := heapAlloc()
-	deleted, err := c.DeleteMany(context.Background(), ttldb.Document{"_id": ttldb.Document{"$gte": n / 10}})
-	require.NoError(t, err)
-	require.Equal(t, n-n/10, deleted)
-	before := heapAlloc()
-	require.NoError(t, c.Compact())
-	after := heapAlloc()
-	t.Logf("%d docs: heap full %d KiB, after deleting 90%% %d KiB, after Compact %d KiB", n, full>>10, before>>10, after>>10)
-	// Go maps never shrink: the _id map alone keeps the buckets of n
-	// documents until Compact rebuilds it at a tenth of the size.
-	assert.Less(t, float64(after), 0.8*float64(before), "Compact must release a clear share of the heap")
-
-	// The collection still works, indexes included.
-	assert.Equal(t, n/10, count(t, c, nil))
-	ex, err := c.Explain(ttldb.Document{"k": 7})
-	require.NoError(t, err)
-	assert.Equal(t, "IXSCAN", ex.Stage)
-	assert.Equal(t, n/10/1000, ex.NReturned)
-	_, err = c.InsertOne(ttldb.Document{"_id": n, "k": 7})
-	require.NoError(t, err)
-	assert.Equal(t, n/10/1000+1, count(t, c, ttldb.Document{"k": 7}))
-
-	// Within 1.3x of a fresh DB holding what is left.
-	compacted := after - base
-	require.NoError(t, db.Close())
-	base = heapAlloc()
-	fresh, _ := openStore(t)
-	fill(fresh.Collection("big"), n/10)
-	freshHeap := heapAlloc() - base
-	t.Logf("compacted %d KiB, fresh %d KiB: %.2fx", compacted>>10, freshHeap>>10, float64(compacted)/float64(freshHeap))
-	assert.LessOrEqual(t, float64(compacted), 1.3*float64(freshHeap))
-	runtime.KeepAlive(fresh)
-}
-
-// Rule 9: every method is safe for concurrent use (run with -race): many
-// goroutines insert, update, find, delete and create indexes at once, and
-// the end state is consistent through every index.
-func TestStoreConcurrentMixedWorkload(t *testing.T) {
-	db, _ := openStore(t)
-	c := db.Collection("mixed")
-	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("w")}})
-	require.NoError(t, err)
-	const workers, ops = 8, 200
-	var wg sync.WaitGroup
-	errs := make(chan error, workers*ops)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ops {
-				id := fmt.Sprintf("%d-%d", w, i)
-				if _, err := c.InsertOne(ttldb.Document{"_id": id, "w": w, "i": i, "n": 0}); err != nil {
-					errs <- err
-				}
-				if _, err := c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}); err != nil {
-					errs <- err
-				}
-				if _, err := findDocs(c, ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
-					errs <- err
-				}
-				if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); err != nil {
-					errs <- err
-				}
-				if i%3 == 0 {
-					if _, err := c.DeleteOne(ttldb.Document{"_id": id}); err != nil {
-						errs <- err
-					}
-				}
-				switch i {
-				case 50:
-					if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("i")}}); err != nil {
-						errs <- err
-					}
-				case 100:
-					if _, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Desc("n"), ttldb.Asc("w")}}); err != nil {
-						errs <- err
-					}
-				case 150:
-					if err := c.Compact(); err != nil {
-						errs <- err
-					}
-				}
-				if i%40 == 0 {
-					if _, err := c.Indexes(); err != nil {
-						errs <- err
-					}
-					if _, err := c.Explain(ttldb.Document{"i": i}); err != nil {
-						errs <- err
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	kept := ops - (ops+2)/3
-	assert.Equal(t, workers*kept, count(t, c, nil))
-	assert.Equal(t, workers*kept, count(t, c, ttldb.Document{"n": 1}))
-	for w := range workers {
-		assert.Equal(t, kept, count(t, c, ttldb.Document{"w": w}), "through w_1")
-	}
-	assert.Equal(t, workers, count(t, c, ttldb.Document{"i": 1}), "through i_1, created mid-way")
-	ex, err := c.Explain(ttldb.Document{"i": 1})
-	require.NoError(t, err)
-	assert.Equal(t, "i_1", ex.IndexName)
-}
-
-// Rule 9: a long index build does not block readers, and documents
-// written during the build are in the index afterwards.
-func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
-	n := 100_000
-	if testing.Short() || testutil.RaceEnabled {
-		n = 40_000
-	}
-	db, _ := openStore(t)
-	c := db.Collection("build")
-	batch := make([]ttldb.Document, 0, 1000)
-	for i := range n {
-		batch = append(batch, ttldb.Document{"_id": i, "k": i % 100})
-		if len(batch) == cap(batch) {
-			mustInsert(t, c, batch...)
-			batch = batch[:0]
-		}
-	}
-
-	buildStarted := make(chan struct{})
-	buildDone := make(chan struct{})
-	stopReader := make(chan struct{})
-	readerReady := make(chan struct{})
-	var duringBuild atomic.Int64
-	var readerErr error
-	var readerWG sync.WaitGroup
-	readerWG.Add(1)
-	go func() {
-		defer readerWG.Done()
-		ready := false
-		for i := 0; ; i++ {
-			select {
-			case <-stopReader:
-				return
-			default:
-			}
-			inBuild := false
-			select {
-			case <-buildStarted:
-				inBuild = true
-			default:
-			}
-			if _, err := c.FindOne(ttldb.Document{"_id": i % n}).Document(); err != nil {
-				readerErr = err
-				return
-			}
-			if !ready {
-				ready = true
-				close(readerReady)
-			}
-			select {
-			case <-buildDone:
-			default:
-				if inBuild {
-					duringBuild.Add(1) // started after the build began, finished before it ended
-				}
-			}
-		}
-	}()
-	// Writers during the build.
-	var writerWG sync.WaitGroup
-	writerWG.Add(1)
-	go func() {
-		defer writerWG.Done()
-		<-buildStarted
-		for i := range 50 {
-			if _, err := c.InsertOne(ttldb.Document{"_id": n + i, "k": 1000 + i}); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
-	<-readerReady
-	close(buildStarted)
-	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}})
-	close(buildDone)
-	require.NoError(t, err)
-	writerWG.Wait()
-	close(stopReader)
-	readerWG.Wait()
-	require.NoError(t, readerErr)
-	t.Logf("%d FindOne calls completed during the build of an index over %d documents", duringBuild.Load(), n)
-	assert.Greater(t, duringBuild.Load(), int64(10), "readers must keep completing during an index build")
-
-	for i := range 50 {
-		ex, err := c.Explain(ttldb.Document{"k": 1000 + i})
-		require.NoError(t, err)
-		require.Equal(t, "k_1", ex.IndexName)
-		require.Equal(t, 1, ex.NReturned, "document written during the build is in the index")
-	}
-	assert.Equal(t, n/100, count(t, c, ttldb.Document{"k": 5}))
 }
 
 // Rule 1: a missing _id is generated as a time-ordered ObjectID read from
@@ -1146,4 +670,194 @@ func TestStructInsertValidated(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ids, 1)
 	assert.True(t, slices.ContainsFunc(ids, func(d ttldb.Document) bool { return d["name"] == "ok" }))
+}
+
+// Rule 4: $set, $unset, $inc and $currentDate with dotted paths.
+func TestStoreUpdateOperators(t *testing.T) {
+	db, clk := openStore(t)
+	c := db.Collection("u")
+	mustInsert(t, c, ttldb.Document{"_id": 1, "a": ttldb.Document{"b": 1, "gone": "x"}, "n": 1, "f": 1.5, "arr": []any{1, 2}})
+
+	update := func(u ttldb.Document) ttldb.Document {
+		t.Helper()
+		res, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.NoError(t, err, "%v", u)
+		assert.Equal(t, 1, res.MatchedCount)
+		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+		require.NoError(t, err)
+		return got
+	}
+	got := update(ttldb.Document{"$set": ttldb.Document{"a.c": 2, "x.y.z": "deep", "arr.1": 20}})
+	assert.Equal(t, ttldb.Document{"b": 1, "gone": "x", "c": 2}, got["a"])
+	assert.Equal(t, ttldb.Document{"y": ttldb.Document{"z": "deep"}}, got["x"])
+	assert.Equal(t, []any{1, 20}, got["arr"])
+
+	got = update(ttldb.Document{"$unset": ttldb.Document{"a.gone": "", "missing.path": 1}})
+	assert.Equal(t, ttldb.Document{"b": 1, "c": 2}, got["a"])
+
+	got = update(ttldb.Document{"$inc": ttldb.Document{"n": 2, "f": 1, "a.b": -1, "counter.hits": 1}})
+	assert.Equal(t, 3, got["n"], "an int stays an int")
+	assert.Equal(t, 2.5, got["f"])
+	assert.Equal(t, 0, got["a"].(ttldb.Document)["b"])
+	assert.Equal(t, ttldb.Document{"hits": 1}, got["counter"])
+
+	clk.Advance(90 * time.Minute)
+	got = update(ttldb.Document{"$currentDate": ttldb.Document{"meta.lastModifiedDate": true, "ts": ttldb.Document{"$type": "date"}}})
+	assert.Equal(t, clk.Now(), got["meta"].(ttldb.Document)["lastModifiedDate"], "$currentDate reads the DB clock")
+	assert.Equal(t, clk.Now(), got["ts"])
+	clk.Advance(time.Hour)
+	got = update(ttldb.Document{"$currentDate": ttldb.Document{"meta.lastModifiedDate": true}})
+	assert.Equal(t, storeT0.Add(150*time.Minute), got["meta"].(ttldb.Document)["lastModifiedDate"])
+
+	// An update that cannot apply is an error and changes nothing.
+	before := all(t, c)
+	for _, u := range []ttldb.Document{
+		{"$inc": ttldb.Document{"a.c": "one"}},
+		{"$inc": ttldb.Document{"x.y.z": 1}},
+		{"$set": ttldb.Document{"n.sub": 1}},
+		{"$bit": ttldb.Document{"n": ttldb.Document{"and": 1}}},
+		{"$rename": ttldb.Document{"n": "_id"}},
+		{"$push": ttldb.Document{"n": 1}},
+		{"n": 5},
+		{},
+		{"$set": ttldb.Document{"a": 1}, "$unset": ttldb.Document{"a.b": 1}},
+	} {
+		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
+	}
+	assert.Equal(t, before, all(t, c))
+}
+
+// Rule 4: MatchedCount counts matches, ModifiedCount actual changes.
+func TestStoreUpdateCounts(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("u")
+	mustInsert(t, c,
+		ttldb.Document{"_id": 1, "g": 1, "v": 1},
+		ttldb.Document{"_id": 2, "g": 1, "v": 0},
+		ttldb.Document{"_id": 3, "g": 1},
+		ttldb.Document{"_id": 4, "g": 2},
+	)
+	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
+	res, err = c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
+	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res)
+	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	res, err = c.UpdateOne(ttldb.Document{"g": 9}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	res, err = c.ReplaceOne(ttldb.Document{"_id": 4}, ttldb.Document{"g": 2})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "an identical replacement modifies nothing")
+	assert.Equal(t, 4, count(t, c, nil))
+}
+
+// Rule 4: upserts insert the filter's equalities with the update applied;
+// ReplaceOne upserts the replacement with the filter's _id.
+func TestStoreUpsert(t *testing.T) {
+	db, clk := openStore(t)
+	c := db.Collection("up")
+	filter := ttldb.Document{
+		"name":  "ada",
+		"k.sub": 5,
+		"age":   ttldb.Document{"$gt": 3},
+		"lang":  ttldb.Document{"$eq": "go"},
+		"$and":  []any{ttldb.Document{"team": "core"}},
+	}
+	res, err := c.UpdateOne(filter, ttldb.Document{"$set": ttldb.Document{"v": 1}, "$currentDate": ttldb.Document{"seen": true}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.MatchedCount)
+	assert.Equal(t, 0, res.ModifiedCount)
+	require.NotNil(t, res.UpsertedID)
+	got, err := c.FindOne(ttldb.Document{"_id": res.UpsertedID}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{
+		"_id": res.UpsertedID, "name": "ada", "k": ttldb.Document{"sub": 5}, "lang": "go", "team": "core",
+		"v": 1, "seen": clk.Now(),
+	}, got)
+
+	// The range on age was not seeded.
+	assert.Equal(t, 0, count(t, c, ttldb.Document{"age": ttldb.Document{"$exists": true}}))
+
+	// Now a filter matches it: no second insert.
+	res, err = c.UpdateOne(ttldb.Document{"name": "ada", "k.sub": 5.0}, ttldb.Document{"$set": ttldb.Document{"v": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "matched once, unchanged")
+	assert.Equal(t, 1, count(t, c, nil))
+
+	// The filter's _id becomes the document's.
+	res, err = c.UpdateMany(context.Background(), ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, "u1", res.UpsertedID)
+	got, err = c.FindOne(ttldb.Document{"_id": "u1"}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": "u1", "n": 1}, got)
+
+	// ReplaceOne upsert.
+	res, err = c.ReplaceOne(ttldb.Document{"_id": "r1"}, ttldb.Document{"x": 1}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, "r1", res.UpsertedID)
+	got, err = c.FindOne(ttldb.Document{"_id": "r1"}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.Document{"_id": "r1", "x": 1}, got)
+	res, err = c.ReplaceOne(ttldb.Document{"x": 2}, ttldb.Document{"x": 2}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	_, isOID := res.UpsertedID.(ttldb.ObjectID)
+	assert.True(t, isOID, "no _id in filter or replacement: one is generated")
+	assert.Equal(t, 4, count(t, c, nil))
+
+	// Without Upsert, nothing is inserted.
+	res, err = c.UpdateOne(ttldb.Document{"_id": "none"}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	res, err = c.ReplaceOne(ttldb.Document{"_id": "none"}, ttldb.Document{"v": 1})
+	require.NoError(t, err)
+	assert.Equal(t, ttldb.UpdateResult{}, res)
+	assert.Equal(t, 4, count(t, c, nil))
+}
+
+// Rule 4: UpdateMany is atomic: a unique conflict, or one document the
+// update cannot apply to, leaves every document as it was.
+func TestStoreUpdateManyAtomic(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("atomic")
+	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
+	require.NoError(t, err)
+	mustInsert(t, c,
+		ttldb.Document{"_id": 1, "u": 1, "g": "x", "n": 1},
+		ttldb.Document{"_id": 2, "u": 2, "g": "x", "n": 2},
+		ttldb.Document{"_id": 3, "u": 3, "g": "y", "n": "str"},
+	)
+	before := all(t, c)
+	for _, tc := range []struct {
+		filter, update ttldb.Document
+		want           error
+	}{
+		{ttldb.Document{"g": "x"}, ttldb.Document{"$set": ttldb.Document{"u": 3}}, ttldb.ErrDuplicateKey},   // with a stored doc
+		{ttldb.Document{"g": "x"}, ttldb.Document{"$set": ttldb.Document{"u": 10}}, ttldb.ErrDuplicateKey},  // within the batch
+		{ttldb.Document{"g": "x"}, ttldb.Document{"$unset": ttldb.Document{"u": 1}}, ttldb.ErrDuplicateKey}, // two nulls
+		{nil, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.ErrInvalidUpdate},                       // third doc fails
+	} {
+		_, err := c.UpdateMany(context.Background(), tc.filter, tc.update)
+		require.ErrorIs(t, err, tc.want, "%v %v", tc.filter, tc.update)
+		assert.Equal(t, before, all(t, c), "nothing changed after %v", tc.update)
+		for _, d := range before {
+			n, err := c.CountDocuments(context.Background(), ttldb.Document{"u": d["u"]})
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "index entry for u=%v", d["u"])
+		}
+	}
+	// Keys swapped within one batch are fine: the check is on the result.
+	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.ModifiedCount)
+	assert.Equal(t, 1, count(t, c, ttldb.Document{"u": 11}))
+	assert.Equal(t, 0, count(t, c, ttldb.Document{"u": 1}))
 }

@@ -182,196 +182,6 @@ func TestStoreInvalidFilter(t *testing.T) {
 	assert.Equal(t, before, all(t, c), "nothing changed")
 }
 
-// Rule 4: $set, $unset, $inc and $currentDate with dotted paths.
-func TestStoreUpdateOperators(t *testing.T) {
-	db, clk := openStore(t)
-	c := db.Collection("u")
-	mustInsert(t, c, ttldb.Document{"_id": 1, "a": ttldb.Document{"b": 1, "gone": "x"}, "n": 1, "f": 1.5, "arr": []any{1, 2}})
-
-	update := func(u ttldb.Document) ttldb.Document {
-		t.Helper()
-		res, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
-		require.NoError(t, err, "%v", u)
-		assert.Equal(t, 1, res.MatchedCount)
-		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
-		require.NoError(t, err)
-		return got
-	}
-	got := update(ttldb.Document{"$set": ttldb.Document{"a.c": 2, "x.y.z": "deep", "arr.1": 20}})
-	assert.Equal(t, ttldb.Document{"b": 1, "gone": "x", "c": 2}, got["a"])
-	assert.Equal(t, ttldb.Document{"y": ttldb.Document{"z": "deep"}}, got["x"])
-	assert.Equal(t, []any{1, 20}, got["arr"])
-
-	got = update(ttldb.Document{"$unset": ttldb.Document{"a.gone": "", "missing.path": 1}})
-	assert.Equal(t, ttldb.Document{"b": 1, "c": 2}, got["a"])
-
-	got = update(ttldb.Document{"$inc": ttldb.Document{"n": 2, "f": 1, "a.b": -1, "counter.hits": 1}})
-	assert.Equal(t, 3, got["n"], "an int stays an int")
-	assert.Equal(t, 2.5, got["f"])
-	assert.Equal(t, 0, got["a"].(ttldb.Document)["b"])
-	assert.Equal(t, ttldb.Document{"hits": 1}, got["counter"])
-
-	clk.Advance(90 * time.Minute)
-	got = update(ttldb.Document{"$currentDate": ttldb.Document{"meta.lastModifiedDate": true, "ts": ttldb.Document{"$type": "date"}}})
-	assert.Equal(t, clk.Now(), got["meta"].(ttldb.Document)["lastModifiedDate"], "$currentDate reads the DB clock")
-	assert.Equal(t, clk.Now(), got["ts"])
-	clk.Advance(time.Hour)
-	got = update(ttldb.Document{"$currentDate": ttldb.Document{"meta.lastModifiedDate": true}})
-	assert.Equal(t, storeT0.Add(150*time.Minute), got["meta"].(ttldb.Document)["lastModifiedDate"])
-
-	// An update that cannot apply is an error and changes nothing.
-	before := all(t, c)
-	for _, u := range []ttldb.Document{
-		{"$inc": ttldb.Document{"a.c": "one"}},
-		{"$inc": ttldb.Document{"x.y.z": 1}},
-		{"$set": ttldb.Document{"n.sub": 1}},
-		{"$bit": ttldb.Document{"n": ttldb.Document{"and": 1}}},
-		{"$rename": ttldb.Document{"n": "_id"}},
-		{"$push": ttldb.Document{"n": 1}},
-		{"n": 5},
-		{},
-		{"$set": ttldb.Document{"a": 1}, "$unset": ttldb.Document{"a.b": 1}},
-	} {
-		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
-		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
-	}
-	assert.Equal(t, before, all(t, c))
-}
-
-// Rule 4: MatchedCount counts matches, ModifiedCount actual changes.
-func TestStoreUpdateCounts(t *testing.T) {
-	db, _ := openStore(t)
-	c := db.Collection("u")
-	mustInsert(t, c,
-		ttldb.Document{"_id": 1, "g": 1, "v": 1},
-		ttldb.Document{"_id": 2, "g": 1, "v": 0},
-		ttldb.Document{"_id": 3, "g": 1},
-		ttldb.Document{"_id": 4, "g": 2},
-	)
-	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
-	res, err = c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
-	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res)
-	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
-	res, err = c.UpdateOne(ttldb.Document{"g": 9}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{}, res)
-	res, err = c.ReplaceOne(ttldb.Document{"_id": 4}, ttldb.Document{"g": 2})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "an identical replacement modifies nothing")
-	assert.Equal(t, 4, count(t, c, nil))
-}
-
-// Rule 4: upserts insert the filter's equalities with the update applied;
-// ReplaceOne upserts the replacement with the filter's _id.
-func TestStoreUpsert(t *testing.T) {
-	db, clk := openStore(t)
-	c := db.Collection("up")
-	filter := ttldb.Document{
-		"name":  "ada",
-		"k.sub": 5,
-		"age":   ttldb.Document{"$gt": 3},
-		"lang":  ttldb.Document{"$eq": "go"},
-		"$and":  []any{ttldb.Document{"team": "core"}},
-	}
-	res, err := c.UpdateOne(filter, ttldb.Document{"$set": ttldb.Document{"v": 1}, "$currentDate": ttldb.Document{"seen": true}}, ttldb.UpdateOptions{Upsert: true})
-	require.NoError(t, err)
-	assert.Equal(t, 0, res.MatchedCount)
-	assert.Equal(t, 0, res.ModifiedCount)
-	require.NotNil(t, res.UpsertedID)
-	got, err := c.FindOne(ttldb.Document{"_id": res.UpsertedID}).Document()
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.Document{
-		"_id": res.UpsertedID, "name": "ada", "k": ttldb.Document{"sub": 5}, "lang": "go", "team": "core",
-		"v": 1, "seen": clk.Now(),
-	}, got)
-
-	// The range on age was not seeded.
-	assert.Equal(t, 0, count(t, c, ttldb.Document{"age": ttldb.Document{"$exists": true}}))
-
-	// Now a filter matches it: no second insert.
-	res, err = c.UpdateOne(ttldb.Document{"name": "ada", "k.sub": 5.0}, ttldb.Document{"$set": ttldb.Document{"v": 1}}, ttldb.UpdateOptions{Upsert: true})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "matched once, unchanged")
-	assert.Equal(t, 1, count(t, c, nil))
-
-	// The filter's _id becomes the document's.
-	res, err = c.UpdateMany(context.Background(), ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
-	require.NoError(t, err)
-	assert.Equal(t, "u1", res.UpsertedID)
-	got, err = c.FindOne(ttldb.Document{"_id": "u1"}).Document()
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.Document{"_id": "u1", "n": 1}, got)
-
-	// ReplaceOne upsert.
-	res, err = c.ReplaceOne(ttldb.Document{"_id": "r1"}, ttldb.Document{"x": 1}, ttldb.UpdateOptions{Upsert: true})
-	require.NoError(t, err)
-	assert.Equal(t, "r1", res.UpsertedID)
-	got, err = c.FindOne(ttldb.Document{"_id": "r1"}).Document()
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.Document{"_id": "r1", "x": 1}, got)
-	res, err = c.ReplaceOne(ttldb.Document{"x": 2}, ttldb.Document{"x": 2}, ttldb.UpdateOptions{Upsert: true})
-	require.NoError(t, err)
-	_, isOID := res.UpsertedID.(ttldb.ObjectID)
-	assert.True(t, isOID, "no _id in filter or replacement: one is generated")
-	assert.Equal(t, 4, count(t, c, nil))
-
-	// Without Upsert, nothing is inserted.
-	res, err = c.UpdateOne(ttldb.Document{"_id": "none"}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{}, res)
-	res, err = c.ReplaceOne(ttldb.Document{"_id": "none"}, ttldb.Document{"v": 1})
-	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{}, res)
-	assert.Equal(t, 4, count(t, c, nil))
-}
-
-// Rule 4: UpdateMany is atomic: a unique conflict, or one document the
-// update cannot apply to, leaves every document as it was.
-func TestStoreUpdateManyAtomic(t *testing.T) {
-	db, _ := openStore(t)
-	c := db.Collection("atomic")
-	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true})
-	require.NoError(t, err)
-	mustInsert(t, c,
-		ttldb.Document{"_id": 1, "u": 1, "g": "x", "n": 1},
-		ttldb.Document{"_id": 2, "u": 2, "g": "x", "n": 2},
-		ttldb.Document{"_id": 3, "u": 3, "g": "y", "n": "str"},
-	)
-	before := all(t, c)
-	for _, tc := range []struct {
-		filter, update ttldb.Document
-		want           error
-	}{
-		{ttldb.Document{"g": "x"}, ttldb.Document{"$set": ttldb.Document{"u": 3}}, ttldb.ErrDuplicateKey},   // with a stored doc
-		{ttldb.Document{"g": "x"}, ttldb.Document{"$set": ttldb.Document{"u": 10}}, ttldb.ErrDuplicateKey},  // within the batch
-		{ttldb.Document{"g": "x"}, ttldb.Document{"$unset": ttldb.Document{"u": 1}}, ttldb.ErrDuplicateKey}, // two nulls
-		{nil, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.ErrInvalidUpdate},                       // third doc fails
-	} {
-		_, err := c.UpdateMany(context.Background(), tc.filter, tc.update)
-		require.ErrorIs(t, err, tc.want, "%v %v", tc.filter, tc.update)
-		assert.Equal(t, before, all(t, c), "nothing changed after %v", tc.update)
-		for _, d := range before {
-			n, err := c.CountDocuments(context.Background(), ttldb.Document{"u": d["u"]})
-			require.NoError(t, err)
-			assert.Equal(t, 1, n, "index entry for u=%v", d["u"])
-		}
-	}
-	// Keys swapped within one batch are fine: the check is on the result.
-	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
-	require.NoError(t, err)
-	assert.Equal(t, 2, res.ModifiedCount)
-	assert.Equal(t, 1, count(t, c, ttldb.Document{"u": 11}))
-	assert.Equal(t, 0, count(t, c, ttldb.Document{"u": 1}))
-}
-
 // NaN is a storable value; queries on it neither panic nor misbehave.
 func TestStoreNaN(t *testing.T) {
 	db, _ := openStore(t)
@@ -483,4 +293,75 @@ func TestEstimatedDocumentCount(t *testing.T) {
 	n, err = db.Collection("missing").EstimatedDocumentCount()
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// TestPointerTimeFilters checks issue item 3: a *time.Time in a filter
+// matches what the time.Time it points to (or nil, for a nil pointer)
+// matches, through an index as by a full scan, and in the filters of
+// writes.
+func TestPointerTimeFilters(t *testing.T) {
+	db, _ := openStore(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	indexed, plain := db.Collection("indexed"), db.Collection("plain")
+	_, err := indexed.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(3600)})
+	require.NoError(t, err)
+	for _, c := range []*ttldb.Collection{indexed, plain} {
+		mustInsert(t, c,
+			ttldb.Document{"_id": t0, "d": t0},
+			ttldb.Document{"_id": 2, "d": t0.Add(time.Hour)},
+			ttldb.Document{"_id": 3, "d": nil},
+			ttldb.Document{"_id": 4},
+		)
+	}
+	tp := &t0
+	local := t0.In(time.FixedZone("X", 3600))
+	var nilTime *time.Time
+	for _, tc := range []struct {
+		f    ttldb.Document
+		want []any
+	}{
+		{ttldb.Document{"d": tp}, []any{t0}},
+		{ttldb.Document{"d": &local}, []any{t0}},
+		{ttldb.Document{"d": ttldb.Document{"$gte": tp}}, []any{t0, 2}},
+		{ttldb.Document{"d": ttldb.Document{"$gt": tp}}, []any{2}},
+		{ttldb.Document{"d": ttldb.Document{"$in": []any{tp, nilTime}}}, []any{t0, 3, 4}},
+		{ttldb.Document{"d": nilTime}, []any{3, 4}},
+		{ttldb.Document{"d": ttldb.Document{"$eq": nilTime}}, []any{3, 4}},
+		{ttldb.Document{"_id": tp}, []any{t0}},
+		{ttldb.Document{"_id": ttldb.Document{"$in": []any{tp, 2}}}, []any{t0, 2}},
+	} {
+		for _, c := range []*ttldb.Collection{indexed, plain} {
+			docs, err := findDocs(c, tc.f, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+			require.NoError(t, err)
+			assert.ElementsMatch(t, tc.want, ids(docs), "%s: %v", c.Name(), tc.f)
+		}
+	}
+	ex, err := indexed.Explain(ttldb.Document{"d": tp})
+	require.NoError(t, err)
+	assert.Equal(t, "IXSCAN", ex.Stage)
+	assert.Equal(t, 1, ex.NReturned)
+	for _, c := range []*ttldb.Collection{indexed, plain} {
+		got, err := c.FindOne(ttldb.Document{"_id": tp}).Document()
+		require.NoError(t, err, c.Name())
+		assert.Equal(t, t0, got["_id"])
+		_, expires, err := c.ExpiresAt(tp)
+		require.NoError(t, err, c.Name())
+		assert.Equal(t, c == indexed, expires)
+		res, err := c.UpdateOne(ttldb.Document{"_id": tp}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+		require.NoError(t, err)
+		assert.Equal(t, 1, res.MatchedCount, c.Name())
+		n, err := c.DeleteOne(ttldb.Document{"_id": tp})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, c.Name())
+		n, err = c.DeleteMany(context.Background(), ttldb.Document{"d": nilTime})
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, c.Name())
+	}
+	// An upsert from a filter with a pointer stores the time it points to.
+	res, err := indexed.UpdateOne(ttldb.Document{"_id": 9, "d": tp}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	assert.Equal(t, 9, res.UpsertedID)
+	got, err := indexed.FindOne(ttldb.Document{"_id": 9}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, t0, got["d"])
 }

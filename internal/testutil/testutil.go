@@ -1,7 +1,8 @@
-// Package testutil holds the helpers that the root package's black-box
-// tests and the engine's white-box tests share: the seed of randomized
-// tests, whether the race detector is on, and the process's CPU time for
-// benchmarks on a shared machine. It is imported by tests only.
+// Package testutil holds the helpers that the tests of the root package,
+// the engine, the other internal packages and the replica module share:
+// the seed of randomized tests, whether the race detector is on, the live
+// heap of memory tests, and the process's CPU time for benchmarks on a
+// shared machine. It is imported by tests only.
 package testutil
 
 import (

@@ -3,9 +3,7 @@ package wal
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -17,19 +15,6 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// testSeed returns the seed of a randomized test, TTLDB_SEED's if set,
-// and logs it so that a failure can be replayed.
-func testSeed(t testing.TB) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err)
-		seed = v
-	}
-	t.Logf("seed %d (TTLDB_SEED=%d replays it)", seed, seed)
-	return seed
 }
 
 // testDir is where the tests keep the log in a FaultFS.

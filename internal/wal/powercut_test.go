@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/internal/vfs"
 )
 
@@ -38,7 +39,7 @@ func (w *writer) commit() (uint64, bool) {
 // acknowledged record is in the log, and the log is a prefix of what was
 // written, whole records only.
 func TestPowerCutSyncAlways(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for round := range 40 {
 		m := vfs.NewFaultFS()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"regexp"
 	"time"
 
 	"github.com/ttldb/ttldb"
@@ -183,25 +184,96 @@ func ExampleCollection_Distinct() {
 	// Output: [ada grace ken linus]
 }
 
-// UpdateMany and DeleteMany take a context; cancelled, they change
-// nothing.
-func ExampleCollection_DeleteMany() {
+// $regex matches strings (and string elements of arrays) with RE2, the
+// standard library's linear-time engine; a *regexp.Regexp value works too.
+// PCRE-only syntax such as lookahead is refused.
+func ExampleCollection_Find_regex() {
 	db, _ := openExample()
 	defer db.Close()
-	sessions := sessionsExample(db)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := sessions.DeleteMany(ctx, nil)
-	fmt.Println(errors.Is(err, context.Canceled))
-
-	n, err := sessions.DeleteMany(context.Background(), ttldb.Document{"user": "grace"})
-	if err != nil {
+	users := db.Collection("users")
+	if _, err := users.InsertMany([]ttldb.Document{
+		{"_id": 1, "email": "Ada@Example.com"},
+		{"_id": 2, "email": "bob@example.org"},
+		{"_id": 3, "email": "carol@example.com", "aliases": []string{"cc@example.org"}},
+	}); err != nil {
 		log.Fatal(err)
 	}
-	left, _ := sessions.EstimatedDocumentCount()
-	fmt.Println(n, left)
+	n, _ := users.CountDocuments(context.Background(), ttldb.Document{"email": ttldb.Document{"$regex": `@example\.com$`, "$options": "i"}})
+	fmt.Println(n)
+	var docs []ttldb.Document
+	cur, _ := users.Find(context.Background(), ttldb.Document{"aliases": regexp.MustCompile(`\.org$`)})
+	_ = cur.All(context.Background(), &docs)
+	fmt.Println(docs[0]["_id"])
+	_, err := users.Find(context.Background(), ttldb.Document{"email": ttldb.Document{"$regex": `^(?!bob)`}})
+	fmt.Println(err)
 	// Output:
-	// true
-	// 2 3
+	// 2
+	// 3
+	// collection "users": ttldb: invalid filter: $regex at "email": lookahead "(?!" is PCRE-only syntax that RE2 (Go regexp) does not support
+}
+
+// Array query operators: $elemMatch needs one element to meet every
+// condition, $size counts elements, $all needs every value present.
+func ExampleCollection_Find_arrayOperators() {
+	db, _ := openExample()
+	defer db.Close()
+	orders := db.Collection("orders")
+	if _, err := orders.InsertMany([]ttldb.Document{
+		{"_id": 1, "items": []any{ttldb.Document{"sku": "a", "qty": 1}, ttldb.Document{"sku": "b", "qty": 5}}, "tags": []any{"gift", "rush"}},
+		{"_id": 2, "items": []any{ttldb.Document{"sku": "a", "qty": 5}}, "tags": []any{"rush"}},
+	}); err != nil {
+		log.Fatal(err)
+	}
+	ids := func(f ttldb.Document) []any {
+		cur, err := orders.Find(context.Background(), f)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var out []any
+		for d, err := range cur.Documents(context.Background()) {
+			if err != nil {
+				log.Fatal(err)
+			}
+			out = append(out, d["_id"])
+		}
+		return out
+	}
+	fmt.Println(ids(ttldb.Document{"items": ttldb.Document{"$elemMatch": ttldb.Document{"sku": "a", "qty": ttldb.Document{"$gte": 5}}}}))
+	fmt.Println(ids(ttldb.Document{"items": ttldb.Document{"$size": 2}}))
+	fmt.Println(ids(ttldb.Document{"tags": ttldb.Document{"$all": []any{"rush", "gift"}}}))
+	// Output:
+	// [2]
+	// [1]
+	// [1]
+}
+
+// $type selects by BSON type name or number ("number" is any numeric
+// type); $mod by remainder.
+func ExampleCollection_Find_typeAndMod() {
+	db, _ := openExample()
+	defer db.Close()
+	readings := db.Collection("readings")
+	if _, err := readings.InsertMany([]ttldb.Document{
+		{"_id": 1, "v": 12}, {"_id": 2, "v": "12"}, {"_id": 3, "v": 7.5}, {"_id": 4, "v": nil},
+	}); err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range []ttldb.Document{
+		{"v": ttldb.Document{"$type": "number"}},
+		{"v": ttldb.Document{"$type": []any{"string", "null"}}},
+		{"v": ttldb.Document{"$mod": []any{4, 0}}},
+	} {
+		n, err := readings.CountDocuments(context.Background(), f)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(n)
+	}
+	_, err := readings.Find(context.Background(), ttldb.Document{"v": ttldb.Document{"$mod": []any{0, 1}}})
+	fmt.Println(err)
+	// Output:
+	// 2
+	// 2
+	// 1
+	// collection "readings": ttldb: invalid filter: $mod at "v": divisor cannot be 0
 }
