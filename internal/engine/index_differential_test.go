@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/query"
+	"github.com/ttldb/ttldb/internal/testutil"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -25,13 +25,7 @@ import (
 // limits, interleaved with random UpdateMany/DeleteMany/inserts applied to
 // both, must give the same results. TTLDB_SEED=n replays a seed.
 func TestStoreIndexDifferential(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		var err error
-		seed, err = strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err)
-	}
-	t.Logf("seed %d (replay with TTLDB_SEED=%d)", seed, seed)
+	seed := testutil.Seed(t)
 	rounds := 1500
 	if testing.Short() {
 		rounds = 300

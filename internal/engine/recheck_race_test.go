@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // Rule 5: no document is ever deleted before its threshold, under any
@@ -54,12 +55,7 @@ func TestSoakRecheckRace(t *testing.T) {
 }
 
 func runRecheckRace(t *testing.T, rounds int, withHook bool) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		_, err := fmt.Sscan(s, &seed)
-		require.NoError(t, err)
-	}
-	t.Logf("seed %d (TTLDB_SEED=%d to repeat the schedule of random choices)", seed, seed)
+	seed := testutil.Seed(t)
 
 	const (
 		nDocs   = 48

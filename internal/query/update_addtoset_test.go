@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // countSetCompares applies update to doc and returns the comparisons
@@ -60,7 +59,7 @@ func TestAddToSetEachComparisons(t *testing.T) {
 // array and no earlier value equals) on random arrays of values that are
 // often equal across Go kinds and field orders.
 func TestAddToSetEachModel(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	r := rand.New(rand.NewPCG(seed, seed))
 	val := func() any {
 		k := r.IntN(6)
@@ -117,17 +116,6 @@ func TestAddToSetEachModel(t *testing.T) {
 			require.Zero(t, Compare(want[i], got[i]), "existing %v each %v: element %d is %v, want %v", existing, each, i, got[i], want[i])
 		}
 	}
-}
-
-// testSeed returns TTLDB_SEED if set, else a fresh seed, and logs it.
-func testSeed(t testing.TB) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		_, err := fmt.Sscan(s, &seed)
-		require.NoError(t, err, "TTLDB_SEED")
-	}
-	t.Logf("seed %d (TTLDB_SEED=%d to replay the same random choices)", seed, seed)
-	return seed
 }
 
 // BenchmarkAddToSetEach is one $addToSet with $each of n distinct values

@@ -1,9 +1,7 @@
 package seqlog
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/store"
+	"github.com/ttldb/ttldb/internal/testutil"
 )
 
 // check compares the log with a model (live sequences -> slot) and
@@ -73,12 +72,7 @@ func check(t *testing.T, l *Log, model map[uint64]uint32) {
 // Random pushes and deletions (in order, at random, in runs) agree with a
 // model, and the log keeps few pages.
 func TestAgreesWithModel(t *testing.T) {
-	seed := rand.Uint64()
-	if s := os.Getenv("TTLDB_SEED"); s != "" {
-		_, err := fmt.Sscan(s, &seed)
-		require.NoError(t, err, "TTLDB_SEED")
-	}
-	t.Logf("seed %d (TTLDB_SEED=%d to replay it)", seed, seed)
+	seed := testutil.Seed(t)
 	agreesWithModel(t, seed)
 }
 
