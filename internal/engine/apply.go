@@ -22,7 +22,9 @@ import (
 // applies to the DB as it is (strict); recovery trusts the log and the
 // snapshot, which were checked when written, and is idempotent (replay:
 // an insert of a stored _id replaces it, a deletion of a missing one is
-// nothing; docs/FORMAT.md). The change itself is made here, once.
+// nothing; docs/FORMAT.md). The change itself is made here, once; an
+// applyMode names the origin where a function's checks or idempotency
+// rules depend on it.
 //
 // Time-series collections have their own interpreter (tsColl.placeAll,
 // applyInsert, applyMetaUpdate, applyRemoval), shared in the same way by
