@@ -22,7 +22,9 @@ import (
 // applies to the DB as it is (strict); recovery trusts the log and the
 // snapshot, which were checked when written, and is idempotent (replay:
 // an insert of a stored _id replaces it, a deletion of a missing one is
-// nothing; docs/FORMAT.md). The change itself is made here, once.
+// nothing; docs/FORMAT.md). The change itself is made here, once; an
+// applyMode names the origin where a function's checks or idempotency
+// rules depend on it.
 //
 // Time-series collections have their own interpreter (tsColl.placeAll,
 // applyInsert, applyMetaUpdate, applyRemoval), shared in the same way by
@@ -35,6 +37,34 @@ import (
 //	OpCreateIndex           collState.buildIndex, then addIndex
 //	OpDropIndex             collState.dropIndex
 //	OpCollMod               collState.setIndexTTL
+
+// applyMode is the origin of an op as the interpreter sees it. It decides
+// only the checks and the idempotency rules of a change, never a different
+// change: every mode stores, rewrites and removes through the same code.
+type applyMode uint8
+
+const (
+	// modeLocal is a local write: validated and prepared by its method,
+	// which checked the _id, the unique indexes and the memory budget.
+	modeLocal applyMode = iota
+	// modeApply is DB.Apply (a replica): strict, the op was checked
+	// against the DB as it is and fails with ErrInvalidOp otherwise.
+	modeApply
+	// modeReplay is recovery (the log's replay, a snapshot's load):
+	// idempotent as docs/FORMAT.md says, trusting what was checked when
+	// it was written; memory is accounted once loaded.
+	modeReplay
+)
+
+// mode is the origin of the change the collection is making: modeApply
+// while DB.Apply changes it, modeLocal otherwise. Recovery passes
+// modeReplay itself. Call holding writeMu.
+func (s *collState) mode() applyMode {
+	if s.applying {
+		return modeApply
+	}
+	return modeLocal
+}
 
 // docWrite is one document an op stores, prepared by its origin: its _id
 // key, its encoding, the TTL extra bytes the store keeps beside it, its
@@ -53,14 +83,14 @@ type docWrite struct {
 // the store's copies (what outlives the call must refer to them, not to
 // the caller's buffers).
 //
-// A local write or DB.Apply has checked that no stored document has w's
-// _id. With replay set (recovery), one may: w then replaces it in place
-// (rewriteDoc), as the log's replay is idempotent.
+// A local write or DB.Apply (modeLocal, modeApply) has checked that no
+// stored document has w's _id. In modeReplay (recovery) one may: w then
+// replaces it in place (rewriteDoc), as the log's replay is idempotent.
 //
 // Call holding writeMu and mu for writing; st is s.store().
-func (s *collState) storeDoc(st *store.Store, w *docWrite, replay bool) record {
+func (s *collState) storeDoc(st *store.Store, w *docWrite, mode applyMode) record {
 	var slot store.Slot
-	if replay {
+	if mode == modeReplay {
 		var inserted bool
 		if w.hash != 0 {
 			slot, inserted = st.InsertNewHashed(w.hash, w.key, w.enc, w.extra, s.nextSeq, w.ver)
@@ -172,12 +202,12 @@ func (s *collState) buildIndex(ix *index) (*indexBuild, error) {
 // unique, its key tree goes, as CreateIndex makes a TTL index (newIndex).
 // So it is what a snapshot, which records the index's definition, loads
 // again. It returns the
-// value before (nil: ix was not a TTL index). Outside recovery (replay
-// unset), the new tree must fit the memory budget (ErrMemoryLimit). where
+// value before (nil: ix was not a TTL index). Outside recovery (mode
+// other than modeReplay), the new tree must fit the memory budget (ErrMemoryLimit). where
 // names the call in errors.
 //
 // Call holding writeMu, not mu.
-func (s *collState) setIndexTTL(where string, ix *index, secs int32, replay bool) (old *int32, err error) {
+func (s *collState) setIndexTTL(where string, ix *index, secs int32, mode applyMode) (old *int32, err error) {
 	if ix.ttl != nil {
 		return Seconds(int32(ix.ttl.expireAfter.Swap(int64(secs)))), nil
 	}
@@ -196,7 +226,7 @@ func (s *collState) setIndexTTL(where string, ix *index, secs int32, replay bool
 		return true
 	})
 	cost := int64(0)
-	if !replay {
+	if mode != modeReplay {
 		// Recovery accounts every collection's memory once loaded
 		// (loader.finishLoad).
 		cost = treeBytes(ttl.expiry.Len(), expiryEntrySize, treeFactorDates) + ttl.counts.bytes()
@@ -210,7 +240,7 @@ func (s *collState) setIndexTTL(where string, ix *index, secs int32, replay bool
 		ix.tree, ix.keyBytes = nil, 0
 	}
 	s.mu.Unlock()
-	if !replay {
+	if mode != modeReplay {
 		s.settleMemory(cost)
 	}
 	return nil, nil

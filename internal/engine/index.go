@@ -568,7 +568,7 @@ func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string
 		m.Name = defaultIndexName(m.Keys)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		return ts.createIndex(m, nil, true) // time-series: tsindex.go
+		return ts.createIndex(m, nil, modeLocal) // time-series: tsindex.go
 	}
 	m.Keys = slices.Clone(m.Keys)
 	if len(m.PartialFilterExpression) > 0 {

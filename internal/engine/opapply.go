@@ -553,7 +553,7 @@ func (ts *tsColl) applyOp(op *Op) error {
 		if exists {
 			return fmt.Errorf("%w: %w: collection %q: index %q exists", ErrInvalidOp, ErrIndexOptionsConflict, ts.name, m.Name)
 		}
-		_, err = ts.createIndex(m, op, true)
+		_, err = ts.createIndex(m, op, modeApply)
 		return invalid(err)
 	case OpDropIndex:
 		return invalid(ts.dropIndex(op.Index, op))
@@ -589,9 +589,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 	)
 	switch op.Kind {
 	case OpInsert:
-		err = ts.applyInsert(op, true)
+		err = ts.applyInsert(op, modeApply)
 	case OpUpdate:
-		err = ts.applyMetaUpdate(op, true)
+		err = ts.applyMetaUpdate(op, modeApply)
 	case OpDelete:
 		_, _, _, _, err = ts.applyRemoval(op, false, nil)
 	case OpExpire:
@@ -613,9 +613,9 @@ func (ts *tsColl) applyOp(op *Op) error {
 }
 
 // applyInsert places an OpInsert's measurements, in order, as the insert
-// did: under the memory limit when enforce is set (DB.Apply; a load
-// replays history whole). Call holding mu for writing.
-func (ts *tsColl) applyInsert(op *Op, enforce bool) error {
+// did: under the memory limit outside recovery (modeApply; modeReplay
+// loads history whole). Call holding mu for writing.
+func (ts *tsColl) applyInsert(op *Op, mode applyMode) error {
 	ms := make([]tsMeasurement, len(op.Docs))
 	for i, d := range op.Docs {
 		m, err := ts.splitMeasurement(d)
@@ -627,7 +627,7 @@ func (ts *tsColl) applyInsert(op *Op, enforce bool) error {
 		}
 		ms[i] = m
 	}
-	_, err := ts.placeAll(ms, enforce)
+	_, err := ts.placeAll(ms, mode)
 	return err
 }
 
@@ -711,9 +711,10 @@ func (ts *tsColl) removeMarked(marks *tsMarks, rem *tsRemoved) (n, removed int, 
 
 // applyMetaUpdate sets the meta value of the buckets an OpUpdate's keys
 // name to that of its documents. Every measurement of each bucket must be
-// named, each with the bucket's new meta value. Call holding mu for
-// writing.
-func (ts *tsColl) applyMetaUpdate(op *Op, enforce bool) error {
+// named, each with the bucket's new meta value. The meta values' growth
+// must fit the memory limit outside recovery (mode other than
+// modeReplay). Call holding mu for writing.
+func (ts *tsColl) applyMetaUpdate(op *Op, mode applyMode) error {
 	if len(op.Keys) != len(op.Docs) {
 		return fmt.Errorf("%w: a time-series update has %d documents and %d keys", ErrInvalidOp, len(op.Docs), len(op.Keys))
 	}
@@ -749,7 +750,7 @@ func (ts *tsColl) applyMetaUpdate(op *Op, enforce bool) error {
 		}
 		changes[b] = ch
 	}
-	if enforce {
+	if mode != modeReplay {
 		var grow int64
 		for b, ch := range changes {
 			grow += metaGrowth(b, ch.hasMeta, ch.key)

@@ -791,7 +791,7 @@ func (s *collState) loadPut(enc []byte, ver uint64) error {
 // putLoaded stores a prepared document (loadPut), replacing the one of
 // its _id if there is one: the interpreter's replay mode.
 func (s *collState) putLoaded(d *loadDoc) {
-	s.storeDoc(s.store(), &d.docWrite, true)
+	s.storeDoc(s.store(), &d.docWrite, modeReplay)
 }
 
 // loadDelete deletes the document whose key ({_id: v}, validated) key is,
@@ -811,7 +811,7 @@ func (s *collState) loadDelete(key []byte) error {
 // replacing an index of the same name.
 func (s *collState) loadCreateIndex(m IndexModel) error {
 	if s.ts != nil {
-		_, err := s.ts.createIndex(m, nil, false)
+		_, err := s.ts.createIndex(m, nil, modeReplay)
 		return err
 	}
 	ix, err := newIndex(s.name, m, s.opts.Capped)
@@ -832,7 +832,7 @@ func (s *collState) loadCollMod(name string, secs int32) error {
 	if ix == nil {
 		return nil // dropped later: its drop is among the ops
 	}
-	_, err := s.setIndexTTL(fmt.Sprintf("collMod %q", s.name), ix, secs, true)
+	_, err := s.setIndexTTL(fmt.Sprintf("collMod %q", s.name), ix, secs, modeReplay)
 	return err
 }
 

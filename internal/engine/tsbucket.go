@@ -190,7 +190,7 @@ func (ts *tsColl) insert(docs []any) ([]any, error) {
 		ts.mu.Unlock()
 		return nil, ts.errDropped()
 	}
-	earliest, err := ts.placeAll(prepared, true)
+	earliest, err := ts.placeAll(prepared, modeLocal)
 	if err != nil {
 		ts.mu.Unlock()
 		return nil, err

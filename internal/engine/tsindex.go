@@ -352,8 +352,8 @@ func (ts *tsColl) metaOnly(f Document) error {
 // createIndex creates an index of a time-series collection (see
 // CreateIndex for the rules).
 // createIndex creates index m (applied: the op DB.Apply applies), under
-// the DB's memory limit when enforce is set (not for a load).
-func (ts *tsColl) createIndex(m IndexModel, applied *Op, enforce bool) (string, error) {
+// the DB's memory limit outside recovery (mode other than modeReplay).
+func (ts *tsColl) createIndex(m IndexModel, applied *Op, mode applyMode) (string, error) {
 	where := fmt.Sprintf("collection %q index %q", ts.name, m.Name)
 	tf, mf := ts.opts.TimeField, ts.opts.MetaField
 	if m.ExpireAfterSeconds != nil {
@@ -412,7 +412,7 @@ func (ts *tsColl) createIndex(m IndexModel, applied *Op, enforce bool) (string, 
 			return "", fmt.Errorf("%w: %w: %s: the partialFilterExpression may only name the metaField: %v", ErrInvalidIndex, ErrTimeSeries, where, err)
 		}
 		compile := query.CompileFilter
-		if applied != nil || !enforce {
+		if applied != nil || mode == modeReplay {
 			compile = query.CompileStoredFilter // a definition the DB holds: as it was accepted
 		}
 		f, err := compile(m.PartialFilterExpression)
@@ -442,7 +442,7 @@ func (ts *tsColl) createIndex(m IndexModel, applied *Op, enforce bool) (string, 
 		}
 		return "", fmt.Errorf("%w: %s: index %q exists with other options", ErrIndexOptionsConflict, where, cur.name)
 	}
-	if enforce {
+	if mode != modeReplay {
 		// Its entries, and keys about as large as the buckets' meta keys.
 		per, metas := tsIndexEntryBytes, ts.memMetas
 		if ix.measured != nil {

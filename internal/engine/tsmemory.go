@@ -238,14 +238,14 @@ func (ts *tsColl) rollback() {
 	}
 }
 
-// placeAll places measurements in order, all or none: with enforce set
-// (a write, DB.Apply), one that takes the DB past its memory limit is
-// undone whole and fails with ErrMemoryLimit; without (a load replaying
+// placeAll places measurements in order, all or none: outside recovery
+// (modeLocal, modeApply), one that takes the DB past its memory limit is
+// undone whole and fails with ErrMemoryLimit; in modeReplay (a load replaying
 // history, which the README says is loaded whole), it is settled as it
 // is. Call holding mu for writing; it returns the earliest threshold of
 // the buckets it placed into.
-func (ts *tsColl) placeAll(ms []tsMeasurement, enforce bool) (time.Time, error) {
-	if enforce && ts.db.cfg.memLimit > 0 {
+func (ts *tsColl) placeAll(ms []tsMeasurement, mode applyMode) (time.Time, error) {
+	if mode != modeReplay && ts.db.cfg.memLimit > 0 {
 		ts.beginUndo()
 	}
 	var earliest time.Time

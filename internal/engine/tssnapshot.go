@@ -245,9 +245,9 @@ func (l *loader) tsApply(ts *tsColl, op Op) error {
 	var err error
 	switch op.Kind {
 	case OpInsert:
-		err = ts.applyInsert(&op, false)
+		err = ts.applyInsert(&op, modeReplay)
 	case OpUpdate:
-		err = ts.applyMetaUpdate(&op, false)
+		err = ts.applyMetaUpdate(&op, modeReplay)
 	case OpDelete:
 		_, _, _, _, err = ts.applyRemoval(&op, false, nil)
 	case OpExpire:

@@ -437,7 +437,7 @@ func (s *collState) collMod(where string, m CollModIndex, res *CollModResult) er
 	}
 	res.IndexName = ix.name
 	res.ExpireAfterSecondsNew = *m.ExpireAfterSeconds
-	old, err := s.setIndexTTL(where, ix, *m.ExpireAfterSeconds, false)
+	old, err := s.setIndexTTL(where, ix, *m.ExpireAfterSeconds, s.mode())
 	if err != nil {
 		return err
 	}

@@ -516,7 +516,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		if vers != nil {
 			vers = append(vers, p.ver)
 		}
-		rec := s.storeDoc(st, p, false)
+		rec := s.storeDoc(st, p, s.mode())
 		// From here on, the store's copy: what outlives the call (a
 		// build's side table, the ops) must not refer to the scratch.
 		p.enc = rec.enc
