@@ -386,3 +386,30 @@ func TestStoreCompactReleasesMemory(t *testing.T) {
 	assert.LessOrEqual(t, float64(compacted), 1.3*float64(freshHeap))
 	runtime.KeepAlive(fresh)
 }
+
+// WithMemoryLimit refuses the write that would pass the limit, with
+// ErrMemoryLimit, and that write changes nothing.
+func TestMemoryLimitOption(t *testing.T) {
+	db, err := ttldb.Open(ttldb.WithMemoryLimit(256 << 10))
+	require.NoError(t, err)
+	defer db.Close()
+	c := db.Collection("c")
+	payload := string(make([]byte, 1024))
+	var stored int
+	for i := range 1000 {
+		if _, err = c.InsertOne(ttldb.Document{"_id": i, "p": payload}); err != nil {
+			break
+		}
+		stored++
+	}
+	require.ErrorIs(t, err, ttldb.ErrMemoryLimit)
+	require.Greater(t, stored, 0)
+	n, err := c.CountDocuments(context.Background(), nil)
+	require.NoError(t, err)
+	require.Equal(t, stored, n, "the refused insert stored nothing")
+	m := db.Metrics().Storage
+	require.Equal(t, int64(256<<10), m.Limit)
+	// Within a document of the limit: the accounting may pass it by less
+	// than one document when a chunk is sealed partly filled.
+	require.LessOrEqual(t, m.Bytes, int64(256<<10)+2048)
+}

@@ -56,3 +56,50 @@ func TestSynctestWithSystemClock(t *testing.T) {
 	})
 	goleak.VerifyNone(t)
 }
+
+// The monitor's runtime controls, on the bubble's fake time:
+// SetTTLMonitorEnabled(false) stops the passes (a disabled monitor counts
+// none and deletes nothing), SetTTLMonitorInterval re-arms the sleep,
+// SetPrimary(false) idles it and makes RunTTLPass fail with
+// ErrNotPrimary, and CurrentOp lists nothing between passes.
+func TestMonitorControls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		start := time.Now()
+		o := ttldb.DefaultMonitorOptions()
+		require.Equal(t, ttldb.DefaultMonitorInterval, o.Interval)
+		db, err := ttldb.Open(ttldb.WithMonitor(o))
+		require.NoError(t, err)
+		c := db.Collection("s")
+		_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
+		require.NoError(t, err)
+		_, err = c.InsertOne(ttldb.Document{"_id": 1, "at": start})
+		require.NoError(t, err)
+
+		db.SetTTLMonitorEnabled(false)
+		time.Sleep(3 * ttldb.DefaultMonitorInterval)
+		synctest.Wait()
+		assert.Zero(t, db.Metrics().TTL.Passes, "a disabled monitor runs no pass")
+		n, err := c.CountDocuments(ctx, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		assert.Empty(t, db.CurrentOp())
+
+		db.SetTTLMonitorEnabled(true)
+		db.SetTTLMonitorInterval(time.Hour)
+		time.Sleep(ttldb.DefaultMonitorInterval + time.Second)
+		synctest.Wait()
+		assert.Zero(t, db.Metrics().TTL.Passes, "the hour-long interval replaced the default")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Equal(t, int64(1), db.Metrics().TTL.DeletedDocuments)
+
+		db.SetPrimary(false)
+		_, err = db.RunTTLPass(ctx)
+		assert.ErrorIs(t, err, ttldb.ErrNotPrimary)
+		db.SetPrimary(true)
+		_, err = db.RunTTLPass(ctx)
+		assert.NoError(t, err)
+		require.NoError(t, db.Close())
+	})
+}

@@ -365,3 +365,29 @@ func TestPointerTimeFilters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, t0, got["d"])
 }
+
+// Cursor.Document returns the current result as a Document, in the
+// cursor's order.
+func TestCursorDocument(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 2, "v": "b"}, ttldb.Document{"_id": 1, "v": "a"}, ttldb.Document{"_id": 3, "v": "c"})
+	cur, err := c.Find(context.Background(), nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
+	require.NoError(t, err)
+	defer cur.Close()
+	var got []string
+	for cur.Next(context.Background()) {
+		d, err := cur.Document()
+		require.NoError(t, err)
+		got = append(got, d["v"].(string))
+	}
+	require.NoError(t, cur.Err())
+	require.Equal(t, []string{"a", "b", "c"}, got)
+}
+
+// SystemClock reads the wall clock: the default of every DB.
+func TestSystemClock(t *testing.T) {
+	before := time.Now()
+	now := ttldb.SystemClock().Now()
+	require.False(t, now.Before(before.Add(-time.Second)), "SystemClock is the wall clock")
+}

@@ -450,3 +450,33 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 	require.ErrorAs(t, third.Err(), &lag2)
 	assert.Greater(t, lag2.Resume.Seq, tok.Seq, "the error's token is past the one resumed from")
 }
+
+// A change stream decodes its event into a struct, and a resume token
+// survives its text form: ParseResumeToken(tok.String()) resumes after the
+// same event.
+func TestChangeStreamDecodeAndTokenText(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openStore(t)
+	c := db.Collection("c")
+	cs, err := c.Watch(ctx)
+	require.NoError(t, err)
+	defer cs.Close()
+	mustInsert(t, c, ttldb.Document{"_id": 1, "v": "a"}, ttldb.Document{"_id": 2, "v": "b"})
+	require.True(t, cs.Next(ctx))
+	var ev struct {
+		OperationType string         `bson:"operationType"`
+		FullDocument  ttldb.Document `bson:"fullDocument"`
+	}
+	require.NoError(t, cs.Decode(&ev))
+	require.Equal(t, "insert", ev.OperationType)
+	require.Equal(t, "a", ev.FullDocument["v"])
+
+	tok, err := ttldb.ParseResumeToken(cs.ResumeToken().String())
+	require.NoError(t, err)
+	require.Equal(t, cs.ResumeToken(), tok)
+	resumed, err := c.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
+	require.NoError(t, err)
+	defer resumed.Close()
+	require.True(t, resumed.Next(ctx))
+	require.Equal(t, 2, resumed.Event().DocumentKey.Document()["_id"])
+}
