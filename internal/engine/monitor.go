@@ -881,6 +881,9 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 	// The deleted records, in m.gone's array, reused from batch to batch
 	// as m.batch is (it is grown once, not appended into from nil 256
 	// times a batch); commitExpire copies what it keeps.
+	if cap(m.gone) < len(chosen) {
+		m.gone = make([]record, 0, len(chosen))
+	}
 	gone := m.gone[:0]
 	defer func() { m.gone = gone; clear(gone) }()
 	wantOps := m.db.ops.opsWanted()
