@@ -244,8 +244,8 @@ type collState struct {
 	// delSlots are removeRecords' slots, reused from batch to batch.
 	// Guarded by writeMu (recovery: its inserter, the only writer).
 	delSlots []store.Slot
-	// goneRecs are the records an applied OpExpire deletes, reused from
-	// op to op as delSlots. Guarded by writeMu.
+	// goneRecs are the records an applied OpDelete or OpExpire deletes,
+	// reused from op to op as delSlots. Guarded by writeMu.
 	goneRecs []record
 }
 

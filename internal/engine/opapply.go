@@ -280,10 +280,11 @@ func (s *collState) applyUpdate(op *Op) error {
 // removeRefs deletes records under mu.
 func (s *collState) removeRefs(refs []*docRef) []any {
 	ids := make([]any, len(refs))
-	recs := make([]record, len(refs))
+	recs := s.goneRecs[:0]
+	defer func() { clear(recs); s.goneRecs = recs[:0] }()
 	for i, ref := range refs {
 		ids[i] = ref.rec.id()
-		recs[i] = ref.rec
+		recs = append(recs, ref.rec)
 	}
 	s.mu.Lock()
 	s.removeRecords(recs)
