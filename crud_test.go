@@ -96,7 +96,7 @@ func TestStoreGeneratedObjectID(t *testing.T) {
 	got, err := c.FindOne(ttldb.Document{"_id": oid1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": oid1, "x": 1}, got)
-	parsed, err := ttldb.ObjectIDFromHex(oid1.String())
+	parsed, err := ttldb.ObjectIDFromHex(oid1.Hex())
 	require.NoError(t, err)
 	assert.Equal(t, oid1, parsed)
 

@@ -19,6 +19,7 @@ require (
 	github.com/tidwall/pretty v1.2.0 // indirect
 	github.com/tidwall/rtred v0.1.2 // indirect
 	github.com/tidwall/tinyqueue v0.1.1 // indirect
+	go.mongodb.org/mongo-driver/v2 v2.8.2 // indirect
 	golang.org/x/sync v0.16.0 // indirect
 )
 

@@ -87,12 +87,12 @@ type encoder struct {
 	newID   func() any
 	genID   any
 	wroteID bool
-	// structRules lets any value follow the rules of structs (set for a
-	// document given as a struct): a Document's values keep their own.
-	structRules bool
 	// expr encodes an expression (EncodeExpr): field names may start
 	// with '$' and contain '.', and *regexp.Regexp values are allowed.
 	expr bool
+	// inID counts the _id values being encoded, whose documents may not
+	// hold '$'-prefixed names (nameProblem).
+	inID int
 }
 
 func (e *encoder) fail(path, reason string) error {
@@ -127,7 +127,7 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 		if has {
 			e.buf = binary.AppendUvarint(e.buf, 3)
 			e.buf = append(e.buf, "_id"...)
-			if err := e.value(id, "_id", depth+1); err != nil {
+			if err := e.idValue(id, depth); err != nil {
 				return err
 			}
 		}
@@ -137,19 +137,11 @@ func (e *encoder) document(m map[string]any, path string, depth int, extraID any
 			continue
 		}
 		fp := JoinPath(path, k)
-		switch {
-		case e.expr:
-			if !utf8.ValidString(k) {
-				return e.fail(fp, "field name is not valid UTF-8")
+		if why := e.nameProblem(k); why != "" {
+			if k == "" {
+				fp = path
 			}
-		case k == "":
-			return e.fail(path, "empty field name")
-		case strings.HasPrefix(k, "$"):
-			return e.fail(fp, "field names may not start with '$'")
-		case strings.Contains(k, "."):
-			return e.fail(fp, "field names may not contain '.'")
-		case !utf8.ValidString(k):
-			return e.fail(fp, "field name is not valid UTF-8")
+			return e.fail(fp, why)
 		}
 		e.buf = binary.AppendUvarint(e.buf, uint64(len(k)))
 		e.buf = append(e.buf, k...)
@@ -259,19 +251,23 @@ func (e *encoder) value(v any, path string, depth int) error {
 			e.buf = buf
 			return nil
 		}
+		if ok, err := e.driverValue(v, path, depth); ok {
+			return err
+		}
 		if _, ok := typedSliceTags[reflect.TypeOf(v)]; ok {
 			return e.typedSlice(v, path)
+		}
+		rv := reflect.ValueOf(v)
+		if h := encodeHookOf(rv.Type()); h != hookNone {
+			return e.hooked(rv, h, path, depth)
 		}
 		if u, ok := underlying(v); ok {
 			return e.value(u, path, depth)
 		}
-		switch rv := reflect.ValueOf(v); rv.Kind() {
+		switch rv.Kind() {
 		case reflect.Struct, reflect.Pointer, reflect.Map, reflect.Slice, reflect.Array:
-			if !e.structRules {
-				break
-			}
-			// Inside a struct: structs, pointers, and maps and slices of
-			// any storable element (structenc.go).
+			// Structs, pointers, and maps and slices of any storable
+			// element, wherever they are (structenc.go).
 			if err := e.rvalue(rv, depth); err != nil {
 				return prefixPath(err, path)
 			}
@@ -394,8 +390,9 @@ func (e *encoder) typedSlice(v any, path string) error {
 // decoder reads an encoding that encodeDocument wrote. The encoding is
 // trusted (never read from outside the process), so it does not re-check.
 type decoder struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	docM bool // DecodeOptions.DefaultDocumentM
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -506,6 +503,8 @@ func (d *decoder) value() any {
 			return nil // not from ValidateExpr'd bytes
 		}
 		return re
+	case tagTimestamp, tagBinarySub, tagRegexValue, tagDecimal, tagMinKey, tagMaxKey:
+		return d.bsonValue(tag)
 	}
 	return d.number(tag)
 }
@@ -599,6 +598,17 @@ func (d *decoder) skipValue() {
 		d.uvarint()
 	case tagObjectID:
 		d.i += 12
+	case tagTimestamp:
+		d.i += 8
+	case tagDecimal:
+		d.i += 16
+	case tagMinKey, tagMaxKey:
+	case tagBinarySub:
+		d.i++
+		d.i += int(d.uvarint())
+	case tagRegexValue:
+		d.i += int(d.uvarint())
+		d.i += int(d.uvarint())
 	case tagFloat32:
 		d.i += 4
 	case tagFloat64:
@@ -688,7 +698,7 @@ func Encode(doc map[string]any, extraID any) ([]byte, error) {
 		return nil, &DocumentError{Reason: "document is nil"}
 	}
 	e := encodePool.Get().(*encoder)
-	e.buf, e.onPath, e.structRules = e.buf[:0], e.onPath[:0], false
+	e.buf, e.onPath, e.inID = e.buf[:0], e.onPath[:0], 0
 	err := e.document(doc, "", 0, extraID)
 	var out []byte
 	if err == nil {
@@ -710,7 +720,7 @@ func AppendEncode(dst []byte, doc map[string]any, extraID any) ([]byte, error) {
 	}
 	e := encodePool.Get().(*encoder)
 	scratch := e.buf
-	e.buf, e.onPath, e.structRules = dst, e.onPath[:0], false
+	e.buf, e.onPath, e.inID = dst, e.onPath[:0], 0
 	err := e.document(doc, "", 0, extraID)
 	out := e.buf
 	e.buf = scratch[:0]

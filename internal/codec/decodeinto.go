@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ttldb/ttldb/internal/errs"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // DecodeError reports a stored value that does not fit the destination
@@ -53,6 +55,11 @@ func (e *DecodeError) Unwrap() error { return errs.ErrDecode }
 // pointed to, which the caller may still hold). It never keeps or aliases
 // enc.
 func DecodeInto(enc []byte, dst any) error {
+	return DecodeIntoWith(enc, dst, DecodeOptions{})
+}
+
+// DecodeIntoWith is DecodeInto with options.
+func DecodeIntoWith(enc []byte, dst any, o DecodeOptions) error {
 	if m, ok := dst.(*map[string]any); ok && m != nil {
 		d := decoder{b: enc}
 		n := int(d.uvarint())
@@ -73,30 +80,33 @@ func DecodeInto(enc []byte, dst any) error {
 	}
 	v := rv.Elem()
 	t := v.Type()
-	switch t.Kind() {
-	case reflect.Interface:
-		doc := Decode(enc)
-		if !reflect.TypeOf(doc).AssignableTo(t) {
-			return &DecodeError{Reason: fmt.Sprintf("cannot decode a document into %s", t)}
+	if h := decodeHookOf(t); h != hookNone || t.Kind() == reflect.Interface {
+		// bson.D, bson.M, bson.Raw, an Unmarshaler, any: decoded as a
+		// document value.
+		full := append([]byte{tagDoc}, binary.AppendUvarint(nil, uint64(len(enc)))...)
+		full = append(full, enc...)
+		if err := valueInto(&decoder{b: full, docM: o.DefaultDocumentM}, t, reflect.Value{}, false); err != nil {
+			return err
 		}
-		v.Set(reflect.ValueOf(doc))
-		return nil
+		return valueInto(&decoder{b: full, docM: o.DefaultDocumentM}, t, v, true)
+	}
+	switch t.Kind() {
 	case reflect.Struct:
 		if planOf(t).isTime {
 			break
 		}
-		if err := docInto(&decoder{b: enc}, t, reflect.Value{}, false); err != nil {
+		if err := docInto(&decoder{b: enc, docM: o.DefaultDocumentM}, t, reflect.Value{}, false); err != nil {
 			return err
 		}
-		return docInto(&decoder{b: enc}, t, v, true)
+		return docInto(&decoder{b: enc, docM: o.DefaultDocumentM}, t, v, true)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			break
 		}
-		if err := docInto(&decoder{b: enc}, t, reflect.Value{}, false); err != nil {
+		if err := docInto(&decoder{b: enc, docM: o.DefaultDocumentM}, t, reflect.Value{}, false); err != nil {
 			return err
 		}
-		return docInto(&decoder{b: enc}, t, v, true)
+		return docInto(&decoder{b: enc, docM: o.DefaultDocumentM}, t, v, true)
 	}
 	return &DecodeError{Reason: fmt.Sprintf("cannot decode a document into %s", t)}
 }
@@ -127,8 +137,18 @@ func tagName(tag byte) string {
 		return "a document"
 	case tagArray, tagDocArray, tagTyped:
 		return "an array"
-	case tagRegex:
+	case tagRegex, tagRegexValue:
 		return "a regular expression"
+	case tagBinarySub:
+		return "binary data"
+	case tagTimestamp:
+		return "a timestamp"
+	case tagDecimal:
+		return "a Decimal128"
+	case tagMinKey:
+		return "MinKey"
+	case tagMaxKey:
+		return "MaxKey"
 	}
 	return "a number"
 }
@@ -234,13 +254,18 @@ func valueInto(d *decoder, t reflect.Type, v reflect.Value, set bool) error {
 		}
 		return nil
 	}
+	if t != timeType {
+		if h := decodeHookOf(t); h != hookNone {
+			return hookedInto(d, h, t, v, set)
+		}
+	}
 	switch t.Kind() {
 	case reflect.Interface:
 		if !set && t.NumMethod() == 0 {
 			d.skipValue()
 			return nil
 		}
-		x := d.value()
+		x := d.driverForm()
 		if !reflect.TypeOf(x).AssignableTo(t) {
 			return &DecodeError{Reason: fmt.Sprintf("cannot decode %s (%T) into %s", tagName(tag), x, t)}
 		}
@@ -547,7 +572,7 @@ func boxedElemInto(d *decoder, tag byte, t reflect.Type, v reflect.Value, set bo
 	case tagString:
 		x = d.str()
 	case tagTime:
-		x = d.time()
+		x = bson.NewDateTimeFromTime(d.time())
 	case tagObjectID:
 		var id ObjectID
 		copy(id[:], d.bytes(12))
@@ -567,6 +592,12 @@ func boxedElemInto(d *decoder, tag byte, t reflect.Type, v reflect.Value, set bo
 // newSlice sets v to a new slice of n elements (one allocation: its array).
 func newSlice(t reflect.Type, v reflect.Value, n int, set bool) {
 	if !set {
+		return
+	}
+	if n == 0 {
+		// Empty, not nil, as the driver decodes an empty array (a new
+		// empty slice allocates nothing).
+		v.Set(reflect.MakeSlice(t, 0, 0))
 		return
 	}
 	v.SetZero()

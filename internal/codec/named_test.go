@@ -107,12 +107,26 @@ func TestUnsupportedKindsStillRefused(t *testing.T) {
 	)
 	one := 1
 	for name, v := range map[string]any{
-		"uintptr": uintptr(1), "complex": cplx(1), "ptr": ptr(&one), "intMap": intMap{"a": 1},
-		"grid": grid{{1}}, "struct": stamp{}, "chan": make(chan int), "func": func() {},
+		"uintptr": uintptr(1), "complex": cplx(1), "chan": make(chan int), "func": func() {},
 	} {
 		_, err := CloneDocument(Document{"v": v})
 		require.Error(t, err, name)
 		assert.True(t, errors.Is(err, errs.ErrInvalidDocument), name)
+	}
+	// Values a struct may hold are storable in a Document too, with the
+	// same meaning: a pointer is its target, a map of any element kind a
+	// document, a slice of slices an array of arrays, a time-like struct
+	// a date.
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for name, c := range map[string]struct{ in, want any }{
+		"ptr":    {ptr(&one), 1},
+		"intMap": {intMap{"a": 1}, map[string]any{"a": 1}},
+		"grid":   {grid{{1}}, []any{[]int{1}}},
+		"struct": {stamp(at), at},
+	} {
+		got, err := CloneDocument(Document{"v": c.in})
+		require.NoError(t, err, name)
+		assert.Equal(t, c.want, got["v"], name)
 	}
 }
 

@@ -16,7 +16,7 @@ func EncodeExpr(doc map[string]any) ([]byte, error) {
 		return nil, &DocumentError{Reason: "document is nil"}
 	}
 	e := encodePool.Get().(*encoder)
-	e.buf, e.onPath, e.structRules, e.expr = e.buf[:0], e.onPath[:0], false, true
+	e.buf, e.onPath, e.inID, e.expr = e.buf[:0], e.onPath[:0], 0, true
 	err := e.document(doc, "", 0, nil)
 	e.expr = false
 	var out []byte

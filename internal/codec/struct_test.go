@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/errs"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// driverOID stands for the MongoDB driver's ObjectID: a 12-byte array with
-// an IsZero method.
+// driverOID is a 12-byte array type with an IsZero method, not named
+// ObjectID: stored as binary data, as the driver stores it.
 type driverOID [12]byte
 
 func (id driverOID) IsZero() bool { return id == driverOID{} }
@@ -120,7 +121,7 @@ func TestStructTagRules(t *testing.T) {
 		"items":    []map[string]any{{"x": 5}},
 		"itemptrs": []any{map[string]any{"x": 6}, nil},
 		"grid":     []any{[]int{1}, []int{2, 3}}, "stamps": []time.Time{at},
-		"oid": ObjectID{1}, "driveroid": ObjectID{2},
+		"oid": ObjectID{1}, "driveroid": []byte{2, 11: 0}, // a [12]byte type not named ObjectID is binary, as the driver stores it
 		"base": map[string]any{"created": at, "kind": "k"},
 		"x":    10, "y": 11, "z": 12, "extra": 1.5,
 	}, Decode(enc))
@@ -276,7 +277,7 @@ func TestStructRoundTrip(t *testing.T) {
 	require.NoError(t, DecodeInto(enc, &out))
 	want := in
 	want.Skipped, want.BSONSkip, want.unexported = 0, 0, 0 // not stored
-	want.AnyStruct = map[string]any{"x": 1}                // an interface gets the Document form
+	want.AnyStruct = bson.D{{Key: "x", Value: 1}}          // an interface gets the driver's form
 	assert.Equal(t, want, out)
 
 	// A time in another location comes back in UTC, the same instant.
@@ -305,8 +306,12 @@ func TestDecodeIntoMap(t *testing.T) {
 	assert.Equal(t, Document{"a": 1, "b": "x"}, nilMap)
 
 	var anyV any
+	enc, _, err = EncodeValue(bson.D{{Key: "a", Value: 1}, {Key: "b", Value: "x"}}, nil)
+	require.NoError(t, err)
 	require.NoError(t, DecodeInto(enc, &anyV))
-	assert.Equal(t, Document{"a": 1, "b": "x"}, anyV)
+	assert.Equal(t, bson.D{{Key: "a", Value: 1}, {Key: "b", Value: "x"}}, anyV, "an interface gets the driver's form")
+	require.NoError(t, DecodeIntoWith(enc, &anyV, DecodeOptions{DefaultDocumentM: true}))
+	assert.Equal(t, bson.M{"a": 1, "b": "x"}, anyV, "or bson.M under DefaultDocumentM")
 
 	type strs map[string]string
 	enc, err = Encode(Document{"a": "1"}, nil)
@@ -434,7 +439,9 @@ func TestDecodeIntoRules(t *testing.T) {
 	}
 	var wm withMap
 	require.NoError(t, DecodeInto(enc, &wm))
-	assert.Equal(t, withMap{X: 1, Rest: map[string]any{"unknown": "u", "n": Document{"x": 2}}}, wm)
+	// The inline map's values are decoded as the driver decodes into any:
+	// a nested document is a bson.D.
+	assert.Equal(t, withMap{X: 1, Rest: map[string]any{"unknown": "u", "n": bson.D{{Key: "x", Value: 2}}}}, wm)
 
 	for _, dst := range []any{nil, withPtr{}, (*withPtr)(nil), new(int), new([]int), new(time.Time), new(map[int]any)} {
 		err := DecodeInto(enc, dst)
@@ -475,11 +482,10 @@ func TestStructEncodeRefusals(t *testing.T) {
 		{loop, "next.next", "cyclic"},
 		{mapNode{M: cyc}, "m.self", "cyclic"},
 		{struct {
-			A int `ttldb:"$a"`
-		}{}, "$a", "'$'"},
-		{struct {
-			A int `ttldb:"a.b"`
-		}{}, "a.b", "'.'"},
+			ID struct {
+				R string `bson:"$ref"`
+			} `bson:"_id"`
+		}{}, "_id.$ref", "may not start with '$'"},
 		{struct {
 			A int `ttldb:"x"`
 			B int `bson:"x"`

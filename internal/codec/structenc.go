@@ -61,7 +61,28 @@ func EncodeValue(doc any, newID func() any) (enc []byte, genID any, err error) {
 	}
 	e := encodePool.Get().(*encoder)
 	e.buf, e.onPath = e.buf[:0], e.onPath[:0]
-	e.newID, e.genID, e.wroteID, e.structRules = newID, nil, false, true
+	e.newID, e.genID, e.wroteID, e.inID = newID, nil, false, 0
+	if h := encodeHookOf(rv.Type()); h != hookNone {
+		// bson.D, bson.Raw and bson.Marshaler values are documents too.
+		err = e.hookedDoc(rv, h)
+	} else {
+		err = e.reflectDoc(rv, doc)
+	}
+	genID = e.genID
+	if err == nil {
+		enc = make([]byte, len(e.buf))
+		copy(enc, e.buf)
+	}
+	e.newID, e.genID = nil, nil
+	if cap(e.buf) <= 64<<10 {
+		encodePool.Put(e)
+	}
+	return enc, genID, err
+}
+
+// reflectDoc encodes a document given as a struct or a map (rv, doc's
+// value through any pointer).
+func (e *encoder) reflectDoc(rv reflect.Value, doc any) (err error) {
 	switch rv.Kind() {
 	case reflect.Struct:
 		sp := planOf(rv.Type())
@@ -81,18 +102,9 @@ func EncodeValue(doc any, newID func() any) (enc []byte, genID any, err error) {
 		}
 		err = e.mapDoc(rv, 0, true)
 	default:
-		err = &DocumentError{Reason: fmt.Sprintf("a document must be a struct, a map with string keys or a pointer to one, not %T", doc)}
+		err = &DocumentError{Reason: fmt.Sprintf("a document must be a struct, a map with string keys, a bson.D, a bson.Raw or a pointer to one, not %T", doc)}
 	}
-	genID = e.genID
-	if err == nil {
-		enc = make([]byte, len(e.buf))
-		copy(enc, e.buf)
-	}
-	e.newID, e.genID, e.structRules = nil, nil, false
-	if cap(e.buf) <= 64<<10 {
-		encodePool.Put(e)
-	}
-	return enc, genID, err
+	return err
 }
 
 // docStart reserves room for a document's field count, at most max: one
@@ -195,8 +207,19 @@ func (e *encoder) structDoc(v reflect.Value, sp *structPlan, depth int, top bool
 			}
 			e.wroteID = true
 		}
+		if e.inID > 0 && f.name[0] == '$' {
+			return e.fail(f.name, "a field name inside _id may not start with '$'")
+		}
 		e.name(f.name)
-		if err := e.rvalue(fv, depth+1); err != nil {
+		isID := top && f.name == "_id"
+		if isID {
+			e.inID++
+		}
+		err := e.rvalue(fv, depth+1)
+		if isID {
+			e.inID--
+		}
+		if err != nil {
 			return prefixPath(err, f.name)
 		}
 		n++
@@ -207,10 +230,7 @@ func (e *encoder) structDoc(v reflect.Value, sp *structPlan, depth int, top bool
 			if _, dup := sp.byName[k]; dup {
 				return e.fail(k, "the inline map holds a field the struct names too")
 			}
-			if k == "" {
-				return e.fail("", "empty field name")
-			}
-			if why := checkName(k); why != "" {
+			if why := e.nameProblem(k); why != "" {
 				return e.fail(k, why)
 			}
 			if top && k == "_id" {
@@ -268,14 +288,18 @@ func (e *encoder) mapDoc(v reflect.Value, depth int, top bool) error {
 	e.buf = binary.AppendUvarint(e.buf, uint64(n))
 	for it := v.MapRange(); it.Next(); {
 		k := it.Key().String()
-		if k == "" {
-			return e.fail("", "empty field name")
-		}
-		if why := checkName(k); why != "" {
+		if why := e.nameProblem(k); why != "" {
 			return e.fail(k, why)
 		}
 		e.name(k)
-		if err := e.rvalue(it.Value(), depth+1); err != nil {
+		if top && k == "_id" {
+			e.inID++
+		}
+		err := e.rvalue(it.Value(), depth+1)
+		if top && k == "_id" {
+			e.inID--
+		}
+		if err != nil {
 			return prefixPath(err, k)
 		}
 	}
@@ -296,6 +320,9 @@ var kindTag = [...]byte{
 
 // scalarElemTag is the element tag of a typed slice of t, or 0.
 func scalarElemTag(t reflect.Type) byte {
+	if t != timeType && encodeHookOf(t) != hookNone {
+		return 0 // []bson.DateTime is an array of dates, not of int64s
+	}
 	switch k := t.Kind(); k {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64,
@@ -354,6 +381,11 @@ func (e *encoder) payload(v reflect.Value, tag byte) error {
 // rvalue encodes one value by its type (see the comment at the top).
 func (e *encoder) rvalue(v reflect.Value, depth int) error {
 	t := v.Type()
+	if t != timeType {
+		if h := encodeHookOf(t); h != hookNone {
+			return e.hooked(v, h, "", depth)
+		}
+	}
 	switch k := t.Kind(); k {
 	case reflect.Bool:
 		if v.Bool() {

@@ -79,10 +79,12 @@ func isTimeLike(t reflect.Type) bool {
 	return t == timeType || t.Kind() == reflect.Struct && t.ConvertibleTo(timeType)
 }
 
-// isObjectIDLike reports whether t is a 12-byte array, as ObjectID and the
-// MongoDB driver's ObjectID types are: stored as an ObjectID.
+// isObjectIDLike reports whether t is a 12-byte array type named ObjectID,
+// as ttldb's (the driver's bson.ObjectID) and the driver v1's
+// primitive.ObjectID are: stored as an ObjectID. Any other byte array is
+// binary data, as the driver stores it.
 func isObjectIDLike(t reflect.Type) bool {
-	return t.Kind() == reflect.Array && t.Len() == 12 && t.Elem().Kind() == reflect.Uint8
+	return t.Kind() == reflect.Array && t.Len() == 12 && t.Elem().Kind() == reflect.Uint8 && t.Name() == "ObjectID"
 }
 
 func buildPlan(t reflect.Type) *structPlan {
@@ -208,14 +210,10 @@ func parseTag(sf reflect.StructField) structTag {
 }
 
 // checkName applies the rules of a document's field names to a name a
-// struct gives.
+// struct gives (see nameProblem: a '$'-prefixed or dotted name is stored,
+// as DBRef's $ref and $id are).
 func checkName(k string) string {
-	switch {
-	case strings.HasPrefix(k, "$"):
-		return "field names may not start with '$'"
-	case strings.Contains(k, "."):
-		return "field names may not contain '.'"
-	case !utf8.ValidString(k):
+	if !utf8.ValidString(k) {
 		return "field name is not valid UTF-8"
 	}
 	return ""
@@ -228,13 +226,22 @@ func typeProblem(t reflect.Type, depth int) string {
 	if depth > MaxDepth {
 		return ""
 	}
+	if t != timeType {
+		switch encodeHookOf(t) {
+		case hookNone:
+		case hookRefused:
+			return fmt.Sprintf("unsupported type %s (ttldb cannot store this BSON type)", t)
+		default:
+			return ""
+		}
+	}
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.String, reflect.Interface, reflect.Struct:
 		return ""
 	case reflect.Array:
-		if isObjectIDLike(t) {
+		if isObjectIDLike(t) || t.Elem().Kind() == reflect.Uint8 {
 			return ""
 		}
 	case reflect.Pointer, reflect.Slice:

@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -58,6 +57,7 @@ func ValidateExpr(b []byte) error {
 }
 
 type checker struct {
+	inID int // _id values being walked (their names may not start with '$')
 	b    []byte
 	i    int
 	expr bool
@@ -234,7 +234,15 @@ func (c *checker) document(end, depth int) error {
 			}
 			small[k] = name
 		}
-		if err := c.value(end, depth+1); err != nil {
+		isID := depth == 0 && string(name) == "_id"
+		if isID {
+			c.inID++
+		}
+		err = c.value(end, depth+1)
+		if isID {
+			c.inID--
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -251,10 +259,8 @@ func (c *checker) name(k []byte) error {
 		return nil // any valid UTF-8, as operators and dotted paths need
 	case len(k) == 0:
 		return c.fail("empty field name")
-	case k[0] == '$':
-		return c.fail("field name %q starts with '$'", k)
-	case bytes.IndexByte(k, '.') >= 0:
-		return c.fail("field name %q contains '.'", k)
+	case c.inID > 0 && k[0] == '$':
+		return c.fail("field name %q inside _id starts with '$'", k)
 	}
 	return nil
 }
@@ -306,6 +312,33 @@ func (c *checker) value(end, depth int) error {
 			return c.fail("bad regular expression: %v", err)
 		}
 		return nil
+	case tagTimestamp:
+		_, err := c.take(8, end)
+		return err
+	case tagDecimal:
+		_, err := c.take(16, end)
+		return err
+	case tagMinKey, tagMaxKey:
+		return nil
+	case tagBinarySub:
+		sub, err := c.take(1, end)
+		if err != nil {
+			return err
+		}
+		if sub[0] == 0 {
+			return c.fail("binary subtype 0 encoded as a subtype")
+		}
+		n, err := c.uvarint(end)
+		if err == nil {
+			_, err = c.take(n, end)
+		}
+		return err
+	case tagRegexValue:
+		if _, err := c.str(end); err != nil {
+			return err
+		}
+		_, err := c.str(end)
+		return err
 	}
 	return c.number(tag, end)
 }

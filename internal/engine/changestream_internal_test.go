@@ -664,7 +664,7 @@ func TestChangeEventJSON(t *testing.T) {
 		`{"_id":{"_data":"2:0"},"operationType":"insert","clusterTime":1,"wallTime":{"$date":"2026-01-02T03:04:05Z"},"ns":{"coll":"s"},` +
 			`"documentKey":{"_id":{"$oid":"0102030405060708090a0b0c"}},"fullDocument":{"_id":{"$oid":"0102030405060708090a0b0c"},"a":"q\"\n<\u2028",` +
 			`"arr":[1,2],"bin":{"$binary":{"base64":"/wA=","subType":"00"}},"nan":0.0,"old":{"$date":{"$numberLong":"-31536000000"}},` +
-			`"when":{"$date":"2026-01-02T03:04:05.000000123Z"},"z":1.0}}`,
+			`"when":{"$date":"2026-01-02T03:04:05Z"},"z":1.0}}`, // to the millisecond, as Extended JSON writes dates
 		`{"_id":{"_data":"3:0"},"operationType":"update","clusterTime":2,"wallTime":{"$date":"2026-01-02T03:04:05Z"},"ns":{"coll":"s"},` +
 			`"documentKey":{"_id":1},"updateDescription":{"updatedFields":{"n":5},"removedFields":["x"]},"fullDocument":{"_id":1,"n":5}}`,
 		`{"_id":{"_data":"4:0"},"operationType":"delete","clusterTime":3,"wallTime":{"$date":"2026-01-02T03:04:05Z"},"ns":{"coll":"s"},` +
@@ -675,8 +675,10 @@ func TestChangeEventJSON(t *testing.T) {
 	for i, ev := range evs {
 		b, err := ev.MarshalJSON()
 		require.NoError(t, err)
-		assert.Equal(t, want[i], string(b))
-		assert.Equal(t, want[i], string(ev.AppendJSON(nil)))
+		// A document stored from a map keeps the map's (unordered) fields
+		// in the order they were written: compare as JSON.
+		assert.JSONEq(t, want[i], string(b))
+		assert.Equal(t, string(b), string(ev.AppendJSON(nil)))
 		// encoding/json accepts it (and re-escapes <, > and & for HTML).
 		viaJSON, err := json.Marshal(ev)
 		require.NoError(t, err)

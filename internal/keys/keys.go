@@ -13,25 +13,28 @@ import (
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // Type bytes: the high nibble is query.TypeRank+1 (see the package doc).
 const (
-	typeMinKey   byte = 0x10
-	typeNull     byte = 0x20
-	typeNaN      byte = 0x30
-	typeNegative byte = 0x31
-	typeZero     byte = 0x32
-	typePositive byte = 0x33
-	typeString   byte = 0x40
-	typeDocument byte = 0x50
-	typeArray    byte = 0x60
-	typeBinary   byte = 0x70
-	typeObjectID byte = 0x80
-	typeFalse    byte = 0x90
-	typeTrue     byte = 0x91
-	typeDate     byte = 0xA0
-	typeMaxKey   byte = 0xB0
+	typeMinKey    byte = 0x10
+	typeNull      byte = 0x20
+	typeNaN       byte = 0x30
+	typeNegative  byte = 0x31
+	typeZero      byte = 0x32
+	typePositive  byte = 0x33
+	typeString    byte = 0x40
+	typeDocument  byte = 0x50
+	typeArray     byte = 0x60
+	typeBinary    byte = 0x70
+	typeObjectID  byte = 0x80
+	typeFalse     byte = 0x90
+	typeTrue      byte = 0x91
+	typeDate      byte = 0xA0
+	typeTimestamp byte = 0xB0
+	typeRegex     byte = 0xC0
+	typeMaxKey    byte = 0xD0
 
 	// end closes a document or an array: below every type byte, so a
 	// shorter array or document sorts first.
@@ -55,8 +58,10 @@ const (
 
 // Append appends the key of v to dst and returns the extended slice. v may
 // be any value a stored document holds (every Go number kind, string, bool,
-// nil, time.Time, []byte, codec.ObjectID, documents and arrays of these,
-// typed slices included) or query.MinKey / query.MaxKey. Any other type,
+// nil, time.Time, []byte, codec.ObjectID, the bson package's Binary,
+// Timestamp, Regex, MinKey and MaxKey, a Decimal128 that a float64 or a
+// 64-bit integer holds exactly, documents and arrays of these, typed
+// slices included) or query.MinKey / query.MaxKey. Any other type,
 // more than codec.MaxDepth levels of documents and arrays (the most a
 // stored document's field can hold), or a cyclic value is an error
 // wrapping errs.ErrInvalidDocument, and dst is then returned unchanged. It
@@ -223,14 +228,28 @@ func appendScalar(dst []byte, v any) (out []byte, ok bool) {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(x.Unix())^(1<<63))
 		return binary.BigEndian.AppendUint32(dst, uint32(x.Nanosecond())), true
 	case []byte:
-		dst = append(dst, typeBinary)
-		n := uint64(len(x))
-		nb := (bits.Len64(n) + 7) / 8
-		dst = append(dst, byte(nb))
-		for i := nb - 1; i >= 0; i-- {
-			dst = append(dst, byte(n>>(8*i)))
+		return appendBinary(dst, 0, x), true
+	case bson.Binary:
+		return appendBinary(dst, x.Subtype, x.Data), true
+	case bson.Timestamp:
+		dst = append(dst, typeTimestamp)
+		dst = binary.BigEndian.AppendUint32(dst, x.T)
+		return binary.BigEndian.AppendUint32(dst, x.I), true
+	case bson.Regex:
+		dst = appendString(append(dst, typeRegex), x.Pattern)
+		return appendString(dst, x.Options), true
+	case bson.Decimal128:
+		// A Decimal128 has the key of the number it equals; one no
+		// float64 or 64-bit integer holds exactly is refused (Append).
+		switch n, _ := query.ToNumber(x); n.Kind {
+		case 'i':
+			return appendInt(dst, n.I), true
+		case 'u':
+			return appendUint(dst, n.U), true
+		case 'f':
+			return appendFloat(dst, n.F), true
 		}
-		return append(dst, x...), true
+		return dst, false
 	case codec.ObjectID:
 		return append(append(dst, typeObjectID), x[:]...), true
 	case query.MinKeyType:
@@ -239,6 +258,20 @@ func appendScalar(dst []byte, v any) (out []byte, ok bool) {
 		return append(dst, typeMaxKey), true
 	}
 	return dst, false
+}
+
+// appendBinary appends the key of binary data: its length (big-endian in
+// as few bytes as hold it, after their count), its subtype, its bytes, as
+// BSON orders binary data: by length, then subtype, then bytes.
+func appendBinary(dst []byte, subtype byte, data []byte) []byte {
+	dst = append(dst, typeBinary)
+	n := uint64(len(data))
+	nb := (bits.Len64(n) + 7) / 8
+	dst = append(dst, byte(nb))
+	for i := nb - 1; i >= 0; i-- {
+		dst = append(dst, byte(n>>(8*i)))
+	}
+	return append(append(dst, subtype), data...)
 }
 
 func (w *walker) document(dst []byte, m map[string]any, depth int) ([]byte, error) {
@@ -317,6 +350,9 @@ func (w *walker) array(dst []byte, v any, depth int) ([]byte, error) {
 		return append(dst, end), nil
 	}
 	rv := reflect.ValueOf(v)
+	if d, ok := v.(bson.Decimal128); ok {
+		return dst, fail("the Decimal128 %s cannot be indexed: an index key holds a number only as precise as a float64 or a 64-bit integer", d)
+	}
 	if rv.Kind() != reflect.Slice {
 		return dst, fail("unsupported type %T", v)
 	}

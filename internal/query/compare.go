@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // TypeRank orders values of different types as MongoDB's BSON comparison
@@ -28,14 +30,17 @@ const (
 	rankObjectID
 	rankBool
 	rankDate
+	rankTimestamp
+	rankRegex
 	rankMaxKey
 )
 
 // MinKey and MaxKey sort before and after every value; index range scans use
-// them as open bounds.
+// them as open bounds. They are the driver's bson.MinKey and bson.MaxKey,
+// which a document may also hold.
 type (
-	MinKeyType struct{}
-	MaxKeyType struct{}
+	MinKeyType = bson.MinKey
+	MaxKeyType = bson.MaxKey
 )
 
 // MinKey and MaxKey are the values of the bound types, as index bounds use
@@ -65,6 +70,14 @@ func RankOf(v any) TypeRank {
 		return rankBool
 	case time.Time:
 		return rankDate
+	case bson.Binary:
+		return rankBinary
+	case bson.Decimal128:
+		return rankNumber
+	case bson.Timestamp:
+		return rankTimestamp
+	case bson.Regex:
+		return rankRegex
 	case MinKeyType:
 		return rankMinKey
 	case MaxKeyType:
@@ -77,12 +90,14 @@ func RankOf(v any) TypeRank {
 }
 
 // Number is a numeric value in the widest exact form: integers stay
-// integers (int64, or uint64 above MaxInt64), floats stay floats.
+// integers (int64, or uint64 above MaxInt64), floats stay floats, and a
+// Decimal128 is the first of those that holds it exactly, else a rational.
 type Number struct {
-	Kind byte // 'i' int64, 'u' uint64 > MaxInt64, 'f' float64
+	Kind byte // 'i' int64, 'u' uint64 > MaxInt64, 'f' float64, 'd' R
 	I    int64
 	U    uint64
 	F    float64
+	R    *big.Rat // a Decimal128 no other kind holds exactly
 }
 
 // ToNumber converts any Go numeric kind; ok is false for a non-number.
@@ -112,8 +127,69 @@ func ToNumber(v any) (n Number, ok bool) {
 		return Number{Kind: 'f', F: float64(x)}, true
 	case float64:
 		return Number{Kind: 'f', F: x}, true
+	case bson.Decimal128:
+		return decimalNumber(x), true
 	}
 	return Number{}, false
+}
+
+// decimalNumber converts a Decimal128 to the narrowest exact Number.
+func decimalNumber(d bson.Decimal128) Number {
+	switch {
+	case d.IsNaN():
+		return Number{Kind: 'f', F: math.NaN()}
+	case d.IsInf() > 0:
+		return Number{Kind: 'f', F: math.Inf(1)}
+	case d.IsInf() < 0:
+		return Number{Kind: 'f', F: math.Inf(-1)}
+	}
+	coef, exp, err := d.BigInt()
+	if err != nil {
+		return Number{Kind: 'f', F: math.NaN()}
+	}
+	r := new(big.Rat).SetInt(coef)
+	if exp != 0 {
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(exp))), nil)
+		if exp > 0 {
+			r.Mul(r, new(big.Rat).SetInt(p))
+		} else {
+			r.Quo(r, new(big.Rat).SetInt(p))
+		}
+	}
+	if r.IsInt() {
+		if n := r.Num(); n.IsInt64() {
+			return Number{Kind: 'i', I: n.Int64()}
+		} else if n.IsUint64() {
+			return Number{Kind: 'u', U: n.Uint64()}
+		}
+	}
+	if f, exact := r.Float64(); exact {
+		return Number{Kind: 'f', F: f}
+	}
+	return Number{Kind: 'd', R: r}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// rat returns n as a rational; ok is false for NaN and the infinities.
+func (n Number) rat() (r *big.Rat, ok bool) {
+	switch n.Kind {
+	case 'i':
+		return new(big.Rat).SetInt64(n.I), true
+	case 'u':
+		return new(big.Rat).SetUint64(n.U), true
+	case 'd':
+		return n.R, true
+	}
+	if math.IsNaN(n.F) || math.IsInf(n.F, 0) {
+		return nil, false
+	}
+	return new(big.Rat).SetFloat64(n.F), true
 }
 
 func fromUint(u uint64) Number {
@@ -130,6 +206,9 @@ func (n Number) Float() float64 {
 		return float64(n.I)
 	case 'u':
 		return float64(n.U)
+	case 'd':
+		f, _ := n.R.Float64()
+		return f
 	}
 	return n.F
 }
@@ -137,6 +216,22 @@ func (n Number) Float() float64 {
 // CompareNumbers orders numbers exactly across kinds. NaN sorts before every
 // other number and equals itself, as in MongoDB.
 func CompareNumbers(a, b Number) int {
+	if a.Kind == 'd' || b.Kind == 'd' {
+		ra, okA := a.rat()
+		rb, okB := b.rat()
+		switch {
+		case okA && okB:
+			return ra.Cmp(rb)
+		case !okA && !okB:
+			return cmp.Compare(a.F, b.F)
+		case !okA: // a is NaN or an infinity
+			if math.IsNaN(a.F) || a.F < 0 {
+				return -1
+			}
+			return 1
+		}
+		return -CompareNumbers(b, a)
+	}
 	if a.Kind != 'f' && b.Kind != 'f' {
 		switch {
 		case a.Kind == 'u' && b.Kind == 'u':
@@ -230,11 +325,23 @@ func Compare(a, b any) int {
 		}
 		return cmp.Compare(len(ea), len(eb))
 	case rankBinary:
-		x, y := a.([]byte), b.([]byte)
-		if c := cmp.Compare(len(x), len(y)); c != 0 {
-			return c // BSON compares binary length first
+		x, y := binaryOf(a), binaryOf(b)
+		if c := cmp.Compare(len(x.Data), len(y.Data)); c != 0 {
+			return c // BSON compares binary length first, then the subtype
 		}
-		return bytes.Compare(x, y)
+		if c := cmp.Compare(x.Subtype, y.Subtype); c != 0 {
+			return c
+		}
+		return bytes.Compare(x.Data, y.Data)
+	case rankTimestamp:
+		x, y := a.(bson.Timestamp), b.(bson.Timestamp)
+		return x.Compare(y)
+	case rankRegex:
+		x, y := a.(bson.Regex), b.(bson.Regex)
+		if c := strings.Compare(x.Pattern, y.Pattern); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Options, y.Options)
 	case rankObjectID:
 		x, y := a.(codec.ObjectID), b.(codec.ObjectID)
 		return bytes.Compare(x[:], y[:])
@@ -251,6 +358,14 @@ func Compare(a, b any) int {
 		return a.(time.Time).Compare(b.(time.Time))
 	}
 	return 0
+}
+
+// binaryOf returns binary data ([]byte is subtype 0) as a bson.Binary.
+func binaryOf(v any) bson.Binary {
+	if b, ok := v.([]byte); ok {
+		return bson.Binary{Data: b}
+	}
+	return v.(bson.Binary)
 }
 
 func compareDocuments(a, b map[string]any) int {

@@ -63,7 +63,22 @@ var missingValues = []any{nil}
 // Errors wrap errs.ErrInvalidFilter and name the operator and path at
 // fault.
 func CompileFilter(f map[string]any) (*Filter, error) {
+	f, err := exprDocument(f)
+	if err != nil {
+		return nil, err
+	}
 	return compileDocument(f, nesting{})
+}
+
+// exprDocument reads the driver's containers (bson.D, bson.M, bson.A,
+// bson.Raw) anywhere in a filter as Documents and arrays
+// (codec.ExprDocument).
+func exprDocument(f map[string]any) (map[string]any, error) {
+	out, err := codec.ExprDocument(f)
+	if err != nil {
+		return nil, filterError("filter", "", "%v", err)
+	}
+	return out, nil
 }
 
 // CompileStoredFilter compiles a filter that a DB already holds (an
@@ -75,6 +90,10 @@ func CompileFilter(f map[string]any) (*Filter, error) {
 // which ttldb before format version 2 accepted and matched nothing with,
 // still matches nothing.
 func CompileStoredFilter(f map[string]any) (*Filter, error) {
+	f, err := exprDocument(f)
+	if err != nil {
+		return nil, err
+	}
 	return compileDocument(f, nesting{stored: true})
 }
 

@@ -35,6 +35,10 @@ func CompileProjection(p map[string]any) (*Projection, error) {
 	if len(p) == 0 {
 		return nil, nil
 	}
+	p, err := codec.ExprDocument(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: projection: %w", errs.ErrInvalidOptions, err)
+	}
 	var (
 		paths   []string
 		idFlag  *bool // explicit _id setting

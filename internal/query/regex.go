@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // Regular expressions in filters are RE2, compiled by the standard
@@ -33,8 +34,11 @@ type regexSpec struct {
 // (a *regexp.Regexp), which matches strings by pattern rather than by
 // equality. The planner uses it: such a condition bounds no index.
 func IsRegex(v any) bool {
-	_, ok := v.(*regexp.Regexp)
-	return ok
+	switch v.(type) {
+	case *regexp.Regexp, bson.Regex:
+		return true
+	}
+	return false
 }
 
 // compileRegex compiles a $regex operand (a string or *regexp.Regexp) with
@@ -49,6 +53,16 @@ func compileRegex(op, path string, pattern, options any) (*regexp.Regexp, error)
 			return nil, filterError(op, path, "needs a string or a *regexp.Regexp, got a nil *regexp.Regexp")
 		}
 		src = p.String()
+	case bson.Regex:
+		// The driver's regex carries its options; MongoDB refuses
+		// options given twice.
+		src = p.Pattern
+		if p.Options != "" {
+			if options != nil {
+				return nil, filterError("$options", path, "options given both in the bson.Regex and in $options")
+			}
+			options = p.Options
+		}
 	default:
 		return nil, filterError(op, path, "needs a string or a *regexp.Regexp, got %s", describeType(pattern))
 	}
@@ -228,7 +242,11 @@ func compilePatternValue(op, path string, v any) (predicate, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	return regexPred{re: re, source: v.(*regexp.Regexp)}, true, nil
+	source, ok := v.(*regexp.Regexp)
+	if !ok {
+		source = re // a bson.Regex, compiled with its options
+	}
+	return regexPred{re: re, source: source}, true, nil
 }
 
 // foldRegexOptions returns m with $options folded into $regex (as a

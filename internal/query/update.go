@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // Update operators ttldb supports.
@@ -61,6 +62,10 @@ type updateOp struct {
 // does (update_ops.go). Errors wrap errs.ErrInvalidUpdate and name the
 // operator and path.
 func CompileUpdate(u map[string]any) (*Update, error) {
+	u, err := codec.ExprDocument(u)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errs.ErrInvalidUpdate, err)
+	}
 	if len(u) == 0 {
 		return nil, fmt.Errorf("%w: empty update document", errs.ErrInvalidUpdate)
 	}
@@ -400,6 +405,9 @@ func addNumbers(old, inc any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("cannot increment a non-numeric value (%s)", describeType(old))
 	}
+	if err := decimalArithmetic("increment", old, inc); err != nil {
+		return nil, err
+	}
 	b, _ := ToNumber(inc)
 	if a.Kind == 'f' || b.Kind == 'f' {
 		return a.Float() + b.Float(), nil
@@ -412,6 +420,18 @@ func addNumbers(old, inc any) (any, error) {
 		return sum.Int64(), nil
 	}
 	return nil, fmt.Errorf("integer overflow: %v + %v", old, inc)
+}
+
+// decimalArithmetic refuses $inc and $mul on Decimal128 values: ttldb
+// compares them exactly but does not compute with them (MongoDB's decimal
+// arithmetic rounds to 34 digits, which this would have to reproduce).
+func decimalArithmetic(what string, a, b any) error {
+	_, da := a.(bson.Decimal128)
+	_, db := b.(bson.Decimal128)
+	if da || db {
+		return fmt.Errorf("cannot %s with a Decimal128 (ttldb stores and compares Decimal128 values but does not compute with them)", what)
+	}
+	return nil
 }
 
 func bigInt(n Number) *big.Int {
@@ -544,6 +564,10 @@ func nestAt(parts []string, v any) map[string]any {
 // $and or path, one path with two different values, or a path and its
 // prefix ("a" and "a.b") both set.
 func UpsertSeed(filter map[string]any) (codec.Document, error) {
+	filter, err := exprDocument(filter)
+	if err != nil {
+		return nil, err
+	}
 	eqs := map[string]any{}
 	if err := collectEqualities(filter, eqs); err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func integerArg(name string, v any) (int, error) {
 		return 0, fmt.Errorf("%s must be an integer, not %s", name, describeType(v))
 	}
 	f := n.Float()
-	if n.Kind == 'f' && (f != math.Trunc(f) || math.IsInf(f, 0)) || n.Kind == 'u' || f > math.MaxInt32 || f < math.MinInt32 {
+	if n.Kind == 'f' && (f != math.Trunc(f) || math.IsInf(f, 0)) || n.Kind == 'u' || n.Kind == 'd' || f > math.MaxInt32 || f < math.MinInt32 {
 		return 0, fmt.Errorf("%s must be an integer of at most 32 bits, not %v", name, v)
 	}
 	return int(f), nil
@@ -543,6 +543,9 @@ func mulNumbers(old, factor any) (any, error) {
 	a, ok := ToNumber(old)
 	if !ok {
 		return nil, fmt.Errorf("cannot multiply a non-numeric value (%s)", describeType(old))
+	}
+	if err := decimalArithmetic("multiply", old, factor); err != nil {
+		return nil, err
 	}
 	b, _ := ToNumber(factor)
 	if a.Kind == 'f' || b.Kind == 'f' {

@@ -249,7 +249,7 @@ func TestCompileUpdateOperatorErrors(t *testing.T) {
 		{"$pop string", D{"$pop": D{"a": "1"}}, nil, []string{"$pop"}},
 		{"$mul of a string", D{"$mul": D{"n": "2"}}, nil, []string{"$mul", `"n"`, "number"}},
 		{"$mul of null", D{"$mul": D{"n": nil}}, nil, []string{"$mul"}},
-		{"$min invalid value", D{"$min": D{"n": struct{}{}}}, []error{errs.ErrInvalidDocument}, []string{"$min"}},
+		{"$min invalid value", D{"$min": D{"n": make(chan int)}}, []error{errs.ErrInvalidDocument}, []string{"$min"}},
 		{"$setOnInsert invalid value", D{"$setOnInsert": D{"n": make(chan int)}}, []error{errs.ErrInvalidDocument}, nil},
 		{"$pull bad condition", D{"$pull": D{"a": D{"$foo": 1}}}, []error{errs.ErrInvalidFilter}, []string{"$pull", "$foo"}},
 		{"$pull mixed condition", D{"$pull": D{"a": D{"$gt": 1, "b": 1}}}, []error{errs.ErrInvalidFilter}, []string{"mixes"}},

@@ -51,8 +51,7 @@ func TestCompileUpdateRejects(t *testing.T) {
 		{"$inc inside _id", map[string]any{"$inc": map[string]any{"_id.n": 1}}, []error{errs.ErrInvalidUpdate, errs.ErrImmutableID}, []string{`"_id.n"`}},
 		{"$currentDate _id", map[string]any{"$currentDate": map[string]any{"_id": true}}, []error{errs.ErrInvalidUpdate, errs.ErrImmutableID}, []string{"$currentDate"}},
 		{"$set of a channel", map[string]any{"$set": map[string]any{"a.b": make(chan int)}}, []error{errs.ErrInvalidUpdate, errs.ErrInvalidDocument}, []string{"$set", `"a.b"`}},
-		{"$set of a nested struct", map[string]any{"$set": map[string]any{"a": map[string]any{"x": struct{}{}}}}, []error{errs.ErrInvalidUpdate, errs.ErrInvalidDocument}, []string{`"a.x"`}},
-		{"$set of a $-field", map[string]any{"$set": map[string]any{"a": map[string]any{"$gt": 1}}}, []error{errs.ErrInvalidUpdate, errs.ErrInvalidDocument}, []string{"$gt"}},
+		{"$set of a nested struct", map[string]any{"$set": map[string]any{"a": map[string]any{"x": func() {}}}}, []error{errs.ErrInvalidUpdate, errs.ErrInvalidDocument}, []string{`"a.x"`}},
 		{"$set too deep", map[string]any{"$set": map[string]any{strings.Repeat("a.", codec.MaxDepth+1) + "a": 1}}, []error{errs.ErrInvalidUpdate, errs.ErrInvalidDocument}, []string{"deeper"}},
 	}
 	for _, tt := range tests {
@@ -374,7 +373,7 @@ func TestUpsertSeedErrors(t *testing.T) {
 		{"$and empty", map[string]any{"$and": []any{}}, []error{errs.ErrInvalidFilter}, []string{"$and"}},
 		{"$and of a scalar", map[string]any{"$and": []any{1}}, []error{errs.ErrInvalidFilter}, []string{"$and"}},
 		{"invalid value", map[string]any{"a": make(chan int)}, []error{errs.ErrInvalidFilter, errs.ErrInvalidDocument}, []string{`"a"`}},
-		{"invalid $eq value", map[string]any{"a": map[string]any{"$eq": map[string]any{"$x": 1}}}, []error{errs.ErrInvalidFilter, errs.ErrInvalidDocument}, nil},
+		{"invalid $eq value", map[string]any{"a": map[string]any{"$eq": map[string]any{"x": make(chan int)}}}, []error{errs.ErrInvalidFilter, errs.ErrInvalidDocument}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
