@@ -6,9 +6,14 @@ import (
 
 // OpVersion is the version of the Op value and of its binary form
 // (Op.MarshalBinary). It grows when a field is added or a meaning changes;
-// UnmarshalBinary refuses a form of another version with ErrOpVersion.
+// UnmarshalBinary reads versions MinOpVersion to OpVersion and refuses any
+// other with ErrOpVersion. Version 2 has version 1's layout; its documents
+// may hold the driver's bson types and '$'-prefixed or dotted field names,
+// which a ttldb that reads only version 1 would take for malformed.
 const (
 	OpVersion = engine.OpVersion
+	// MinOpVersion is the oldest binary form of an Op this version reads.
+	MinOpVersion = engine.MinOpVersion
 )
 
 // OpKind says what an Op changes.

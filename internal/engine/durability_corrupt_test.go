@@ -130,8 +130,10 @@ func TestFormatVersions(t *testing.T) {
 	for _, file := range []string{"snapshot", "log"} {
 		t.Run(file, func(t *testing.T) {
 			dir := durableWithData(t, clk, 10, 10, true)
+			newer, supported := "version 3", "versions 1 to 2" // the log's segments
 			if file == "snapshot" {
-				setSnapshotVersion(t, onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), 3)
+				setSnapshotVersion(t, onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), 4)
+				newer, supported = "version 4", "versions 1 to 3"
 			} else {
 				setSegmentVersion(t, onlyFile(t, filepath.Join(dir, logDirName, "*.wal")), 3)
 			}
@@ -139,8 +141,8 @@ func TestFormatVersions(t *testing.T) {
 				_, err := openDurable(t, clk, dir, opts...)
 				require.ErrorIs(t, err, ErrFormatVersion)
 				require.NotErrorIs(t, err, ErrCorrupt)
-				require.Contains(t, err.Error(), "version 3")
-				require.Contains(t, err.Error(), "versions 1 to 2")
+				require.Contains(t, err.Error(), newer)
+				require.Contains(t, err.Error(), supported)
 			}
 		})
 	}

@@ -8,8 +8,15 @@ import (
 
 // OpVersion is the version of the Op value and of its binary form
 // (Op.MarshalBinary). It grows when a field is added or a meaning changes;
-// UnmarshalBinary refuses a form of another version with ErrOpVersion.
-const OpVersion = 1
+// UnmarshalBinary reads versions MinOpVersion to OpVersion and refuses any
+// other with ErrOpVersion. Version 2 has version 1's layout; its documents
+// may hold the encodings of the driver's bson types and '$'-prefixed and
+// dotted field names (docs/FORMAT.md), which a reader of version 1 would
+// take for malformed.
+const OpVersion = 2
+
+// MinOpVersion is the oldest binary form of an Op this version reads.
+const MinOpVersion = 1
 
 // OpKind says what an Op changes.
 type OpKind uint8

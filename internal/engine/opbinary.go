@@ -125,8 +125,8 @@ func (op *Op) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return fmt.Errorf("%w: empty binary form", ErrInvalidOp)
 	}
-	if data[0] != OpVersion {
-		return fmt.Errorf("%w: the binary form is of version %d; this version of ttldb reads version %d", ErrOpVersion, data[0], OpVersion)
+	if data[0] < MinOpVersion || data[0] > OpVersion {
+		return fmt.Errorf("%w: the binary form is of version %d; this version of ttldb reads versions %d to %d", ErrOpVersion, data[0], MinOpVersion, OpVersion)
 	}
 	r := opReader{b: append([]byte(nil), data...), i: 1}
 	var out Op

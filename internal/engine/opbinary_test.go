@@ -66,8 +66,19 @@ func TestOpBinaryErrors(t *testing.T) {
 	var op Op
 	err = op.UnmarshalBinary(other)
 	require.ErrorIs(t, err, ErrOpVersion)
-	require.Contains(t, err.Error(), "version 2")
-	require.Contains(t, err.Error(), "reads version 1")
+	require.Contains(t, err.Error(), "version 3")
+	require.Contains(t, err.Error(), "reads versions 1 to 2")
+	other[0] = 0
+	require.ErrorIs(t, op.UnmarshalBinary(other), ErrOpVersion)
+
+	// Version 1 (before the driver's types) has version 2's layout: a log
+	// or a replica of an earlier ttldb reads the same.
+	v1 := append([]byte(nil), b...)
+	v1[0] = 1
+	var fromV1, fromV2 Op
+	require.NoError(t, fromV1.UnmarshalBinary(v1))
+	require.NoError(t, fromV2.UnmarshalBinary(b))
+	require.Equal(t, fromV2, fromV1)
 
 	for i := range len(b) {
 		err := op.UnmarshalBinary(b[:i])

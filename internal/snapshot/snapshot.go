@@ -26,8 +26,13 @@ const Magic = "TTLDBSNP"
 //
 // Version 2 added the data directory's identity to the header block, and
 // the collection's name to every docs and buckets block (a block is then
-// attributable when its collection block is lost).
-const Version = 2
+// attributable when its collection block is lost). Version 3 has version
+// 2's layout; its documents may hold what ttldb 0.x with the driver's bson
+// types stores (docs/FORMAT.md: the tags of timestamps, binary subtypes,
+// regular expressions, Decimal128, MinKey and MaxKey, and '$'-prefixed and
+// dotted field names), which a reader of version 2 would refuse as
+// malformed: the version makes it refuse the file as newer instead.
+const Version = 3
 
 // MinVersion is the oldest format version this package reads.
 const MinVersion = 1
