@@ -69,15 +69,16 @@ func TestBadInput(t *testing.T) {
 		}
 		seed = append(seed, d)
 	}
-	_, err = c.InsertMany(seed)
+	_, err = c.InsertMany(context.Background(), seed)
 	require.NoError(t, err)
 	scan := db.Collection("scan")
-	_, err = scan.InsertMany(seed)
+	_, err = scan.InsertMany(context.Background(), seed)
 	require.NoError(t, err)
-	capped, err := db.CreateCollection("capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 10})
+	capped, err := db.CreateCollection(context.Background(), "capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 10})
 	require.NoError(t, err)
-	validated, err := db.CreateCollection("validated", ttldb.CollectionOptions{Validator: ttldb.Document{
+	validated, err := db.CreateCollection(context.Background(), "validated", ttldb.CollectionOptions{Validator: ttldb.Document{
 		"$jsonSchema": ttldb.Document{"required": []any{"a"}}}})
+
 	require.NoError(t, err)
 
 	probes := []ttldb.Document{
@@ -104,7 +105,7 @@ func TestBadInput(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, ids(want), ids(got), "probe %v: index and scan disagree", p)
 			st.answers = append(st.answers, ids(got))
-			ex, err := c.Explain(p)
+			ex, err := c.Explain(context.Background(), p)
 			require.NoError(t, err)
 			st.plans = append(st.plans, ex.Stage+" "+ex.IndexName)
 		}
@@ -194,7 +195,10 @@ type badLevel string
 func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	const badUTF8 = "x\xff"
 	insert := func(d ttldb.Document) func(*ttldb.DB, *ttldb.Collection) error {
-		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(d); return err }
+		return func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.InsertOne(context.Background(), d)
+			return err
+		}
 	}
 	find := func(f ttldb.Document, opts ...ttldb.FindOptions) func(*ttldb.DB, *ttldb.Collection) error {
 		return func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, f, opts...); return err }
@@ -263,7 +267,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	for _, bd := range badDocs {
 		add("InsertOne: "+bd.name, insert(bd.d), doc)
 		add("InsertMany: "+bd.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.InsertMany([]ttldb.Document{{"_id": "fine"}, bd.d})
+			_, err := c.InsertMany(context.Background(), []ttldb.Document{{"_id": "fine"}, bd.d})
 			return err
 		}, doc)
 		if _, hasID := bd.d["_id"]; !hasID && len(bd.d) == 1 {
@@ -276,7 +280,7 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		if _, hasID := bd.d["_id"]; !hasID {
 			want := doc
 			add("ReplaceOne: "+bd.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
-				_, err := c.ReplaceOne(ttldb.Document{"_id": 1}, bd.d)
+				_, err := c.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, bd.d)
 				return err
 			}, want)
 		}
@@ -286,11 +290,11 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	add("InsertOne: duplicate _id of another kind", insert(ttldb.Document{"_id": 1.0}), ttldb.ErrDuplicateKey)
 	add("InsertOne: unique index", insert(ttldb.Document{"u": 4}), ttldb.ErrDuplicateKey)
 	add("InsertMany: duplicate within", func(_ *ttldb.DB, c *ttldb.Collection) error {
-		_, err := c.InsertMany([]ttldb.Document{{"_id": "x"}, {"_id": "x"}})
+		_, err := c.InsertMany(context.Background(), []ttldb.Document{{"_id": "x"}, {"_id": "x"}})
 		return err
 	}, ttldb.ErrDuplicateKey)
 	add("InsertOne: validator", func(*ttldb.DB, *ttldb.Collection) error {
-		_, err := validated.InsertOne(ttldb.Document{"b": 1})
+		_, err := validated.InsertOne(context.Background(), ttldb.Document{"b": 1})
 		return err
 	}, ttldb.ErrValidation)
 
@@ -334,20 +338,29 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 	for _, bf := range badFilters {
 		f := bf.f
 		add("Find: "+bf.name, find(f), filter)
-		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(f).Document(); return err }, filter)
+		add("FindOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.FindOne(context.Background(), f).Document()
+			return err
+		}, filter)
 		add("CountDocuments: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.CountDocuments(context.Background(), f)
 			return err
 		}, filter)
-		add("Explain: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(f); return err }, filter)
+		add("Explain: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Explain(context.Background(), f)
+			return err
+		}, filter)
 		add("DeleteMany: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.DeleteMany(context.Background(), f)
 			return err
 		}, filter)
-		add("DeleteOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(f); return err }, filter)
+		add("DeleteOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.DeleteOne(context.Background(), f)
+			return err
+		}, filter)
 		add("UpdateMany: "+bf.name, update(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}), filter)
 		add("ReplaceOne: "+bf.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.ReplaceOne(f, ttldb.Document{"z": 1}, ttldb.UpdateOptions{Upsert: true})
+			_, err := c.ReplaceOne(context.Background(), f, ttldb.Document{"z": 1}, ttldb.UpdateOptions{Upsert: true})
 			return err
 		}, filter)
 		add("partial index: "+bf.name, index(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("p")}, PartialFilterExpression: f}), ix)
@@ -393,18 +406,18 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		add("UpdateMany: "+bu.name, update(bu.f, bu.u), bu.want...)
 	}
 	add("ReplaceOne: update operators", func(_ *ttldb.DB, c *ttldb.Collection) error {
-		_, err := c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"a": 1}})
+		_, err := c.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"a": 1}})
 		return err
 	}, upd)
 	add("ReplaceOne: another _id", func(_ *ttldb.DB, c *ttldb.Collection) error {
-		_, err := c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"_id": 2})
+		_, err := c.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"_id": 2})
 		return err
 	}, ttldb.ErrImmutableID)
 	add("ReplaceOne: validator", func(*ttldb.DB, *ttldb.Collection) error {
-		if _, err := validated.InsertOne(ttldb.Document{"_id": 1, "a": 1}); err != nil && !errors.Is(err, ttldb.ErrDuplicateKey) {
+		if _, err := validated.InsertOne(context.Background(), ttldb.Document{"_id": 1, "a": 1}); err != nil && !errors.Is(err, ttldb.ErrDuplicateKey) {
 			return err
 		}
-		_, err := validated.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"b": 1})
+		_, err := validated.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"b": 1})
 		return err
 	}, ttldb.ErrValidation)
 
@@ -429,7 +442,10 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		{"negative limit", ttldb.FindOptions{Limit: -1}},
 	} {
 		add("Find: "+bo.name, find(nil, bo.o), opt)
-		add("FindOne: "+bo.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(nil, bo.o).Document(); return err }, opt)
+		add("FindOne: "+bo.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.FindOne(context.Background(), nil, bo.o).Document()
+			return err
+		}, opt)
 	}
 
 	// Collections and DB options.
@@ -449,12 +465,12 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		{"invalid UTF-8 name", badUTF8, ttldb.CollectionOptions{}},
 	} {
 		add("CreateCollection: "+bc.name, func(db *ttldb.DB, _ *ttldb.Collection) error {
-			_, err := db.CreateCollection(bc.coll, bc.o)
+			_, err := db.CreateCollection(context.Background(), bc.coll, bc.o)
 			return err
 		}, opt)
 	}
 	add("InsertOne into an invalid collection name", func(db *ttldb.DB, _ *ttldb.Collection) error {
-		_, err := db.Collection("a$b").InsertOne(ttldb.Document{})
+		_, err := db.Collection("a$b").InsertOne(context.Background(), ttldb.Document{})
 		return err
 	}, opt)
 	for _, bo := range []struct {
@@ -508,8 +524,8 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		_, err := capped.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("d")}, ExpireAfterSeconds: ttldb.Seconds(1)})
 		return err
 	}, ttl)
-	add("DropIndex: the _id index", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("_id_") }, ix)
-	add("DropIndex: missing", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("nope") }, ttldb.ErrNotFound)
+	add("DropIndex: the _id index", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex(context.Background(), "_id_") }, ix)
+	add("DropIndex: missing", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex(context.Background(), "nope") }, ttldb.ErrNotFound)
 	for _, bm := range []struct {
 		name string
 		m    ttldb.CollModIndex
@@ -521,7 +537,10 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		{"the _id index", ttldb.CollModIndex{KeyPattern: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(5)}, ttl},
 		{"missing index", ttldb.CollModIndex{Name: "nope", ExpireAfterSeconds: ttldb.Seconds(5)}, ttldb.ErrNotFound},
 	} {
-		add("CollMod: "+bm.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CollMod(bm.m); return err }, bm.want)
+		add("CollMod: "+bm.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CollMod(context.Background(), bm.m)
+			return err
+		}, bm.want)
 	}
 
 	// ExpiresAt ids.
@@ -538,7 +557,10 @@ func badInputCases(capped, validated *ttldb.Collection) []badCase {
 		{"bad json.Number", json.Number("x"), doc},
 		{"missing", 12345, ttldb.ErrNotFound},
 	} {
-		add("ExpiresAt: "+be.name, func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.ExpiresAt(be.id); return err }, be.want)
+		add("ExpiresAt: "+be.name, func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, _, err := c.ExpiresAt(context.Background(), be.id)
+			return err
+		}, be.want)
 	}
 	return cases
 }
@@ -564,17 +586,19 @@ func closedCalls() []closedCall {
 	noSeconds := ttldb.CollModIndex{Name: "x_1"}
 	return []closedCall{
 		{"CreateCollection", func(db *ttldb.DB, _ *ttldb.Collection) error {
-			_, err := db.CreateCollection("$bad", ttldb.CollectionOptions{Capped: true})
+			_, err := db.CreateCollection(context.Background(), "$bad", ttldb.CollectionOptions{Capped: true})
 			return err
 		}},
 		{"CreateCollection", func(db *ttldb.DB, _ *ttldb.Collection) error {
-			_, err := db.CreateCollection("fine", ttldb.CollectionOptions{Capped: true})
+			_, err := db.CreateCollection(context.Background(), "fine", ttldb.CollectionOptions{Capped: true})
 			return err
 		}},
-		{"DropCollection", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.DropCollection("") }},
-		{"DropCollection", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.DropCollection("missing") }},
+		{"DropCollection", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.DropCollection(context.Background(), "") }},
+		{"DropCollection", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			return db.DropCollection(context.Background(), "missing")
+		}},
 		{"CollMod", func(db *ttldb.DB, c *ttldb.Collection) error {
-			_, err := db.CollMod(c.Name(), noSeconds)
+			_, err := db.CollMod(context.Background(), c.Name(), noSeconds)
 			return err
 		}},
 		{"RunTTLPass", func(db *ttldb.DB, _ *ttldb.Collection) error {
@@ -588,48 +612,76 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"EstimatedDocumentCount", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.EstimatedDocumentCount()
+			_, err := c.EstimatedDocumentCount(context.Background())
 			return err
 		}},
-		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(badDoc); return err }},
-		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(cyclic); return err }},
-		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.InsertOne(nil); return err }},
-		{"InsertMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.InsertMany([]ttldb.Document{{"_id": 2}, badDoc})
+		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.InsertOne(context.Background(), badDoc)
+			return err
+		}},
+		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.InsertOne(context.Background(), cyclic)
+			return err
+		}},
+		{"InsertOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.InsertOne(context.Background(), nil)
 			return err
 		}},
 		{"InsertMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.InsertMany([]ttldb.Document{{"_id": 1}})
+			_, err := c.InsertMany(context.Background(), []ttldb.Document{{"_id": 2}, badDoc})
+			return err
+		}},
+		{"InsertMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.InsertMany(context.Background(), []ttldb.Document{{"_id": 1}})
 			return err
 		}},
 		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, badFilter); return err }},
 		{"Find", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := findDocs(c, nil, badOpts); return err }},
-		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.FindOne(badFilter).Document(); return err }},
 		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.FindOne(ttldb.Document{"_id": "missing"}).Document()
+			_, err := c.FindOne(context.Background(), badFilter).Document()
+			return err
+		}},
+		{"FindOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.FindOne(context.Background(), ttldb.Document{"_id": "missing"}).Document()
 			return err
 		}},
 		{"CountDocuments", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.CountDocuments(context.Background(), badFilter)
 			return err
 		}},
-		{"Explain", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Explain(badFilter); return err }},
-		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(badFilter, badUpdate); return err }},
-		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.UpdateOne(nil, badUpdate); return err }},
+		{"Explain", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Explain(context.Background(), badFilter)
+			return err
+		}},
+		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.UpdateOne(context.Background(), badFilter, badUpdate)
+			return err
+		}},
+		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.UpdateOne(context.Background(), nil, badUpdate)
+			return err
+		}},
 		{"UpdateMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.UpdateMany(context.Background(), nil, badUpdate)
 			return err
 		}},
-		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ReplaceOne(nil, badDoc); return err }},
 		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.ReplaceOne(nil, ttldb.Document{"$set": 1})
+			_, err := c.ReplaceOne(context.Background(), nil, badDoc)
+			return err
+		}},
+		{"ReplaceOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.ReplaceOne(context.Background(), nil, ttldb.Document{"$set": 1})
 			return err
 		}},
 		{"FindOneAndUpdate", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			return c.FindOneAndUpdate(badFilter, badUpdate).Err()
+			return c.FindOneAndUpdate(context.Background(), badFilter, badUpdate).Err()
 		}},
-		{"FindOneAndReplace", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.FindOneAndReplace(nil, badDoc).Err() }},
-		{"FindOneAndDelete", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.FindOneAndDelete(badFilter).Err() }},
+		{"FindOneAndReplace", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			return c.FindOneAndReplace(context.Background(), nil, badDoc).Err()
+		}},
+		{"FindOneAndDelete", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			return c.FindOneAndDelete(context.Background(), badFilter).Err()
+		}},
 		{"BulkWrite", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.BulkWrite(context.Background(), nil)
 			return err
@@ -638,7 +690,10 @@ func closedCalls() []closedCall {
 			_, err := c.BulkWrite(context.Background(), []ttldb.WriteModel{ttldb.DeleteManyModel{Filter: badFilter}})
 			return err
 		}},
-		{"DeleteOne", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.DeleteOne(badFilter); return err }},
+		{"DeleteOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.DeleteOne(context.Background(), badFilter)
+			return err
+		}},
 		{"DeleteMany", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.DeleteMany(context.Background(), badFilter)
 			return err
@@ -651,34 +706,54 @@ func closedCalls() []closedCall {
 			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, ExpireAfterSeconds: ttldb.Seconds(1)})
 			return err
 		}},
-		{"DropIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("_id_") }},
-		{"DropIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex("missing") }},
-		{"Indexes", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Indexes(); return err }},
-		{"Compact", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.Compact() }},
-		{"ExpiresAt", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.ExpiresAt(func() {}); return err }},
-		{"ExpiresAt", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.ExpiresAt("missing"); return err }},
-		{"CollMod", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.CollMod(noSeconds); return err }},
-		{"CollMod", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.CollMod(ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(-1)})
+		{"DropIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex(context.Background(), "_id_") }},
+		{"DropIndex", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.DropIndex(context.Background(), "missing") }},
+		{"Indexes", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.Indexes(context.Background()); return err }},
+		{"Compact", func(_ *ttldb.DB, c *ttldb.Collection) error { return c.Compact(context.Background()) }},
+		{"ExpiresAt", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, _, err := c.ExpiresAt(context.Background(), func() {})
+			return err
+		}},
+		{"ExpiresAt", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, _, err := c.ExpiresAt(context.Background(), "missing")
 			return err
 		}},
 		{"CollMod", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.CollMod(ttldb.CollModIndex{ExpireAfterSeconds: ttldb.Seconds(1)})
+			_, err := c.CollMod(context.Background(), noSeconds)
 			return err
 		}},
-		{"ExplainTTLDelete", func(_ *ttldb.DB, c *ttldb.Collection) error { _, err := c.ExplainTTLDelete("missing"); return err }},
-		{"ListCollectionNames", func(db *ttldb.DB, _ *ttldb.Collection) error { _, err := db.ListCollectionNames(); return err }},
-		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 7, Kind: 99}) }},
-		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(failingWriter{}) }},
+		{"CollMod", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CollMod(context.Background(), ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(-1)})
+			return err
+		}},
+		{"CollMod", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.CollMod(context.Background(), ttldb.CollModIndex{ExpireAfterSeconds: ttldb.Seconds(1)})
+			return err
+		}},
+		{"ExplainTTLDelete", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.ExplainTTLDelete(context.Background(), "missing")
+			return err
+		}},
+		{"ListCollectionNames", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			_, err := db.ListCollectionNames(context.Background())
+			return err
+		}},
+		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			return db.Apply(context.Background(), ttldb.Op{Seq: 7, Kind: 99})
+		}},
+		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(context.Background(), failingWriter{}) }},
 		{"CollModTimeSeries", func(db *ttldb.DB, c *ttldb.Collection) error {
-			_, err := db.CollModTimeSeries(c.Name(), ttldb.TimeSeriesCollMod{ExpireAfterSeconds: ttldb.Seconds(-1)})
+			_, err := db.CollModTimeSeries(context.Background(), c.Name(), ttldb.TimeSeriesCollMod{ExpireAfterSeconds: ttldb.Seconds(-1)})
 			return err
 		}},
 		{"CollModTimeSeries", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.CollModTimeSeries(ttldb.TimeSeriesCollMod{})
+			_, err := c.CollModTimeSeries(context.Background(), ttldb.TimeSeriesCollMod{})
 			return err
 		}},
-		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error { _, _, err := c.TimeSeriesInfo(); return err }},
+		{"TimeSeriesInfo", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, _, err := c.TimeSeriesInfo(context.Background())
+			return err
+		}},
 		{"Watch", func(db *ttldb.DB, _ *ttldb.Collection) error {
 			_, err := db.Watch(context.Background(), ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{"upsert"}})
 			return err
@@ -687,9 +762,11 @@ func closedCalls() []closedCall {
 			_, err := c.Watch(context.Background(), ttldb.ChangeStreamOptions{Collections: []string{"other"}})
 			return err
 		}},
-		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(nil) }},
-		{"Snapshot", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Snapshot() }},
-		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Apply(ttldb.Op{Seq: 1 << 40}) }},
+		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(context.Background(), nil) }},
+		{"Snapshot", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Snapshot(context.Background()) }},
+		{"Apply", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			return db.Apply(context.Background(), ttldb.Op{Seq: 1 << 40})
+		}},
 		{"MarkCommitted", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.MarkCommitted(1 << 40) }},
 	}
 }
@@ -722,7 +799,7 @@ func TestClosedComesFirst(t *testing.T) {
 		c := db.Collection("c")
 		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 		require.NoError(t, err)
-		_, err = c.InsertOne(ttldb.Document{"_id": 1, "x": 1})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "x": 1})
 		require.NoError(t, err)
 		h := db.Collection(handle)
 
@@ -958,12 +1035,12 @@ func FuzzInsertDocument(f *testing.F) {
 		next++
 		id := next
 		doc["_id"], wdoc["_id"] = id, id
-		_, err := c.InsertOne(doc)
+		_, err := c.InsertOne(context.Background(), doc)
 		if b.bad {
 			if !errors.Is(err, ttldb.ErrInvalidDocument) {
 				t.Fatalf("want ErrInvalidDocument, got %v", err)
 			}
-			if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); !errors.Is(err, ttldb.ErrNotFound) {
+			if _, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document(); !errors.Is(err, ttldb.ErrNotFound) {
 				t.Fatalf("refused document was stored: %v", err)
 			}
 			return
@@ -971,14 +1048,14 @@ func FuzzInsertDocument(f *testing.F) {
 		if err != nil {
 			t.Fatalf("InsertOne: %v", err)
 		}
-		got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		got, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document()
 		if err != nil {
 			t.Fatalf("FindOne: %v", err)
 		}
 		if !fuzzEqual(reflect.ValueOf(got), reflect.ValueOf(map[string]any(wdoc))) {
 			t.Fatalf("round trip:\n got %#v\nwant %#v", got, wdoc)
 		}
-		if _, err := c.DeleteOne(ttldb.Document{"_id": id}); err != nil {
+		if _, err := c.DeleteOne(context.Background(), ttldb.Document{"_id": id}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -1047,18 +1124,27 @@ func TestStoreClosed(t *testing.T) {
 	after := db.Collection("made-after-close")
 	for _, h := range []*ttldb.Collection{c, after} {
 		calls := map[string]func() error{
-			"InsertOne":  func() error { _, err := h.InsertOne(ttldb.Document{"x": 2}); return err },
-			"InsertMany": func() error { _, err := h.InsertMany([]ttldb.Document{{"x": 2}}); return err },
-			"FindOne":    func() error { _, err := h.FindOne(nil).Document(); return err },
-			"Find":       func() error { _, err := findDocs(h, nil); return err },
-			"Count":      func() error { _, err := h.CountDocuments(context.Background(), nil); return err },
-			"UpdateOne":  func() error { _, err := h.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"y": 1}}); return err },
+			"InsertOne":  func() error { _, err := h.InsertOne(context.Background(), ttldb.Document{"x": 2}); return err },
+			"InsertMany": func() error { _, err := h.InsertMany(context.Background(), []ttldb.Document{{"x": 2}}); return err },
+			"FindOne": func() error {
+				_, err := h.FindOne(context.Background(), nil).Document()
+				return err
+			},
+			"Find":  func() error { _, err := findDocs(h, nil); return err },
+			"Count": func() error { _, err := h.CountDocuments(context.Background(), nil); return err },
+			"UpdateOne": func() error {
+				_, err := h.UpdateOne(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"y": 1}})
+				return err
+			},
 			"UpdateMany": func() error {
 				_, err := h.UpdateMany(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"y": 1}})
 				return err
 			},
-			"ReplaceOne": func() error { _, err := h.ReplaceOne(nil, ttldb.Document{"y": 1}); return err },
-			"DeleteOne":  func() error { _, err := h.DeleteOne(nil); return err },
+			"ReplaceOne": func() error {
+				_, err := h.ReplaceOne(context.Background(), nil, ttldb.Document{"y": 1})
+				return err
+			},
+			"DeleteOne":  func() error { _, err := h.DeleteOne(context.Background(), nil); return err },
 			"DeleteMany": func() error { _, err := h.DeleteMany(context.Background(), nil); return err },
 			"CreateIndex": func() error {
 				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("z")}})
@@ -1068,14 +1154,14 @@ func TestStoreClosed(t *testing.T) {
 				_, err := h.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("_id")}})
 				return err
 			},
-			"DropIndex":     func() error { return h.DropIndex("x_1") },
-			"DropIndex _id": func() error { return h.DropIndex("_id_") },
-			"Indexes":       func() error { _, err := h.Indexes(); return err },
-			"Explain":       func() error { _, err := h.Explain(nil); return err },
-			"Compact":       func() error { return h.Compact() },
-			"ExpiresAt":     func() error { _, _, err := h.ExpiresAt(1); return err },
+			"DropIndex":     func() error { return h.DropIndex(context.Background(), "x_1") },
+			"DropIndex _id": func() error { return h.DropIndex(context.Background(), "_id_") },
+			"Indexes":       func() error { _, err := h.Indexes(context.Background()); return err },
+			"Explain":       func() error { _, err := h.Explain(context.Background(), nil); return err },
+			"Compact":       func() error { return h.Compact(context.Background()) },
+			"ExpiresAt":     func() error { _, _, err := h.ExpiresAt(context.Background(), 1); return err },
 			"CollMod": func() error {
-				_, err := h.CollMod(ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
+				_, err := h.CollMod(context.Background(), ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
 				return err
 			},
 		}
@@ -1083,14 +1169,14 @@ func TestStoreClosed(t *testing.T) {
 			assert.ErrorIs(t, call(), ttldb.ErrClosed, "%s on %q", name, h.Name())
 		}
 	}
-	_, err = db.CreateCollection("n", ttldb.CollectionOptions{})
+	_, err = db.CreateCollection(context.Background(), "n", ttldb.CollectionOptions{})
 	assert.ErrorIs(t, err, ttldb.ErrClosed)
-	_, err = db.ListCollectionNames()
+	_, err = db.ListCollectionNames(context.Background())
 	assert.ErrorIs(t, err, ttldb.ErrClosed)
-	assert.ErrorIs(t, db.DropCollection("c"), ttldb.ErrClosed)
+	assert.ErrorIs(t, db.DropCollection(context.Background(), "c"), ttldb.ErrClosed)
 	_, err = db.RunTTLPass(context.Background())
 	assert.ErrorIs(t, err, ttldb.ErrClosed)
-	_, err = db.CollMod("c", ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
+	_, err = db.CollMod(context.Background(), "c", ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
 	assert.ErrorIs(t, err, ttldb.ErrClosed)
 }
 
@@ -1133,7 +1219,7 @@ func TestStoreHostileInput(t *testing.T) {
 		{ttldb.Document{"arr": deepArr}, ""},
 		{nil, ""},
 	} {
-		_, err := c.InsertOne(tc.doc)
+		_, err := c.InsertOne(context.Background(), tc.doc)
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, "%s", tc.path)
 		var de *ttldb.DocumentError
 		require.ErrorAs(t, err, &de)
@@ -1147,11 +1233,11 @@ func TestStoreHostileInput(t *testing.T) {
 				if k == "_id" || strings.ContainsAny(k, "$.") || k == "" {
 					continue
 				}
-				_, err = c.UpdateOne(ttldb.Document{"_id": "ok"}, ttldb.Document{"$set": ttldb.Document{k: v}})
+				_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": "ok"}, ttldb.Document{"$set": ttldb.Document{k: v}})
 				require.Error(t, err, "$set %s", k)
 				require.True(t, errors.Is(err, ttldb.ErrInvalidDocument) || errors.Is(err, ttldb.ErrInvalidUpdate), "%v", err)
 			}
-			_, err = c.ReplaceOne(ttldb.Document{"_id": "ok"}, tc.doc)
+			_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": "ok"}, tc.doc)
 			require.Error(t, err)
 		}
 	}
@@ -1168,11 +1254,11 @@ func TestStoreHostileInput(t *testing.T) {
 		_, err = c.DeleteMany(context.Background(), f)
 		require.Error(t, err)
 	}
-	_, err := c.UpdateOne(nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})
+	_, err := c.UpdateOne(context.Background(), nil, ttldb.Document{"$set": ttldb.Document{"a": cycValue}})
 	require.Error(t, err)
 	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a")}, PartialFilterExpression: cycFilter})
 	require.Error(t, err)
-	_, err = db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": cycValue}})
+	_, err = db.CreateCollection(context.Background(), "v", ttldb.CollectionOptions{Validator: ttldb.Document{"$jsonSchema": cycValue}})
 	require.Error(t, err)
 	assert.Equal(t, []ttldb.Document{{"_id": "ok"}}, all(t, c))
 }
@@ -1208,25 +1294,25 @@ func TestCyclicAndDeepIDsRefused(t *testing.T) {
 	cyc["self"] = cyc
 	deep := nested(1_000_000)
 	for name, id := range map[string]any{"cyclic": cyc, "deep": deep} {
-		_, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		_, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document()
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
 		assert.Contains(t, err.Error(), `"_id`, name)
 
-		_, _, err = c.ExpiresAt(id)
+		_, _, err = c.ExpiresAt(context.Background(), id)
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
 		var de *ttldb.DocumentError
 		require.ErrorAs(t, err, &de, name)
 		assert.True(t, strings.HasPrefix(de.Path, "_id"), "%s: path %q", name, de.Path)
 
-		_, err = c.DeleteOne(ttldb.Document{"_id": id})
+		_, err = c.DeleteOne(context.Background(), ttldb.Document{"_id": id})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"x": 1}}, ttldb.UpdateOptions{Upsert: true})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"x": 1}}, ttldb.UpdateOptions{Upsert: true})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
 		_, err = findDocs(c, ttldb.Document{"_id": ttldb.Document{"$in": []any{id}}})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, name)
-		_, err = c.InsertOne(ttldb.Document{"_id": id})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": id})
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, name)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": id}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": id}})
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, name)
 	}
 	assert.Equal(t, []ttldb.Document{{"_id": 1}}, all(t, c))
@@ -1254,13 +1340,13 @@ func TestNestingLimitIsMongoDBs(t *testing.T) {
 			assert.Contains(t, err.Error(), "deeper than 100 levels", what)
 			assert.Contains(t, err.Error(), deepPath[:len(deepPath)-2], what)
 		}
-		_, err := c.InsertOne(ttldb.Document{"_id": n, "a": v})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": n, "a": v})
 		check("InsertOne", err, ttldb.ErrInvalidDocument)
 		_, err = findDocs(c, ttldb.Document{"a": v})
 		check("Find", err, ttldb.ErrInvalidFilter)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$set": ttldb.Document{"a": v}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 0}, ttldb.Document{"$set": ttldb.Document{"a": v}})
 		check("UpdateOne", err, ttldb.ErrInvalidUpdate)
-		_, err = c.ReplaceOne(ttldb.Document{"_id": 0}, ttldb.Document{"a": v})
+		_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 0}, ttldb.Document{"a": v})
 		check("ReplaceOne", err, ttldb.ErrInvalidDocument)
 	}
 	// Logical operators nest 100 deep, no more, and a million deep is an
@@ -1299,7 +1385,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		"arr.0.x":   {"arr": []any{ttldb.Document{"x": bad}}},
 		"_id.id":    {"_id": ttldb.Document{"id": bad}},
 	} {
-		_, err := c.InsertOne(doc)
+		_, err := c.InsertOne(context.Background(), doc)
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, path)
 		var de *ttldb.DocumentError
 		require.ErrorAs(t, err, &de, path)
@@ -1312,7 +1398,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	} {
 		_, err := findDocs(c, f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
-		_, err = c.FindOne(f).Document()
+		_, err = c.FindOne(context.Background(), f).Document()
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
 		_, err = c.DeleteMany(context.Background(), f)
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter, "%q", f)
@@ -1320,14 +1406,14 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	for _, u := range []ttldb.Document{
 		{"$set": ttldb.Document{"s": bad}}, {"$set": ttldb.Document{"s" + bad: 1}}, {"$inc": ttldb.Document{"n" + bad: 1}},
 	} {
-		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		_, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, u)
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%q", u)
 	}
-	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"s": bad})
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"s": bad})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
-	_, _, err = c.ExpiresAt(bad)
+	_, _, err = c.ExpiresAt(context.Background(), bad)
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
-	_, err = db.CreateCollection("x"+bad, ttldb.CollectionOptions{})
+	_, err = db.CreateCollection(context.Background(), "x"+bad, ttldb.CollectionOptions{})
 	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
 	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("s" + bad)}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)

@@ -47,7 +47,7 @@ func loadBenchWith(b *testing.B, size int, opts ...ttldb.Option) (*ttldb.DB, *tt
 	for i := range size {
 		batch = append(batch, ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"})
 		if len(batch) == cap(batch) || i == size-1 {
-			if _, err := c.InsertMany(batch); err != nil {
+			if _, err := c.InsertMany(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]
@@ -74,7 +74,7 @@ func BenchmarkInsertOne(b *testing.B) {
 		i := size
 		groups := benchGroups(size)
 		for b.Loop() {
-			if _, err := c.InsertOne(ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"}); err != nil {
+			if _, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -87,7 +87,7 @@ func BenchmarkFindOneByID(b *testing.B) {
 	benchBySize(b, func(b *testing.B, c *ttldb.Collection, size int) {
 		i := 0
 		for b.Loop() {
-			if _, err := c.FindOne(ttldb.Document{"_id": (i * 7919) % size}).Document(); err != nil {
+			if _, err := c.FindOne(context.Background(), ttldb.Document{"_id": (i * 7919) % size}).Document(); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -100,7 +100,7 @@ func BenchmarkFindOneByID(b *testing.B) {
 func BenchmarkFindIndexed(b *testing.B) {
 	benchBySize(b, func(b *testing.B, c *ttldb.Collection, size int) {
 		groups := benchGroups(size)
-		ex, err := c.Explain(ttldb.Document{"g": 1})
+		ex, err := c.Explain(context.Background(), ttldb.Document{"g": 1})
 		if err != nil || ex.Stage != "IXSCAN" || ex.NReturned != 10 {
 			b.Fatalf("plan %+v, %v", ex, err)
 		}
@@ -122,7 +122,7 @@ func BenchmarkUpdateOne(b *testing.B) {
 		groups := benchGroups(size)
 		i := 0
 		for b.Loop() {
-			res, err := c.UpdateOne(ttldb.Document{"_id": (i * 7919) % size}, ttldb.Document{"$set": ttldb.Document{"g": (i * 31) % groups, "n": -i}})
+			res, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": (i * 7919) % size}, ttldb.Document{"$set": ttldb.Document{"g": (i * 31) % groups, "n": -i}})
 			if err != nil || res.MatchedCount != 1 {
 				b.Fatalf("%+v, %v", res, err)
 			}
@@ -154,10 +154,10 @@ func BenchmarkInsertMultikey(b *testing.B) {
 			doc := ttldb.Document{"_id": 1, "tags": tags}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.InsertOne(doc); err != nil {
+				if _, err := c.InsertOne(context.Background(), doc); err != nil {
 					b.Fatal(err)
 				}
-				if n, err := c.DeleteOne(ttldb.Document{"_id": 1}); err != nil || n != 1 {
+				if n, err := c.DeleteOne(context.Background(), ttldb.Document{"_id": 1}); err != nil || n.DeletedCount != 1 {
 					b.Fatal(n, err)
 				}
 			}
@@ -181,10 +181,10 @@ func BenchmarkRefresh(b *testing.B) {
 					filter := ttldb.Document{"_id": (i * 7919) % size}
 					var err error
 					if way == "FindOneAndUpdate" {
-						err = c.FindOneAndUpdate(filter, update, ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).Decode(&u)
+						err = c.FindOneAndUpdate(context.Background(), filter, update, ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).Decode(&u)
 					} else {
-						if _, err = c.UpdateOne(filter, update); err == nil {
-							err = c.FindOne(filter).Decode(&u)
+						if _, err = c.UpdateOne(context.Background(), filter, update); err == nil {
+							err = c.FindOne(context.Background(), filter).Decode(&u)
 						}
 					}
 					if err != nil {
@@ -228,7 +228,7 @@ func memoryDocs(b *testing.B, c *ttldb.Collection, n int) {
 		batch = append(batch, ttldb.Document{"_id": i, "user": users[i%len(users)], "kind": "click", "bytes": i % 4096,
 			"lastModifiedDate": base.Add(time.Duration(i) * time.Microsecond)})
 		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := c.InsertMany(batch); err != nil {
+			if _, err := c.InsertMany(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]
@@ -291,7 +291,7 @@ func BenchmarkMetrics(b *testing.B) {
 			for i := range backlog {
 				batch = append(batch, ttldb.Document{"_id": i, "at": start.Add(time.Duration(i) * time.Millisecond)})
 				if len(batch) == cap(batch) || i == backlog-1 {
-					if _, err := c.InsertMany(batch); err != nil {
+					if _, err := c.InsertMany(context.Background(), batch); err != nil {
 						b.Fatal(err)
 					}
 					batch = batch[:0]
@@ -328,13 +328,13 @@ func BenchmarkInsertOneTTL(b *testing.B) {
 	for i := range preload {
 		batch = append(batch, ttldb.Document{"_id": i, "at": start.Add(time.Duration(i) * time.Millisecond)})
 	}
-	if _, err := c.InsertMany(batch); err != nil {
+	if _, err := c.InsertMany(context.Background(), batch); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	i := preload
 	for b.Loop() {
-		if _, err := c.InsertOne(ttldb.Document{"_id": i, "at": start.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+		if _, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i, "at": start.Add(time.Duration(i) * time.Millisecond)}); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -376,9 +376,9 @@ func BenchmarkInsertOneShape(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if shape == "map" {
-					_, err = c.InsertOne(ttldb.Document{"_id": i, "g": i % 1000, "n": int64(i), "s": "payload", "at": at})
+					_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": i, "g": i % 1000, "n": int64(i), "s": "payload", "at": at})
 				} else {
-					_, err = c.InsertOne(&shaped{ID: i, G: i % 1000, N: int64(i), S: "payload", At: at})
+					_, err = c.InsertOne(context.Background(), &shaped{ID: i, G: i % 1000, N: int64(i), S: "payload", At: at})
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -399,7 +399,7 @@ func BenchmarkFindOneDecode(b *testing.B) {
 			var u benchUser
 			i := 0
 			for b.Loop() {
-				if err := c.FindOne(ttldb.Document{"_id": (i * 7919) % size}).Decode(&u); err != nil {
+				if err := c.FindOne(context.Background(), ttldb.Document{"_id": (i * 7919) % size}).Decode(&u); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -409,7 +409,7 @@ func BenchmarkFindOneDecode(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := c.FindOne(ttldb.Document{"_id": (i * 7919) % size}).Document(); err != nil {
+				if _, err := c.FindOne(context.Background(), ttldb.Document{"_id": (i * 7919) % size}).Document(); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -471,10 +471,11 @@ func tsBenchLoad(b *testing.B, ts, precise bool, opts ...ttldb.Option) (*ttldb.D
 	}
 	var c *ttldb.Collection
 	if ts {
-		c, err = db.CreateCollection("m", ttldb.CollectionOptions{
+		c, err = db.CreateCollection(context.Background(), "m", ttldb.CollectionOptions{
 			TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "timestamp", MetaField: "sensor", PreciseExpiry: precise},
 			ExpireAfterSeconds: ttldb.Seconds(86400),
 		})
+
 	} else {
 		c = db.Collection("m")
 		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("timestamp")}, ExpireAfterSeconds: ttldb.Seconds(86400)})
@@ -490,7 +491,7 @@ func tsBenchLoad(b *testing.B, ts, precise bool, opts ...ttldb.Option) (*ttldb.D
 	for i := range tsBenchMeasurements {
 		batch = append(batch, tsBenchDocs(i))
 		if len(batch) == cap(batch) {
-			if _, err := c.InsertMany(batch); err != nil {
+			if _, err := c.InsertMany(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]
@@ -617,20 +618,20 @@ func BenchmarkTimeSeriesLateArrivals(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c, err := db.CreateCollection("m", ttldb.CollectionOptions{TimeSeries: &ttldb.TimeSeriesOptions{TimeField: "timestamp", MetaField: "sensor"}})
+				c, err := db.CreateCollection(context.Background(), "m", ttldb.CollectionOptions{TimeSeries: &ttldb.TimeSeriesOptions{TimeField: "timestamp", MetaField: "sensor"}})
 				if err != nil {
 					b.Fatal(err)
 				}
 				start := time.Now()
 				for _, d := range docs {
-					if _, err := c.InsertOne(d); err != nil {
+					if _, err := c.InsertOne(context.Background(), d); err != nil {
 						b.Fatal(err)
 					}
 				}
 				took := time.Since(start)
 				docs, times = nil, nil
 				perDoc := (float64(testutil.HeapAlloc()) - float64(before)) / n
-				info, _, err := c.TimeSeriesInfo()
+				info, _, err := c.TimeSeriesInfo(context.Background())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -706,7 +707,7 @@ func BenchmarkWatchInsert(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := testutil.ProcessCPU()
 			for i := size; i < size+b.N; i++ {
-				if _, err := c.InsertOne(ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"}); err != nil {
+				if _, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i, "g": i % groups, "n": i, "s": "payload"}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -717,7 +718,7 @@ func BenchmarkWatchInsert(b *testing.B) {
 				if read[w] != b.N || errs[w] != nil {
 					b.Fatalf("watcher %d read %d of %d inserts: %v", w, read[w], b.N, errs[w])
 				}
-				cs.Close()
+				cs.Close(context.Background())
 			}
 		})
 	}

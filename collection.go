@@ -29,8 +29,8 @@ type CollectionOptions = engine.CollectionOptions
 // disk space. It needs memory for a second copy while it runs. Writers
 // wait during the rebuild; readers do not (they see the old copy until the
 // new one is published).
-func (c *Collection) Compact() error {
-	return (*engine.Collection)(c).Compact()
+func (c *Collection) Compact(ctx context.Context) error {
+	return (*engine.Collection)(c).Compact(ctx)
 }
 
 // SingleResult is the outcome of FindOne: one document, or the error that
@@ -80,43 +80,80 @@ type DecodeError = engine.DecodeError
 // wraps ErrDuplicateKey.
 type DuplicateKeyError = engine.DuplicateKeyError
 
-// InsertOne stores a copy of doc and returns its _id, generating an
-// ObjectID if doc has none (doc itself is not changed). doc is a Document
-// (map[string]any), another map with string keys, a struct or a non-nil
-// pointer to one (see Document for how a struct is stored; a struct's
-// _id field left out by omitempty, nil, or missing counts as none, and the
-// generated _id is not written back into the struct). It fails, storing
-// nothing, with ErrInvalidDocument, ErrValidation or ErrDuplicateKey.
-func (c *Collection) InsertOne(doc any) (any, error) {
-	return (*engine.Collection)(c).InsertOne(doc)
+// InsertOneResult is what InsertOne did, as the driver's: InsertedID is
+// the document's _id (its own, or the ObjectID generated for it).
+type InsertOneResult = engine.InsertOneResult
+
+// InsertManyResult is what InsertMany did, as the driver's: InsertedIDs
+// are the _ids of the documents inserted, in order.
+type InsertManyResult = engine.InsertManyResult
+
+// InsertManyOptions adjusts InsertMany: Ordered (nil: true) as the
+// driver's option.
+type InsertManyOptions = engine.InsertManyOptions
+
+// InsertOne stores a copy of doc and returns its _id in the result,
+// generating an ObjectID if doc has none (doc itself is not changed). doc
+// is a Document (map[string]any), another map with string keys, a struct,
+// a bson.D, a bson.Raw, a bson.Marshaler or a non-nil pointer to one (see
+// Document for how a struct is stored; a struct's _id field left out by
+// omitempty, nil, or missing counts as none, and the generated _id is not
+// written back into the struct). It fails, storing nothing, with
+// ErrInvalidDocument, ErrValidation or ErrDuplicateKey; a ctx already done
+// is its error (context.Canceled, context.DeadlineExceeded), and nothing
+// is stored.
+func (c *Collection) InsertOne(ctx context.Context, doc any) (*InsertOneResult, error) {
+	return (*engine.Collection)(c).InsertOne(ctx, doc)
 }
 
 // InsertMany stores copies of docs and returns their _id values in order.
 // docs is a slice of documents of any form InsertOne takes: []Document,
-// []any, []User, []*User… (nil: none). It is atomic: if any document is
-// invalid, fails validation or would duplicate a key (in the collection
-// or within docs), nothing is stored and the error names the document's
-// position.
-func (c *Collection) InsertMany(docs any) ([]any, error) {
-	return (*engine.Collection)(c).InsertMany(docs)
+// []any, []bson.D, []User, []*User… (nil: none).
+//
+// Ordered (the default, InsertManyOptions.Ordered nil or true) is atomic:
+// if any document is invalid, fails validation or would duplicate a key
+// (in the collection or within docs), nothing is stored and the error is
+// a *BulkWriteError naming that document's index. (The driver's ordered
+// insert keeps the documents before the failing one; ttldb's keeps none,
+// so that a failed call changes nothing.) Unordered (Ordered false)
+// inserts every document that can be inserted and reports each one that
+// cannot, with its index, in a *BulkWriteError; the result lists the _ids
+// inserted. errors.Is matches the documents' errors (ErrDuplicateKey,
+// ErrInvalidDocument…). A ctx already done is its error, and nothing is
+// stored.
+func (c *Collection) InsertMany(ctx context.Context, docs any, opts ...InsertManyOptions) (*InsertManyResult, error) {
+	return (*engine.Collection)(c).InsertMany(ctx, docs, opts...)
 }
 
-// UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne.
+// UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne, with the
+// driver's option names: Upsert, Hint (an index's name or keys: see
+// FindOptions.Hint) and Sort (UpdateOne and ReplaceOne: the first match in
+// that order is the one written).
 type UpdateOptions = engine.UpdateOptions
 
-// UpdateResult says what an update did.
+// UpdateResult says what an update did, as the driver's: MatchedCount,
+// ModifiedCount, UpsertedCount (0 or 1) and UpsertedID.
 type UpdateResult = engine.UpdateResult
+
+// DeleteOptions adjusts DeleteOne and DeleteMany: Hint, as
+// FindOptions.Hint.
+type DeleteOptions = engine.DeleteOptions
+
+// DeleteResult says what a delete did, as the driver's: DeletedCount.
+type DeleteResult = engine.DeleteResult
 
 // UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
 // $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
 // semantics; $setOnInsert only when an upsert inserts) to the first
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
-// document alive under a TTL index. Errors (ErrInvalidFilter,
-// ErrInvalidUpdate, ErrImmutableID, ErrValidation, ErrDuplicateKey) change
+// document alive under a TTL index. filter and update are documents as the
+// driver takes them: Document, bson.D, bson.M, bson.Raw, or a struct for a
+// filter. Errors (ErrInvalidFilter, ErrInvalidUpdate, ErrInvalidOptions,
+// ErrImmutableID, ErrValidation, ErrDuplicateKey, a done ctx's) change
 // nothing.
-func (c *Collection) UpdateOne(filter Document, update Document, opts ...UpdateOptions) (UpdateResult, error) {
-	return (*engine.Collection)(c).UpdateOne(filter, update, opts...)
+func (c *Collection) UpdateOne(ctx context.Context, filter, update any, opts ...UpdateOptions) (*UpdateResult, error) {
+	return (*engine.Collection)(c).UpdateOne(ctx, filter, update, opts...)
 }
 
 // UpdateMany is UpdateOne for every matching document. It is atomic: if any
@@ -128,7 +165,7 @@ func (c *Collection) UpdateOne(filter Document, update Document, opts ...UpdateO
 // that does no matching, encoding nor validation) it no longer stops. The
 // collection's writers wait for it from start to end; readers only while
 // the changes are applied.
-func (c *Collection) UpdateMany(ctx context.Context, filter Document, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+func (c *Collection) UpdateMany(ctx context.Context, filter, update any, opts ...UpdateOptions) (*UpdateResult, error) {
 	return (*engine.Collection)(c).UpdateMany(ctx, filter, update, opts...)
 }
 
@@ -136,15 +173,18 @@ func (c *Collection) UpdateMany(ctx context.Context, filter Document, update Doc
 // replacement, keeping its _id (a replacement that names another _id fails
 // with ErrImmutableID). replacement is a document of any form InsertOne
 // takes (a struct's _id left out by omitempty, or nil, keeps the stored
-// one). With Upsert and no match, it inserts the replacement.
-func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...UpdateOptions) (UpdateResult, error) {
-	return (*engine.Collection)(c).ReplaceOne(filterDoc, replacementDoc, opts...)
+// one). With Upsert and no match, it inserts the replacement. A
+// replacement whose first field starts with '$' reads as an update and is
+// refused (ErrInvalidUpdate), as the driver refuses it.
+func (c *Collection) ReplaceOne(ctx context.Context, filter any, replacement any, opts ...UpdateOptions) (*UpdateResult, error) {
+	return (*engine.Collection)(c).ReplaceOne(ctx, filter, replacement, opts...)
 }
 
 // DeleteOne deletes the first document matching filter and reports how many
-// it deleted (0 or 1).
-func (c *Collection) DeleteOne(filter Document) (int, error) {
-	return (*engine.Collection)(c).DeleteOne(filter)
+// it deleted (0 or 1). A ctx already done is its error, and nothing is
+// deleted.
+func (c *Collection) DeleteOne(ctx context.Context, filter any, opts ...DeleteOptions) (*DeleteResult, error) {
+	return (*engine.Collection)(c).DeleteOne(ctx, filter, opts...)
 }
 
 // DeleteMany deletes every document matching filter and reports how many.
@@ -152,6 +192,6 @@ func (c *Collection) DeleteOne(filter Document) (int, error) {
 // 256 documents examined, and once more just before deleting); cancelled
 // or past its deadline, it deletes nothing and returns an error matching
 // ctx.Err(). The deletion itself, under the write lock, does not stop.
-func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, error) {
-	return (*engine.Collection)(c).DeleteMany(ctx, filter)
+func (c *Collection) DeleteMany(ctx context.Context, filter any, opts ...DeleteOptions) (*DeleteResult, error) {
+	return (*engine.Collection)(c).DeleteMany(ctx, filter, opts...)
 }

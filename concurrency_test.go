@@ -30,20 +30,20 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 			defer wg.Done()
 			for i := range ops {
 				id := fmt.Sprintf("%d-%d", w, i)
-				if _, err := c.InsertOne(ttldb.Document{"_id": id, "w": w, "i": i, "n": 0}); err != nil {
+				if _, err := c.InsertOne(context.Background(), ttldb.Document{"_id": id, "w": w, "i": i, "n": 0}); err != nil {
 					errs <- err
 				}
-				if _, err := c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}); err != nil {
+				if _, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}); err != nil {
 					errs <- err
 				}
 				if _, err := findDocs(c, ttldb.Document{"w": w}, ttldb.FindOptions{Limit: 5}); err != nil {
 					errs <- err
 				}
-				if _, err := c.FindOne(ttldb.Document{"_id": id}).Document(); err != nil {
+				if _, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document(); err != nil {
 					errs <- err
 				}
 				if i%3 == 0 {
-					if _, err := c.DeleteOne(ttldb.Document{"_id": id}); err != nil {
+					if _, err := c.DeleteOne(context.Background(), ttldb.Document{"_id": id}); err != nil {
 						errs <- err
 					}
 				}
@@ -57,15 +57,15 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 						errs <- err
 					}
 				case 150:
-					if err := c.Compact(); err != nil {
+					if err := c.Compact(context.Background()); err != nil {
 						errs <- err
 					}
 				}
 				if i%40 == 0 {
-					if _, err := c.Indexes(); err != nil {
+					if _, err := c.Indexes(context.Background()); err != nil {
 						errs <- err
 					}
-					if _, err := c.Explain(ttldb.Document{"i": i}); err != nil {
+					if _, err := c.Explain(context.Background(), ttldb.Document{"i": i}); err != nil {
 						errs <- err
 					}
 				}
@@ -84,7 +84,7 @@ func TestStoreConcurrentMixedWorkload(t *testing.T) {
 		assert.Equal(t, kept, count(t, c, ttldb.Document{"w": w}), "through w_1")
 	}
 	assert.Equal(t, workers, count(t, c, ttldb.Document{"i": 1}), "through i_1, created mid-way")
-	ex, err := c.Explain(ttldb.Document{"i": 1})
+	ex, err := c.Explain(context.Background(), ttldb.Document{"i": 1})
 	require.NoError(t, err)
 	assert.Equal(t, "i_1", ex.IndexName)
 }
@@ -130,7 +130,7 @@ func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
 				inBuild = true
 			default:
 			}
-			if _, err := c.FindOne(ttldb.Document{"_id": i % n}).Document(); err != nil {
+			if _, err := c.FindOne(context.Background(), ttldb.Document{"_id": i % n}).Document(); err != nil {
 				readerErr = err
 				return
 			}
@@ -154,7 +154,7 @@ func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
 		defer writerWG.Done()
 		<-buildStarted
 		for i := range 50 {
-			if _, err := c.InsertOne(ttldb.Document{"_id": n + i, "k": 1000 + i}); err != nil {
+			if _, err := c.InsertOne(context.Background(), ttldb.Document{"_id": n + i, "k": 1000 + i}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -173,7 +173,7 @@ func TestStoreIndexBuildDoesNotBlockReaders(t *testing.T) {
 	assert.Greater(t, duringBuild.Load(), int64(10), "readers must keep completing during an index build")
 
 	for i := range 50 {
-		ex, err := c.Explain(ttldb.Document{"k": 1000 + i})
+		ex, err := c.Explain(context.Background(), ttldb.Document{"k": 1000 + i})
 		require.NoError(t, err)
 		require.Equal(t, "k_1", ex.IndexName)
 		require.Equal(t, 1, ex.NReturned, "document written during the build is in the index")

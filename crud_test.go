@@ -37,7 +37,7 @@ func TestNamedTypesAccepted(t *testing.T) {
 			"_id": level("a"), "dur": 90 * time.Second, "lvl": level("warn"),
 			"n": json.Number("5"), "f": json.Number("2.5"), "lvls": []level{"x", "y"},
 		})
-		got, err := c.FindOne(ttldb.Document{"_id": "a"}).Document()
+		got, err := c.FindOne(context.Background(), ttldb.Document{"_id": "a"}).Document()
 		require.NoError(t, err, "indexed %v", indexed)
 		assert.Equal(t, ttldb.Document{
 			"_id": "a", "dur": int64(90 * time.Second), "lvl": "warn",
@@ -54,27 +54,28 @@ func TestNamedTypesAccepted(t *testing.T) {
 			assert.Equal(t, 1, count(t, c, f), "indexed %v: %v", indexed, f)
 		}
 		assert.Equal(t, 0, count(t, c, ttldb.Document{"n": json.Number("6")}))
-		_, err = c.UpdateOne(ttldb.Document{"lvl": level("warn")}, ttldb.Document{
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"lvl": level("warn")}, ttldb.Document{
 			"$inc": ttldb.Document{"dur": time.Second, "n": json.Number("1")},
 			"$set": ttldb.Document{"lvl": level("error")},
 		})
+
 		require.NoError(t, err)
-		got, err = c.FindOne(ttldb.Document{"_id": "a"}).Document()
+		got, err = c.FindOne(context.Background(), ttldb.Document{"_id": "a"}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, int64(91e9), got["dur"])
 		assert.Equal(t, int64(6), got["n"])
 		assert.Equal(t, "error", got["lvl"])
 		// Not a number: refused everywhere, naming the path.
-		_, err = c.InsertOne(ttldb.Document{"n": json.Number("five")})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"n": json.Number("five")})
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 		var de *ttldb.DocumentError
 		require.ErrorAs(t, err, &de)
 		assert.Equal(t, "n", de.Path)
 		_, err = findDocs(c, ttldb.Document{"n": json.Number("NaN")})
 		require.ErrorIs(t, err, ttldb.ErrInvalidFilter)
-		_, err = c.UpdateOne(ttldb.Document{}, ttldb.Document{"$set": ttldb.Document{"n": json.Number("1e999")}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{}, ttldb.Document{"$set": ttldb.Document{"n": json.Number("1e999")}})
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
-		_, err = c.UpdateOne(ttldb.Document{}, ttldb.Document{"$inc": ttldb.Document{"n": json.Number("x")}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{}, ttldb.Document{"$inc": ttldb.Document{"n": json.Number("x")}})
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
 		assert.Equal(t, 1, count(t, c, nil))
 	}
@@ -86,14 +87,15 @@ func TestStoreGeneratedObjectID(t *testing.T) {
 	db, clk := openStore(t)
 	c := db.Collection("c")
 	doc := ttldb.Document{"x": 1}
-	id1, err := c.InsertOne(doc)
+	res1, err := c.InsertOne(context.Background(), doc)
 	require.NoError(t, err)
+	id1 := res1.InsertedID
 	assert.NotContains(t, doc, "_id", "InsertOne must not change the caller's document")
 	oid1, ok := id1.(ttldb.ObjectID)
 	require.True(t, ok, "generated _id is %T, want ObjectID", id1)
 	assert.Equal(t, storeT0.Truncate(time.Second), oid1.Timestamp(), "timestamp comes from the DB clock")
 
-	got, err := c.FindOne(ttldb.Document{"_id": oid1}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": oid1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": oid1, "x": 1}, got)
 	parsed, err := ttldb.ObjectIDFromHex(oid1.Hex())
@@ -101,21 +103,22 @@ func TestStoreGeneratedObjectID(t *testing.T) {
 	assert.Equal(t, oid1, parsed)
 
 	// Same second: a different id. Later seconds: greater ids, in order.
-	id2, err := c.InsertOne(ttldb.Document{"x": 2})
+	res2, err := c.InsertOne(context.Background(), ttldb.Document{"x": 2})
 	require.NoError(t, err)
+	id2 := res2.InsertedID
 	assert.NotEqual(t, id1, id2)
 	prev := id2.(ttldb.ObjectID)
 	for i := range 5 {
 		clk.Advance(1500 * time.Millisecond)
-		ids, err := c.InsertMany([]ttldb.Document{{"i": i}})
+		res, err := c.InsertMany(context.Background(), []ttldb.Document{{"i": i}})
 		require.NoError(t, err)
-		oid := ids[0].(ttldb.ObjectID)
+		oid := res.InsertedIDs[0].(ttldb.ObjectID)
 		assert.Equal(t, clk.Now().Truncate(time.Second), oid.Timestamp())
 		assert.Equal(t, 1, bytes.Compare(oid[:], prev[:]), "ObjectIDs are time-ordered")
 		prev = oid
 	}
 	// Upserts generate them too.
-	res, err := c.UpdateOne(ttldb.Document{"nope": 1}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
+	res, err := c.UpdateOne(context.Background(), ttldb.Document{"nope": 1}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	uid, ok := res.UpsertedID.(ttldb.ObjectID)
 	require.True(t, ok, "upserted _id is %T", res.UpsertedID)
@@ -126,10 +129,10 @@ func TestStoreGeneratedObjectID(t *testing.T) {
 func TestStoreDuplicateID(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("dups")
-	_, err := c.InsertOne(ttldb.Document{"_id": 1, "v": "first"})
+	_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "v": "first"})
 	require.NoError(t, err)
 	for _, id := range []any{1, 1.0, int64(1), uint8(1), float32(1), uint64(1)} {
-		_, err := c.InsertOne(ttldb.Document{"_id": id, "v": "second"})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": id, "v": "second"})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "_id %v (%T)", id, id)
 		var dk *ttldb.DuplicateKeyError
 		require.ErrorAs(t, err, &dk)
@@ -137,19 +140,19 @@ func TestStoreDuplicateID(t *testing.T) {
 		assert.Equal(t, "_id_", dk.Index)
 		assert.EqualValues(t, id, dk.Key)
 		// The same key finds the document, whatever its kind.
-		got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		got, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, "first", got["v"])
 	}
 	assert.Equal(t, 1, count(t, c, nil))
 	for _, id := range []any{"1", 1.5, true, nil, ttldb.Document{"a": 1}, time.Unix(1, 0)} {
-		_, err := c.InsertOne(ttldb.Document{"_id": id})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": id})
 		require.NoError(t, err, "_id %v (%T) is a different key", id, id)
-		_, err = c.InsertOne(ttldb.Document{"_id": id})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": id})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "_id %v (%T)", id, id)
 	}
 	// An array is not a valid _id.
-	_, err = c.InsertOne(ttldb.Document{"_id": []any{1}})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": []any{1}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 }
 
@@ -176,7 +179,7 @@ func TestStoreInsertManyAtomic(t *testing.T) {
 			_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("u")}, Unique: true, Sparse: true})
 			require.NoError(t, err)
 			mustInsert(t, c, ttldb.Document{"_id": "existing", "u": 100})
-			_, err = c.InsertMany(tt.docs)
+			_, err = c.InsertMany(context.Background(), tt.docs)
 			require.ErrorIs(t, err, tt.want)
 			assert.Equal(t, []ttldb.Document{{"_id": "existing", "u": 100}}, all(t, c), "nothing stored")
 			assert.Equal(t, 0, count(t, c, ttldb.Document{"_id": "a"}))
@@ -200,7 +203,7 @@ func TestStoreImmutableID(t *testing.T) {
 		{"$currentDate": ttldb.Document{"_id": true}},
 		{"$set": ttldb.Document{"v": 2, "_id": 9}},
 	} {
-		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		_, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, u)
 		require.ErrorIs(t, err, ttldb.ErrImmutableID, "%v", u)
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
 		_, err = c.UpdateMany(context.Background(), nil, u)
@@ -210,26 +213,26 @@ func TestStoreImmutableID(t *testing.T) {
 
 	// Setting _id to its own value (of another number kind) is allowed and
 	// keeps the stored value.
-	res, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 1.0, "v": 5}})
+	res, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"_id": 1.0, "v": 5}})
 	require.NoError(t, err)
-	assert.Equal(t, 1, res.MatchedCount)
-	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	assert.EqualValues(t, 1, res.MatchedCount)
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": 1, "v": 5}, got)
 
 	// ReplaceOne: a replacement without _id keeps it; with the same _id
 	// too; with another one it fails.
-	res, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"w": "new"})
+	res, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 2}, ttldb.Document{"w": "new"})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
-	got, err = c.FindOne(ttldb.Document{"w": "new"}).Document()
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	got, err = c.FindOne(context.Background(), ttldb.Document{"w": "new"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": 2, "w": "new"}, got)
-	_, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"_id": 2.0, "w": "again"})
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 2}, ttldb.Document{"_id": 2.0, "w": "again"})
 	require.NoError(t, err)
-	_, err = c.ReplaceOne(ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "w": "moved"})
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "w": "moved"})
 	require.ErrorIs(t, err, ttldb.ErrImmutableID)
-	got, err = c.FindOne(ttldb.Document{"_id": 2}).Document()
+	got, err = c.FindOne(context.Background(), ttldb.Document{"_id": 2}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, "again", got["w"])
 	assert.Equal(t, 2, count(t, c, nil))
@@ -258,7 +261,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	}
 	want := makeDoc()
 	in := makeDoc()
-	_, err := c.InsertOne(in)
+	_, err := c.InsertOne(context.Background(), in)
 	require.NoError(t, err)
 
 	mutate := func(d ttldb.Document) {
@@ -277,13 +280,13 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+		got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, want, got, when)
 		for _, q := range []ttldb.Document{
 			{"tags": "a"}, {"nested.x": 1}, {"ints": 10}, {"nested.arr.y": 1},
 		} {
-			ex, err := c.Explain(q)
+			ex, err := c.Explain(context.Background(), q)
 			require.NoError(t, err)
 			assert.Equal(t, "IXSCAN", ex.Stage, "%v", q)
 			assert.Equal(t, 1, ex.NReturned, "%s: %v through the index", when, q)
@@ -297,7 +300,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 	mutate(in)
 	check("after mutating the inserted map")
 
-	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	mutate(got)
 	check("after mutating FindOne's result")
@@ -310,7 +313,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 
 	// Values handed to $set and ReplaceOne are copied too.
 	sub := ttldb.Document{"k": []any{1}}
-	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"sub": sub}})
+	_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"sub": sub}})
 	require.NoError(t, err)
 	sub["k"].([]any)[0] = 2
 	sub["extra"] = 1
@@ -319,7 +322,7 @@ func TestStoreOwnsDocuments(t *testing.T) {
 
 	repl := makeDoc()
 	delete(repl, "_id")
-	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, repl)
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, repl)
 	require.NoError(t, err)
 	mutate(repl)
 	want = makeDoc()
@@ -344,18 +347,18 @@ func TestStoreIDKeyDistinctDocuments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db, _ := openStore(t)
 			c := db.Collection("ids")
-			_, err := c.InsertOne(ttldb.Document{"_id": tc.first, "v": 1})
+			_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": tc.first, "v": 1})
 			require.NoError(t, err)
-			_, err = c.InsertOne(ttldb.Document{"_id": tc.second, "v": 2})
+			_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": tc.second, "v": 2})
 			require.NoError(t, err, "a different _id must not be a duplicate key")
 			for v, id := range map[int]any{1: tc.first, 2: tc.second} {
-				got, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+				got, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document()
 				require.NoError(t, err)
 				assert.Equal(t, v, got["v"], "FindOne(_id: %v) found the other document", id)
 				n, err := c.CountDocuments(context.Background(), ttldb.Document{"_id": id})
 				require.NoError(t, err)
-				assert.Equal(t, 1, n, "CountDocuments(_id: %v)", id)
-				_, expires, err := c.ExpiresAt(id)
+				assert.EqualValues(t, 1, n, "CountDocuments(_id: %v)", id)
+				_, expires, err := c.ExpiresAt(context.Background(), id)
 				require.NoError(t, err)
 				assert.False(t, expires)
 			}
@@ -382,11 +385,11 @@ func TestStoreIDKeyEqualValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db, _ := openStore(t)
 			c := db.Collection("ids")
-			_, err := c.InsertOne(ttldb.Document{"_id": tc.first, "v": 1})
+			_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": tc.first, "v": 1})
 			require.NoError(t, err)
-			_, err = c.InsertOne(ttldb.Document{"_id": tc.second, "v": 2})
+			_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": tc.second, "v": 2})
 			require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "an equal _id is a duplicate key")
-			got, err := c.FindOne(ttldb.Document{"_id": tc.second}).Document()
+			got, err := c.FindOne(context.Background(), ttldb.Document{"_id": tc.second}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, 1, got["v"])
 			assert.Equal(t, 1, count(t, c, nil))
@@ -458,15 +461,16 @@ func userDocument(name string, age int) ttldb.Document {
 func TestInsertStructGeneratesID(t *testing.T) {
 	c := openStructDB(t).Collection("users")
 	u := sampleUser("ada", 36)
-	id, err := c.InsertOne(&u)
+	res, err := c.InsertOne(context.Background(), &u)
 	require.NoError(t, err)
+	id := res.InsertedID
 	oid, ok := id.(ttldb.ObjectID)
 	require.True(t, ok, "generated _id is %T", id)
 	assert.Equal(t, structT0, oid.Timestamp())
 	assert.True(t, u.ID.IsZero(), "the generated _id is not written back into the struct")
 
 	var got user
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": oid}).Decode(&got))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": oid}).Decode(&got))
 	want := u
 	want.ID, want.Password = oid, "" // the password is tagged "-"
 	assert.Equal(t, want, got)
@@ -474,9 +478,9 @@ func TestInsertStructGeneratesID(t *testing.T) {
 	// An _id the struct holds is kept.
 	u2 := sampleUser("bob", 41)
 	u2.ID = ttldb.NewObjectIDFromTime(structT0)
-	id, err = c.InsertOne(u2)
+	res, err = c.InsertOne(context.Background(), u2)
 	require.NoError(t, err)
-	assert.Equal(t, u2.ID, id)
+	assert.Equal(t, u2.ID, res.InsertedID)
 }
 
 // TestStructAndDocumentStoreAndMatchIdentically is the differential test
@@ -489,11 +493,11 @@ func TestStructAndDocumentStoreAndMatchIdentically(t *testing.T) {
 	for i, name := range []string{"ada", "bob", "cy", "dee", "eve"} {
 		u := sampleUser(name, 20+i*10)
 		u.ID = ttldb.NewObjectIDFromTime(structT0)
-		_, err := structs.InsertOne(u)
+		_, err := structs.InsertOne(context.Background(), u)
 		require.NoError(t, err)
 		d := userDocument(name, 20+i*10)
 		d["_id"] = u.ID
-		_, err = docs.InsertOne(d)
+		_, err = docs.InsertOne(context.Background(), d)
 		require.NoError(t, err)
 	}
 	all, err := findDocs(structs, nil)
@@ -529,78 +533,79 @@ func TestStructAndDocumentStoreAndMatchIdentically(t *testing.T) {
 	}
 	n, err := structs.CountDocuments(context.Background(), ttldb.Document{"age": ttldb.Document{"$gte": 40}})
 	require.NoError(t, err)
-	assert.Equal(t, 3, n, "the filters select something")
+	assert.EqualValues(t, 3, n, "the filters select something")
 }
 
 // TestInsertManyForms checks InsertMany's accepted slices, its refusals,
 // and that it stays atomic with structs.
 func TestInsertManyForms(t *testing.T) {
 	c := openStructDB(t).Collection("users")
-	ids, err := c.InsertMany([]user{sampleUser("a", 1), sampleUser("b", 2)})
+	ids, err := c.InsertMany(context.Background(), []user{sampleUser("a", 1), sampleUser("b", 2)})
 	require.NoError(t, err)
-	assert.Len(t, ids, 2)
-	ids, err = c.InsertMany([]*user{{Name: "c"}, {Name: "d"}})
+	assert.Len(t, ids.InsertedIDs, 2)
+	ids, err = c.InsertMany(context.Background(), []*user{{Name: "c"}, {Name: "d"}})
 	require.NoError(t, err)
-	assert.Len(t, ids, 2)
-	ids, err = c.InsertMany([]any{user{Name: "e"}, ttldb.Document{"name": "f"}, &user{Name: "g"}, map[string]string{"name": "h"}})
+	assert.Len(t, ids.InsertedIDs, 2)
+	ids, err = c.InsertMany(context.Background(), []any{user{Name: "e"}, ttldb.Document{"name": "f"}, &user{Name: "g"}, map[string]string{"name": "h"}})
 	require.NoError(t, err)
-	assert.Len(t, ids, 4)
-	ids, err = c.InsertMany([...]user{{Name: "i"}})
+	assert.Len(t, ids.InsertedIDs, 4)
+	ids, err = c.InsertMany(context.Background(), [...]user{{Name: "i"}})
 	require.NoError(t, err)
-	assert.Len(t, ids, 1)
-	ids, err = c.InsertMany(nil)
+	assert.Len(t, ids.InsertedIDs, 1)
+	ids, err = c.InsertMany(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Empty(t, ids)
+	assert.Empty(t, ids.InsertedIDs)
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, 9, n)
+	assert.EqualValues(t, 9, n)
 
 	// Refusals change nothing.
-	_, err = c.InsertMany(user{Name: "not a slice"})
+	_, err = c.InsertMany(context.Background(), user{Name: "not a slice"})
 	assert.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	type bad struct {
 		Name string `bson:"name"`
 		C    chan int
 	}
-	_, err = c.InsertMany([]any{user{Name: "ok"}, bad{Name: "x"}})
+	_, err = c.InsertMany(context.Background(), []any{user{Name: "ok"}, bad{Name: "x"}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	var de *ttldb.DocumentError
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "c", de.Path)
-	assert.Contains(t, err.Error(), "document 1")
-	_, err = c.InsertMany([]any{user{Name: "ok"}, (*user)(nil)})
+	assert.Contains(t, err.Error(), "index 1")
+	_, err = c.InsertMany(context.Background(), []any{user{Name: "ok"}, (*user)(nil)})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	dupID := ttldb.NewObjectIDFromTime(structT0)
-	_, err = c.InsertMany([]user{{ID: dupID}, {ID: dupID}})
+	_, err = c.InsertMany(context.Background(), []user{{ID: dupID}, {ID: dupID}})
 	require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, 9, n)
+	assert.EqualValues(t, 9, n)
 }
 
 // TestReplaceOneStruct checks a struct replacement keeps the stored _id
 // when its own is left out, refuses another _id, and upserts.
 func TestReplaceOneStruct(t *testing.T) {
 	c := openStructDB(t).Collection("users")
-	id, err := c.InsertOne(sampleUser("ada", 36))
+	ins, err := c.InsertOne(context.Background(), sampleUser("ada", 36))
 	require.NoError(t, err)
-	res, err := c.ReplaceOne(ttldb.Document{"name": "ada"}, user{Name: "ada", Age: 37})
+	id := ins.InsertedID
+	res, err := c.ReplaceOne(context.Background(), ttldb.Document{"name": "ada"}, user{Name: "ada", Age: 37})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
 	var got user
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": id}).Decode(&got))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": id}).Decode(&got))
 	assert.Equal(t, user{ID: id.(ttldb.ObjectID), Name: "ada", Age: 37, Seen: time.Time{}.UTC()}, got)
 
-	_, err = c.ReplaceOne(ttldb.Document{"name": "ada"}, user{ID: ttldb.NewObjectIDFromTime(structT0), Name: "x"})
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"name": "ada"}, user{ID: ttldb.NewObjectIDFromTime(structT0), Name: "x"})
 	assert.ErrorIs(t, err, ttldb.ErrImmutableID)
 
-	res, err = c.ReplaceOne(ttldb.Document{"name": "zed"}, &user{Name: "zed"}, ttldb.UpdateOptions{Upsert: true})
+	res, err = c.ReplaceOne(context.Background(), ttldb.Document{"name": "zed"}, &user{Name: "zed"}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	require.NotNil(t, res.UpsertedID)
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": res.UpsertedID}).Decode(&got))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": res.UpsertedID}).Decode(&got))
 	assert.Equal(t, "zed", got.Name)
 
-	_, err = c.ReplaceOne(ttldb.Document{"name": "zed"}, struct{ F func() }{})
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"name": "zed"}, struct{ F func() }{})
 	assert.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 }
 
@@ -609,19 +614,19 @@ func TestReplaceOneStruct(t *testing.T) {
 // (ErrDecode, naming the field, the destination unchanged).
 func TestFindOneDecode(t *testing.T) {
 	c := openStructDB(t).Collection("users")
-	_, err := c.InsertOne(sampleUser("ada", 36))
+	_, err := c.InsertOne(context.Background(), sampleUser("ada", 36))
 	require.NoError(t, err)
 
 	var u user
-	r := c.FindOne(ttldb.Document{"name": "nobody"})
+	r := c.FindOne(context.Background(), ttldb.Document{"name": "nobody"})
 	assert.ErrorIs(t, r.Err(), ttldb.ErrNotFound)
 	assert.ErrorIs(t, r.Decode(&u), ttldb.ErrNotFound)
 	_, err = r.Document()
 	assert.ErrorIs(t, err, ttldb.ErrNotFound)
-	require.NoError(t, c.FindOne(ttldb.Document{"name": "ada"}).Err())
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"name": "ada"}).Err())
 
 	m := ttldb.Document{"stale": 1}
-	require.NoError(t, c.FindOne(ttldb.Document{"name": "ada"}).Decode(&m))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"name": "ada"}).Decode(&m))
 	assert.Equal(t, "ada", m["name"])
 	assert.NotContains(t, m, "stale")
 
@@ -629,7 +634,7 @@ func TestFindOneDecode(t *testing.T) {
 		Name string `bson:"name"`
 		Age  int8   `bson:"age"`
 	}
-	require.NoError(t, c.FindOne(ttldb.Document{"age": 36}, ttldb.FindOptions{Projection: ttldb.Document{"name": 1, "age": 1}}).Decode(&p))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"age": 36}, ttldb.FindOptions{Projection: ttldb.Document{"name": 1, "age": 1}}).Decode(&p))
 	assert.Equal(t, "ada", p.Name)
 	assert.Equal(t, int8(36), p.Age)
 
@@ -640,31 +645,33 @@ func TestFindOneDecode(t *testing.T) {
 		} `bson:"home"`
 	}
 	wrong.Name = 7
-	err = c.FindOne(ttldb.Document{"name": "ada"}).Decode(&wrong)
+	err = c.FindOne(context.Background(), ttldb.Document{"name": "ada"}).Decode(&wrong)
 	require.ErrorIs(t, err, ttldb.ErrDecode)
 	var de *ttldb.DecodeError
 	require.True(t, errors.As(err, &de))
 	assert.Contains(t, []string{"name", "home.city"}, de.Path)
 	assert.Equal(t, 7, wrong.Name, "unchanged on error")
 
-	assert.ErrorIs(t, c.FindOne(ttldb.Document{"name": "ada"}).Decode(u), ttldb.ErrDecode, "not a pointer")
+	assert.ErrorIs(t, c.FindOne(context.Background(), ttldb.Document{"name": "ada"}).Decode(u), ttldb.ErrDecode, "not a pointer")
 }
 
 // TestStructInsertValidated checks a struct goes through the collection's
 // validator and unique indexes like a Document.
 func TestStructInsertValidated(t *testing.T) {
 	db := openStructDB(t)
-	c, err := db.CreateCollection("v", ttldb.CollectionOptions{Validator: ttldb.Document{
+	c, err := db.CreateCollection(context.Background(), "v", ttldb.CollectionOptions{Validator: ttldb.Document{
 		"$jsonSchema": ttldb.Document{"required": []any{"name"}, "properties": ttldb.Document{"age": ttldb.Document{"bsonType": "int", "minimum": 0}}},
 	}})
+
 	require.NoError(t, err)
-	_, err = c.InsertOne(user{Name: "ok", Age: 1})
+	_, err = c.InsertOne(context.Background(), user{Name: "ok", Age: 1})
 	require.NoError(t, err)
-	_, err = c.InsertOne(user{Name: "neg", Age: -1})
+	_, err = c.InsertOne(context.Background(), user{Name: "neg", Age: -1})
 	assert.ErrorIs(t, err, ttldb.ErrValidation)
-	_, err = c.InsertOne(struct {
+	_, err = c.InsertOne(context.Background(), struct {
 		Age int `bson:"age"`
 	}{Age: 3})
+
 	assert.ErrorIs(t, err, ttldb.ErrValidation)
 	ids, err := findDocs(c, nil)
 	require.NoError(t, err)
@@ -680,10 +687,10 @@ func TestStoreUpdateOperators(t *testing.T) {
 
 	update := func(u ttldb.Document) ttldb.Document {
 		t.Helper()
-		res, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		res, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, u)
 		require.NoError(t, err, "%v", u)
-		assert.Equal(t, 1, res.MatchedCount)
-		got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+		assert.EqualValues(t, 1, res.MatchedCount)
+		got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 		require.NoError(t, err)
 		return got
 	}
@@ -722,7 +729,7 @@ func TestStoreUpdateOperators(t *testing.T) {
 		{},
 		{"$set": ttldb.Document{"a": 1}, "$unset": ttldb.Document{"a.b": 1}},
 	} {
-		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, u)
+		_, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, u)
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", u)
 	}
 	assert.Equal(t, before, all(t, c))
@@ -740,22 +747,22 @@ func TestStoreUpdateCounts(t *testing.T) {
 	)
 	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 2}, res)
 	res, err = c.UpdateMany(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
-	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 3, ModifiedCount: 0}, res)
+	res, err = c.UpdateOne(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$unset": ttldb.Document{"nothing": ""}})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res)
-	res, err = c.UpdateOne(ttldb.Document{"g": 1}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res)
+	res, err = c.UpdateOne(context.Background(), ttldb.Document{"g": 1}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
-	res, err = c.UpdateOne(ttldb.Document{"g": 9}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 1}, res)
+	res, err = c.UpdateOne(context.Background(), ttldb.Document{"g": 9}, ttldb.Document{"$inc": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{}, res)
-	res, err = c.ReplaceOne(ttldb.Document{"_id": 4}, ttldb.Document{"g": 2})
+	assert.Equal(t, &ttldb.UpdateResult{}, res)
+	res, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 4}, ttldb.Document{"g": 2})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "an identical replacement modifies nothing")
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "an identical replacement modifies nothing")
 	assert.Equal(t, 4, count(t, c, nil))
 }
 
@@ -771,12 +778,12 @@ func TestStoreUpsert(t *testing.T) {
 		"lang":  ttldb.Document{"$eq": "go"},
 		"$and":  []any{ttldb.Document{"team": "core"}},
 	}
-	res, err := c.UpdateOne(filter, ttldb.Document{"$set": ttldb.Document{"v": 1}, "$currentDate": ttldb.Document{"seen": true}}, ttldb.UpdateOptions{Upsert: true})
+	res, err := c.UpdateOne(context.Background(), filter, ttldb.Document{"$set": ttldb.Document{"v": 1}, "$currentDate": ttldb.Document{"seen": true}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
-	assert.Equal(t, 0, res.MatchedCount)
-	assert.Equal(t, 0, res.ModifiedCount)
+	assert.EqualValues(t, 0, res.MatchedCount)
+	assert.EqualValues(t, 0, res.ModifiedCount)
 	require.NotNil(t, res.UpsertedID)
-	got, err := c.FindOne(ttldb.Document{"_id": res.UpsertedID}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": res.UpsertedID}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{
 		"_id": res.UpsertedID, "name": "ada", "k": ttldb.Document{"sub": 5}, "lang": "go", "team": "core",
@@ -787,39 +794,39 @@ func TestStoreUpsert(t *testing.T) {
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"age": ttldb.Document{"$exists": true}}))
 
 	// Now a filter matches it: no second insert.
-	res, err = c.UpdateOne(ttldb.Document{"name": "ada", "k.sub": 5.0}, ttldb.Document{"$set": ttldb.Document{"v": 1}}, ttldb.UpdateOptions{Upsert: true})
+	res, err = c.UpdateOne(context.Background(), ttldb.Document{"name": "ada", "k.sub": 5.0}, ttldb.Document{"$set": ttldb.Document{"v": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "matched once, unchanged")
+	assert.Equal(t, &ttldb.UpdateResult{MatchedCount: 1, ModifiedCount: 0}, res, "matched once, unchanged")
 	assert.Equal(t, 1, count(t, c, nil))
 
 	// The filter's _id becomes the document's.
 	res, err = c.UpdateMany(context.Background(), ttldb.Document{"_id": "u1"}, ttldb.Document{"$inc": ttldb.Document{"n": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, "u1", res.UpsertedID)
-	got, err = c.FindOne(ttldb.Document{"_id": "u1"}).Document()
+	got, err = c.FindOne(context.Background(), ttldb.Document{"_id": "u1"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": "u1", "n": 1}, got)
 
 	// ReplaceOne upsert.
-	res, err = c.ReplaceOne(ttldb.Document{"_id": "r1"}, ttldb.Document{"x": 1}, ttldb.UpdateOptions{Upsert: true})
+	res, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": "r1"}, ttldb.Document{"x": 1}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, "r1", res.UpsertedID)
-	got, err = c.FindOne(ttldb.Document{"_id": "r1"}).Document()
+	got, err = c.FindOne(context.Background(), ttldb.Document{"_id": "r1"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": "r1", "x": 1}, got)
-	res, err = c.ReplaceOne(ttldb.Document{"x": 2}, ttldb.Document{"x": 2}, ttldb.UpdateOptions{Upsert: true})
+	res, err = c.ReplaceOne(context.Background(), ttldb.Document{"x": 2}, ttldb.Document{"x": 2}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	_, isOID := res.UpsertedID.(ttldb.ObjectID)
 	assert.True(t, isOID, "no _id in filter or replacement: one is generated")
 	assert.Equal(t, 4, count(t, c, nil))
 
 	// Without Upsert, nothing is inserted.
-	res, err = c.UpdateOne(ttldb.Document{"_id": "none"}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
+	res, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": "none"}, ttldb.Document{"$set": ttldb.Document{"v": 1}})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{}, res)
-	res, err = c.ReplaceOne(ttldb.Document{"_id": "none"}, ttldb.Document{"v": 1})
+	assert.Equal(t, &ttldb.UpdateResult{}, res)
+	res, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": "none"}, ttldb.Document{"v": 1})
 	require.NoError(t, err)
-	assert.Equal(t, ttldb.UpdateResult{}, res)
+	assert.Equal(t, &ttldb.UpdateResult{}, res)
 	assert.Equal(t, 4, count(t, c, nil))
 }
 
@@ -851,13 +858,13 @@ func TestStoreUpdateManyAtomic(t *testing.T) {
 		for _, d := range before {
 			n, err := c.CountDocuments(context.Background(), ttldb.Document{"u": d["u"]})
 			require.NoError(t, err)
-			assert.Equal(t, 1, n, "index entry for u=%v", d["u"])
+			assert.EqualValues(t, 1, n, "index entry for u=%v", d["u"])
 		}
 	}
 	// Keys swapped within one batch are fine: the check is on the result.
 	res, err := c.UpdateMany(context.Background(), ttldb.Document{"g": "x"}, ttldb.Document{"$inc": ttldb.Document{"u": 10}})
 	require.NoError(t, err)
-	assert.Equal(t, 2, res.ModifiedCount)
+	assert.EqualValues(t, 2, res.ModifiedCount)
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"u": 11}))
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"u": 1}))
 }

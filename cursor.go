@@ -65,8 +65,8 @@ func (cur *Cursor) Err() error {
 
 // Close ends the iteration and releases the cursor's current batch. It is
 // safe to call more than once, and returns Err().
-func (cur *Cursor) Close() error {
-	return (*engine.Cursor)(cur).Close()
+func (cur *Cursor) Close(ctx context.Context) error {
+	return (*engine.Cursor)(cur).Close(ctx)
 }
 
 // All decodes every remaining result into the slice results points to,

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/ttldb/ttldb/internal/engine"
@@ -69,22 +70,22 @@ func (db *DB) Collection(name string) *Collection {
 // $jsonSchema validator, hiding of expired documents). It fails with
 // ErrInvalidOptions for bad options and, as MongoDB does, with
 // ErrCollectionExists if a collection of that name exists already.
-func (db *DB) CreateCollection(name string, opts CollectionOptions) (*Collection, error) {
-	collection, err := (*engine.DB)(db).CreateCollection(name, opts)
+func (db *DB) CreateCollection(ctx context.Context, name string, opts CollectionOptions) (*Collection, error) {
+	collection, err := (*engine.DB)(db).CreateCollection(ctx, name, opts)
 	return (*Collection)(collection), err
 }
 
 // ListCollectionNames returns the names of the existing collections, sorted.
-func (db *DB) ListCollectionNames() ([]string, error) {
-	return (*engine.DB)(db).ListCollectionNames()
+func (db *DB) ListCollectionNames(ctx context.Context) ([]string, error) {
+	return (*engine.DB)(db).ListCollectionNames(ctx)
 }
 
 // DropCollection removes the collection, its documents and its indexes. It
 // fails with ErrNotFound if there is no such collection. A TTL pass working
 // on the collection notices the drop at its next batch and moves on. It
 // waits for the write running on the collection, if any, to end.
-func (db *DB) DropCollection(name string) error {
-	return (*engine.DB)(db).DropCollection(name)
+func (db *DB) DropCollection(ctx context.Context, name string) error {
+	return (*engine.DB)(db).DropCollection(ctx, name)
 }
 
 // WithMemoryLimit caps the memory a DB may hold, in bytes, as the DB

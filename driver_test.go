@@ -151,9 +151,9 @@ func TestDriverTypesRoundTrip(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("models")
 	in := sampleModel(t)
-	_, err := c.InsertOne(in)
+	_, err := c.InsertOne(context.Background(), in)
 	require.NoError(t, err)
-	res := c.FindOne(ttldb.Document{"_id": in.ID})
+	res := c.FindOne(context.Background(), ttldb.Document{"_id": in.ID})
 
 	var got driverModel
 	require.NoError(t, res.Decode(&got))
@@ -203,21 +203,22 @@ func TestDriverRawArray(t *testing.T) {
 	c := db.Collection("ra")
 	_, arr, err := bson.MarshalValue(bson.A{int32(1), "two"})
 	require.NoError(t, err)
-	_, err = c.InsertOne(ttldb.Document{"_id": 1, "a": bson.RawArray(arr)})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "a": bson.RawArray(arr)})
 	require.NoError(t, err)
-	_, err = c.InsertOne(struct {
+	_, err = c.InsertOne(context.Background(), struct {
 		ID int           `bson:"_id"`
 		A  bson.RawArray `bson:"a"`
 	}{2, arr})
+
 	require.NoError(t, err)
 	for _, id := range []int{1, 2} {
-		doc, err := c.FindOne(ttldb.Document{"_id": id}).Document()
+		doc, err := c.FindOne(context.Background(), ttldb.Document{"_id": id}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, []any{int32(1), "two"}, doc["a"])
 		var back struct {
 			A bson.RawArray `bson:"a"`
 		}
-		require.NoError(t, c.FindOne(ttldb.Document{"_id": id}).Decode(&back))
+		require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": id}).Decode(&back))
 		assert.Equal(t, bson.RawArray(arr), back.A)
 	}
 }
@@ -234,17 +235,17 @@ func TestDriverTypesInDocument(t *testing.T) {
 		"uuid": in.UUID, "up": in.Up, "price": in.Price, "ref": in.Ref, "null": bson.Null{},
 		"structs": in.Structs, "oid": in.ID,
 	}
-	_, err := c.InsertOne(asDoc)
+	_, err := c.InsertOne(context.Background(), asDoc)
 	require.NoError(t, err)
-	_, err = c.InsertOne(bson.D{{Key: "_id", Value: 2}, {Key: "when", Value: in.When}, {Key: "ref", Value: in.Ref}})
+	_, err = c.InsertOne(context.Background(), bson.D{{Key: "_id", Value: 2}, {Key: "when", Value: in.When}, {Key: "ref", Value: in.Ref}})
 	require.NoError(t, err)
 
-	got, err := c.FindOne(ttldb.Document{"_id": int32(1)}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": int32(1)}).Document()
 	require.NoError(t, err)
 	want := viaDriver[bson.M](t, asDoc) // the driver's reading, in the driver's types
 	for k, v := range want {
 		var dec any
-		require.NoError(t, c.FindOne(ttldb.Document{"_id": int32(1)}).Decode(&dec))
+		require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": int32(1)}).Decode(&dec))
 		asM := bson.M{}
 		for _, e := range dec.(bson.D) {
 			asM[e.Key] = e.Value
@@ -259,7 +260,7 @@ func TestDriverTypesInDocument(t *testing.T) {
 		When bson.DateTime `bson:"when"`
 		Ref  dbRef         `bson:"ref"`
 	}
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": 2}).Decode(&two))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": 2}).Decode(&two))
 	assert.Equal(t, in.When, two.When)
 	assert.Equal(t, in.Ref, two.Ref)
 }
@@ -326,12 +327,13 @@ func TestDriverUpdates(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("u")
 	mustInsert(t, c, ttldb.Document{"_id": 1, "d": bson.NewDecimal128(0, 5), "n": 1})
-	_, err := c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{
+	_, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{
 		"$set": bson.D{{Key: "p", Value: point{3, 4}}, {Key: "at", Value: bson.DateTime(1000)}, {Key: "nested", Value: ttldb.Document{"$literal": 1}}},
 		"$max": bson.M{"seen": bson.NewDateTimeFromTime(storeT0)},
 	})
+
 	require.NoError(t, err)
-	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"x": int32(3), "y": int32(4)}, got["p"])
 	assert.Equal(t, time.UnixMilli(1000).UTC(), got["at"])
@@ -341,16 +343,16 @@ func TestDriverUpdates(t *testing.T) {
 	// ttldb compares Decimal128 values exactly but does not compute with
 	// them: $inc and $mul on one are refused and change nothing.
 	for _, upd := range []ttldb.Document{{"$inc": ttldb.Document{"d": 1}}, {"$mul": ttldb.Document{"d": 2}}, {"$inc": ttldb.Document{"n": bson.NewDecimal128(0, 1)}}} {
-		_, err := c.UpdateOne(ttldb.Document{"_id": 1}, upd)
+		_, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, upd)
 		require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "%v", upd)
-		after, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+		after, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 		require.NoError(t, err)
 		assert.Equal(t, got, after)
 	}
 	// $inc of a missing field sets it to the increment: no arithmetic.
-	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"fresh": bson.NewDecimal128(0, 1)}})
+	_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"fresh": bson.NewDecimal128(0, 1)}})
 	require.NoError(t, err)
-	after, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	after, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, bson.NewDecimal128(0, 1), after["fresh"])
 }
@@ -371,7 +373,7 @@ func TestDriverSortOrder(t *testing.T) {
 	}
 	for i, v := range values {
 		for _, c := range []*ttldb.Collection{scan, indexed} {
-			_, err := c.InsertOne(ttldb.Document{"_id": len(values) - i, "v": v})
+			_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": len(values) - i, "v": v})
 			require.NoError(t, err)
 		}
 	}
@@ -407,23 +409,24 @@ func TestDriverIndexes(t *testing.T) {
 	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("uuid")}, Unique: true})
 	require.NoError(t, err)
 	u := [16]byte{1, 2, 3}
-	_, err = c.InsertOne(ttldb.Document{"uuid": u})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"uuid": u})
 	require.NoError(t, err)
-	_, err = c.InsertOne(struct {
+	_, err = c.InsertOne(context.Background(), struct {
 		UUID [16]byte `bson:"uuid"`
 	}{u})
+
 	require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "a [16]byte is binary data in a Document and in a struct alike")
-	_, err = c.InsertOne(ttldb.Document{"uuid": bson.Binary{Subtype: 4, Data: u[:]}})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"uuid": bson.Binary{Subtype: 4, Data: u[:]}})
 	require.NoError(t, err, "a UUID of subtype 4 is another value")
 
 	precise, err := bson.ParseDecimal128("0.1")
 	require.NoError(t, err)
-	_, err = c.InsertOne(ttldb.Document{"_id": "dec", "uuid": precise})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": "dec", "uuid": precise})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	require.ErrorContains(t, err, "Decimal128")
-	_, err = c.FindOne(ttldb.Document{"_id": "dec"}).Document()
+	_, err = c.FindOne(context.Background(), ttldb.Document{"_id": "dec"}).Document()
 	require.ErrorIs(t, err, ttldb.ErrNotFound, "nothing stored")
-	_, err = c.InsertOne(ttldb.Document{"_id": "dec", "other": precise})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": "dec", "other": precise})
 	require.NoError(t, err, "an unindexed field holds any Decimal128")
 }
 
@@ -435,16 +438,17 @@ func TestDriverDateTimeTTL(t *testing.T) {
 	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(t, err)
 	at := bson.NewDateTimeFromTime(clk.Now())
-	_, err = c.InsertOne(ttldb.Document{"_id": "doc", "at": at})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": "doc", "at": at})
 	require.NoError(t, err)
-	_, err = c.InsertOne(struct {
+	_, err = c.InsertOne(context.Background(), struct {
 		ID string        `bson:"_id"`
 		At bson.DateTime `bson:"at"`
 	}{"struct", bson.NewDateTimeFromTime(clk.Now().Add(30 * time.Second))})
+
 	require.NoError(t, err)
-	_, err = c.InsertOne(bson.D{{Key: "_id", Value: "d"}, {Key: "at", Value: at}})
+	_, err = c.InsertOne(context.Background(), bson.D{{Key: "_id", Value: "d"}, {Key: "at", Value: at}})
 	require.NoError(t, err)
-	exp, ok, err := c.ExpiresAt("doc")
+	exp, ok, err := c.ExpiresAt(context.Background(), "doc")
 	require.NoError(t, err)
 	require.True(t, ok, "the date is a date: the TTL index holds it")
 	assert.Equal(t, at.Time().Add(time.Minute).UTC(), exp)
@@ -474,16 +478,16 @@ func TestDriverFieldNames(t *testing.T) {
 	docs, err = findDocs(c, ttldb.Document{"a.b": "literal"})
 	require.NoError(t, err)
 	assert.Empty(t, docs, "not the field whose name holds a dot")
-	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, ttldb.Document{"_id": 1, "$top": 1, "a.b": "literal", "a": ttldb.Document{"b": "nested"}, "n": ttldb.Document{"$x": 2}}, got)
 
-	_, err = c.InsertOne(ttldb.Document{"_id": ttldb.Document{"$ref": "x"}})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": ttldb.Document{"$ref": "x"}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	var de *ttldb.DocumentError
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "_id.$ref", de.Path)
-	_, err = c.ReplaceOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"a": 1}})
+	_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"a": 1}})
 	require.Error(t, err, "a replacement that reads as an update is refused")
 }
 
@@ -505,7 +509,7 @@ func TestDriverRefusals(t *testing.T) {
 		{[]any{1, bson.JavaScript("x")}, "v.1", "bson.JavaScript"},
 		{ttldb.Document{"in": bson.Symbol("x")}, "v.in", "bson.Symbol"},
 	} {
-		_, err := c.InsertOne(ttldb.Document{"v": tc.v})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"v": tc.v})
 		require.ErrorIs(t, err, ttldb.ErrInvalidDocument, "%T", tc.v)
 		var de *ttldb.DocumentError
 		require.ErrorAs(t, err, &de)
@@ -513,9 +517,9 @@ func TestDriverRefusals(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.typ)
 	}
 	var js struct{ V bson.JavaScript }
-	_, err := c.InsertOne(ttldb.Document{"_id": 1, "v": "code"})
+	_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "v": "code"})
 	require.NoError(t, err)
-	err = c.FindOne(ttldb.Document{"_id": 1}).Decode(&js)
+	err = c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Decode(&js)
 	require.ErrorIs(t, err, ttldb.ErrDecode, "decoding into a type ttldb does not store")
 	assert.Equal(t, 1, count(t, c, ttldb.Document{}))
 }
@@ -526,18 +530,18 @@ func TestDriverDifferences(t *testing.T) {
 	db, _ := openStore(t)
 	c := db.Collection("diff")
 	at := time.Date(2026, 1, 2, 3, 4, 5, 123_456_789, time.UTC)
-	_, err := c.InsertOne(ttldb.Document{"_id": 1, "at": at, "big": uint64(math.MaxUint64), "n": 5})
+	_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "at": at, "big": uint64(math.MaxUint64), "n": 5})
 	require.NoError(t, err)
 
 	// A time.Time keeps its nanoseconds (the driver keeps milliseconds);
 	// a bson.DateTime destination, and Extended JSON, get milliseconds.
-	doc, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	doc, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, at, doc["at"])
 	var viaDT struct {
 		At bson.DateTime `bson:"at"`
 	}
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": 1}).Decode(&viaDT))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Decode(&viaDT))
 	assert.Equal(t, bson.NewDateTimeFromTime(at), viaDT.At)
 
 	// An unsigned integer above 2^63−1 is stored (the driver refuses it).
@@ -549,7 +553,7 @@ func TestDriverDifferences(t *testing.T) {
 	// (the driver writes an int as int32 or int64).
 	assert.Equal(t, 5, doc["n"])
 	var anyN struct{ N any }
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": 1}).Decode(&anyN))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Decode(&anyN))
 	assert.Equal(t, 5, anyN.N)
 	assert.Equal(t, int32(5), viaDriver[struct{ N any }](t, bson.M{"n": 5}).N)
 }
@@ -565,7 +569,7 @@ func TestDecodeEmptyAndNull(t *testing.T) {
 		None []string
 		M    map[string]int
 	}
-	require.NoError(t, c.FindOne(ttldb.Document{"_id": 1}).Decode(&out))
+	require.NoError(t, c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Decode(&out))
 	require.NotNil(t, out.Tags)
 	assert.Empty(t, out.Tags)
 	assert.Nil(t, out.None)

@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"io"
 
 	"github.com/ttldb/ttldb/internal/engine"
@@ -127,8 +128,8 @@ func (db *DB) Recovery() RecoveryInfo {
 // dropped by a later snapshot; and with ErrClosed when Close cut it short.
 // Snapshots are serialized: a call during another (an automatic one)
 // waits for it.
-func (db *DB) Snapshot() error {
-	return (*engine.DB)(db).Snapshot()
+func (db *DB) Snapshot(ctx context.Context) error {
+	return (*engine.DB)(db).Snapshot(ctx)
 }
 
 // Backup writes a consistent copy of the DB to w: a snapshot file (its
@@ -140,6 +141,6 @@ func (db *DB) Snapshot() error {
 // until the end and written after the documents. Backup does not sync or
 // close w. It costs a read of every document and, in memory, the ops
 // committed while it runs. A nil w is ErrInvalidOptions.
-func (db *DB) Backup(w io.Writer) error {
-	return (*engine.DB)(db).Backup(w)
+func (db *DB) Backup(ctx context.Context, w io.Writer) error {
+	return (*engine.DB)(db).Backup(ctx, w)
 }

@@ -22,19 +22,19 @@ func TestDataDirectoryOptions(t *testing.T) {
 	db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithDir(dir), ttldb.WithSync(ttldb.SyncAlways),
 		ttldb.WithAutoSnapshot(ttldb.AutoSnapshot{Disabled: true}))
 	require.NoError(t, err)
-	_, err = db.Collection("c").InsertOne(ttldb.Document{"_id": 1, "v": "kept"})
+	_, err = db.Collection("c").InsertOne(context.Background(), ttldb.Document{"_id": 1, "v": "kept"})
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
 	for _, opts := range [][]ttldb.Option{nil, {ttldb.WithSalvage()}} {
 		db, err := ttldb.Open(append([]ttldb.Option{ttldb.WithClock(clk), ttldb.WithDir(dir)}, opts...)...)
 		require.NoError(t, err)
-		doc, err := db.Collection("c").FindOne(ttldb.Document{"_id": 1}).Document()
+		doc, err := db.Collection("c").FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 		require.NoError(t, err)
 		require.Equal(t, "kept", doc["v"])
 		n, err := db.Collection("c").CountDocuments(ctx, nil)
 		require.NoError(t, err)
-		require.Equal(t, 1, n)
+		require.EqualValues(t, 1, n)
 		require.NoError(t, db.Close())
 	}
 }

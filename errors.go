@@ -16,6 +16,11 @@ var (
 	// DropIndex and CollMod for a missing index, and by DropCollection for a
 	// missing collection.
 	ErrNotFound = engine.ErrNotFound
+	// ErrNoDocuments is the driver's name for ErrNotFound: the same
+	// sentinel, so that errors.Is(err, ErrNoDocuments) holds wherever
+	// errors.Is(err, ErrNotFound) does (FindOne's error when nothing
+	// matches).
+	ErrNoDocuments = engine.ErrNotFound
 	// ErrMemoryLimit is returned by a write that would take the DB's
 	// accounted memory past the limit set by WithMemoryLimit. The write
 	// changes nothing (an InsertMany or UpdateMany none of its documents).

@@ -16,14 +16,14 @@ import (
 func ExampleCollection_FindOneAndUpdate() {
 	db, clk := openExample()
 	defer db.Close()
-	sessions, err := db.CreateCollection("sessions", ttldb.CollectionOptions{HideExpired: true})
+	sessions, err := db.CreateCollection(context.Background(), "sessions", ttldb.CollectionOptions{HideExpired: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	if _, err := sessions.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("lastSeen")}, ExpireAfterSeconds: ttldb.Seconds(1800)}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := sessions.InsertOne(ttldb.Document{"_id": "tok", "user": "ada", "lastSeen": clk.Now()}); err != nil {
+	if _, err := sessions.InsertOne(context.Background(), ttldb.Document{"_id": "tok", "user": "ada", "lastSeen": clk.Now()}); err != nil {
 		log.Fatal(err)
 	}
 	refresh := func() error {
@@ -31,9 +31,10 @@ func ExampleCollection_FindOneAndUpdate() {
 			User     string    `bson:"user"`
 			LastSeen time.Time `bson:"lastSeen"`
 		}
-		err := sessions.FindOneAndUpdate(ttldb.Document{"_id": "tok"},
+		err := sessions.FindOneAndUpdate(context.Background(), ttldb.Document{"_id": "tok"},
 			ttldb.Document{"$currentDate": ttldb.Document{"lastSeen": true}},
-			ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).Decode(&s)
+			ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).
+			Decode(&s)
 		if err == nil {
 			fmt.Println(s.User, "seen at", s.LastSeen.Format("15:04"))
 		}
@@ -54,15 +55,16 @@ func ExampleCollection_FindOneAndReplace() {
 	db, _ := openExample()
 	defer db.Close()
 	c := db.Collection("config")
-	if _, err := c.InsertOne(ttldb.Document{"_id": "limits", "rps": 10}); err != nil {
+	if _, err := c.InsertOne(context.Background(), ttldb.Document{"_id": "limits", "rps": 10}); err != nil {
 		log.Fatal(err)
 	}
-	old, err := c.FindOneAndReplace(ttldb.Document{"_id": "limits"}, ttldb.Document{"rps": 20, "burst": 5}).Document()
+	old, err := c.FindOneAndReplace(context.Background(), ttldb.Document{"_id": "limits"}, ttldb.Document{"rps": 20, "burst": 5}).Document()
 	if err != nil {
 		log.Fatal(err)
 	}
-	now, err := c.FindOneAndReplace(ttldb.Document{"_id": "limits"}, ttldb.Document{"rps": 30},
-		ttldb.FindOneAndReplaceOptions{ReturnDocument: ttldb.After}).Document()
+	now, err := c.FindOneAndReplace(context.Background(), ttldb.Document{"_id": "limits"}, ttldb.Document{"rps": 30},
+		ttldb.FindOneAndReplaceOptions{ReturnDocument: ttldb.After}).
+		Document()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func ExampleCollection_FindOneAndDelete() {
 	defer db.Close()
 	jobs := db.Collection("jobs")
 	for i, name := range []string{"resize", "email", "report"} {
-		if _, err := jobs.InsertOne(ttldb.Document{"name": name, "queued": clk.Now().Add(time.Duration(-i) * time.Minute)}); err != nil {
+		if _, err := jobs.InsertOne(context.Background(), ttldb.Document{"name": name, "queued": clk.Now().Add(time.Duration(-i) * time.Minute)}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -85,7 +87,7 @@ func ExampleCollection_FindOneAndDelete() {
 		var job struct {
 			Name string `bson:"name"`
 		}
-		err := jobs.FindOneAndDelete(nil, ttldb.FindOneAndDeleteOptions{Sort: []ttldb.IndexKey{ttldb.Asc("queued")}}).Decode(&job)
+		err := jobs.FindOneAndDelete(context.Background(), nil, ttldb.FindOneAndDeleteOptions{Sort: []ttldb.IndexKey{ttldb.Asc("queued")}}).Decode(&job)
 		if errors.Is(err, ttldb.ErrNotFound) {
 			break
 		}
@@ -109,7 +111,7 @@ func ExampleCollection_BulkWrite() {
 		ttldb.UpdateOneModel{Filter: ttldb.Document{"_id": "ada"}, Update: ttldb.Document{"$inc": ttldb.Document{"visits": 1}}},
 		ttldb.UpdateOneModel{Filter: ttldb.Document{"_id": "bob"}, Update: ttldb.Document{"$inc": ttldb.Document{"visits": 1}}, Upsert: true},
 		ttldb.DeleteManyModel{Filter: ttldb.Document{"visits": ttldb.Document{"$lt": 2}}},
-	}, ttldb.BulkWriteOptions{Unordered: true})
+	}, ttldb.BulkWriteOptions{Ordered: ptr(false)})
 	var bwe *ttldb.BulkWriteError
 	if errors.As(err, &bwe) {
 		for _, we := range bwe.WriteErrors {
@@ -140,11 +142,11 @@ func ExampleCollection_InsertOne_struct() {
 	defer db.Close()
 	sessions := db.Collection("sessions")
 
-	id, err := sessions.InsertOne(Session{User: "ada", Roles: []string{"admin"}, LastSeen: clk.Now(), CSRFToken: "x"})
+	res, err := sessions.InsertOne(context.Background(), Session{User: "ada", Roles: []string{"admin"}, LastSeen: clk.Now(), CSRFToken: "x"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, err := sessions.FindOne(ttldb.Document{"_id": id}).Document()
+	doc, err := sessions.FindOne(context.Background(), ttldb.Document{"_id": res.InsertedID}).Document()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func ExampleSingleResult_Decode() {
 	db, clk := openExample()
 	defer db.Close()
 	sessions := db.Collection("sessions")
-	if _, err := sessions.InsertMany([]Session{
+	if _, err := sessions.InsertMany(context.Background(), []Session{
 		{User: "ada", Roles: []string{"admin"}, LastSeen: clk.Now()},
 		{User: "bob", LastSeen: clk.Now().Add(time.Minute)},
 	}); err != nil {
@@ -166,12 +168,12 @@ func ExampleSingleResult_Decode() {
 	}
 
 	var s Session
-	if err := sessions.FindOne(ttldb.Document{"user": "ada"}).Decode(&s); err != nil {
+	if err := sessions.FindOne(context.Background(), ttldb.Document{"user": "ada"}).Decode(&s); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(s.User, s.Roles, s.LastSeen.Format(time.Kitchen), !s.ID.IsZero())
 
-	err := sessions.FindOne(ttldb.Document{"user": "eve"}).Decode(&s)
+	err := sessions.FindOne(context.Background(), ttldb.Document{"user": "eve"}).Decode(&s)
 	fmt.Println(errors.Is(err, ttldb.ErrNotFound))
 	// Output:
 	// ada [admin] 12:00PM true
@@ -184,23 +186,24 @@ func ExampleCollection_UpdateOne_fieldOperators() {
 	db, _ := openExample()
 	defer db.Close()
 	stats := db.Collection("stats")
-	if _, err := stats.InsertOne(ttldb.Document{"_id": 1, "price": 10, "low": 5, "high": 50, "qty": 3}); err != nil {
+	if _, err := stats.InsertOne(context.Background(), ttldb.Document{"_id": 1, "price": 10, "low": 5, "high": 50, "qty": 3}); err != nil {
 		log.Fatal(err)
 	}
-	_, err := stats.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{
+	_, err := stats.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{
 		"$mul":    ttldb.Document{"price": 1.5},
 		"$min":    ttldb.Document{"low": 2},
-		"$max":    ttldb.Document{"high": 40}, // not higher: unchanged
+		"$max":    ttldb.Document{"high": 40},
 		"$rename": ttldb.Document{"qty": "stock.count"},
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, _ := stats.FindOne(ttldb.Document{"_id": 1}).Document()
+	doc, _ := stats.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	fmt.Println(doc["price"], doc["low"], doc["high"], doc["stock"], doc["qty"])
 
 	// Two operators on one path conflict, as in MongoDB.
-	_, err = stats.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"low": 0}, "$min": ttldb.Document{"low": 1}})
+	_, err = stats.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"low": 0}, "$min": ttldb.Document{"low": 1}})
 	fmt.Println(err)
 	// Output:
 	// 15 2 50 map[count:3] <nil>
@@ -214,28 +217,30 @@ func ExampleCollection_UpdateOne_arrayOperators() {
 	db, _ := openExample()
 	defer db.Close()
 	players := db.Collection("players")
-	if _, err := players.InsertOne(ttldb.Document{"_id": "ada", "scores": []any{7, 3, 9}, "tags": []any{"new"}, "queue": []any{"a", "b", "c"}}); err != nil {
+	if _, err := players.InsertOne(context.Background(), ttldb.Document{"_id": "ada", "scores": []any{7, 3, 9}, "tags": []any{"new"}, "queue": []any{"a", "b", "c"}}); err != nil {
 		log.Fatal(err)
 	}
-	_, err := players.UpdateOne(ttldb.Document{"_id": "ada"}, ttldb.Document{
+	_, err := players.UpdateOne(context.Background(), ttldb.Document{"_id": "ada"}, ttldb.Document{
 		"$push":     ttldb.Document{"scores": ttldb.Document{"$each": []any{8, 1, 10}, "$sort": -1, "$slice": 5}},
 		"$addToSet": ttldb.Document{"tags": ttldb.Document{"$each": []any{"new", "pro"}}},
 		"$pop":      ttldb.Document{"queue": -1},
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = players.UpdateOne(ttldb.Document{"_id": "ada"}, ttldb.Document{
+	_, err = players.UpdateOne(context.Background(), ttldb.Document{"_id": "ada"}, ttldb.Document{
 		"$pull": ttldb.Document{"scores": ttldb.Document{"$lt": 8}, "tags": "new"},
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, _ := players.FindOne(ttldb.Document{"_id": "ada"}).Document()
+	doc, _ := players.FindOne(context.Background(), ttldb.Document{"_id": "ada"}).Document()
 	fmt.Println(doc["scores"], doc["tags"], doc["queue"])
 
 	// A $push to a field that is not an array is an error that changes nothing.
-	_, err = players.UpdateOne(ttldb.Document{"_id": "ada"}, ttldb.Document{"$push": ttldb.Document{"tags.0": "x"}})
+	_, err = players.UpdateOne(context.Background(), ttldb.Document{"_id": "ada"}, ttldb.Document{"$push": ttldb.Document{"tags.0": "x"}})
 	fmt.Println(err)
 	// Output:
 	// [10 9 8] [pro] [b c]
@@ -254,13 +259,13 @@ func ExampleCollection_UpdateOne_setOnInsert() {
 		"$setOnInsert": ttldb.Document{"createdAt": clk.Now(), "user": "ada"},
 	}
 	for range 3 {
-		res, err := sessions.UpdateOne(ttldb.Document{"_id": "s1"}, refresh, ttldb.UpdateOptions{Upsert: true})
+		res, err := sessions.UpdateOne(context.Background(), ttldb.Document{"_id": "s1"}, refresh, ttldb.UpdateOptions{Upsert: true})
 		if err != nil {
 			log.Fatal(err)
 		}
 		fmt.Println("inserted:", res.UpsertedID != nil)
 	}
-	doc, _ := sessions.FindOne(ttldb.Document{"_id": "s1"}).Document()
+	doc, _ := sessions.FindOne(context.Background(), ttldb.Document{"_id": "s1"}).Document()
 	fmt.Println(doc["user"], doc["hits"])
 	// Output:
 	// inserted: true
@@ -285,8 +290,8 @@ func ExampleCollection_DeleteMany() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	left, _ := sessions.EstimatedDocumentCount()
-	fmt.Println(n, left)
+	left, _ := sessions.EstimatedDocumentCount(context.Background())
+	fmt.Println(n.DeletedCount, left)
 	// Output:
 	// true
 	// 2 3

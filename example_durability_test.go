@@ -39,7 +39,7 @@ func Example_dataDirectory() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := sessions.InsertMany([]ttldb.Document{
+	if _, err := sessions.InsertMany(context.Background(), []ttldb.Document{
 		{"_id": "ada", "lastSeen": clock.Now()},
 		{"_id": "grace", "lastSeen": clock.Now().Add(20 * time.Minute)},
 	}); err != nil {
@@ -55,7 +55,7 @@ func Example_dataDirectory() {
 	fmt.Println("ops replayed from the log:", db.Recovery().LogOps)
 	sessions = db.Collection("sessions")
 	for _, id := range []string{"ada", "grace"} {
-		err := sessions.FindOne(ttldb.Document{"_id": id}).Err()
+		err := sessions.FindOne(context.Background(), ttldb.Document{"_id": id}).Err()
 		fmt.Println(id, "served:", err == nil)
 	}
 	res, err := db.RunTTLPass(ctx)
@@ -81,12 +81,12 @@ func ExampleDB_Backup() {
 	defer db.Close()
 	events := db.Collection("events")
 	for i := range 3 {
-		if _, err := events.InsertOne(ttldb.Document{"_id": i, "kind": "click"}); err != nil {
+		if _, err := events.InsertOne(context.Background(), ttldb.Document{"_id": i, "kind": "click"}); err != nil {
 			log.Fatal(err)
 		}
 	}
 	var backup bytes.Buffer
-	if err := db.Backup(&backup); err != nil {
+	if err := db.Backup(context.Background(), &backup); err != nil {
 		log.Fatal(err)
 	}
 

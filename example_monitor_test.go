@@ -28,7 +28,7 @@ func ExampleExpireHookError() {
 				continue
 			}
 			key := ttldb.Document{"id": doc["_id"], "version": int64(b.Versions[i])}
-			_, err := db.Collection("archive").InsertOne(ttldb.Document{"_id": key, "doc": doc})
+			_, err := db.Collection("archive").InsertOne(context.Background(), ttldb.Document{"_id": key, "doc": doc})
 			if err != nil && !errors.Is(err, ttldb.ErrDuplicateKey) {
 				failed = append(failed, doc["_id"])
 			}
@@ -56,7 +56,7 @@ func ExampleExpireHookError() {
 		{"_id": "b", "lastSeen": clock.Now(), "poison": true},
 		{"_id": "c", "lastSeen": clock.Now()},
 	} {
-		if _, err := sessions.InsertOne(d); err != nil {
+		if _, err := sessions.InsertOne(context.Background(), d); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -24,7 +24,7 @@ func sessionsExample(db *ttldb.DB) *ttldb.Collection {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	for i, u := range []string{"ada", "grace", "ada", "linus", "grace"} {
 		s := session{ID: fmt.Sprintf("s%d", i+1), User: u, LastSeen: t0.Add(time.Duration(i) * time.Minute), Hits: 10 * (5 - i)}
-		if _, err := c.InsertOne(s); err != nil {
+		if _, err := c.InsertOne(context.Background(), s); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func ExampleCursor_Next() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cur.Close()
+	defer cur.Close(context.Background())
 	var s session
 	for cur.Next(ctx) {
 		if err := cur.Decode(&s); err != nil {
@@ -154,7 +154,7 @@ func ExampleCollection_EstimatedDocumentCount() {
 	defer db.Close()
 	sessions := sessionsExample(db)
 
-	n, err := sessions.EstimatedDocumentCount()
+	n, err := sessions.EstimatedDocumentCount(context.Background())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func ExampleCollection_Distinct() {
 	db, _ := openExample()
 	defer db.Close()
 	sessions := sessionsExample(db)
-	if _, err := sessions.UpdateOne(ttldb.Document{"_id": "s4"},
+	if _, err := sessions.UpdateOne(context.Background(), ttldb.Document{"_id": "s4"},
 		ttldb.Document{"$set": ttldb.Document{"user": []string{"linus", "ken"}}}); err != nil {
 		log.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func ExampleCollection_Find_regex() {
 	db, _ := openExample()
 	defer db.Close()
 	users := db.Collection("users")
-	if _, err := users.InsertMany([]ttldb.Document{
+	if _, err := users.InsertMany(context.Background(), []ttldb.Document{
 		{"_id": 1, "email": "Ada@Example.com"},
 		{"_id": 2, "email": "bob@example.org"},
 		{"_id": 3, "email": "carol@example.com", "aliases": []string{"cc@example.org"}},
@@ -218,7 +218,7 @@ func ExampleCollection_Find_arrayOperators() {
 	db, _ := openExample()
 	defer db.Close()
 	orders := db.Collection("orders")
-	if _, err := orders.InsertMany([]ttldb.Document{
+	if _, err := orders.InsertMany(context.Background(), []ttldb.Document{
 		{"_id": 1, "items": []any{ttldb.Document{"sku": "a", "qty": 1}, ttldb.Document{"sku": "b", "qty": 5}}, "tags": []any{"gift", "rush"}},
 		{"_id": 2, "items": []any{ttldb.Document{"sku": "a", "qty": 5}}, "tags": []any{"rush"}},
 	}); err != nil {
@@ -253,7 +253,7 @@ func ExampleCollection_Find_typeAndMod() {
 	db, _ := openExample()
 	defer db.Close()
 	readings := db.Collection("readings")
-	if _, err := readings.InsertMany([]ttldb.Document{
+	if _, err := readings.InsertMany(context.Background(), []ttldb.Document{
 		{"_id": 1, "v": 12}, {"_id": 2, "v": "12"}, {"_id": 3, "v": 7.5}, {"_id": 4, "v": nil},
 	}); err != nil {
 		log.Fatal(err)

@@ -1,6 +1,7 @@
 package ttldb_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -27,8 +28,8 @@ func ExampleDB_Apply() {
 	defer primary.Close()
 
 	sessions := primary.Collection("sessions")
-	_, _ = sessions.InsertOne(ttldb.Document{"_id": "s1", "user": "ada"}) // creates the collection: two ops
-	_, _ = sessions.UpdateOne(ttldb.Document{"_id": "s1"}, ttldb.Document{"$currentDate": ttldb.Document{"seen": true}})
+	_, _ = sessions.InsertOne(context.Background(), ttldb.Document{"_id": "s1", "user": "ada"}) // creates the collection: two ops
+	_, _ = sessions.UpdateOne(context.Background(), ttldb.Document{"_id": "s1"}, ttldb.Document{"$currentDate": ttldb.Document{"seen": true}})
 
 	// Ship each op in its binary form.
 	var wire [][]byte
@@ -47,12 +48,12 @@ func ExampleDB_Apply() {
 		if err := op.UnmarshalBinary(b); err != nil {
 			panic(err)
 		}
-		if err := replica.Apply(op); err != nil {
+		if err := replica.Apply(context.Background(), op); err != nil {
 			panic(err)
 		}
 		fmt.Println(op.Seq, op.Kind, op.Collection)
 	}
-	doc, _ := replica.Collection("sessions").FindOne(ttldb.Document{"_id": "s1"}).Document()
+	doc, _ := replica.Collection("sessions").FindOne(context.Background(), ttldb.Document{"_id": "s1"}).Document()
 	fmt.Println(doc["user"], doc["seen"])
 	// Output:
 	// 1 createCollection sessions

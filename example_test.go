@@ -46,11 +46,11 @@ func ExampleCollection_InsertOne() {
 	defer db.Close()
 	events := db.Collection("eventlog")
 
-	id, err := events.InsertOne(ttldb.Document{"lastModifiedDate": clk.Now(), "user": "ada"})
+	res, err := events.InsertOne(context.Background(), ttldb.Document{"lastModifiedDate": clk.Now(), "user": "ada"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	oid := id.(ttldb.ObjectID) // generated, time-ordered, from the DB clock
+	oid := res.InsertedID.(ttldb.ObjectID) // generated, time-ordered, from the DB clock
 	fmt.Println(oid.Timestamp())
 	// Output: 2026-01-01 12:00:00 +0000 UTC
 }
@@ -59,15 +59,15 @@ func ExampleCollection_FindOne() {
 	db, _ := openExample()
 	defer db.Close()
 	events := db.Collection("eventlog")
-	if _, err := events.InsertOne(ttldb.Document{"_id": 1, "user": "ada"}); err != nil {
+	if _, err := events.InsertOne(context.Background(), ttldb.Document{"_id": 1, "user": "ada"}); err != nil {
 		log.Fatal(err)
 	}
-	doc, err := events.FindOne(ttldb.Document{"_id": 1}).Document()
+	doc, err := events.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(doc)
-	_, err = events.FindOne(ttldb.Document{"_id": 2}).Document()
+	_, err = events.FindOne(context.Background(), ttldb.Document{"_id": 2}).Document()
 	fmt.Println(err)
 	// Output:
 	// map[_id:1 user:ada]
@@ -79,7 +79,7 @@ func ExampleCollection_Find() {
 	defer db.Close()
 	events := db.Collection("eventlog")
 	for i, user := range []string{"ada", "grace", "ada", "linus", "grace"} {
-		_, err := events.InsertOne(ttldb.Document{"_id": i, "user": user, "lastModifiedDate": clk.Now().Add(time.Duration(i) * time.Minute)})
+		_, err := events.InsertOne(context.Background(), ttldb.Document{"_id": i, "user": user, "lastModifiedDate": clk.Now().Add(time.Duration(i) * time.Minute)})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -111,19 +111,20 @@ func ExampleCollection_UpdateOne() {
 	db, clk := openExample()
 	defer db.Close()
 	events := db.Collection("eventlog")
-	if _, err := events.InsertOne(ttldb.Document{"_id": 1, "lastModifiedDate": clk.Now()}); err != nil {
+	if _, err := events.InsertOne(context.Background(), ttldb.Document{"_id": 1, "lastModifiedDate": clk.Now()}); err != nil {
 		log.Fatal(err)
 	}
 
 	// Refresh a document so it lives longer: $currentDate writes the DB
 	// clock's time.
 	clk.Advance(30 * time.Minute)
-	res, err := events.UpdateOne(ttldb.Document{"_id": 1},
+	res, err := events.UpdateOne(context.Background(), ttldb.Document{"_id": 1},
 		ttldb.Document{"$currentDate": ttldb.Document{"lastModifiedDate": true}})
+
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, err := events.FindOne(ttldb.Document{"_id": 1}).Document()
+	doc, err := events.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -139,16 +140,16 @@ func ExampleCollection_Explain() {
 		log.Fatal(err)
 	}
 	for i, user := range []string{"ada", "grace", "ada", "linus"} {
-		if _, err := events.InsertOne(ttldb.Document{"_id": i, "user": user}); err != nil {
+		if _, err := events.InsertOne(context.Background(), ttldb.Document{"_id": i, "user": user}); err != nil {
 			log.Fatal(err)
 		}
 	}
-	ex, err := events.Explain(ttldb.Document{"user": "ada"})
+	ex, err := events.Explain(context.Background(), ttldb.Document{"user": "ada"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(ex.Stage, ex.IndexName, ex.IndexBounds, ex.KeysExamined, ex.DocsExamined, ex.NReturned)
-	ex, err = events.Explain(ttldb.Document{"other": 1})
+	ex, err = events.Explain(context.Background(), ttldb.Document{"other": 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func Example() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := events.InsertOne(ttldb.Document{"lastModifiedDate": clk.Now(), "msg": "hello"}); err != nil {
+	if _, err := events.InsertOne(context.Background(), ttldb.Document{"lastModifiedDate": clk.Now(), "msg": "hello"}); err != nil {
 		log.Fatal(err)
 	}
 

@@ -42,16 +42,17 @@ func ExampleCollection_CreateIndex_ttl() {
 	fmt.Println("index:", name)
 
 	now := clock.Now()
-	_, err = eventlog.InsertMany([]ttldb.Document{
+	_, err = eventlog.InsertMany(context.Background(), []ttldb.Document{
 		{"_id": "login", "lastModifiedDate": now},
 		{"_id": "click", "lastModifiedDate": now.Add(20 * time.Minute)},
 		{"_id": "pinned", "note": "no lastModifiedDate: never expires"},
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, id := range []string{"login", "click", "pinned"} {
-		at, expires, err := eventlog.ExpiresAt(id)
+		at, expires, err := eventlog.ExpiresAt(context.Background(), id)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -102,16 +103,17 @@ func ExampleDB_CollMod() {
 	}
 	now := clock.Now()
 	for i, age := range []time.Duration{10 * time.Minute, time.Minute, 10 * time.Second} {
-		if _, err := tickets.InsertOne(ttldb.Document{"_id": i + 1, "lastModifiedDate": now.Add(-age)}); err != nil {
+		if _, err := tickets.InsertOne(context.Background(), ttldb.Document{"_id": i + 1, "lastModifiedDate": now.Add(-age)}); err != nil {
 			log.Fatal(err)
 		}
 	}
 
 	// Convert it into a TTL index with expireAfterSeconds 100.
-	res, err := db.CollMod("tickets", ttldb.CollModIndex{
+	res, err := db.CollMod(context.Background(), "tickets", ttldb.CollModIndex{
 		KeyPattern:         []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 		ExpireAfterSeconds: ttldb.Seconds(100),
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -122,10 +124,11 @@ func ExampleDB_CollMod() {
 
 	// Change it to 30 seconds: lowering the value can make many documents
 	// eligible at once.
-	res, err = db.CollMod("tickets", ttldb.CollModIndex{
+	res, err = db.CollMod(context.Background(), "tickets", ttldb.CollModIndex{
 		Name:               "lastModifiedDate_1",
 		ExpireAfterSeconds: ttldb.Seconds(30),
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -165,18 +168,19 @@ func ExampleCollection_CreateIndex_expireDate() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	_, err := coll.InsertMany([]ttldb.Document{
+	_, err := coll.InsertMany(context.Background(), []ttldb.Document{
 		{"_id": "a", "expireDate": "2019-03-28T01:06:00Z"},
-		{"_id": "b", "expireDate": "2019-03-28T02:36:00+01:30"}, // 01:06 UTC as well
-		{"_id": "c", "expireDate": 1553735400},                  // Unix seconds: 01:10 UTC
-		{"_id": "d", "expireDate": "2019-03-28"},                // midnight UTC: already past
-		{"_id": "e", "expireDate": "28/03/2019"},                // not a date: never expires, no error
+		{"_id": "b", "expireDate": "2019-03-28T02:36:00+01:30"},
+		{"_id": "c", "expireDate": 1553735400},
+		{"_id": "d", "expireDate": "2019-03-28"},
+		{"_id": "e", "expireDate": "28/03/2019"},
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
-		at, expires, _ := coll.ExpiresAt(id)
+		at, expires, _ := coll.ExpiresAt(context.Background(), id)
 		if expires {
 			fmt.Printf("%s expires at %s\n", id, at.Format(time.RFC3339))
 		} else {

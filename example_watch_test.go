@@ -30,10 +30,10 @@ func ExampleCollection_Watch() {
 	if err != nil {
 		panic(err)
 	}
-	defer cs.Close()
+	defer cs.Close(context.Background())
 
-	_, _ = sessions.InsertOne(ttldb.Document{"_id": "s1", "user": "ada", "lastSeen": clk.Now()})
-	_, _ = sessions.UpdateOne(ttldb.Document{"_id": "s1"}, ttldb.Document{"$set": ttldb.Document{"user": "grace"}})
+	_, _ = sessions.InsertOne(context.Background(), ttldb.Document{"_id": "s1", "user": "ada", "lastSeen": clk.Now()})
+	_, _ = sessions.UpdateOne(context.Background(), ttldb.Document{"_id": "s1"}, ttldb.Document{"$set": ttldb.Document{"user": "grace"}})
 	clk.Advance(time.Hour)
 	_, _ = db.RunTTLPass(ctx) // deletes s1: expired half an hour ago
 
@@ -70,19 +70,19 @@ func ExampleDB_Watch_resume() {
 	c := db.Collection("jobs")
 
 	cs, _ := db.Watch(ctx, ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{ttldb.OperationInsert}})
-	_, _ = c.InsertMany([]ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}})
+	_, _ = c.InsertMany(context.Background(), []ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}})
 	cs.Next(ctx)
-	saved := cs.ResumeToken() // persist it (its text form: saved.String())
-	cs.Close()                // the watcher stops after job 1
+	saved := cs.ResumeToken()      // persist it (its text form: saved.String())
+	cs.Close(context.Background()) // the watcher stops after job 1
 
-	_, _ = c.InsertOne(ttldb.Document{"_id": 4})
+	_, _ = c.InsertOne(context.Background(), ttldb.Document{"_id": 4})
 
 	cs, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &saved})
 	if errors.Is(err, ttldb.ErrChangeStreamHistoryLost) {
 		fmt.Println("too late: resynchronize from the collection")
 		return
 	}
-	defer cs.Close()
+	defer cs.Close(context.Background())
 	for cs.TryNext(ctx) {
 		fmt.Println("job", cs.Event().DocumentKey.ID())
 	}
@@ -101,8 +101,8 @@ func ExampleChangeEvent_MarshalJSON() {
 	defer db.Close()
 	ctx := context.Background()
 	cs, _ := db.Watch(ctx)
-	defer cs.Close()
-	_, _ = db.Collection("sessions").InsertOne(ttldb.Document{"_id": "s1", "lastSeen": clk.Now(), "n": 1.0})
+	defer cs.Close(context.Background())
+	_, _ = db.Collection("sessions").InsertOne(context.Background(), ttldb.Document{"_id": "s1", "lastSeen": clk.Now(), "n": 1.0})
 	cs.Next(ctx)
 	b, _ := cs.Event().MarshalJSON()
 	fmt.Println(string(b))

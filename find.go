@@ -22,7 +22,7 @@ import (
 // at every 256 documents examined) with an error matching ctx.Err().
 // Errors: ErrInvalidOptions (an invalid path), ErrInvalidFilter,
 // ErrClosed, ctx's error.
-func (c *Collection) Distinct(ctx context.Context, field string, filter Document) ([]any, error) {
+func (c *Collection) Distinct(ctx context.Context, field string, filter any) ([]any, error) {
 	return (*engine.Collection)(c).Distinct(ctx, field, filter)
 }
 
@@ -34,8 +34,8 @@ func (c *Collection) Distinct(ctx context.Context, field string, filter Document
 // what is stored); CountDocuments(ctx, nil) counts what reads see. On a
 // time-series collection it counts measurements. A missing collection
 // holds 0.
-func (c *Collection) EstimatedDocumentCount() (int, error) {
-	return (*engine.Collection)(c).EstimatedDocumentCount()
+func (c *Collection) EstimatedDocumentCount(ctx context.Context) (int64, error) {
+	return (*engine.Collection)(c).EstimatedDocumentCount(ctx)
 }
 
 // FindOptions adjusts Find, FindOne and Explain. The zero value returns
@@ -55,27 +55,37 @@ type FindOptions = engine.FindOptions
 // memory when Find is called (O(Skip+Limit) memory with a Limit, all
 // matches without one), under one hold of the read lock. Errors:
 // ErrInvalidFilter, ErrInvalidOptions, ErrClosed, ctx's error.
-func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOptions) (*Cursor, error) {
+func (c *Collection) Find(ctx context.Context, filter any, opts ...FindOptions) (*Cursor, error) {
 	cursor, err := (*engine.Collection)(c).Find(ctx, filter, opts...)
 	return (*Cursor)(cursor), err
 }
 
 // FindOne finds the first document Find would return. Its result holds
-// the document, read with Decode (into a struct, a map or a Document) or
-// Document, or the error (ErrNotFound when nothing matches), read with Err
-// or by either of those: c.FindOne(f).Decode(&v).
-func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult {
-	return SingleResult((*engine.Collection)(c).FindOne(filter, opts...))
+// the document, read with Decode (into a struct, a map, a bson.D, a
+// Document…) or Document, or the error (ErrNoDocuments, the same sentinel
+// as ErrNotFound, when nothing matches), read with Err or by either of
+// those: c.FindOne(ctx, f).Decode(&v), as with the driver. filter is a
+// document as the driver takes it (Document, bson.D, bson.M, bson.Raw, a
+// struct; nil: all). FindOne by _id ({_id: v}, a Document) reads the _id
+// table without planning and allocates nothing beyond what decoding needs.
+func (c *Collection) FindOne(ctx context.Context, filter any, opts ...FindOptions) SingleResult {
+	return SingleResult((*engine.Collection)(c).FindOne(ctx, filter, opts...))
 }
 
+// CountOptions adjusts CountDocuments: Skip, Limit and Hint, as the
+// driver's options.
+type CountOptions = engine.CountOptions
+
 // CountDocuments returns how many documents match filter (nil or empty:
-// all, hidden expired documents left out). It examines every matching
-// document (or, with an empty filter, every document) under one hold of
-// the read lock; ctx stops it (looked at every 256 documents examined),
-// and it then returns an error matching ctx.Err(). For the size of a
-// collection in O(1), see EstimatedDocumentCount.
-func (c *Collection) CountDocuments(ctx context.Context, filter Document) (int, error) {
-	return (*engine.Collection)(c).CountDocuments(ctx, filter)
+// all, hidden expired documents left out), less Skip and at most Limit
+// (CountOptions, as MongoDB counts them). It examines every matching
+// document (or, with an empty filter, every document; with a Limit, no
+// more than Skip+Limit) under one hold of the read lock; ctx stops it
+// (looked at every 256 documents examined), and it then returns an error
+// matching ctx.Err(). For the size of a collection in O(1), see
+// EstimatedDocumentCount.
+func (c *Collection) CountDocuments(ctx context.Context, filter any, opts ...CountOptions) (int64, error) {
+	return (*engine.Collection)(c).CountDocuments(ctx, filter, opts...)
 }
 
 // Explanation describes how Find would run a query, with counts from
@@ -83,6 +93,6 @@ func (c *Collection) CountDocuments(ctx context.Context, filter Document) (int, 
 type Explanation = engine.Explanation
 
 // Explain runs the query as Find would and reports the plan and its counts.
-func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
-	return (*engine.Collection)(c).Explain(filter, opts...)
+func (c *Collection) Explain(ctx context.Context, filter any, opts ...FindOptions) (Explanation, error) {
+	return (*engine.Collection)(c).Explain(ctx, filter, opts...)
 }

@@ -1,6 +1,8 @@
 package ttldb
 
 import (
+	"context"
+
 	"github.com/ttldb/ttldb/internal/engine"
 )
 
@@ -50,8 +52,8 @@ type FindOneAndDeleteOptions = engine.FindOneAndDeleteOptions
 // ErrInvalidUpdate, ErrInvalidOptions, ErrImmutableID, ErrValidation,
 // ErrDuplicateKey, ErrMemoryLimit and ErrTimeSeries change nothing. Cost:
 // one UpdateOne and, with an unindexed Sort, one read of every match.
-func (c *Collection) FindOneAndUpdate(filter Document, update Document, opts ...FindOneAndUpdateOptions) SingleResult {
-	return SingleResult((*engine.Collection)(c).FindOneAndUpdate(filter, update, opts...))
+func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...FindOneAndUpdateOptions) SingleResult {
+	return SingleResult((*engine.Collection)(c).FindOneAndUpdate(ctx, filter, update, opts...))
 }
 
 // FindOneAndReplace replaces the first document matching filter (in
@@ -60,8 +62,8 @@ func (c *Collection) FindOneAndUpdate(filter Document, update Document, opts ...
 // opts.ReturnDocument says. replacement is a document of any form
 // InsertOne takes. Atomicity, HideExpired, upsert and errors are as for
 // FindOneAndUpdate.
-func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
-	return SingleResult((*engine.Collection)(c).FindOneAndReplace(filter, replacement, opts...))
+func (c *Collection) FindOneAndReplace(ctx context.Context, filter any, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
+	return SingleResult((*engine.Collection)(c).FindOneAndReplace(ctx, filter, replacement, opts...))
 }
 
 // FindOneAndDelete deletes the first document matching filter (in
@@ -71,6 +73,6 @@ func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ..
 // (with HideExpired, an expired document does not match: the monitor
 // deletes it, with its hooks); ErrInvalidFilter, ErrInvalidOptions and
 // ErrTimeSeries change nothing.
-func (c *Collection) FindOneAndDelete(filter Document, opts ...FindOneAndDeleteOptions) SingleResult {
-	return SingleResult((*engine.Collection)(c).FindOneAndDelete(filter, opts...))
+func (c *Collection) FindOneAndDelete(ctx context.Context, filter any, opts ...FindOneAndDeleteOptions) SingleResult {
+	return SingleResult((*engine.Collection)(c).FindOneAndDelete(ctx, filter, opts...))
 }

@@ -51,7 +51,7 @@ func intIDs(t testing.TB, docs []ttldb.Document) []int {
 // mustInsert inserts docs, failing the test on error.
 func mustInsert(t testing.TB, c *ttldb.Collection, docs ...ttldb.Document) {
 	t.Helper()
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 }
 
@@ -60,8 +60,12 @@ func count(t testing.TB, c *ttldb.Collection, filter ttldb.Document) int {
 	t.Helper()
 	n, err := c.CountDocuments(context.Background(), filter)
 	require.NoError(t, err)
-	return n
+	return int(n)
 }
+
+// ptr returns a pointer to v, for the options the driver's way takes as
+// pointers (Ordered).
+func ptr[T any](v T) *T { return &v }
 
 // all returns every document of c sorted by _id.
 func all(t testing.TB, c *ttldb.Collection) []ttldb.Document {

@@ -60,14 +60,14 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (string, err
 
 // DropIndex removes the named index. The _id index cannot be dropped
 // (ErrInvalidIndex); a missing index is ErrNotFound.
-func (c *Collection) DropIndex(name string) error {
-	return (*engine.Collection)(c).DropIndex(name)
+func (c *Collection) DropIndex(ctx context.Context, name string) error {
+	return (*engine.Collection)(c).DropIndex(ctx, name)
 }
 
 // Indexes describes the collection's indexes, the implicit "_id_" first,
 // then the others in creation order. A missing collection has none.
-func (c *Collection) Indexes() ([]IndexSpec, error) {
-	return (*engine.Collection)(c).Indexes()
+func (c *Collection) Indexes(ctx context.Context) ([]IndexSpec, error) {
+	return (*engine.Collection)(c).Indexes(ctx)
 }
 
 // IndexKey is one field of an index key or a sort specification: a dotted

@@ -39,7 +39,7 @@ func TestStoreIndexLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "byUser", name)
 
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Len(t, specs, 4)
 	assert.Equal(t, ttldb.IndexSpec{Name: "_id_", Keys: []ttldb.IndexKey{ttldb.Asc("_id")}, Unique: true}, specs[0])
@@ -62,7 +62,7 @@ func TestStoreIndexLifecycle(t *testing.T) {
 		require.ErrorIs(t, err, ttldb.ErrIndexOptionsConflict, "%+v", m)
 		assert.Contains(t, err.Error(), `"ix"`)
 	}
-	after, err := c.Indexes()
+	after, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, specs, after)
 
@@ -83,28 +83,28 @@ func TestStoreIndexLifecycle(t *testing.T) {
 	}
 
 	// DropIndex.
-	require.NoError(t, c.DropIndex("a_1_b_-1"))
-	require.ErrorIs(t, c.DropIndex("a_1_b_-1"), ttldb.ErrNotFound)
-	err = c.DropIndex("nope")
+	require.NoError(t, c.DropIndex(context.Background(), "a_1_b_-1"))
+	require.ErrorIs(t, c.DropIndex(context.Background(), "a_1_b_-1"), ttldb.ErrNotFound)
+	err = c.DropIndex(context.Background(), "nope")
 	require.ErrorIs(t, err, ttldb.ErrNotFound)
 	assert.Contains(t, err.Error(), `"nope"`)
-	require.ErrorIs(t, c.DropIndex("_id_"), ttldb.ErrInvalidIndex)
-	require.ErrorIs(t, db.Collection("missing").DropIndex("x_1"), ttldb.ErrNotFound)
-	ex, err := c.Explain(ttldb.Document{"a": 1})
+	require.ErrorIs(t, c.DropIndex(context.Background(), "_id_"), ttldb.ErrInvalidIndex)
+	require.ErrorIs(t, db.Collection("missing").DropIndex(context.Background(), "x_1"), ttldb.ErrNotFound)
+	ex, err := c.Explain(context.Background(), ttldb.Document{"a": 1})
 	require.NoError(t, err)
 	assert.Equal(t, "COLLSCAN", ex.Stage, "a dropped index is not used")
-	specs, err = c.Indexes()
+	specs, err = c.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, specs, 3)
 	// Re-creating it after the drop works and indexes the stored documents.
 	_, err = create(ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Desc("b")}, Unique: true})
 	require.NoError(t, err)
-	ex, err = c.Explain(ttldb.Document{"a": 1})
+	ex, err = c.Explain(context.Background(), ttldb.Document{"a": 1})
 	require.NoError(t, err)
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	assert.Equal(t, 1, ex.NReturned)
 
-	specs, err = db.Collection("missing").Indexes()
+	specs, err = db.Collection("missing").Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, specs)
 }
@@ -117,27 +117,27 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "email": "a@x"}, ttldb.Document{"_id": 2})
-		_, err = c.InsertOne(ttldb.Document{"_id": 3, "email": "a@x"})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 3, "email": "a@x"})
 		var dk *ttldb.DuplicateKeyError
 		require.ErrorAs(t, err, &dk)
 		assert.Equal(t, ttldb.DuplicateKeyError{Collection: "u", Index: "email_1", Key: "a@x"}, *dk)
-		_, err = c.InsertOne(ttldb.Document{"_id": 4, "email": nil})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 4, "email": nil})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "a missing field is null in a unique non-sparse index")
-		_, err = c.InsertOne(ttldb.Document{"_id": 5, "email": []any{"b@x", "a@x"}})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 5, "email": []any{"b@x", "a@x"}})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "each array element is a key")
-		_, err = c.InsertOne(ttldb.Document{"_id": 6, "email": []any{"c@x", "c@x"}})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 6, "email": []any{"c@x", "c@x"}})
 		require.NoError(t, err, "a document does not conflict with itself")
-		_, err = c.UpdateOne(ttldb.Document{"_id": 6}, ttldb.Document{"$set": ttldb.Document{"email": "a@x"}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 6}, ttldb.Document{"$set": ttldb.Document{"email": "a@x"}})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
-		_, err = c.ReplaceOne(ttldb.Document{"_id": 6}, ttldb.Document{"email": "a@x"})
+		_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": 6}, ttldb.Document{"email": "a@x"})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"email": "a@x", "n": 1}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"email": "a@x", "n": 1}})
 		require.NoError(t, err, "keeping one's own key is no conflict")
 		// After a delete the key is free again.
-		n, err := c.DeleteOne(ttldb.Document{"_id": 1})
+		n, err := c.DeleteOne(context.Background(), ttldb.Document{"_id": 1})
 		require.NoError(t, err)
-		require.Equal(t, 1, n)
-		_, err = c.InsertOne(ttldb.Document{"_id": 7, "email": "a@x"})
+		require.EqualValues(t, 1, n.DeletedCount)
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 7, "email": "a@x"})
 		require.NoError(t, err)
 		assert.Equal(t, 3, count(t, c, nil))
 	})
@@ -147,7 +147,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("a"), ttldb.Desc("b")}, Unique: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "a": 1, "b": 1}, ttldb.Document{"_id": 2, "a": 1, "b": 2}, ttldb.Document{"_id": 3, "a": 2, "b": 1})
-		_, err = c.InsertOne(ttldb.Document{"_id": 4, "a": 1.0, "b": int8(2)})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 4, "a": 1.0, "b": int8(2)})
 		var dk *ttldb.DuplicateKeyError
 		require.ErrorAs(t, err, &dk)
 		assert.Equal(t, "a_1_b_-1", dk.Index)
@@ -159,7 +159,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("email")}, Unique: true, Sparse: true})
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1}, ttldb.Document{"_id": 2}, ttldb.Document{"_id": 3, "email": "a"})
-		_, err = c.InsertOne(ttldb.Document{"_id": 4, "email": "a"})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 4, "email": "a"})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 		// Queries on null still find the documents the index leaves out.
 		docs, err := findDocs(c, ttldb.Document{"email": nil})
@@ -168,7 +168,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		docs, err = findDocs(c, nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("email")}})
 		require.NoError(t, err)
 		assert.Len(t, docs, 3, "a sort does not use a sparse index to drop documents")
-		ex, err := c.Explain(ttldb.Document{"email": "a"})
+		ex, err := c.Explain(context.Background(), ttldb.Document{"email": "a"})
 		require.NoError(t, err)
 		assert.Equal(t, "IXSCAN", ex.Stage)
 		assert.Equal(t, 1, ex.KeysExamined)
@@ -186,14 +186,14 @@ func TestStoreUniqueIndexes(t *testing.T) {
 			ttldb.Document{"_id": 2, "user": "ada", "active": false},
 			ttldb.Document{"_id": 3, "user": "ada"},
 		)
-		_, err = c.InsertOne(ttldb.Document{"_id": 4, "user": "ada", "active": true})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 4, "user": "ada", "active": true})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 2}, ttldb.Document{"$set": ttldb.Document{"active": true}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 2}, ttldb.Document{"$set": ttldb.Document{"active": true}})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "an update moving a document into the partial index is checked")
 		docs, err := findDocs(c, ttldb.Document{"user": "ada"})
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2, 3}, intIDs(t, docs), "a partial index never hides documents from a query")
-		specs, err := c.Indexes()
+		specs, err := c.Indexes(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, ttldb.Document{"active": true}, specs[1].PartialFilterExpression)
 	})
@@ -205,7 +205,7 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		var dk *ttldb.DuplicateKeyError
 		require.ErrorAs(t, err, &dk)
 		assert.Equal(t, "k_1", dk.Index)
-		specs, err := c.Indexes()
+		specs, err := c.Indexes(context.Background())
 		require.NoError(t, err)
 		assert.Len(t, specs, 1, "nothing was created")
 		mustInsert(t, c, ttldb.Document{"_id": 4, "k": 5})
@@ -213,11 +213,11 @@ func TestStoreUniqueIndexes(t *testing.T) {
 		// one explicit null would conflict too, so give _id 3 a value).
 		_, err = c.DeleteMany(context.Background(), ttldb.Document{"k": 5, "_id": ttldb.Document{"$ne": 1}})
 		require.NoError(t, err)
-		_, err = c.UpdateOne(ttldb.Document{"_id": 3}, ttldb.Document{"$set": ttldb.Document{"k": 6}})
+		_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 3}, ttldb.Document{"$set": ttldb.Document{"k": 6}})
 		require.NoError(t, err)
 		_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("k")}, Unique: true})
 		require.NoError(t, err)
-		_, err = c.InsertOne(ttldb.Document{"_id": 5, "k": 6})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 5, "k": 6})
 		require.ErrorIs(t, err, ttldb.ErrDuplicateKey)
 	})
 }
@@ -229,7 +229,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 	c := db.Collection("mk")
 	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags")}})
 	require.NoError(t, err)
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.False(t, specs[1].Multikey)
 	mustInsert(t, c,
@@ -238,7 +238,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 		ttldb.Document{"_id": 3, "tags": "x"},
 		ttldb.Document{"_id": 4, "tags": []any{}},
 	)
-	specs, err = c.Indexes()
+	specs, err = c.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.True(t, specs[1].Multikey)
 	for _, tc := range []struct {
@@ -254,7 +254,7 @@ func TestStoreMultikeyIndex(t *testing.T) {
 		docs, err := findDocs(c, tc.filter)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, intIDs(t, docs), "%v", tc.filter)
-		ex, err := c.Explain(tc.filter)
+		ex, err := c.Explain(context.Background(), tc.filter)
 		require.NoError(t, err)
 		assert.Equal(t, "IXSCAN", ex.Stage)
 		assert.Equal(t, "tags_1", ex.IndexName)
@@ -263,14 +263,14 @@ func TestStoreMultikeyIndex(t *testing.T) {
 	}
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": []any{}}))
 	// An update moves the keys.
-	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"tags": []any{"z"}}})
+	_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"tags": []any{"z"}}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": "x"}))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": "z"}))
 	// A compound index over two arrays cannot hold a document.
 	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("tags"), ttldb.Asc("more")}})
 	require.NoError(t, err)
-	_, err = c.InsertOne(ttldb.Document{"_id": 9, "tags": []any{1, 2}, "more": []any{3, 4}})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 9, "tags": []any{1, 2}, "more": []any{3, 4}})
 	require.ErrorIs(t, err, ttldb.ErrInvalidDocument)
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"_id": 9}))
 }
@@ -326,7 +326,7 @@ func TestStoreExplainPlans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ex, err := c.Explain(tt.filter, tt.opts)
+			ex, err := c.Explain(context.Background(), tt.filter, tt.opts)
 			require.NoError(t, err)
 			assert.Equal(t, "plans", ex.Collection)
 			assert.Equal(t, tt.stage, ex.Stage)
@@ -343,7 +343,7 @@ func TestStoreExplainPlans(t *testing.T) {
 			}
 		})
 	}
-	ex, err := db.Collection("nothing").Explain(ttldb.Document{"a": 1})
+	ex, err := db.Collection("nothing").Explain(context.Background(), ttldb.Document{"a": 1})
 	require.NoError(t, err)
 	assert.Equal(t, 0, ex.NReturned)
 }
@@ -425,7 +425,7 @@ func TestStoreIndexCompoundWalks(t *testing.T) {
 					{ttldb.Asc(field), ttldb.Asc("n")}, {ttldb.Desc(field), ttldb.Desc("n")},
 				} {
 					opts := ttldb.FindOptions{Sort: sort}
-					ex, err := indexed.Explain(f, opts)
+					ex, err := indexed.Explain(context.Background(), f, opts)
 					require.NoError(t, err)
 					require.Equal(t, "IXSCAN", ex.Stage, "%v", f)
 					got, err := findDocs(indexed, f, opts)
@@ -472,7 +472,7 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	}
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"tags": n}))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"tags": ttldb.Document{"$gte": n - 2}}))
-	ex, err := c.Explain(ttldb.Document{"tags": ttldb.Document{"$gte": 0}})
+	ex, err := c.Explain(context.Background(), ttldb.Document{"tags": ttldb.Document{"$gte": 0}})
 	require.NoError(t, err)
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	// [0, MaxKey] holds every number and string: one entry per distinct
@@ -491,15 +491,15 @@ func TestStoreMultikeyLimit(t *testing.T) {
 		assert.Equal(t, field, de.Path)
 		assert.Contains(t, err.Error(), "MaxIndexKeysPerDocument")
 	}
-	_, err = c.InsertOne(ttldb.Document{"_id": "over", "tags": over})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": "over", "tags": over})
 	checkRefused(err, "tags")
-	_, err = c.UpdateOne(ttldb.Document{"_id": "big"}, ttldb.Document{"$set": ttldb.Document{"tags": over}})
+	_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": "big"}, ttldb.Document{"$set": ttldb.Document{"tags": over}})
 	checkRefused(err, "tags")
 	list := make([]ttldb.Document, n+1)
 	for i := range list {
 		list[i] = ttldb.Document{"v": i}
 	}
-	_, err = c.InsertOne(ttldb.Document{"_id": "list", "list": list, "k": 2})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": "list", "list": list, "k": 2})
 	checkRefused(err, "list.v")
 	assert.Equal(t, docsBefore, all(t, c), "a refused write changes nothing")
 	assert.Equal(t, 0, count(t, c, ttldb.Document{"tags": "one more"}))
@@ -510,7 +510,7 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	mustInsert(t, d, ttldb.Document{"_id": 1, "xs": over})
 	_, err = d.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("xs")}})
 	checkRefused(err, "xs")
-	specs, err := d.Indexes()
+	specs, err := d.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, specs, 1, "only _id_")
 }

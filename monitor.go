@@ -207,6 +207,6 @@ func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
 // not modelled), BatchSize the monitor's batch size and Batches the number
 // of write-lock holds that would delete them. A missing collection or index
 // is ErrNotFound; an index without TTL is ErrInvalidIndex.
-func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
-	return (*engine.Collection)(c).ExplainTTLDelete(indexName)
+func (c *Collection) ExplainTTLDelete(ctx context.Context, indexName string) (Explanation, error) {
+	return (*engine.Collection)(c).ExplainTTLDelete(ctx, indexName)
 }

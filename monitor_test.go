@@ -30,17 +30,18 @@ func TestSynctestWithSystemClock(t *testing.T) {
 			ExpireAfterSeconds: ttldb.Seconds(90),
 		})
 		require.NoError(t, err)
-		_, err = c.InsertMany([]ttldb.Document{
+		_, err = c.InsertMany(context.Background(), []ttldb.Document{
 			{"_id": "old", "lastSeen": start},
 			{"_id": "new", "lastSeen": start.Add(10 * time.Minute)},
 		})
+
 		require.NoError(t, err)
 
 		time.Sleep(time.Minute + time.Second) // the pass at 1 min: nothing expired yet
 		synctest.Wait()
 		n, err := c.CountDocuments(context.Background(), nil)
 		require.NoError(t, err)
-		assert.Equal(t, 2, n)
+		assert.EqualValues(t, 2, n)
 		assert.Equal(t, int64(1), db.Metrics().TTL.Passes)
 
 		time.Sleep(time.Minute) // the pass at 2 min deletes "old" (threshold 1.5 min)
@@ -49,7 +50,7 @@ func TestSynctestWithSystemClock(t *testing.T) {
 		assert.Equal(t, int64(2), m.Passes)
 		assert.Equal(t, int64(1), m.DeletedDocuments)
 		assert.Equal(t, start.Add(2*time.Minute), m.LastPassStart)
-		_, err = c.FindOne(ttldb.Document{"_id": "old"}).Document()
+		_, err = c.FindOne(context.Background(), ttldb.Document{"_id": "old"}).Document()
 		assert.ErrorIs(t, err, ttldb.ErrNotFound)
 
 		require.NoError(t, db.Close())
@@ -73,7 +74,7 @@ func TestMonitorControls(t *testing.T) {
 		c := db.Collection("s")
 		_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
 		require.NoError(t, err)
-		_, err = c.InsertOne(ttldb.Document{"_id": 1, "at": start})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "at": start})
 		require.NoError(t, err)
 
 		db.SetTTLMonitorEnabled(false)
@@ -82,7 +83,7 @@ func TestMonitorControls(t *testing.T) {
 		assert.Zero(t, db.Metrics().TTL.Passes, "a disabled monitor runs no pass")
 		n, err := c.CountDocuments(ctx, nil)
 		require.NoError(t, err)
-		assert.Equal(t, 1, n)
+		assert.EqualValues(t, 1, n)
 		assert.Empty(t, db.CurrentOp())
 
 		db.SetTTLMonitorEnabled(true)

@@ -156,21 +156,30 @@ func TestStoreInvalidFilter(t *testing.T) {
 		{"a..b": 1},
 	} {
 		calls := map[string]func() error{
-			"Find":           func() error { _, err := findDocs(c, f); return err },
-			"FindOne":        func() error { _, err := c.FindOne(f).Document(); return err },
+			"Find": func() error { _, err := findDocs(c, f); return err },
+			"FindOne": func() error {
+				_, err := c.FindOne(context.Background(), f).Document()
+				return err
+			},
 			"CountDocuments": func() error { _, err := c.CountDocuments(context.Background(), f); return err },
-			"Explain":        func() error { _, err := c.Explain(f); return err },
-			"UpdateOne":      func() error { _, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}); return err },
+			"Explain":        func() error { _, err := c.Explain(context.Background(), f); return err },
+			"UpdateOne": func() error {
+				_, err := c.UpdateOne(context.Background(), f, ttldb.Document{"$set": ttldb.Document{"z": 1}})
+				return err
+			},
 			"UpdateMany": func() error {
 				_, err := c.UpdateMany(context.Background(), f, ttldb.Document{"$set": ttldb.Document{"z": 1}})
 				return err
 			},
 			"Upsert": func() error {
-				_, err := c.UpdateOne(f, ttldb.Document{"$set": ttldb.Document{"z": 1}}, ttldb.UpdateOptions{Upsert: true})
+				_, err := c.UpdateOne(context.Background(), f, ttldb.Document{"$set": ttldb.Document{"z": 1}}, ttldb.UpdateOptions{Upsert: true})
 				return err
 			},
-			"ReplaceOne": func() error { _, err := c.ReplaceOne(f, ttldb.Document{"z": 1}); return err },
-			"DeleteOne":  func() error { _, err := c.DeleteOne(f); return err },
+			"ReplaceOne": func() error {
+				_, err := c.ReplaceOne(context.Background(), f, ttldb.Document{"z": 1})
+				return err
+			},
+			"DeleteOne":  func() error { _, err := c.DeleteOne(context.Background(), f); return err },
 			"DeleteMany": func() error { _, err := c.DeleteMany(context.Background(), f); return err },
 		}
 		for name, call := range calls {
@@ -189,11 +198,11 @@ func TestStoreNaN(t *testing.T) {
 	_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("x")}})
 	require.NoError(t, err)
 	mustInsert(t, c, ttldb.Document{"_id": 1, "x": math.NaN()}, ttldb.Document{"_id": 2, "x": 1.0})
-	_, err = c.InsertOne(ttldb.Document{"_id": math.NaN()})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": math.NaN()})
 	require.NoError(t, err)
-	_, err = c.InsertOne(ttldb.Document{"_id": float32(math.NaN())})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": float32(math.NaN())})
 	require.ErrorIs(t, err, ttldb.ErrDuplicateKey, "NaN _id values are one key")
-	got, err := c.FindOne(ttldb.Document{"_id": 1}).Document()
+	got, err := c.FindOne(context.Background(), ttldb.Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.True(t, math.IsNaN(got["x"].(float64)))
 	assert.Equal(t, 1, count(t, c, ttldb.Document{"x": math.NaN()}), "NaN equals NaN in queries, as in MongoDB")
@@ -256,9 +265,9 @@ func TestDistinct(t *testing.T) {
 // the monitor deletes them.
 func TestEstimatedDocumentCount(t *testing.T) {
 	db, clk := openStore(t)
-	c, err := db.CreateCollection("c", ttldb.CollectionOptions{HideExpired: true})
+	c, err := db.CreateCollection(context.Background(), "c", ttldb.CollectionOptions{HideExpired: true})
 	require.NoError(t, err)
-	n, err := c.EstimatedDocumentCount()
+	n, err := c.EstimatedDocumentCount(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, n)
 	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
@@ -270,27 +279,27 @@ func TestEstimatedDocumentCount(t *testing.T) {
 		}
 		mustInsert(t, c, ttldb.Document{"_id": i, "at": at})
 	}
-	n, err = c.EstimatedDocumentCount()
+	n, err = c.EstimatedDocumentCount(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, 10, n, "expired documents are stored until deleted")
+	require.EqualValues(t, 10, n, "expired documents are stored until deleted")
 	require.Equal(t, 6, count(t, c, nil), "reads do not see them")
 	_, err = db.RunTTLPass(context.Background())
 	require.NoError(t, err)
-	n, _ = c.EstimatedDocumentCount()
-	require.Equal(t, 6, n)
-	_, err = c.DeleteOne(ttldb.Document{"_id": 9})
+	n, _ = c.EstimatedDocumentCount(context.Background())
+	require.EqualValues(t, 6, n)
+	_, err = c.DeleteOne(context.Background(), ttldb.Document{"_id": 9})
 	require.NoError(t, err)
-	n, _ = c.EstimatedDocumentCount()
-	require.Equal(t, 5, n)
+	n, _ = c.EstimatedDocumentCount(context.Background())
+	require.EqualValues(t, 5, n)
 
-	capped, err := db.CreateCollection("capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 3})
+	capped, err := db.CreateCollection(context.Background(), "capped", ttldb.CollectionOptions{Capped: true, MaxDocuments: 3})
 	require.NoError(t, err)
 	for i := range 5 {
 		mustInsert(t, capped, ttldb.Document{"_id": i})
 	}
-	n, _ = capped.EstimatedDocumentCount()
-	require.Equal(t, 3, n)
-	n, err = db.Collection("missing").EstimatedDocumentCount()
+	n, _ = capped.EstimatedDocumentCount(context.Background())
+	require.EqualValues(t, 3, n)
+	n, err = db.Collection("missing").EstimatedDocumentCount(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
@@ -336,32 +345,32 @@ func TestPointerTimeFilters(t *testing.T) {
 			assert.ElementsMatch(t, tc.want, ids(docs), "%s: %v", c.Name(), tc.f)
 		}
 	}
-	ex, err := indexed.Explain(ttldb.Document{"d": tp})
+	ex, err := indexed.Explain(context.Background(), ttldb.Document{"d": tp})
 	require.NoError(t, err)
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	assert.Equal(t, 1, ex.NReturned)
 	for _, c := range []*ttldb.Collection{indexed, plain} {
-		got, err := c.FindOne(ttldb.Document{"_id": tp}).Document()
+		got, err := c.FindOne(context.Background(), ttldb.Document{"_id": tp}).Document()
 		require.NoError(t, err, c.Name())
 		assert.Equal(t, t0, got["_id"])
-		_, expires, err := c.ExpiresAt(tp)
+		_, expires, err := c.ExpiresAt(context.Background(), tp)
 		require.NoError(t, err, c.Name())
 		assert.Equal(t, c == indexed, expires)
-		res, err := c.UpdateOne(ttldb.Document{"_id": tp}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+		res, err := c.UpdateOne(context.Background(), ttldb.Document{"_id": tp}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
 		require.NoError(t, err)
-		assert.Equal(t, 1, res.MatchedCount, c.Name())
-		n, err := c.DeleteOne(ttldb.Document{"_id": tp})
+		assert.EqualValues(t, 1, res.MatchedCount, c.Name())
+		n, err := c.DeleteOne(context.Background(), ttldb.Document{"_id": tp})
 		require.NoError(t, err)
-		assert.Equal(t, 1, n, c.Name())
+		assert.EqualValues(t, 1, n.DeletedCount, c.Name())
 		n, err = c.DeleteMany(context.Background(), ttldb.Document{"d": nilTime})
 		require.NoError(t, err)
-		assert.Equal(t, 2, n, c.Name())
+		assert.EqualValues(t, 2, n.DeletedCount, c.Name())
 	}
 	// An upsert from a filter with a pointer stores the time it points to.
-	res, err := indexed.UpdateOne(ttldb.Document{"_id": 9, "d": tp}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
+	res, err := indexed.UpdateOne(context.Background(), ttldb.Document{"_id": 9, "d": tp}, ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	assert.Equal(t, 9, res.UpsertedID)
-	got, err := indexed.FindOne(ttldb.Document{"_id": 9}).Document()
+	got, err := indexed.FindOne(context.Background(), ttldb.Document{"_id": 9}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, t0, got["d"])
 }
@@ -374,7 +383,7 @@ func TestCursorDocument(t *testing.T) {
 	mustInsert(t, c, ttldb.Document{"_id": 2, "v": "b"}, ttldb.Document{"_id": 1, "v": "a"}, ttldb.Document{"_id": 3, "v": "c"})
 	cur, err := c.Find(context.Background(), nil, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 	require.NoError(t, err)
-	defer cur.Close()
+	defer cur.Close(context.Background())
 	var got []string
 	for cur.Next(context.Background()) {
 		d, err := cur.Document()

@@ -1,6 +1,8 @@
 package ttldb
 
 import (
+	"context"
+
 	"github.com/ttldb/ttldb/internal/engine"
 )
 
@@ -127,8 +129,8 @@ type RawDocument = engine.RawDocument
 // own: open it with MonitorOptions{Disabled: true}, or WithPrimary /
 // SetPrimary(false) while it follows a primary, so that only the ops
 // delete expired documents.
-func (db *DB) Apply(ops ...Op) error {
-	return (*engine.DB)(db).Apply(ops...)
+func (db *DB) Apply(ctx context.Context, ops ...Op) error {
+	return (*engine.DB)(db).Apply(ctx, ops...)
 }
 
 // Replicator ships a DB's writes to its replicas: the replication module's

@@ -41,7 +41,7 @@ func (r *propReplicator) ProposeExpire(op ttldb.Op, apply func() error) error {
 	}
 	r.pmu.Lock()
 	r.proposed = append(r.proposed, op)
-	r.during = append(r.during, n)
+	r.during = append(r.during, int(n))
 	r.lastSeq = append(r.lastSeq, r.db().LastSeq())
 	r.pmu.Unlock()
 	if inside != nil {
@@ -75,7 +75,7 @@ func openProposing(t *testing.T, opts ...ttldb.Option) (*ttldb.DB, *propReplicat
 	for i := range 10 {
 		docs = append(docs, ttldb.Document{"_id": i, "at": clk.Now()})
 	}
-	_, err = db.Collection("s").InsertMany(docs)
+	_, err = db.Collection("s").InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	clk.Advance(2 * time.Minute)
 	return db, r, clk
@@ -91,7 +91,7 @@ func TestProposeExpireCommitted(t *testing.T) {
 	ctx := context.Background()
 	cs, err := db.Watch(ctx)
 	require.NoError(t, err)
-	defer cs.Close()
+	defer cs.Close(context.Background())
 	before := db.LastSeq()
 	r.mu.Lock()
 	committedBefore := len(r.ops)
@@ -152,7 +152,7 @@ func TestProposeExpireRefused(t *testing.T) {
 	assert.Len(t, r.proposed, 1, "the pass stops at the refused batch")
 	assert.Empty(t, r.applyErr)
 
-	_, err = db.Collection("s").InsertOne(ttldb.Document{"_id": "next"})
+	_, err = db.Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": "next"})
 	require.NoError(t, err)
 	assert.Equal(t, before+1, db.LastSeq(), "the next write takes the number")
 	r.mu.Lock()
@@ -181,11 +181,11 @@ func TestProposeExpireHoldsWrites(t *testing.T) {
 	seq := db.LastSeq()
 	wrote := make(chan error, 2)
 	go func() {
-		_, err := db.Collection("other").InsertOne(ttldb.Document{"_id": 1})
+		_, err := db.Collection("other").InsertOne(context.Background(), ttldb.Document{"_id": 1})
 		wrote <- err
 	}()
 	go func() {
-		_, err := db.Collection("s").InsertOne(ttldb.Document{"_id": "new"})
+		_, err := db.Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": "new"})
 		wrote <- err
 	}()
 	select {
@@ -215,9 +215,9 @@ func TestProposeExpireRecheck(t *testing.T) {
 	var db *ttldb.DB
 	hook := func(_ context.Context, b ttldb.ExpiredBatch) error {
 		once.Do(func() {
-			_, err := db.Collection("s").UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}})
+			_, err := db.Collection("s").UpdateOne(context.Background(), ttldb.Document{"_id": 0}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}})
 			require.NoError(t, err)
-			_, err = db.Collection("s").UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+			_, err = db.Collection("s").UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
 			require.NoError(t, err)
 		})
 		return nil
@@ -282,7 +282,7 @@ func TestProposalBatchSize(t *testing.T) {
 		_, err = db.Collection("s").CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 		require.NoError(t, err)
 		for i := range 5 {
-			_, err = db.Collection("s").InsertOne(ttldb.Document{"_id": i, "at": clk.Now()})
+			_, err = db.Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": i, "at": clk.Now()})
 			require.NoError(t, err)
 		}
 		clk.Advance(2 * time.Minute)
@@ -300,7 +300,7 @@ func TestProposeExpireCommitsToStreams(t *testing.T) {
 	ctx := context.Background()
 	cs, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{}})
 	require.NoError(t, err)
-	defer cs.Close()
+	defer cs.Close(context.Background())
 	assert.False(t, cs.TryNext(ctx), "the index and the inserts are not marked committed")
 	require.NoError(t, cs.Err())
 
@@ -372,9 +372,9 @@ func TestReplicatorSeesEveryWrite(t *testing.T) {
 	c := db.Collection("s")
 	_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(t, err)
-	_, err = c.InsertMany([]any{ttldb.Document{"_id": 1, "at": clk.Now()}, ttldb.Document{"_id": 2, "at": clk.Now()}})
+	_, err = c.InsertMany(context.Background(), []any{ttldb.Document{"_id": 1, "at": clk.Now()}, ttldb.Document{"_id": 2, "at": clk.Now()}})
 	require.NoError(t, err)
-	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+	_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
 	require.NoError(t, err)
 	_, err = c.BulkWrite(ctx, []ttldb.WriteModel{ttldb.InsertOneModel{Document: ttldb.Document{"_id": 3}}, ttldb.DeleteOneModel{Filter: ttldb.Document{"_id": 3}}})
 	require.NoError(t, err)
@@ -382,7 +382,7 @@ func TestReplicatorSeesEveryWrite(t *testing.T) {
 	res, err := db.RunTTLPass(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Deleted)
-	require.NoError(t, db.DropCollection("s"))
+	require.NoError(t, db.DropCollection(context.Background(), "s"))
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -411,24 +411,24 @@ func TestReplicatorRefuses(t *testing.T) {
 	c := db.Collection("s")
 	_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(t, err)
-	_, err = c.InsertOne(ttldb.Document{"_id": 1, "at": clk.Now()})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 1, "at": clk.Now()})
 	require.NoError(t, err)
 	before := db.LastSeq()
 
 	notLeader := errors.New("not the leader")
 	r.set(notLeader, nil)
-	_, err = c.InsertOne(ttldb.Document{"_id": 2})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 2})
 	assert.ErrorIs(t, err, notLeader)
-	_, err = c.UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+	_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
 	assert.ErrorIs(t, err, notLeader)
 	_, err = c.DeleteMany(ctx, ttldb.Document{})
 	assert.ErrorIs(t, err, notLeader)
 	_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("y")}})
 	assert.ErrorIs(t, err, notLeader)
-	assert.ErrorIs(t, c.DropIndex("at_1"), notLeader)
-	_, err = db.CreateCollection("t", ttldb.CollectionOptions{})
+	assert.ErrorIs(t, c.DropIndex(context.Background(), "at_1"), notLeader)
+	_, err = db.CreateCollection(context.Background(), "t", ttldb.CollectionOptions{})
 	assert.ErrorIs(t, err, notLeader)
-	assert.ErrorIs(t, db.DropCollection("s"), notLeader)
+	assert.ErrorIs(t, db.DropCollection(context.Background(), "s"), notLeader)
 	clk.Advance(2 * time.Minute)
 	res, err := db.RunTTLPass(ctx)
 	assert.ErrorIs(t, err, ttldb.ErrNotPrimary, "a refused TTL batch ends the pass as a step-down")
@@ -437,18 +437,18 @@ func TestReplicatorRefuses(t *testing.T) {
 	assert.Equal(t, before, db.LastSeq(), "a refused write committed an op")
 	n, err := c.CountDocuments(ctx, ttldb.Document{})
 	require.NoError(t, err)
-	assert.Equal(t, 1, n)
-	specs, err := c.Indexes()
+	assert.EqualValues(t, 1, n)
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, specs, 2)
-	names, err := db.ListCollectionNames()
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"s"}, names)
 
 	// End's error is the write's.
 	lost := errors.New("leadership lost")
 	r.set(nil, lost)
-	_, err = c.InsertOne(ttldb.Document{"_id": 3})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 3})
 	assert.ErrorIs(t, err, lost)
 	r.set(nil, nil)
 
@@ -456,7 +456,7 @@ func TestReplicatorRefuses(t *testing.T) {
 	r.mu.Lock()
 	begins := r.begins
 	r.mu.Unlock()
-	require.NoError(t, db.Apply(ttldb.Op{Seq: db.LastSeq() + 1, Kind: ttldb.OpDropIndex, Collection: "s", Index: "at_1"}))
+	require.NoError(t, db.Apply(context.Background(), ttldb.Op{Seq: db.LastSeq() + 1, Kind: ttldb.OpDropIndex, Collection: "s", Index: "at_1"}))
 	r.mu.Lock()
 	assert.Equal(t, begins, r.begins)
 	r.mu.Unlock()
@@ -475,11 +475,11 @@ func TestWithRestore(t *testing.T) {
 	_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
 	require.NoError(t, err)
 	for i := range 100 {
-		_, err = c.InsertOne(ttldb.Document{"_id": i, "at": clk.Now()})
+		_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": i, "at": clk.Now()})
 		require.NoError(t, err)
 	}
 	var buf bytes.Buffer
-	require.NoError(t, db.Backup(&buf))
+	require.NoError(t, db.Backup(context.Background(), &buf))
 
 	db2, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithRestore(bytes.NewReader(buf.Bytes())))
 	require.NoError(t, err)
@@ -487,17 +487,17 @@ func TestWithRestore(t *testing.T) {
 	assert.Equal(t, db.LastSeq(), db2.LastSeq())
 	n, err := db2.Collection("s").CountDocuments(ctx, ttldb.Document{})
 	require.NoError(t, err)
-	assert.Equal(t, 100, n)
-	specs, err := db2.Collection("s").Indexes()
+	assert.EqualValues(t, 100, n)
+	specs, err := db2.Collection("s").Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, specs, 2)
 	// The next op applies.
-	_, err = c.InsertOne(ttldb.Document{"_id": 1000})
+	_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": 1000})
 	require.NoError(t, err)
 	r.mu.Lock()
 	last := r.ops[len(r.ops)-1]
 	r.mu.Unlock()
-	require.NoError(t, db2.Apply(last))
+	require.NoError(t, db2.Apply(context.Background(), last))
 
 	_, err = ttldb.Open(ttldb.WithRestore(bytes.NewReader(buf.Bytes()[:buf.Len()/2])))
 	assert.Error(t, err, "a truncated copy")
@@ -522,7 +522,7 @@ func TestAttachAtOpenAfterDir(t *testing.T) {
 	db, err := ttldb.Open(ttldb.WithDir(dir), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	for i := range 3 {
-		_, err := db.Collection("c").InsertOne(ttldb.Document{"_id": i})
+		_, err := db.Collection("c").InsertOne(context.Background(), ttldb.Document{"_id": i})
 		require.NoError(t, err)
 	}
 	last := db.LastSeq()
@@ -536,8 +536,8 @@ func TestAttachAtOpenAfterDir(t *testing.T) {
 	defer cancel()
 	cs, err := db.Watch(ctx)
 	require.NoError(t, err)
-	defer cs.Close()
-	_, err = db.Collection("c").InsertOne(ttldb.Document{"_id": 9})
+	defer cs.Close(context.Background())
+	_, err = db.Collection("c").InsertOne(context.Background(), ttldb.Document{"_id": 9})
 	require.NoError(t, err)
 	require.True(t, cs.Next(ctx), "%v", cs.Err())
 	assert.Equal(t, ttldb.ResumeToken{Seq: last + 2}, cs.Event().ID)
@@ -552,11 +552,11 @@ func TestAttachAtOpenAfterRestore(t *testing.T) {
 	require.NoError(t, err)
 	defer src.Close()
 	for i := range 3 {
-		_, err := src.Collection("c").InsertOne(ttldb.Document{"_id": i})
+		_, err := src.Collection("c").InsertOne(context.Background(), ttldb.Document{"_id": i})
 		require.NoError(t, err)
 	}
 	var buf bytes.Buffer
-	require.NoError(t, src.Backup(&buf))
+	require.NoError(t, src.Backup(context.Background(), &buf))
 	for _, replicated := range []bool{false, true} {
 		opts := []ttldb.Option{attach, ttldb.WithRestore(bytes.NewReader(buf.Bytes())), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true})}
 		if replicated {
@@ -571,11 +571,11 @@ func TestAttachAtOpenAfterRestore(t *testing.T) {
 		defer cancel()
 		cs, err := db.Watch(ctx)
 		require.NoError(t, err)
-		defer cs.Close()
+		defer cs.Close(context.Background())
 		resumed, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{Seq: last + 1}})
 		require.NoError(t, err, "the restored ops are committed")
-		defer resumed.Close()
-		_, err = db.Collection("c").InsertOne(ttldb.Document{"_id": 9})
+		defer resumed.Close(context.Background())
+		_, err = db.Collection("c").InsertOne(context.Background(), ttldb.Document{"_id": 9})
 		require.NoError(t, err)
 		if replicated {
 			require.NoError(t, db.MarkCommitted(last+1))

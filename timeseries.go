@@ -1,6 +1,8 @@
 package ttldb
 
 import (
+	"context"
+
 	"github.com/ttldb/ttldb/internal/engine"
 )
 
@@ -84,13 +86,13 @@ type TimeSeriesCollModResult = engine.TimeSeriesCollModResult
 // time-series, and for a request with neither or both fields; ErrInvalidTTL
 // (with ErrTimeSeries) for a negative period. The type system refuses a
 // period of another type (MongoDB's "wrong type" error).
-func (db *DB) CollModTimeSeries(collection string, m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
-	return (*engine.DB)(db).CollModTimeSeries(collection, m)
+func (db *DB) CollModTimeSeries(ctx context.Context, collection string, m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+	return (*engine.DB)(db).CollModTimeSeries(ctx, collection, m)
 }
 
 // CollModTimeSeries is DB.CollModTimeSeries for this collection.
-func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
-	return (*engine.Collection)(c).CollModTimeSeries(m)
+func (c *Collection) CollModTimeSeries(ctx context.Context, m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+	return (*engine.Collection)(c).CollModTimeSeries(ctx, m)
 }
 
 // TimeSeriesInfo describes a time-series collection's options as they
@@ -99,6 +101,6 @@ type TimeSeriesInfo = engine.TimeSeriesInfo
 
 // TimeSeriesInfo returns the collection's time-series options and sizes;
 // ok is false for a collection that is not time-series (or is missing).
-func (c *Collection) TimeSeriesInfo() (TimeSeriesInfo, bool, error) {
-	return (*engine.Collection)(c).TimeSeriesInfo()
+func (c *Collection) TimeSeriesInfo(ctx context.Context) (TimeSeriesInfo, bool, error) {
+	return (*engine.Collection)(c).TimeSeriesInfo(ctx)
 }

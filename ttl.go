@@ -1,6 +1,7 @@
 package ttldb
 
 import (
+	"context"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/engine"
@@ -40,8 +41,8 @@ const (
 // answer is for the document as stored now: a later write can change it,
 // and the monitor deletes the document at its first pass at or after the
 // threshold.
-func (c *Collection) ExpiresAt(id any) (time.Time, bool, error) {
-	return (*engine.Collection)(c).ExpiresAt(id)
+func (c *Collection) ExpiresAt(ctx context.Context, id any) (time.Time, bool, error) {
+	return (*engine.Collection)(c).ExpiresAt(ctx, id)
 }
 
 // CollModIndex is the index part of MongoDB's collMod command:
@@ -61,11 +62,11 @@ type CollModResult = engine.CollModResult
 // It fails with ErrNotFound for a missing collection or index,
 // ErrInvalidTTL for a bad value, an _id index, a compound index or a capped
 // collection, and ErrInvalidIndex for an unclear selection.
-func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) {
-	return (*engine.DB)(db).CollMod(collection, m)
+func (db *DB) CollMod(ctx context.Context, collection string, m CollModIndex) (CollModResult, error) {
+	return (*engine.DB)(db).CollMod(ctx, collection, m)
 }
 
 // CollMod is DB.CollMod for this collection.
-func (c *Collection) CollMod(m CollModIndex) (CollModResult, error) {
-	return (*engine.Collection)(c).CollMod(m)
+func (c *Collection) CollMod(ctx context.Context, m CollModIndex) (CollModResult, error) {
+	return (*engine.Collection)(c).CollMod(ctx, m)
 }

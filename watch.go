@@ -269,6 +269,6 @@ func (cs *ChangeStream) ResumeToken() ResumeToken {
 // false, and so does every later Next, with Err nil. It withdraws the
 // stream's request for pre-images. Close is idempotent and safe to call
 // from any goroutine; it returns nil.
-func (cs *ChangeStream) Close() error {
-	return (*engine.ChangeStream)(cs).Close()
+func (cs *ChangeStream) Close(ctx context.Context) error {
+	return (*engine.ChangeStream)(cs).Close(ctx)
 }

@@ -68,7 +68,7 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 	defer db.Close()
 	ctx := context.Background()
 	colls := []string{"a", "b", "c"}
-	_, err = db.CreateCollection("c", ttldb.CollectionOptions{HideExpired: true})
+	_, err = db.CreateCollection(context.Background(), "c", ttldb.CollectionOptions{HideExpired: true})
 	require.NoError(t, err)
 	ttl := ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)}
 
@@ -82,7 +82,7 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 	slow, err := db.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 32})
 	require.NoError(t, err)
 	for _, cs := range []*ttldb.ChangeStream{all, images, onlyA, slow} {
-		defer cs.Close()
+		defer cs.Close(context.Background())
 	}
 	for _, name := range colls {
 		_, err := db.Collection(name).CreateIndex(ctx, ttl)
@@ -137,27 +137,27 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 				var err error
 				switch r := rng.IntN(100); {
 				case r < 30:
-					_, err = c.InsertOne(ttldb.Document{"_id": id, "at": at, "w": w})
+					_, err = c.InsertOne(context.Background(), ttldb.Document{"_id": id, "at": at, "w": w})
 				case r < 38:
-					_, err = c.InsertMany([]ttldb.Document{{"_id": id, "at": at}, {"_id": id + idSpace, "at": at}})
+					_, err = c.InsertMany(context.Background(), []ttldb.Document{{"_id": id, "at": at}, {"_id": id + idSpace, "at": at}})
 				case r < 55:
-					_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}, "$set": ttldb.Document{"w": w}})
+					_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": id}, ttldb.Document{"$inc": ttldb.Document{"n": 1}, "$set": ttldb.Document{"w": w}})
 				case r < 65:
-					_, err = c.UpdateOne(ttldb.Document{"_id": id}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}, "$unset": ttldb.Document{"w": ""}}, ttldb.UpdateOptions{Upsert: true})
+					_, err = c.UpdateOne(context.Background(), ttldb.Document{"_id": id}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}, "$unset": ttldb.Document{"w": ""}}, ttldb.UpdateOptions{Upsert: true})
 				case r < 72:
-					_, err = c.ReplaceOne(ttldb.Document{"_id": id}, ttldb.Document{"at": at, "r": rng.IntN(9)})
+					_, err = c.ReplaceOne(context.Background(), ttldb.Document{"_id": id}, ttldb.Document{"at": at, "r": rng.IntN(9)})
 				case r < 82:
-					_, err = c.DeleteOne(ttldb.Document{"_id": id})
+					_, err = c.DeleteOne(context.Background(), ttldb.Document{"_id": id})
 				case r < 86:
 					_, err = c.DeleteMany(ctx, ttldb.Document{"_id": ttldb.Document{"$gte": id, "$lt": id + 5}})
 				case r < 90:
 					_, err = c.UpdateMany(ctx, ttldb.Document{"_id": ttldb.Document{"$lt": id}}, ttldb.Document{"$inc": ttldb.Document{"m": 1}})
 				case r < 95:
-					err = c.FindOneAndUpdate(ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"f": true}}).Err()
+					err = c.FindOneAndUpdate(context.Background(), ttldb.Document{"_id": id}, ttldb.Document{"$set": ttldb.Document{"f": true}}).Err()
 				case r < 99:
-					err = c.FindOneAndDelete(ttldb.Document{"_id": id}).Err()
+					err = c.FindOneAndDelete(context.Background(), ttldb.Document{"_id": id}).Err()
 				default:
-					if err = db.DropCollection(c.Name()); err == nil {
+					if err = db.DropCollection(context.Background(), c.Name()); err == nil {
 						_, err = c.CreateIndex(ctx, ttl)
 					}
 				}
@@ -173,7 +173,7 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 	driver.Wait()
 	_, err = db.RunTTLPass(ctx)
 	require.NoError(t, err)
-	_, err = db.Collection("a").InsertOne(ttldb.Document{"_id": "end"})
+	_, err = db.Collection("a").InsertOne(context.Background(), ttldb.Document{"_id": "end"})
 	require.NoError(t, err)
 	readers.Wait()
 	for i, r := range results {
@@ -290,7 +290,7 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 	assert.False(t, lag.Lost)
 	resumed, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &lag.Resume})
 	require.NoError(t, err)
-	defer resumed.Close()
+	defer resumed.Close(context.Background())
 	evs, err := readUntilEnd(t, resumed)
 	require.NoError(t, err)
 	assert.Equal(t, dataEvents, keys(evs), "the resumed stream sees every event")
@@ -314,13 +314,13 @@ func TestWatchHistoryLostAndRestart(t *testing.T) {
 	sc := small.Collection("c")
 	cs, err := small.Watch(ctx)
 	require.NoError(t, err)
-	defer cs.Close()
-	_, err = sc.InsertOne(ttldb.Document{"_id": 0})
+	defer cs.Close(context.Background())
+	_, err = sc.InsertOne(context.Background(), ttldb.Document{"_id": 0})
 	require.NoError(t, err)
 	require.True(t, cs.Next(ctx))
 	last := cs.ResumeToken()
 	for i := 1; i <= 40; i++ {
-		_, err = sc.InsertOne(ttldb.Document{"_id": i})
+		_, err = sc.InsertOne(context.Background(), ttldb.Document{"_id": i})
 		require.NoError(t, err)
 	}
 	assert.False(t, cs.Next(ctx))
@@ -335,17 +335,17 @@ func TestWatchHistoryLostAndRestart(t *testing.T) {
 	// A watcher restarted within the window resumes where it stopped.
 	w, err := c.Watch(ctx)
 	require.NoError(t, err)
-	_, err = c.InsertMany([]ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}})
+	_, err = c.InsertMany(context.Background(), []ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}})
 	require.NoError(t, err)
 	require.True(t, w.Next(ctx))
 	require.True(t, w.Next(ctx))
 	tok := w.ResumeToken()
-	require.NoError(t, w.Close())
-	_, err = c.DeleteOne(ttldb.Document{"_id": 1})
+	require.NoError(t, w.Close(context.Background()))
+	_, err = c.DeleteOne(context.Background(), ttldb.Document{"_id": 1})
 	require.NoError(t, err)
 	w2, err := c.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
 	require.NoError(t, err)
-	defer w2.Close()
+	defer w2.Close(context.Background())
 	var got []string
 	for w2.TryNext(ctx) {
 		ev := w2.Event()
@@ -368,14 +368,14 @@ func TestChangeStreamResumeAfterLagMakesProgress(t *testing.T) {
 	require.NoError(t, err)
 	const n = 100
 	for i := range n {
-		_, err := c.InsertOne(ttldb.Document{"_id": i})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i})
 		require.NoError(t, err)
 	}
 	require.False(t, cs.Next(ctx), "100 ops behind a MaxLag of 8")
 	var lag *ttldb.ChangeStreamLagError
 	require.ErrorAs(t, cs.Err(), &lag)
 	require.False(t, lag.Lost)
-	require.NoError(t, cs.Close())
+	require.NoError(t, cs.Close(context.Background()))
 
 	var got []any
 	resumes := 0
@@ -392,7 +392,7 @@ func TestChangeStreamResumeAfterLagMakesProgress(t *testing.T) {
 			require.False(t, lag.Lost, "resume %d", resumes)
 			tok = lag.Resume
 		}
-		require.NoError(t, again.Close())
+		require.NoError(t, again.Close(context.Background()))
 	}
 	want := make([]any, n)
 	for i := range want {
@@ -411,13 +411,13 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 	c := db.Collection("c")
 	insert := func(from, to int) {
 		for i := from; i < to; i++ {
-			_, err := c.InsertOne(ttldb.Document{"_id": i})
+			_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i})
 			require.NoError(t, err)
 		}
 	}
 	first, err := c.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 4})
 	require.NoError(t, err)
-	defer first.Close()
+	defer first.Close(context.Background())
 	insert(0, 20)
 	require.False(t, first.Next(ctx))
 	var lag *ttldb.ChangeStreamLagError
@@ -428,7 +428,7 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 	// reads the backlog and the new ops alike.
 	again, err := c.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 4, ResumeAfter: &tok})
 	require.NoError(t, err)
-	defer again.Close()
+	defer again.Close(context.Background())
 	insert(20, 24)
 	var got []any
 	for again.TryNext(ctx) {
@@ -441,7 +441,7 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 	// first op, then ends lagged with a later token.
 	third, err := c.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 4, ResumeAfter: &tok})
 	require.NoError(t, err)
-	defer third.Close()
+	defer third.Close(context.Background())
 	insert(24, 34)
 	require.True(t, third.Next(ctx), "a resumed stream reads the op it resumed at")
 	assert.Equal(t, 0, third.Event().DocumentKey.ID())
@@ -460,7 +460,7 @@ func TestChangeStreamDecodeAndTokenText(t *testing.T) {
 	c := db.Collection("c")
 	cs, err := c.Watch(ctx)
 	require.NoError(t, err)
-	defer cs.Close()
+	defer cs.Close(context.Background())
 	mustInsert(t, c, ttldb.Document{"_id": 1, "v": "a"}, ttldb.Document{"_id": 2, "v": "b"})
 	require.True(t, cs.Next(ctx))
 	var ev struct {
@@ -476,7 +476,7 @@ func TestChangeStreamDecodeAndTokenText(t *testing.T) {
 	require.Equal(t, cs.ResumeToken(), tok)
 	resumed, err := c.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
 	require.NoError(t, err)
-	defer resumed.Close()
+	defer resumed.Close(context.Background())
 	require.True(t, resumed.Next(ctx))
 	require.Equal(t, 2, resumed.Event().DocumentKey.Document()["_id"])
 }

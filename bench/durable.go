@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -266,7 +267,7 @@ func (o oneByOne) insert(b any) error {
 	case *ttldbStore:
 		docs := b.([]ttldb.Document)
 		for _, d := range docs {
-			if _, err := s.coll.InsertOne(d); err != nil {
+			if _, err := s.coll.InsertOne(context.Background(), d); err != nil {
 				return err
 			}
 		}
@@ -354,7 +355,7 @@ func trialDGroup(p trialParams, out *trialOut) error {
 		if err != nil {
 			return err
 		}
-		commit = func(d Doc) error { _, err := ts.coll.InsertOne(ttldbDoc(d)); return err }
+		commit = func(d Doc) error { _, err := ts.coll.InsertOne(context.Background(), ttldbDoc(d)); return err }
 		logSyncs = func() int64 { return ts.db.Metrics().Durability.LogSyncs }
 		closeErr = ts.db.Close
 	case "buntdb":
@@ -477,7 +478,7 @@ func trialRestart(p trialParams, out *trialOut) error {
 		}
 		if p.store == "ttldb-snapshot" {
 			t := time.Now()
-			if err := s.db.Snapshot(); err != nil {
+			if err := s.db.Snapshot(context.Background()); err != nil {
 				s.db.Close()
 				return err
 			}
@@ -579,14 +580,14 @@ func trialRestart(p trialParams, out *trialOut) error {
 // and a document by _id with its date.
 func checkLoaded(db *ttldb.DB, n int) error {
 	c := db.Collection("events")
-	got, err := c.EstimatedDocumentCount()
+	got, err := c.EstimatedDocumentCount(context.Background())
 	if err != nil {
 		return err
 	}
-	if got != n {
+	if got != int64(n) {
 		return fmt.Errorf("reopened DB holds %d documents, want %d", got, n)
 	}
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	if err != nil {
 		return err
 	}
@@ -598,7 +599,7 @@ func checkLoaded(db *ttldb.DB, n int) error {
 		return errors.New("reopened DB has no TTL index")
 	}
 	key := docKey(n / 2)
-	at, expires, err := c.ExpiresAt(key)
+	at, expires, err := c.ExpiresAt(context.Background(), key)
 	if err != nil || !expires || at.IsZero() {
 		return fmt.Errorf("reopened DB: %s: expires %v at %v, err %v", key, expires, at, err)
 	}
@@ -641,12 +642,13 @@ func trialDSnap(p trialParams, out *trialOut) error {
 			return err
 		}
 		update = func(d Doc) error {
-			_, err := s.coll.UpdateOne(ttldb.Document{"_id": d.ID},
+			_, err := s.coll.UpdateOne(context.Background(), ttldb.Document{"_id": d.ID},
 				ttldb.Document{"$set": ttldb.Document{"lastModifiedDate": d.LastModifiedDate, "bytes": d.Bytes}})
+
 			return err
 		}
-		insert = func(d Doc) error { _, err := s.coll.InsertOne(ttldbDoc(d)); return err }
-		snapshot = s.db.Snapshot
+		insert = func(d Doc) error { _, err := s.coll.InsertOne(context.Background(), ttldbDoc(d)); return err }
+		snapshot = func() error { return s.db.Snapshot(context.Background()) }
 	case "buntdb":
 		s, err := openBuntFile(filepath.Join(dir, "data.db"), buntdb.EverySecond, false, false)
 		if err != nil {

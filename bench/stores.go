@@ -154,7 +154,7 @@ func (s *ttldbStore) prepare(docs []Doc) any {
 
 func (s *ttldbStore) insert(b any) error {
 	docs := b.([]ttldb.Document)
-	if _, err := s.coll.InsertMany(docs); err != nil {
+	if _, err := s.coll.InsertMany(context.Background(), docs); err != nil {
 		return err
 	}
 	s.inserted.Add(int64(len(docs)))
@@ -163,10 +163,10 @@ func (s *ttldbStore) insert(b any) error {
 
 func (s *ttldbStore) get(key string) bool {
 	if s.read == "expiresat" {
-		_, _, err := s.coll.ExpiresAt(key)
+		_, _, err := s.coll.ExpiresAt(context.Background(), key)
 		return err == nil
 	}
-	d, err := s.coll.FindOne(ttldb.Document{"_id": key}).Document()
+	d, err := s.coll.FindOne(context.Background(), ttldb.Document{"_id": key}).Document()
 	return err == nil && d != nil
 }
 
@@ -182,14 +182,14 @@ func (s *ttldbStore) accountedBytes() int64 { return s.db.Metrics().Storage.Byte
 // probeFindOne reports whether FindOne({_id: key}) is a correct point
 // lookup here (it returns that document, examining at most one).
 func (s *ttldbStore) probeFindOne(key string) (bool, string) {
-	d, err := s.coll.FindOne(ttldb.Document{"_id": key}).Document()
+	d, err := s.coll.FindOne(context.Background(), ttldb.Document{"_id": key}).Document()
 	if err != nil {
 		return false, "FindOne by _id failed: " + err.Error()
 	}
 	if d["_id"] != key {
 		return false, fmt.Sprintf("FindOne({_id: %q}) returned _id %v (the filter does not filter yet)", key, d["_id"])
 	}
-	ex, err := s.coll.Explain(ttldb.Document{"_id": key})
+	ex, err := s.coll.Explain(context.Background(), ttldb.Document{"_id": key})
 	if err == nil && ex.DocsExamined > 1 {
 		return false, fmt.Sprintf("FindOne({_id}) is a %s examining %d documents (no _id fast path)", ex.Stage, ex.DocsExamined)
 	}

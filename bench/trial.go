@@ -528,7 +528,7 @@ func trialCompact(p trialParams, out *trialOut) error {
 				}
 			}
 			if len(docs) > 0 {
-				if _, err := c.InsertMany(docs); err != nil {
+				if _, err := c.InsertMany(context.Background(), docs); err != nil {
 					return err
 				}
 			}
@@ -552,7 +552,7 @@ func trialCompact(p trialParams, out *trialOut) error {
 		return fmt.Errorf("pass deleted %d, want %d", res.Deleted, want)
 	}
 	afterExpire := int64(heap()) - int64(base)
-	if err := c.Compact(); err != nil {
+	if err := c.Compact(context.Background()); err != nil {
 		return err
 	}
 	afterCompact := int64(heap()) - int64(base)

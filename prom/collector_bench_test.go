@@ -37,7 +37,7 @@ func BenchmarkScrape(b *testing.B) {
 				for i := range n {
 					batch = append(batch, ttldb.Document{"_id": i, "at": t0.Add(time.Duration(i) * time.Millisecond)})
 					if len(batch) == cap(batch) || i == n-1 {
-						if _, err := c.InsertMany(batch); err != nil {
+						if _, err := c.InsertMany(context.Background(), batch); err != nil {
 							b.Fatal(err)
 						}
 						batch = batch[:0]

@@ -51,11 +51,12 @@ func openScenario(t testing.TB) (*ttldb.DB, *ttltest.Clock) {
 		_, err := db.Collection(name).CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(secs)})
 		require.NoError(t, err)
 	}
-	_, err = db.Collection("sessions").InsertMany([]ttldb.Document{
+	_, err = db.Collection("sessions").InsertMany(context.Background(), []ttldb.Document{
 		{"_id": "s1", "at": t0}, {"_id": "s2", "at": t0}, {"_id": "s3", "at": t0}, {"_id": "bad", "at": t0},
 	})
+
 	require.NoError(t, err)
-	_, err = db.Collection("carts").InsertMany([]ttldb.Document{{"_id": "c1", "at": t0}, {"_id": "c2", "at": t0}})
+	_, err = db.Collection("carts").InsertMany(context.Background(), []ttldb.Document{{"_id": "c1", "at": t0}, {"_id": "c2", "at": t0}})
 	require.NoError(t, err)
 	clk.Advance(10 * time.Second)
 	_, err = db.RunTTLPass(context.Background())
@@ -177,7 +178,7 @@ func TestCollectorPassDurations(t *testing.T) {
 	require.NoError(t, err)
 	for i, d := range []time.Duration{20 * time.Millisecond, 3 * time.Second, 2 * time.Minute} {
 		step = d
-		_, err := c.InsertOne(ttldb.Document{"_id": i, "at": clk.Now()})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i, "at": clk.Now()})
 		require.NoError(t, err)
 		_, err = db.RunTTLPass(context.Background())
 		require.NoError(t, err)
@@ -296,16 +297,17 @@ func TestCollectorTimeSeries(t *testing.T) {
 	db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
-	ts, err := db.CreateCollection("weather", ttldb.CollectionOptions{
+	ts, err := db.CreateCollection(context.Background(), "weather", ttldb.CollectionOptions{
 		TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor"},
 		ExpireAfterSeconds: ttldb.Seconds(60),
 	})
+
 	require.NoError(t, err)
 	for i := range 5 {
-		_, err := ts.InsertOne(ttldb.Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": "roof", "temp": 20 + i})
+		_, err := ts.InsertOne(context.Background(), ttldb.Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": "roof", "temp": 20 + i})
 		require.NoError(t, err)
 	}
-	_, err = ts.InsertOne(ttldb.Document{"t": t0.Add(3 * time.Hour), "sensor": "roof", "temp": 30})
+	_, err = ts.InsertOne(context.Background(), ttldb.Document{"t": t0.Add(3 * time.Hour), "sensor": "roof", "temp": 30})
 	require.NoError(t, err)
 	clk.Advance(2 * time.Hour)
 	_, err = db.RunTTLPass(context.Background())

@@ -41,7 +41,7 @@ func BenchmarkWriteDuringExpire(b *testing.B) {
 					for i := start; i < start+1000; i++ {
 						docs = append(docs, ttldb.Document{"_id": fmt.Sprint(it, "-", i), "at": c.clk.Now()})
 					}
-					_, err := l.node.DB().Collection("s").InsertMany(docs)
+					_, err := l.node.DB().Collection("s").InsertMany(context.Background(), docs)
 					require.NoError(b, err)
 				}
 				c.converged()
@@ -52,7 +52,7 @@ func BenchmarkWriteDuringExpire(b *testing.B) {
 					var got []time.Duration
 					for i := 0; !stop.Load(); i++ {
 						t0 := time.Now()
-						_, err := l.node.DB().Collection("w").InsertOne(ttldb.Document{"_id": fmt.Sprint(it, "-", i)})
+						_, err := l.node.DB().Collection("w").InsertOne(context.Background(), ttldb.Document{"_id": fmt.Sprint(it, "-", i)})
 						if err != nil {
 							b.Error(err)
 							break

@@ -48,7 +48,7 @@ func benchInsertOne(b *testing.B, db func() *ttldb.DB, now func() time.Time) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1)
-			_, err := db().Collection("s").InsertOne(ttldb.Document{"_id": i, "at": now(), "user": "u"})
+			_, err := db().Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": i, "at": now(), "user": "u"})
 			if err != nil {
 				b.Error(err)
 				return
@@ -123,7 +123,7 @@ func benchExpire(b *testing.B, n int, db func() *ttldb.DB, clk *ttltest.Clock, w
 				docs = append(docs, ttldb.Document{"_id": fmt.Sprint(it, "-", i), "at": clk.Now()})
 			}
 			retry(b, func() error {
-				_, err := db().Collection("s").InsertMany(docs)
+				_, err := db().Collection("s").InsertMany(context.Background(), docs)
 				if errors.Is(err, ttldb.ErrDuplicateKey) {
 					return nil // committed before a retry
 				}
@@ -259,7 +259,7 @@ func benchFailover(b *testing.B, tcp bool) {
 		due := time.Now().Add(-60*time.Second + 300*time.Millisecond)
 		docs := []any{ttldb.Document{"_id": fmt.Sprint("a", i), "at": due}, ttldb.Document{"_id": fmt.Sprint("b", i), "at": due}}
 		retry(b, func() error {
-			_, err := c.leader().node.DB().Collection("f").InsertMany(docs)
+			_, err := c.leader().node.DB().Collection("f").InsertMany(context.Background(), docs)
 			if errors.Is(err, ttldb.ErrDuplicateKey) {
 				return nil
 			}

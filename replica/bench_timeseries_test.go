@@ -24,10 +24,11 @@ func BenchmarkExpireTimeSeries(b *testing.B) {
 	c := newClusterOn(b, 3, nil, false, testRaftConfig, false)
 	db := func() *ttldb.DB { return c.leader().node.DB() }
 	c.writeOnLeader(func(d *ttldb.DB) error {
-		_, err := d.CreateCollection(tsColl, ttldb.CollectionOptions{
+		_, err := d.CreateCollection(context.Background(), tsColl, ttldb.CollectionOptions{
 			TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor", BucketMaxSpanSeconds: tsSpan, BucketRoundingSeconds: tsSpan},
 			ExpireAfterSeconds: ttldb.Seconds(60),
 		})
+
 		return err
 	})
 	var cpu int64 // the process's (every node's) CPU time while timed

@@ -42,7 +42,7 @@ func foreignInsert(t *testing.T, c *cluster, coll string, seq uint64) []byte {
 	scratch, err := ttldb.Open(ttldb.WithClock(c.clk), ttldb.WithReplicator(capture), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	defer scratch.Close()
-	_, err = scratch.Collection(coll).InsertOne(ttldb.Document{"_id": "foreign"})
+	_, err = scratch.Collection(coll).InsertOne(context.Background(), ttldb.Document{"_id": "foreign"})
 	require.NoError(t, err)
 	for _, op := range capture.ops {
 		if op.Kind == ttldb.OpInsert {
@@ -102,9 +102,9 @@ func TestClusterProposalAbandoned(t *testing.T) {
 			for i := range nExpired {
 				docs = append(docs, ttldb.Document{"_id": i, "at": c.clk.Now()})
 			}
-			_, err := db.Collection("s").InsertMany(docs)
+			_, err := db.Collection("s").InsertMany(context.Background(), docs)
 			require.NoError(t, err)
-			_, err = db.Collection("other").InsertOne(ttldb.Document{"_id": "local"})
+			_, err = db.Collection("other").InsertOne(context.Background(), ttldb.Document{"_id": "local"})
 			require.NoError(t, err)
 			c.converged()
 			c.clk.Advance(2 * time.Minute)
@@ -187,7 +187,7 @@ func TestClusterProposalAbandoned(t *testing.T) {
 			// The node proposes and writes normally afterwards.
 			l.node.testSubmit, l.node.testProposed = nil, nil
 			retry(t, func() error {
-				_, err := c.leader().node.DB().Collection("other").InsertOne(ttldb.Document{"_id": fmt.Sprint("after-", mode)})
+				_, err := c.leader().node.DB().Collection("other").InsertOne(context.Background(), ttldb.Document{"_id": fmt.Sprint("after-", mode)})
 				return err
 			})
 			c.converged()

@@ -62,13 +62,13 @@ func TestClusterChangeStreamResumeAfterFailover(t *testing.T) {
 		}
 		cs, err := tn.node.DB().Watch(context.Background(), ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{}})
 		require.NoError(t, err)
-		defer cs.Close()
+		defer cs.Close(context.Background())
 		fromStart[tn.id] = cs
 	}
 	c.insertDoc("first") // creates the collection (op 1, not an insert event)
 	lw, err := l.node.DB().Watch(context.Background())
 	require.NoError(t, err)
-	defer lw.Close()
+	defer lw.Close(context.Background())
 
 	const before, after = 20, 10
 	for i := range before {
@@ -85,7 +85,7 @@ func TestClusterChangeStreamResumeAfterFailover(t *testing.T) {
 	require.GreaterOrEqual(t, nl.node.Status().AppliedSeq+1, token.Seq)
 	resumed, err := nl.node.DB().Watch(context.Background(), ttldb.ChangeStreamOptions{ResumeAfter: &token})
 	require.NoError(t, err, "the new leader's buffer holds the ops since its first")
-	defer resumed.Close()
+	defer resumed.Close(context.Background())
 	for i := range after {
 		c.insertDoc(fmt.Sprintf("b%02d", i))
 	}
@@ -140,7 +140,7 @@ func TestClusterChangeStreamNoUncommittedEvent(t *testing.T) {
 	oldDB := old.node.DB()
 	lw, err := oldDB.Watch(context.Background())
 	require.NoError(t, err)
-	defer lw.Close()
+	defer lw.Close(context.Background())
 	c.insertDoc("committed")
 	// Committed before the write returned: ready without waiting.
 	require.True(t, lw.TryNext(context.Background()), "%v", lw.Err())
@@ -167,7 +167,7 @@ func TestClusterChangeStreamNoUncommittedEvent(t *testing.T) {
 
 	c.partition(old)
 	lostSeq := oldDB.LastSeq() + 1
-	_, err = oldDB.Collection("w").InsertOne(ttldb.Document{"_id": "lost"})
+	_, err = oldDB.Collection("w").InsertOne(context.Background(), ttldb.Document{"_id": "lost"})
 	require.ErrorIs(t, err, ErrNotCommitted, "the leader cannot reach a quorum")
 	r := <-done
 	assert.Empty(t, r.events, "the uncommitted write reached a watcher")
@@ -182,7 +182,7 @@ func TestClusterChangeStreamNoUncommittedEvent(t *testing.T) {
 	assert.Zero(t, count(t, old.node.DB(), "w", ttldb.Document{"_id": "lost"}))
 	resumed, err := old.node.DB().Watch(context.Background(), ttldb.ChangeStreamOptions{ResumeAfter: &token})
 	require.NoError(t, err)
-	defer resumed.Close()
+	defer resumed.Close(context.Background())
 	got := readEvents(t, resumed, 2)
 	assert.Equal(t, []seen{{ttldb.ResumeToken{Seq: lostSeq + 1}, "new1"}, {ttldb.ResumeToken{Seq: lostSeq + 2}, "new2"}}, got,
 		"the new leader's first write took the lost write's number: resumed right before it")

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,7 @@ func TestClusterRestartAllFromDisk(t *testing.T) {
 	insert(200, 300, c.clk.Now())
 	insert(300, 400, c.clk.Now().Add(time.Hour))
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection("s").DeleteOne(ttldb.Document{"_id": 7})
+		_, err := db.Collection("s").DeleteOne(context.Background(), ttldb.Document{"_id": 7})
 		return err
 	})
 	before := c.converged()

@@ -75,7 +75,7 @@ func TestClusterDeliveryIdentityAcrossFailover(t *testing.T) {
 		docs = append(docs, ttldb.Document{"_id": i, "at": c.clk.Now(), "n": 0})
 	}
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection("s").InsertMany(docs)
+		_, err := db.Collection("s").InsertMany(context.Background(), docs)
 		if errors.Is(err, ttldb.ErrDuplicateKey) {
 			return nil
 		}

@@ -35,7 +35,7 @@ func (c *cluster) writeOnLeader(write func(db *ttldb.DB) error) {
 func (c *cluster) insertOnLeader(coll string, docs ...any) {
 	c.t.Helper()
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection(coll).InsertMany(docs)
+		_, err := db.Collection(coll).InsertMany(context.Background(), docs)
 		if errors.Is(err, ttldb.ErrDuplicateKey) {
 			return nil // committed before a retry
 		}
@@ -107,7 +107,7 @@ func TestClusterRandomized(t *testing.T) {
 				next++
 			}
 			c.writeOnLeader(func(db *ttldb.DB) error {
-				_, err := db.Collection("s").InsertMany(docs)
+				_, err := db.Collection("s").InsertMany(context.Background(), docs)
 				if errors.Is(err, ttldb.ErrDuplicateKey) {
 					return nil
 				}

@@ -119,7 +119,7 @@ func newHeldCluster(t *testing.T, nExpired int, optsFor func(id string) []ttldb.
 		docs = append(docs, ttldb.Document{"_id": i, "at": c.clk.Now()})
 	}
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection("s").InsertMany(docs)
+		_, err := db.Collection("s").InsertMany(context.Background(), docs)
 		return err
 	})
 	c.converged()
@@ -148,7 +148,7 @@ func TestClusterProposalFirst(t *testing.T) {
 	go func() {
 		// An update of a document in the batch: it must wait for the
 		// batch, and then finds it deleted.
-		res, err := l.node.DB().Collection("s").UpdateOne(ttldb.Document{"_id": 7}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
+		res, err := l.node.DB().Collection("s").UpdateOne(context.Background(), ttldb.Document{"_id": 7}, ttldb.Document{"$set": ttldb.Document{"x": 1}})
 		if err == nil && res.MatchedCount != 0 {
 			err = fmt.Errorf("the update matched %d documents after the batch", res.MatchedCount)
 		}

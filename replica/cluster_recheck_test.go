@@ -47,7 +47,7 @@ func TestClusterUpdateBetweenChooseAndApply(t *testing.T) {
 		docs = append(docs, ttldb.Document{"_id": i, "at": c.clk.Now(), "n": 0})
 	}
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection("s").InsertMany(docs)
+		_, err := db.Collection("s").InsertMany(context.Background(), docs)
 		return err
 	})
 	c.converged()
@@ -57,9 +57,9 @@ func TestClusterUpdateBetweenChooseAndApply(t *testing.T) {
 	passErr := passInBackground(l.node.DB())
 	<-chosen // the batch is chosen, its hooks are running
 	db := l.node.DB()
-	_, err := db.Collection("s").UpdateOne(ttldb.Document{"_id": 0}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}})
+	_, err := db.Collection("s").UpdateOne(context.Background(), ttldb.Document{"_id": 0}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}})
 	require.NoError(t, err, "refresh _id 0")
-	_, err = db.Collection("s").UpdateOne(ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"n": 1}})
+	_, err = db.Collection("s").UpdateOne(context.Background(), ttldb.Document{"_id": 1}, ttldb.Document{"$inc": ttldb.Document{"n": 1}})
 	require.NoError(t, err, "change _id 1, still expired")
 	close(proceed)
 	require.NoError(t, <-passErr)

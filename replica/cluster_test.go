@@ -279,12 +279,12 @@ func (c *cluster) converged() string {
 func digest(t testing.TB, db *ttldb.DB) string {
 	t.Helper()
 	h := sha256.New()
-	names, err := db.ListCollectionNames()
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, name := range names {
 		c := db.Collection(name)
-		specs, err := c.Indexes()
+		specs, err := c.Indexes(context.Background())
 		require.NoError(t, err)
 		cur, err := c.Find(ctx, ttldb.Document{}, ttldb.FindOptions{Sort: []ttldb.IndexKey{ttldb.Asc("_id")}})
 		require.NoError(t, err)
@@ -313,7 +313,7 @@ func count(t testing.TB, db *ttldb.DB, coll string, filter ttldb.Document) int {
 	t.Helper()
 	n, err := db.Collection(coll).CountDocuments(context.Background(), filter)
 	require.NoError(t, err)
-	return n
+	return int(n)
 }
 
 func ttlIndex(t testing.TB, db *ttldb.DB, coll string) {
@@ -333,11 +333,11 @@ func TestClusterReplicatesWrites(t *testing.T) {
 	for i := range 100 {
 		docs = append(docs, ttldb.Document{"_id": i, "at": c.clk.Now(), "user": fmt.Sprint("u", i%7)})
 	}
-	_, err := db.Collection("sessions").InsertMany(docs)
+	_, err := db.Collection("sessions").InsertMany(context.Background(), docs)
 	require.NoError(t, err)
-	_, err = db.Collection("sessions").UpdateOne(ttldb.Document{"_id": 3}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}, "$inc": ttldb.Document{"n": 1}})
+	_, err = db.Collection("sessions").UpdateOne(context.Background(), ttldb.Document{"_id": 3}, ttldb.Document{"$currentDate": ttldb.Document{"at": true}, "$inc": ttldb.Document{"n": 1}})
 	require.NoError(t, err)
-	_, err = db.Collection("sessions").DeleteOne(ttldb.Document{"_id": 4})
+	_, err = db.Collection("sessions").DeleteOne(context.Background(), ttldb.Document{"_id": 4})
 	require.NoError(t, err)
 	c.converged()
 	for _, tn := range c.nodes {
@@ -348,7 +348,7 @@ func TestClusterReplicatesWrites(t *testing.T) {
 		if tn == l {
 			continue
 		}
-		_, err := tn.node.DB().Collection("sessions").InsertOne(ttldb.Document{"_id": "x"})
+		_, err := tn.node.DB().Collection("sessions").InsertOne(context.Background(), ttldb.Document{"_id": "x"})
 		var nl *NotLeaderError
 		require.ErrorAs(t, err, &nl)
 		assert.ErrorIs(t, err, ttldb.ErrNotPrimary)

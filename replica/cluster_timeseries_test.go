@@ -37,7 +37,7 @@ import (
 func bucketsDigest(t testing.TB, db *ttldb.DB) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, db.Backup(&buf))
+	require.NoError(t, db.Backup(context.Background(), &buf))
 	r, err := snapfile.NewReader(&buf)
 	require.NoError(t, err)
 	h := sha256.New()
@@ -191,13 +191,14 @@ func TestClusterTimeSeries(t *testing.T) {
 	}, true)
 
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.CreateCollection(tsColl, ttldb.CollectionOptions{
+		_, err := db.CreateCollection(context.Background(), tsColl, ttldb.CollectionOptions{
 			TimeSeries: &ttldb.TimeSeriesOptions{
 				TimeField: "t", MetaField: "sensor",
 				BucketMaxSpanSeconds: tsSpan, BucketRoundingSeconds: tsSpan,
 			},
 			ExpireAfterSeconds: ttldb.Seconds(tsCollTTL),
 		})
+
 		if errors.Is(err, ttldb.ErrCollectionExists) {
 			return nil // committed before a retry
 		}
@@ -237,7 +238,7 @@ func TestClusterTimeSeries(t *testing.T) {
 	c.converged()
 	oldHot, oldCold, fresh := sensors/2*perSensor, sensors/2*perSensor, sensors*12
 	c.requireTS(oldHot, oldCold, fresh)
-	info, _, err := c.leader().node.DB().Collection(tsColl).TimeSeriesInfo()
+	info, _, err := c.leader().node.DB().Collection(tsColl).TimeSeriesInfo(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, sensors*(perSensor*int(tsStep/time.Second)/tsSpan+2), info.Buckets, "buckets: 6 measurements 10 s apart in each 60 s bucket")
 
@@ -319,7 +320,7 @@ func TestClusterTimeSeries(t *testing.T) {
 func (c *cluster) insertMeasurements(chunk int, ms []ttldb.Document) {
 	c.t.Helper()
 	for range 20 {
-		_, err := c.leader().node.DB().Collection(tsColl).InsertMany(ms)
+		_, err := c.leader().node.DB().Collection(tsColl).InsertMany(context.Background(), ms)
 		if err == nil {
 			return
 		}
@@ -406,10 +407,11 @@ func TestClusterTimeSeriesProposalFirst(t *testing.T) {
 		return n.(*atomic.Int64).Load()
 	}
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.CreateCollection(tsColl, ttldb.CollectionOptions{
+		_, err := db.CreateCollection(context.Background(), tsColl, ttldb.CollectionOptions{
 			TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor", BucketMaxSpanSeconds: tsSpan, BucketRoundingSeconds: tsSpan},
 			ExpireAfterSeconds: ttldb.Seconds(60),
 		})
+
 		return err
 	})
 	start := c.clk.Now()
@@ -424,7 +426,7 @@ func TestClusterTimeSeriesProposalFirst(t *testing.T) {
 		}
 	}
 	c.writeOnLeader(func(db *ttldb.DB) error {
-		_, err := db.Collection(tsColl).InsertMany(ms)
+		_, err := db.Collection(tsColl).InsertMany(context.Background(), ms)
 		return err
 	})
 	c.converged()

@@ -100,7 +100,7 @@ func TestLegacyRaftDirOpens(t *testing.T) {
 	_, err := n.DB().RunTTLPass(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, byID(n), 20)
-	_, err = n.DB().Collection("s").InsertOne(ttldb.Document{"_id": 100, "at": clk.Now(), "v": "new"})
+	_, err = n.DB().Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": 100, "at": clk.Now(), "v": "new"})
 	require.NoError(t, err)
 	require.NoError(t, n.Close())
 

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -747,7 +748,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 		// its leadership before it knew) holds locks Apply needs: its
 		// proposer gives up, deleting nothing.
 		f.node.abandonProposal()
-		err = db.Apply(ops...)
+		err = db.Apply(context.Background(), ops...)
 	case own && h.proposal == 0 && local >= last:
 		// The leader's own write, applied when it was made; committed
 		// now, so its change streams may deliver it. (A proposed batch is
@@ -769,7 +770,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 			f.node.logger.Error("rebuild failed", "err", err)
 			return err
 		}
-		err = f.db.Load().Apply(ops...)
+		err = f.db.Load().Apply(context.Background(), ops...)
 		if n.raft != nil && n.raft.State() == raft.Leader {
 			select { // applies what is in flight, then writes again
 			case n.notify <- true:
@@ -862,7 +863,7 @@ func (f *fsm) rebuild() error {
 		if ops[0].Seq > f.appliedSeq {
 			break // not applied yet: the state machine will
 		}
-		if err := db.Apply(ops...); err != nil {
+		if err := db.Apply(context.Background(), ops...); err != nil {
 			db.Close()
 			return fmt.Errorf("rebuild: entry %d: %w", i, err)
 		}
@@ -917,7 +918,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	var buf bytes.Buffer
 	buf.Write(snapshotMagic)
 	buf.Write(binary.LittleEndian.AppendUint64(nil, f.appliedSeq))
-	if err := db.Backup(&buf); err != nil {
+	if err := db.Backup(context.Background(), &buf); err != nil {
 		return nil, err
 	}
 	return snapshotData(buf.Bytes()), nil

@@ -40,7 +40,7 @@ func openWithExpired(t *testing.T, coll string, n int) *ttldb.DB {
 	_, err = c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(0)})
 	require.NoError(t, err)
 	for i := range n {
-		_, err := c.InsertOne(ttldb.Document{"_id": i, "at": t0})
+		_, err := c.InsertOne(context.Background(), ttldb.Document{"_id": i, "at": t0})
 		require.NoError(t, err)
 	}
 	clk.Advance(time.Second)

@@ -26,7 +26,7 @@ func Example() {
 	}); err != nil {
 		panic(err)
 	}
-	if _, err := sessions.InsertOne(ttldb.Document{"_id": "ada", "lastSeen": clk.Now()}); err != nil {
+	if _, err := sessions.InsertOne(context.Background(), ttldb.Document{"_id": "ada", "lastSeen": clk.Now()}); err != nil {
 		panic(err)
 	}
 

@@ -60,16 +60,17 @@ func main() {
 		if i%10 == 0 && i > 0 {
 			time.Sleep(100 * time.Millisecond)
 		}
-		_, err := events.InsertOne(ttldb.Document{
+		_, err := events.InsertOne(context.Background(), ttldb.Document{
 			"_id":              fmt.Sprintf("evt-%03d", i),
 			"kind":             []string{"login", "click", "logout"}[i%3],
 			"lastModifiedDate": time.Now(),
 		})
+
 		if err != nil {
 			log.Fatal(err)
 		}
 	}
-	at, _, _ := events.ExpiresAt("evt-000")
+	at, _, _ := events.ExpiresAt(context.Background(), "evt-000")
 	fmt.Printf("inserted 100 events in %v; evt-000 expires at +%v\n\n", time.Since(start).Round(10*time.Millisecond), at.Sub(start).Round(10*time.Millisecond))
 
 	fmt.Println("  time   stored  backlog  passes  sub-passes  deleted  archived")
@@ -78,7 +79,7 @@ func main() {
 	for range tick.C {
 		// Keep evt-099 alive: refreshing lastModifiedDate pushes its expiry.
 		if time.Since(start) < 3*time.Second {
-			if _, err := events.UpdateOne(ttldb.Document{"_id": "evt-099"},
+			if _, err := events.UpdateOne(context.Background(), ttldb.Document{"_id": "evt-099"},
 				ttldb.Document{"$currentDate": ttldb.Document{"lastModifiedDate": true}}); err != nil {
 				log.Fatal(err)
 			}

@@ -46,7 +46,7 @@ func main() {
 		{"_id": "s2", "user": "ada", "lastSeen": now.Add(-5 * time.Minute)},
 		{"_id": "s3", "user": "grace", "lastSeen": now},
 	}
-	if _, err := sessions.InsertMany(docs); err != nil {
+	if _, err := sessions.InsertMany(context.Background(), docs); err != nil {
 		log.Fatal(err)
 	}
 
@@ -59,17 +59,17 @@ func main() {
 	if err := cur.All(context.Background(), &adas); err != nil {
 		log.Fatal(err)
 	}
-	ex, err := sessions.Explain(ttldb.Document{"user": "ada"})
+	ex, err := sessions.Explain(context.Background(), ttldb.Document{"user": "ada"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("ada has %d sessions (plan %s on %s, %d keys examined)\n", len(adas), ex.Stage, ex.IndexName, ex.KeysExamined)
 
 	// Using a session refreshes it: $currentDate writes the DB clock's time.
-	if _, err := sessions.UpdateOne(ttldb.Document{"_id": "s1"}, ttldb.Document{"$currentDate": ttldb.Document{"lastSeen": true}}); err != nil {
+	if _, err := sessions.UpdateOne(context.Background(), ttldb.Document{"_id": "s1"}, ttldb.Document{"$currentDate": ttldb.Document{"lastSeen": true}}); err != nil {
 		log.Fatal(err)
 	}
-	at, _, err := sessions.ExpiresAt("s2")
+	at, _, err := sessions.ExpiresAt(context.Background(), "s2")
 	if err != nil {
 		log.Fatal(err)
 	}

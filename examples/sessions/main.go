@@ -76,7 +76,7 @@ type Server struct {
 // NewServer makes the sessions collection (HideExpired, a TTL index of
 // SessionTTL on lastSeen) in db and returns the server.
 func NewServer(db *ttldb.DB) (*Server, error) {
-	sessions, err := db.CreateCollection("sessions", ttldb.CollectionOptions{HideExpired: true})
+	sessions, err := db.CreateCollection(context.Background(), "sessions", ttldb.CollectionOptions{HideExpired: true})
 	if errors.Is(err, ttldb.ErrCollectionExists) {
 		// Loaded from a data directory: made by an earlier run. CreateIndex
 		// below returns the existing index.
@@ -118,12 +118,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	// $currentDate writes the DB clock's time: the same clock the TTL
 	// monitor judges expiry by.
 	var sess Session
-	err := s.sessions.FindOneAndUpdate(ttldb.Document{"_id": token},
+	err := s.sessions.FindOneAndUpdate(context.Background(), ttldb.Document{"_id": token},
 		ttldb.Document{
 			"$set":         ttldb.Document{"user": user},
 			"$currentDate": ttldb.Document{"created": true, "lastSeen": true},
 		},
-		ttldb.FindOneAndUpdateOptions{Upsert: true, ReturnDocument: ttldb.After}).Decode(&sess)
+		ttldb.FindOneAndUpdateOptions{Upsert: true, ReturnDocument: ttldb.After}).
+		Decode(&sess)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -150,9 +151,10 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) (Session, bool)
 		http.Error(w, "no session", http.StatusUnauthorized)
 		return sess, false
 	}
-	err = s.sessions.FindOneAndUpdate(ttldb.Document{"_id": c.Value},
+	err = s.sessions.FindOneAndUpdate(context.Background(), ttldb.Document{"_id": c.Value},
 		ttldb.Document{"$currentDate": ttldb.Document{"lastSeen": true}},
-		ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).Decode(&sess)
+		ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After}).
+		Decode(&sess)
 	if errors.Is(err, ttldb.ErrNotFound) {
 		http.Error(w, "session expired or unknown", http.StatusUnauthorized)
 		return sess, false
@@ -171,7 +173,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no session", http.StatusUnauthorized)
 		return
 	}
-	if err := s.sessions.FindOneAndDelete(ttldb.Document{"_id": c.Value}).Err(); err != nil {
+	if err := s.sessions.FindOneAndDelete(context.Background(), ttldb.Document{"_id": c.Value}).Err(); err != nil {
 		if errors.Is(err, ttldb.ErrNotFound) {
 			http.Error(w, "session expired or unknown", http.StatusUnauthorized)
 			return
@@ -341,7 +343,7 @@ func demoRestart(out io.Writer, dir string) error {
 		return err
 	}
 	run := 1
-	if err := probe.Collection("demo").FindOne(ttldb.Document{"_id": "browser"}).Decode(&state); err == nil {
+	if err := probe.Collection("demo").FindOne(context.Background(), ttldb.Document{"_id": "browser"}).Decode(&state); err == nil {
 		run = 2
 		state.Now = state.Now.Add(downTime) // the program was down meanwhile
 	} else if !errors.Is(err, ttldb.ErrNotFound) {
@@ -358,7 +360,7 @@ func demoRestart(out io.Writer, dir string) error {
 		return err
 	}
 	defer db.Close()
-	n, err := db.Collection("sessions").EstimatedDocumentCount()
+	n, err := db.Collection("sessions").EstimatedDocumentCount(context.Background())
 	if err != nil {
 		return err
 	}
@@ -431,7 +433,8 @@ func demoRestart(out io.Writer, dir string) error {
 	for user, tok := range state.Tokens {
 		tokens[user] = tok
 	}
-	_, err = db.Collection("demo").ReplaceOne(ttldb.Document{"_id": "browser"},
+	_, err = db.Collection("demo").ReplaceOne(context.Background(), ttldb.Document{"_id": "browser"},
 		ttldb.Document{"now": state.Now, "tokens": tokens}, ttldb.UpdateOptions{Upsert: true})
+
 	return err
 }

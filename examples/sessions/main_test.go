@@ -112,7 +112,7 @@ func TestSlidingExpiry(t *testing.T) {
 	res, err := h.db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, res.Deleted, "a refreshed session is not expired")
-	at, ok, err := h.db.Collection("sessions").ExpiresAt(h.token())
+	at, ok, err := h.db.Collection("sessions").ExpiresAt(context.Background(), h.token())
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, start.Add(4*29*time.Minute+SessionTTL), at)

@@ -57,15 +57,16 @@ func main() {
 	}
 	defer db.Close()
 
-	weather, err := db.CreateCollection("weather24h", ttldb.CollectionOptions{
+	weather, err := db.CreateCollection(context.Background(), "weather24h", ttldb.CollectionOptions{
 		TimeSeries: &ttldb.TimeSeriesOptions{
 			TimeField:             "timestamp",
 			MetaField:             "sensor",
-			BucketMaxSpanSeconds:  600, // 10-minute buckets (see the package comment)
+			BucketMaxSpanSeconds:  600,
 			BucketRoundingSeconds: 600,
 		},
 		ExpireAfterSeconds: ttldb.Seconds(86400),
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,10 +89,10 @@ func main() {
 			})
 		}
 	}
-	if _, err := weather.InsertMany(readings); err != nil {
+	if _, err := weather.InsertMany(context.Background(), readings); err != nil {
 		log.Fatal(err)
 	}
-	info, _, _ := weather.TimeSeriesInfo()
+	info, _, _ := weather.TimeSeriesInfo(context.Background())
 	fmt.Printf("%s  stored %d readings in %d buckets of %d s\n", start.Format("Jan 2 15:04"), info.Measurements, info.Buckets, info.Options.BucketMaxSpanSeconds)
 
 	// Step through two days, a pass every 30 minutes.
@@ -107,10 +108,11 @@ func main() {
 
 	// What granularity "hours" would do: 30-day buckets, so a reading goes
 	// only once its bucket's whole range has expired.
-	hours, err := db.CreateCollection("weather24hHours", ttldb.CollectionOptions{
+	hours, err := db.CreateCollection(context.Background(), "weather24hHours", ttldb.CollectionOptions{
 		TimeSeries:         &ttldb.TimeSeriesOptions{TimeField: "timestamp", MetaField: "sensor", Granularity: ttldb.GranularityHours},
 		ExpireAfterSeconds: ttldb.Seconds(86400),
 	})
+
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -121,11 +123,11 @@ func main() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	id, err := hours.InsertOne(ttldb.Document{"timestamp": start, "sensor": hq, "temp": 12.0})
+	res, err := hours.InsertOne(context.Background(), ttldb.Document{"timestamp": start, "sensor": hq, "temp": 12.0})
 	if err != nil {
 		log.Fatal(err)
 	}
-	at, _, err := hours.ExpiresAt(id)
+	at, _, err := hours.ExpiresAt(context.Background(), res.InsertedID)
 	if err != nil {
 		log.Fatal(err)
 	}

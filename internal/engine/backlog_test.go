@@ -168,13 +168,13 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 		var err error
 		switch op := rng.IntN(100); {
 		case op < 30:
-			_, err = c.InsertOne(Document{"_id": fmt.Sprint(id, "-", step), "lastModifiedDate": date(), "seen": date()})
+			_, err = c.InsertOne(context.Background(), Document{"_id": fmt.Sprint(id, "-", step), "lastModifiedDate": date(), "seen": date()})
 		case op < 50:
 			_, err = c.UpdateMany(context.Background(), Document{"_id": Document{"$gte": fmt.Sprint(id)}}, Document{"$set": Document{"lastModifiedDate": date()}})
 		case op < 55:
-			_, err = c.UpdateOne(Document{}, Document{"$unset": Document{"seen": ""}})
+			_, err = c.UpdateOne(context.Background(), Document{}, Document{"$unset": Document{"seen": ""}})
 		case op < 62:
-			_, err = c.DeleteOne(Document{"_id": Document{"$gte": fmt.Sprint(id)}})
+			_, err = c.DeleteOne(context.Background(), Document{"_id": Document{"$gte": fmt.Sprint(id)}})
 		case op < 70:
 			_, err = db.RunTTLPass(context.Background())
 		case op < 80:
@@ -182,11 +182,11 @@ func TestMetricsBacklogFollowsWrites(t *testing.T) {
 		case op < 83:
 			clk.Set(clk.Now().Add(time.Duration(rng.IntN(600)-300) * time.Second))
 		case op < 87:
-			_, err = db.CollMod("a", CollModIndex{Name: "lastModifiedDate_1", ExpireAfterSeconds: Seconds(int32(rng.IntN(120)))})
+			_, err = db.CollMod(context.Background(), "a", CollModIndex{Name: "lastModifiedDate_1", ExpireAfterSeconds: Seconds(int32(rng.IntN(120)))})
 		case op < 89:
-			err = c.Compact()
+			err = c.Compact(context.Background())
 		case op < 91:
-			if err = colls[1].DropIndex("seen_1"); err == nil {
+			if err = colls[1].DropIndex(context.Background(), "seen_1"); err == nil {
 				_, err = colls[1].CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(int32(rng.IntN(10)))})
 			}
 		}
@@ -219,7 +219,7 @@ func TestMetricsBacklogDoesNotWalk(t *testing.T) {
 		for i := range docs {
 			docs[i] = Document{"_id": i, "lastModifiedDate": t0.Add(time.Duration(i) * time.Millisecond)}
 		}
-		_, err := c.InsertMany(docs)
+		_, err := c.InsertMany(context.Background(), docs)
 		require.NoError(t, err)
 		clk.Advance(time.Duration(backlog)*time.Millisecond + time.Hour)
 		before := db.metrics.backlogWork.Load()
@@ -246,7 +246,7 @@ func TestMetricsBacklogAfterConcurrentBuild(t *testing.T) {
 	for i := range docs {
 		docs[i] = Document{"_id": i, "at": t0.Add(time.Duration(i) * time.Millisecond)}
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -263,11 +263,11 @@ func TestMetricsBacklogAfterConcurrentBuild(t *testing.T) {
 			var err error
 			switch rng.IntN(3) {
 			case 0:
-				_, err = c.UpdateOne(Document{"_id": id}, Document{"$set": Document{"at": t0.Add(time.Duration(rng.IntN(60_000)) * time.Millisecond)}})
+				_, err = c.UpdateOne(context.Background(), Document{"_id": id}, Document{"$set": Document{"at": t0.Add(time.Duration(rng.IntN(60_000)) * time.Millisecond)}})
 			case 1:
-				_, err = c.UpdateOne(Document{"_id": id}, Document{"$unset": Document{"at": ""}})
+				_, err = c.UpdateOne(context.Background(), Document{"_id": id}, Document{"$unset": Document{"at": ""}})
 			default:
-				_, err = c.DeleteOne(Document{"_id": id})
+				_, err = c.DeleteOne(context.Background(), Document{"_id": id})
 			}
 			if !assert.NoError(t, err) {
 				return

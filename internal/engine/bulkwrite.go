@@ -18,36 +18,45 @@ type InsertOneModel struct {
 	Document any
 }
 
-// UpdateOneModel is UpdateOne(Filter, Update, UpdateOptions{Upsert}).
+// UpdateOneModel is UpdateOne(ctx, Filter, Update, UpdateOptions{Upsert,
+// Hint, Sort}). Filter and Update take what UpdateOne takes.
 type UpdateOneModel struct {
-	Filter Document
-	Update Document
+	Filter any
+	Update any
 	Upsert bool
+	Hint   any
+	Sort   []IndexKey
 }
 
-// UpdateManyModel is UpdateMany(Filter, Update, UpdateOptions{Upsert}).
+// UpdateManyModel is UpdateMany(ctx, Filter, Update,
+// UpdateOptions{Upsert, Hint}).
 type UpdateManyModel struct {
-	Filter Document
-	Update Document
+	Filter any
+	Update any
 	Upsert bool
+	Hint   any
 }
 
-// ReplaceOneModel is ReplaceOne(Filter, Replacement,
-// UpdateOptions{Upsert}).
+// ReplaceOneModel is ReplaceOne(ctx, Filter, Replacement,
+// UpdateOptions{Upsert, Hint, Sort}).
 type ReplaceOneModel struct {
-	Filter      Document
+	Filter      any
 	Replacement any
 	Upsert      bool
+	Hint        any
+	Sort        []IndexKey
 }
 
-// DeleteOneModel is DeleteOne(Filter).
+// DeleteOneModel is DeleteOne(ctx, Filter, DeleteOptions{Hint}).
 type DeleteOneModel struct {
-	Filter Document
+	Filter any
+	Hint   any
 }
 
-// DeleteManyModel is DeleteMany(Filter).
+// DeleteManyModel is DeleteMany(ctx, Filter, DeleteOptions{Hint}).
 type DeleteManyModel struct {
-	Filter Document
+	Filter any
+	Hint   any
 }
 
 func (InsertOneModel) writeModel()  {}
@@ -57,45 +66,47 @@ func (ReplaceOneModel) writeModel() {}
 func (DeleteOneModel) writeModel()  {}
 func (DeleteManyModel) writeModel() {}
 
-// BulkWriteOptions adjusts BulkWrite. The zero value is ordered, as the
-// driver's default.
+// BulkWriteOptions adjusts BulkWrite, with the driver's option names.
 type BulkWriteOptions struct {
-	// Unordered attempts every model, whatever fails, and reports every
-	// error. By default (ordered) BulkWrite stops at the first error.
-	Unordered bool
+	// Ordered (nil: true, the driver's default) stops at the first model
+	// that fails (the models before it stay applied); false attempts every
+	// model, whatever fails, and reports every error.
+	Ordered *bool
 }
 
 // BulkWriteResult counts what a BulkWrite did, as the driver's
 // BulkWriteResult: the sums over the models that succeeded.
 type BulkWriteResult struct {
-	InsertedCount int // documents inserted by InsertOneModel
-	MatchedCount  int // documents the update and replace filters matched
-	ModifiedCount int // documents updates and replacements changed
-	DeletedCount  int // documents deleted
-	UpsertedCount int // documents inserted by upserts
+	InsertedCount int64 // documents inserted by InsertOneModel
+	MatchedCount  int64 // documents the update and replace filters matched
+	ModifiedCount int64 // documents updates and replacements changed
+	DeletedCount  int64 // documents deleted
+	UpsertedCount int64 // documents inserted by upserts
 	// UpsertedIDs maps a model's index to the _id its upsert inserted.
-	UpsertedIDs map[int]any
+	UpsertedIDs map[int64]any
 	// InsertedIDs maps an InsertOneModel's index to its document's _id.
-	InsertedIDs map[int]any
+	InsertedIDs map[int64]any
 }
 
-// WriteError is the error of one model of a BulkWrite: its index in the
-// models and what went wrong (as the matching single call reports it).
+// WriteError is the error of one model of a BulkWrite (or one document of
+// an InsertMany): its index and what went wrong (as the matching single
+// call reports it).
 type WriteError struct {
 	Index int
 	Err   error
 }
 
-// Error names the model's index and the error.
-func (e WriteError) Error() string { return fmt.Sprintf("model %d: %v", e.Index, e.Err) }
+// Error names the index (of the model, or of InsertMany's document) and
+// the error.
+func (e WriteError) Error() string { return fmt.Sprintf("index %d: %v", e.Index, e.Err) }
 
 // Unwrap returns the model's error.
 func (e WriteError) Unwrap() error { return e.Err }
 
-// BulkWriteError reports the models of a BulkWrite that failed, in index
-// order: the first only when ordered, every one when unordered. Match it
-// with errors.As; errors.Is matches any of the models' errors (say
-// ErrDuplicateKey).
+// BulkWriteError reports the models of a BulkWrite (or the documents of an
+// InsertMany) that failed, in index order: the first only when ordered,
+// every one when unordered. Match it with errors.As; errors.Is matches any
+// of the models' errors (say ErrDuplicateKey).
 type BulkWriteError struct {
 	WriteErrors []WriteError
 }
@@ -106,7 +117,7 @@ func (e *BulkWriteError) Error() string {
 	for i, we := range e.WriteErrors {
 		parts[i] = we.Error()
 	}
-	return "ttldb: bulk write: " + strings.Join(parts, "; ")
+	return "ttldb: write errors: " + strings.Join(parts, "; ")
 }
 
 // Unwrap returns the models' errors, for errors.Is and errors.As.
@@ -120,16 +131,24 @@ func (e *BulkWriteError) Unwrap() []error {
 
 // BulkWrite implements ttldb.Collection.BulkWrite, whose documentation is the contract.
 func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ...BulkWriteOptions) (BulkWriteResult, error) {
-	res := BulkWriteResult{UpsertedIDs: map[int]any{}, InsertedIDs: map[int]any{}}
+	res := BulkWriteResult{UpsertedIDs: map[int64]any{}, InsertedIDs: map[int64]any{}}
 	if err := c.usable(); err != nil {
 		return res, err
+	}
+	if err := c.started(ctx); err != nil {
+		return res, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	if len(models) == 0 {
 		return res, fmt.Errorf("%w: collection %q: BulkWrite needs at least one model", ErrInvalidOptions, c.name)
 	}
-	unordered := false
+	ordered := true
 	for _, o := range opts {
-		unordered = unordered || o.Unordered
+		if o.Ordered != nil {
+			ordered = *o.Ordered
+		}
 	}
 	var errs []WriteError
 	for i, m := range models {
@@ -139,7 +158,7 @@ func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ..
 		}
 		if err := c.bulkOne(ctx, m, i, &res); err != nil {
 			errs = append(errs, WriteError{Index: i, Err: err})
-			if !unordered {
+			if ordered {
 				break
 			}
 		}
@@ -152,7 +171,7 @@ func (c *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts ..
 
 // bulkOne runs model i and adds its counts to res.
 func (c *Collection) bulkOne(ctx context.Context, m WriteModel, i int, res *BulkWriteResult) error {
-	upd := func(r UpdateResult, err error) error {
+	upd := func(r *UpdateResult, err error) error {
 		if err != nil {
 			return err
 		}
@@ -160,64 +179,67 @@ func (c *Collection) bulkOne(ctx context.Context, m WriteModel, i int, res *Bulk
 		res.ModifiedCount += r.ModifiedCount
 		if r.UpsertedID != nil {
 			res.UpsertedCount++
-			res.UpsertedIDs[i] = r.UpsertedID
+			res.UpsertedIDs[int64(i)] = r.UpsertedID
 		}
 		return nil
 	}
-	del := func(n int, err error) error {
-		res.DeletedCount += n
-		return err
+	del := func(r *DeleteResult, err error) error {
+		if err != nil {
+			return err
+		}
+		res.DeletedCount += r.DeletedCount
+		return nil
 	}
 	switch m := m.(type) {
 	case InsertOneModel:
-		return c.bulkInsert(m, i, res)
+		return c.bulkInsert(ctx, m, i, res)
 	case *InsertOneModel:
 		if m != nil {
-			return c.bulkInsert(*m, i, res)
+			return c.bulkInsert(ctx, *m, i, res)
 		}
 	case UpdateOneModel:
-		return upd(c.UpdateOne(m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert}))
+		return upd(c.UpdateOne(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))
 	case *UpdateOneModel:
 		if m != nil {
-			return upd(c.UpdateOne(m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert}))
+			return upd(c.UpdateOne(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))
 		}
 	case UpdateManyModel:
-		return upd(c.updateMatching(ctx, m.Filter, m.Update, 0, []UpdateOptions{{Upsert: m.Upsert}}))
+		return upd(c.UpdateMany(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint}))
 	case *UpdateManyModel:
 		if m != nil {
-			return upd(c.updateMatching(ctx, m.Filter, m.Update, 0, []UpdateOptions{{Upsert: m.Upsert}}))
+			return upd(c.UpdateMany(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint}))
 		}
 	case ReplaceOneModel:
-		return upd(c.ReplaceOne(m.Filter, m.Replacement, UpdateOptions{Upsert: m.Upsert}))
+		return upd(c.ReplaceOne(ctx, m.Filter, m.Replacement, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))
 	case *ReplaceOneModel:
 		if m != nil {
-			return upd(c.ReplaceOne(m.Filter, m.Replacement, UpdateOptions{Upsert: m.Upsert}))
+			return upd(c.ReplaceOne(ctx, m.Filter, m.Replacement, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))
 		}
 	case DeleteOneModel:
-		return del(c.DeleteOne(m.Filter))
+		return del(c.DeleteOne(ctx, m.Filter, DeleteOptions{Hint: m.Hint}))
 	case *DeleteOneModel:
 		if m != nil {
-			return del(c.DeleteOne(m.Filter))
+			return del(c.DeleteOne(ctx, m.Filter, DeleteOptions{Hint: m.Hint}))
 		}
 	case DeleteManyModel:
-		return del(c.deleteMatching(ctx, m.Filter, 0))
+		return del(c.DeleteMany(ctx, m.Filter, DeleteOptions{Hint: m.Hint}))
 	case *DeleteManyModel:
 		if m != nil {
-			return del(c.deleteMatching(ctx, m.Filter, 0))
+			return del(c.DeleteMany(ctx, m.Filter, DeleteOptions{Hint: m.Hint}))
 		}
 	}
 	return fmt.Errorf("%w: collection %q: nil write model", ErrInvalidOptions, c.name)
 }
 
-func (c *Collection) bulkInsert(m InsertOneModel, i int, res *BulkWriteResult) error {
+func (c *Collection) bulkInsert(ctx context.Context, m InsertOneModel, i int, res *BulkWriteResult) error {
 	if m.Document == nil {
 		return fmt.Errorf("%w: collection %q: InsertOneModel without a document", ErrInvalidDocument, c.name)
 	}
-	id, err := c.InsertOne(m.Document)
+	r, err := c.InsertOne(ctx, m.Document)
 	if err != nil {
 		return err
 	}
 	res.InsertedCount++
-	res.InsertedIDs[i] = id
+	res.InsertedIDs[int64(i)] = r.InsertedID
 	return nil
 }

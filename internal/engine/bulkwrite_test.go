@@ -13,7 +13,7 @@ func bulkColl(t *testing.T) (*DB, *Collection) {
 	t.Helper()
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("b")
-	_, err := c.InsertMany([]Document{{"_id": 1, "k": "x"}, {"_id": 2, "k": "x"}, {"_id": 3, "k": "y"}})
+	_, err := c.InsertMany(context.Background(), []Document{{"_id": 1, "k": "x"}, {"_id": 2, "k": "x"}, {"_id": 3, "k": "y"}})
 	require.NoError(t, err)
 	return db, c
 }
@@ -56,8 +56,8 @@ func TestBulkWriteMixedCounts(t *testing.T) {
 		ModifiedCount: 1 + 2 + 0 + 1 + 0 + 0,
 		DeletedCount:  1 + 2,
 		UpsertedCount: 2,
-		UpsertedIDs:   map[int]any{4: 9, 6: 10},
-		InsertedIDs:   map[int]any{0: 4, 1: 5},
+		UpsertedIDs:   map[int64]any{4: 9, 6: 10},
+		InsertedIDs:   map[int64]any{0: 4, 1: 5},
 	}, res)
 	assert.Equal(t, []any{1, 5, 9, 10}, bulkIDs(t, c))
 }
@@ -79,9 +79,9 @@ func TestBulkWriteOrderedStopsAtFirstError(t *testing.T) {
 	var dke *DuplicateKeyError
 	require.ErrorAs(t, err, &dke)
 	assert.Equal(t, 1, dke.Key)
-	assert.Contains(t, err.Error(), "model 1")
-	assert.Equal(t, 1, res.InsertedCount, "what came before is kept and counted")
-	assert.Equal(t, map[int]any{0: 4}, res.InsertedIDs)
+	assert.Contains(t, err.Error(), "index 1")
+	assert.EqualValues(t, 1, res.InsertedCount, "what came before is kept and counted")
+	assert.Equal(t, map[int64]any{0: 4}, res.InsertedIDs)
 	assert.Equal(t, []any{1, 2, 3, 4}, bulkIDs(t, c), "nothing after the error ran")
 }
 
@@ -100,7 +100,7 @@ func TestBulkWriteUnorderedReportsEveryError(t *testing.T) {
 		DeleteManyModel{Filter: Document{"k": Document{"$regex": "(?=x)"}}},             // 9: PCRE
 		ReplaceOneModel{Filter: Document{"_id": 3}, Replacement: Document{"$set": nil}}, // 10: operator in replacement
 		DeleteManyModel{Filter: Document{"k": "y"}},                                     // 11
-	}, BulkWriteOptions{Unordered: true})
+	}, BulkWriteOptions{Ordered: new(bool)})
 	var bwe *BulkWriteError
 	require.ErrorAs(t, err, &bwe)
 	want := []struct {
@@ -113,7 +113,7 @@ func TestBulkWriteUnorderedReportsEveryError(t *testing.T) {
 		assert.Equal(t, w.index, bwe.WriteErrors[i].Index)
 		assert.ErrorIs(t, bwe.WriteErrors[i].Err, w.err, "model %d", w.index)
 	}
-	assert.Equal(t, BulkWriteResult{InsertedCount: 1, DeletedCount: 2, InsertedIDs: map[int]any{1: 4}, UpsertedIDs: map[int]any{}}, res)
+	assert.Equal(t, BulkWriteResult{InsertedCount: 1, DeletedCount: 2, InsertedIDs: map[int64]any{1: 4}, UpsertedIDs: map[int64]any{}}, res)
 	assert.Equal(t, []any{1, 4}, bulkIDs(t, c))
 }
 
@@ -125,10 +125,9 @@ func TestBulkWriteArgumentsAndContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := c.BulkWrite(ctx, []WriteModel{DeleteManyModel{}})
-	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, context.Canceled, "a ctx done before the call is its error, as the driver's")
 	var bwe *BulkWriteError
-	require.ErrorAs(t, err, &bwe)
-	assert.Equal(t, 0, bwe.WriteErrors[0].Index)
+	require.False(t, errors.As(err, &bwe), "no model ran")
 	assert.Zero(t, res.DeletedCount)
 	assert.Len(t, bulkIDs(t, c), 3, "nothing done once cancelled")
 
@@ -137,11 +136,17 @@ func TestBulkWriteArgumentsAndContext(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	calls := 0
 	models := []WriteModel{DeleteOneModel{Filter: Document{"_id": 1}}, DeleteOneModel{Filter: Document{"_id": 2}}}
-	res, err = c.BulkWrite(ctxAfter(ctx, &calls, 1, cancel), models, BulkWriteOptions{Unordered: true})
+	// How many times a one-model BulkWrite looks at its ctx (BulkWrite's
+	// start, the model's turn, DeleteOne's own looks): cancelled at the
+	// next look, the second model's turn.
+	looks := 0
+	_, err = c.BulkWrite(ctxAfter(context.Background(), &looks, 1<<30, func() {}), []WriteModel{DeleteOneModel{Filter: Document{"_id": "none"}}})
+	require.NoError(t, err)
+	res, err = c.BulkWrite(ctxAfter(ctx, &calls, looks, cancel), models, BulkWriteOptions{Ordered: new(bool)})
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorAs(t, err, &bwe)
 	assert.Equal(t, 1, bwe.WriteErrors[0].Index, "stops at the first model not attempted")
-	assert.Equal(t, 1, res.DeletedCount)
+	assert.EqualValues(t, 1, res.DeletedCount)
 
 	// An UpdateManyModel or DeleteManyModel runs with the bulk's ctx:
 	// cancelled inside it, it changes nothing and reports ctx's error.
@@ -151,7 +156,9 @@ func TestBulkWriteArgumentsAndContext(t *testing.T) {
 	} {
 		calls = 0
 		ctx, cancel = context.WithCancel(context.Background())
-		res, err = c.BulkWrite(ctxAfter(ctx, &calls, 1, cancel), []WriteModel{m})
+		// Cancelled at the fourth look: inside the model (BulkWrite's
+		// start, the model's turn, the model's start, its scan).
+		res, err = c.BulkWrite(ctxAfter(ctx, &calls, 3, cancel), []WriteModel{m})
 		require.ErrorIs(t, err, context.Canceled)
 		require.ErrorAs(t, err, &bwe)
 		assert.Equal(t, 0, bwe.WriteErrors[0].Index)
@@ -191,12 +198,12 @@ func (c *countingCtx) Err() error {
 
 func TestBulkWriteTimeSeries(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
-	ts, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
+	ts, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
 	require.NoError(t, err)
 	res, err := ts.BulkWrite(context.Background(), []WriteModel{
 		InsertOneModel{Document: Document{"t": t0, "v": 1}},
 		ReplaceOneModel{Filter: Document{"v": 1}, Replacement: Document{"t": t0}},
-	}, BulkWriteOptions{Unordered: true})
-	assert.Equal(t, 1, res.InsertedCount)
+	}, BulkWriteOptions{Ordered: new(bool)})
+	assert.EqualValues(t, 1, res.InsertedCount)
 	require.ErrorIs(t, err, ErrTimeSeries, "each model is refused as its single call would be")
 }

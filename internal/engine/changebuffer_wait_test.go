@@ -180,7 +180,7 @@ func TestChangeStreamNoOpLostAcrossWakes(t *testing.T) {
 			defer w.Done()
 			c := db.Collection(fmt.Sprintf("w%d", g))
 			for i := range perWriter {
-				if _, err := c.InsertOne(Document{"_id": i, "g": g}); err != nil {
+				if _, err := c.InsertOne(context.Background(), Document{"_id": i, "g": g}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -336,7 +336,7 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 	cs.next = max(head+1, buf.first)
 	if resume != nil {
 		if err := buf.holds(start, head); err != nil {
-			cs.Close()
+			cs.Close(context.Background())
 			return nil, fmt.Errorf("Watch: %w", err)
 		}
 		cs.next, cs.skip = start.Seq, int(start.Index)
@@ -522,7 +522,7 @@ func (cs *ChangeStream) ResumeToken() ResumeToken {
 }
 
 // Close implements ttldb.ChangeStream.Close, whose documentation is the contract.
-func (cs *ChangeStream) Close() error {
+func (cs *ChangeStream) Close(ctx context.Context) error {
 	cs.closeOnce.Do(func() {
 		cs.closed.Store(true)
 		close(cs.done)

@@ -83,7 +83,7 @@ func watchT(t testing.TB, db *DB, opts ...ChangeStreamOptions) *ChangeStream {
 	t.Helper()
 	cs, err := db.Watch(context.Background(), opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
+	t.Cleanup(func() { _ = cs.Close(context.Background()) })
 	return cs
 }
 
@@ -169,7 +169,7 @@ func TestChangeStreamFilters(t *testing.T) {
 	onlyB := watchT(t, db, ChangeStreamOptions{Collections: []string{"b"}})
 	collA, err := db.Collection("a").Watch(context.Background())
 	require.NoError(t, err)
-	defer collA.Close()
+	defer collA.Close(context.Background())
 
 	commitOps(db,
 		Op{Kind: OpCreateCollection, Collection: "a", Spec: enc(t, Document{"capped": false})},
@@ -313,16 +313,16 @@ func TestChangeStreamPreImages(t *testing.T) {
 	assert.False(t, req.Next(ctx), "a failed stream stays failed")
 	assert.Equal(t, ResumeToken{Seq: 2}, tok, "the failed event is not consumed")
 
-	require.NoError(t, when.Close())
-	require.NoError(t, when.Close())
+	require.NoError(t, when.Close(context.Background()))
+	require.NoError(t, when.Close(context.Background()))
 	assert.Equal(t, int32(1), db.ops.preImages.Load(), "Close withdraws the request, once")
-	require.NoError(t, req.Close())
+	require.NoError(t, req.Close(context.Background()))
 	assert.False(t, db.ops.preImagesWanted())
 
 	// The buffer option keeps them asked for.
 	db2 := openCS(t, WithChangeStreamBuffer(ChangeStreamBufferOptions{PreImages: true}))
 	assert.False(t, db2.ops.preImagesWanted(), "asked for when the buffer is attached")
-	watchT(t, db2).Close()
+	watchT(t, db2).Close(context.Background())
 	assert.True(t, db2.ops.preImagesWanted())
 	db3 := openCS(t, WithChangeStreamBuffer(ChangeStreamBufferOptions{PreImages: true, AttachAtOpen: true}))
 	assert.True(t, db3.ops.preImagesWanted())
@@ -336,7 +336,7 @@ func TestChangeStreamPreImages(t *testing.T) {
 func TestChangeStreamPreImageBarrier(t *testing.T) {
 	db := openCS(t)
 	c := db.Collection("c")
-	_, err := c.InsertOne(Document{"_id": 1})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1})
 	require.NoError(t, err)
 	st, err := db.state("c", false)
 	require.NoError(t, err)
@@ -356,7 +356,7 @@ func TestChangeStreamPreImageBarrier(t *testing.T) {
 	commitOps(db, delOp(t, "c", 1))
 	st.writeMu.Unlock()
 	cs := <-opened
-	defer cs.Close()
+	defer cs.Close(context.Background())
 	assert.Equal(t, ResumeToken{Seq: db.ops.lastSeq() + 1}, cs.ResumeToken(), "the stream starts after the write")
 	assert.False(t, cs.TryNext(context.Background()))
 	assert.NoError(t, cs.Err())
@@ -366,7 +366,7 @@ func TestChangeStreamPreImageBarrier(t *testing.T) {
 // collection, whose writes decide and commit under its own lock.
 func TestChangeStreamPreImageBarrierTimeSeries(t *testing.T) {
 	db := openCS(t)
-	_, err := db.CreateCollection("w", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
+	_, err := db.CreateCollection(context.Background(), "w", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
 	require.NoError(t, err)
 	st, err := db.state("w", false)
 	require.NoError(t, err)
@@ -386,7 +386,7 @@ func TestChangeStreamPreImageBarrierTimeSeries(t *testing.T) {
 	commitOps(db, delOp(t, "w", 1)) // committed without pre-images, before the stream's start
 	st.ts.mu.Unlock()
 	cs := <-opened
-	defer cs.Close()
+	defer cs.Close(context.Background())
 	assert.Equal(t, ResumeToken{Seq: db.ops.lastSeq() + 1}, cs.ResumeToken())
 }
 
@@ -534,7 +534,7 @@ func TestChangeStreamCloseAndContext(t *testing.T) {
 	assert.ErrorIs(t, cs.Err(), context.DeadlineExceeded)
 
 	go func() { done <- cs.Next(context.Background()) }()
-	require.NoError(t, cs.Close())
+	require.NoError(t, cs.Close(context.Background()))
 	assert.False(t, <-done, "Close from another goroutine ends a waiting Next")
 	assert.NoError(t, cs.Err())
 	commitOps(db, insOp(t, "c", 2))
@@ -726,10 +726,10 @@ func TestChangeStreamPreImageBarrierWithDrops(t *testing.T) {
 					return
 				default:
 				}
-				_, _ = c.InsertOne(Document{"_id": i % 5})
-				_, _ = c.DeleteOne(Document{"_id": (i + 2) % 5})
+				_, _ = c.InsertOne(context.Background(), Document{"_id": i % 5})
+				_, _ = c.DeleteOne(context.Background(), Document{"_id": (i + 2) % 5})
 				if i%7 == 0 {
-					_ = db.DropCollection(c.Name())
+					_ = db.DropCollection(context.Background(), c.Name())
 				}
 			}
 		}()
@@ -749,7 +749,7 @@ func TestChangeStreamPreImageBarrierWithDrops(t *testing.T) {
 				assert.NotNil(t, cs.Event().FullDocumentBeforeChange)
 			}
 			assert.NoError(t, cs.Err())
-			cs.Close()
+			cs.Close(context.Background())
 		}
 	}()
 	select {
@@ -816,7 +816,7 @@ func TestChangeStreamBatchSize(t *testing.T) {
 	waitingFor(6, -1)
 	commitOps(db, insOp(t, "c", 5))
 	assert.Equal(t, 5, <-got)
-	require.NoError(t, cs.Close())
+	require.NoError(t, cs.Close(context.Background()))
 	_, open := <-got
 	assert.False(t, open)
 

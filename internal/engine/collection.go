@@ -459,7 +459,10 @@ func appendIDKey(dst []byte, v any) ([]byte, error) {
 }
 
 // Compact implements ttldb.Collection.Compact, whose documentation is the contract.
-func (c *Collection) Compact() error {
+func (c *Collection) Compact(ctx context.Context) error {
+	if err := c.started(ctx); err != nil {
+		return err
+	}
 	if ts := c.timeSeries(); ts != nil {
 		return ts.compact() // time-series: tsbucket.go
 	}

@@ -22,7 +22,7 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("v")}})
 	require.NoError(t, err)
 	for i := range 100 {
-		_, err := c.InsertOne(Document{"_id": i, "v": i})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "v": i})
 		require.NoError(t, err)
 	}
 	s, err := c.read()
@@ -31,7 +31,7 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 	reads := func() <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			if _, err := c.FindOne(Document{"_id": 5}).Document(); err != nil {
+			if _, err := c.FindOne(context.Background(), Document{"_id": 5}).Document(); err != nil {
 				done <- err
 				return
 			}
@@ -43,11 +43,11 @@ func TestStoreReadersNotBlocked(t *testing.T) {
 				done <- err
 				return
 			}
-			if _, err := c.Explain(Document{"v": 3}); err != nil {
+			if _, err := c.Explain(context.Background(), Document{"v": 3}); err != nil {
 				done <- err
 				return
 			}
-			_, err := c.Indexes()
+			_, err := c.Indexes(context.Background())
 			done <- err
 		}()
 		return done

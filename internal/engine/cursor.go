@@ -212,7 +212,7 @@ func (cur *Cursor) Document() (Document, error) {
 func (cur *Cursor) Err() error { return cur.err }
 
 // Close implements ttldb.Cursor.Close, whose documentation is the contract.
-func (cur *Cursor) Close() error {
+func (cur *Cursor) Close(ctx context.Context) error {
 	cur.close()
 	return cur.err
 }

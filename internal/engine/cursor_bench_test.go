@@ -27,7 +27,7 @@ func loadReadBench(b *testing.B, size int) (*DB, *Collection) {
 	for i := range size {
 		batch = append(batch, Document{"_id": i, "g": i % (size / 10), "n": (i * 7919) % size, "s": "payload"})
 		if len(batch) == cap(batch) || i == size-1 {
-			if _, err := c.InsertMany(batch); err != nil {
+			if _, err := c.InsertMany(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

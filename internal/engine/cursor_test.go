@@ -61,7 +61,7 @@ func TestCursorBatchesMatchOneRead(t *testing.T) {
 		docs[i] = Document{"_id": i, "g": i % 13, "h": (i * 7) % 101, "tags": []any{i % 5, i % 7},
 			"at": t0.Add(time.Duration((i*37)%3000) * time.Second)}
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	for _, m := range []IndexModel{
 		{Keys: []IndexKey{Asc("g")}},
@@ -116,7 +116,7 @@ func TestCursorBatchPerLockHold(t *testing.T) {
 		require.LessOrEqual(t, len(cur.batch), cursorBatch)
 		if n%1000 == 0 {
 			// The loop body runs with no lock held: a write commits.
-			_, err := c.UpdateOne(Document{"_id": 9999 - n/1000}, Document{"$set": Document{"seen": n}})
+			_, err := c.UpdateOne(context.Background(), Document{"_id": 9999 - n/1000}, Document{"$set": Document{"seen": n}})
 			require.NoError(t, err)
 		}
 		n++
@@ -147,7 +147,7 @@ func TestCursorConcurrentWriters(t *testing.T) {
 	for i := range docs {
 		docs[i] = Document{"_id": i, "b": i, "a": 2 * i}
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("b")}})
 	require.NoError(t, err)
@@ -188,14 +188,14 @@ func TestCursorConcurrentWriters(t *testing.T) {
 						mu.Lock()
 						deleted[id] = true
 						mu.Unlock()
-						_, _ = c.DeleteOne(Document{"_id": id})
+						_, _ = c.DeleteOne(context.Background(), Document{"_id": id})
 					case 1:
 						next++
-						_, _ = c.InsertOne(Document{"_id": next, "b": r.IntN(2 * n), "a": 0})
-						_, _ = c.UpdateOne(Document{"_id": next}, Document{"$set": Document{"a": 2 * 0}})
+						_, _ = c.InsertOne(context.Background(), Document{"_id": next, "b": r.IntN(2 * n), "a": 0})
+						_, _ = c.UpdateOne(context.Background(), Document{"_id": next}, Document{"$set": Document{"a": 2 * 0}})
 					default:
 						b := r.IntN(4*n) - n // ahead of or behind the walk
-						_, _ = c.UpdateOne(Document{"_id": id}, Document{"$set": Document{"b": b, "a": 2 * b}})
+						_, _ = c.UpdateOne(context.Background(), Document{"_id": id}, Document{"$set": Document{"b": b, "a": 2 * b}})
 					}
 				}
 			}()
@@ -234,7 +234,7 @@ func TestCursorConcurrentWriters(t *testing.T) {
 			}
 			// Put deleted documents back for the next walk.
 			for id := range deleted {
-				_, _ = c.InsertOne(Document{"_id": id, "b": id, "a": 2 * id})
+				_, _ = c.InsertOne(context.Background(), Document{"_id": id, "b": id, "a": 2 * id})
 			}
 		})
 	}
@@ -395,7 +395,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		d["n"] = Document{"x": r.IntN(10)}
 		docs[i] = d
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	sorts := [][]IndexKey{{Asc("s")}, {Desc("s")}, {Asc("k"), Desc("s")}, {Desc("n.x"), Asc("k")}}
 	for _, sort := range sorts {
@@ -443,7 +443,7 @@ func TestCursorIndexOrCollectionDropped(t *testing.T) {
 	cur, err := c.Find(context.Background(), Document{"v": Document{"$gte": 0}})
 	require.NoError(t, err)
 	require.Equal(t, "v_1", cur.p.ix.name)
-	require.NoError(t, c.DropIndex("v_1"))
+	require.NoError(t, c.DropIndex(context.Background(), "v_1"))
 	n := 0
 	for cur.Next(context.Background()) {
 		n++
@@ -453,7 +453,7 @@ func TestCursorIndexOrCollectionDropped(t *testing.T) {
 
 	cur, err = c.Find(context.Background(), nil)
 	require.NoError(t, err)
-	require.NoError(t, db.DropCollection("c"))
+	require.NoError(t, db.DropCollection(context.Background(), "c"))
 	n = 0
 	for cur.Next(context.Background()) {
 		n++

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -190,8 +191,11 @@ func (db *DB) Collection(name string) *Collection {
 }
 
 // CreateCollection implements ttldb.DB.CreateCollection, whose documentation is the contract.
-func (db *DB) CreateCollection(name string, opts CollectionOptions) (coll *Collection, err error) {
+func (db *DB) CreateCollection(ctx context.Context, name string, opts CollectionOptions) (coll *Collection, err error) {
 	if err := db.writable(); err != nil {
+		return nil, err
+	}
+	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
 	defer db.durable(&err)
@@ -243,8 +247,11 @@ func (db *DB) commitCreate(st *collState) {
 }
 
 // ListCollectionNames implements ttldb.DB.ListCollectionNames, whose documentation is the contract.
-func (db *DB) ListCollectionNames() ([]string, error) {
+func (db *DB) ListCollectionNames(ctx context.Context) ([]string, error) {
 	if err := db.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
 	db.mu.RLock()
@@ -258,8 +265,11 @@ func (db *DB) ListCollectionNames() ([]string, error) {
 }
 
 // DropCollection implements ttldb.DB.DropCollection, whose documentation is the contract.
-func (db *DB) DropCollection(name string) (err error) {
+func (db *DB) DropCollection(ctx context.Context, name string) (err error) {
 	if err := db.writable(); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	defer db.durable(&err)

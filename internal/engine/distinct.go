@@ -12,9 +12,13 @@ import (
 )
 
 // Distinct implements ttldb.Collection.Distinct, whose documentation is the contract.
-func (c *Collection) Distinct(ctx context.Context, field string, filter Document) ([]any, error) {
+func (c *Collection) Distinct(ctx context.Context, field string, filterArgument any) ([]any, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
+	}
+	filter, err := filterArg(filterArgument)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	if err := checkCtx(ctx); err != nil {
 		return nil, ctxError(c.name, err)
@@ -112,8 +116,11 @@ func (d *distinctSet) sorted() []any {
 }
 
 // EstimatedDocumentCount implements ttldb.Collection.EstimatedDocumentCount, whose documentation is the contract.
-func (c *Collection) EstimatedDocumentCount() (int, error) {
+func (c *Collection) EstimatedDocumentCount(ctx context.Context) (int64, error) {
 	if err := c.usable(); err != nil {
+		return 0, err
+	}
+	if err := c.started(ctx); err != nil {
 		return 0, err
 	}
 	if ts := c.timeSeries(); ts != nil {
@@ -122,7 +129,7 @@ func (c *Collection) EstimatedDocumentCount() (int, error) {
 		if ts.dropped {
 			return 0, nil
 		}
-		return ts.count, nil
+		return int64(ts.count), nil
 	}
 	s, err := c.read()
 	if err != nil || s == nil {
@@ -130,5 +137,5 @@ func (c *Collection) EstimatedDocumentCount() (int, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.natural.Len(), nil
+	return int64(s.natural.Len()), nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -742,8 +743,11 @@ func (p *persistence) snapshot() (err error) {
 }
 
 // Snapshot implements ttldb.DB.Snapshot, whose documentation is the contract.
-func (db *DB) Snapshot() error {
+func (db *DB) Snapshot(ctx context.Context) error {
 	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	if db.persist == nil {

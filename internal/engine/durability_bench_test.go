@@ -42,7 +42,7 @@ func BenchmarkInsertDurable(b *testing.B) {
 				b.ResetTimer()
 				if par == 1 {
 					for i := 0; i < b.N; i++ {
-						if _, err := c.InsertOne(Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
+						if _, err := c.InsertOne(context.Background(), Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -51,7 +51,7 @@ func BenchmarkInsertDurable(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						i := next.Add(1)
-						if _, err := c.InsertOne(Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
+						if _, err := c.InsertOne(context.Background(), Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -94,7 +94,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 						if i > int64(b.N) {
 							return
 						}
-						if _, err := c.InsertOne(Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
+						if _, err := c.InsertOne(context.Background(), Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -137,14 +137,14 @@ func BenchmarkOpenDurable(b *testing.B) {
 				docs = append(docs, Document{"_id": fmt.Sprintf("key-%012d", i), "user": fmt.Sprintf("user-%d", i%5000),
 					"kind": "login", "bytes": i % 4096, "lastModifiedDate": at})
 				if len(docs) == cap(docs) {
-					if _, err := c.InsertMany(docs); err != nil {
+					if _, err := c.InsertMany(context.Background(), docs); err != nil {
 						b.Fatal(err)
 					}
 					docs = docs[:0]
 				}
 			}
 			if from == "snapshot" {
-				if err := db.Snapshot(); err != nil {
+				if err := db.Snapshot(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -23,14 +23,14 @@ func durableWithData(t testing.TB, clk *ttltest.Clock, n, m int, snapshot bool) 
 	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
 	c := db.Collection("c")
 	for i := range n {
-		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", 64)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "pad": strings.Repeat("p", 64)})
 		require.NoError(t, err)
 	}
 	if snapshot {
-		require.NoError(t, db.Snapshot())
+		require.NoError(t, db.Snapshot(context.Background()))
 	}
 	for i := n; i < n+m; i++ {
-		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", 64)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "pad": strings.Repeat("p", 64)})
 		require.NoError(t, err)
 	}
 	require.NoError(t, db.Close())
@@ -62,7 +62,7 @@ func docCount(t testing.TB, db *DB) int {
 	t.Helper()
 	n, err := db.Collection("c").CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	return n
+	return int(n)
 }
 
 // TestCorruptSnapshot: a snapshot that fails a checksum is a clear error
@@ -90,7 +90,7 @@ func TestCorruptSnapshot(t *testing.T) {
 	require.Less(t, n, 8010)
 	require.Greater(t, n, 4000, "the other blocks and the log are loaded")
 	requireIndexesRebuilt(t, db)
-	_, err = db.Collection("c").InsertOne(Document{"after": true})
+	_, err = db.Collection("c").InsertOne(context.Background(), Document{"after": true})
 	require.NoError(t, err, "the salvaged DB works")
 }
 

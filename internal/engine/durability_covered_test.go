@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"os"
@@ -29,7 +30,7 @@ func coveredLog(t testing.TB, clk *ttltest.Clock) (img dirImage, seg string, fro
 	from = int64(len(mustReadFault(t, m, seg)))
 	c := db.Collection("c")
 	insert := func(i int) {
-		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", i%40)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "pad": strings.Repeat("p", i%40)})
 		require.NoError(t, err)
 		ids = append(ids, i)
 	}
@@ -37,7 +38,7 @@ func coveredLog(t testing.TB, clk *ttltest.Clock) (img dirImage, seg string, fro
 		insert(i)
 	}
 	m.Inject(vfs.Fault{Op: vfs.FaultCreate, Match: func(n string) bool { return strings.Contains(n, logDirName+"/") }})
-	require.Error(t, db.Snapshot(), "the log keeps its segment")
+	require.Error(t, db.Snapshot(context.Background()), "the log keeps its segment")
 	m.ClearFaults()
 	to = int64(len(mustReadFault(t, m, seg)))
 	for i := 8; i < 50; i++ {

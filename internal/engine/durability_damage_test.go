@@ -81,20 +81,20 @@ func buildDamageHistory(t testing.TB, clk *ttltest.Clock, n int, segSize int64, 
 		c := db.Collection(colls[i%3])
 		switch {
 		case i%7 == 5:
-			_, err = c.UpdateOne(Document{"_id": i - 3}, Document{"$set": Document{"x": i}})
+			_, err = c.UpdateOne(context.Background(), Document{"_id": i - 3}, Document{"$set": Document{"x": i}})
 		case i%11 == 10:
-			_, err = c.DeleteOne(Document{"_id": i - 9})
+			_, err = c.DeleteOne(context.Background(), Document{"_id": i - 9})
 		default:
-			_, err = c.InsertOne(Document{"_id": i, "x": i % 5, "k": i, "at": opEpoch.Add(time.Duration(i) * time.Minute)})
+			_, err = c.InsertOne(context.Background(), Document{"_id": i, "x": i % 5, "k": i, "at": opEpoch.Add(time.Duration(i) * time.Minute)})
 		}
 		require.NoError(t, err)
 		note()
 		if i == n/2 && keepCovered {
 			m.Inject(vfs.Fault{Op: vfs.FaultCreate, Match: func(n string) bool { return strings.Contains(n, logDirName+"/") }})
-			require.Error(t, db.Snapshot(), "the log keeps its segment: records the snapshot holds stay in it")
+			require.Error(t, db.Snapshot(context.Background()), "the log keeps its segment: records the snapshot holds stay in it")
 			m.ClearFaults()
 		} else if i == n/2 {
-			require.NoError(t, db.Snapshot())
+			require.NoError(t, db.Snapshot(context.Background()))
 		}
 	}
 	require.NoError(t, db.Close())
@@ -351,7 +351,7 @@ func TestSalvageLeavesCleanDirectory(t *testing.T) {
 			db = mustOpenDurable(t, clk, dir)
 			require.False(t, reportsLoss(db.Recovery()), "%+v", db.Recovery())
 			require.Equal(t, salvaged, findIDs(t, db.Collection("c"), nil))
-			_, err = db.Collection("c").InsertOne(Document{"_id": "after"})
+			_, err = db.Collection("c").InsertOne(context.Background(), Document{"_id": "after"})
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		})

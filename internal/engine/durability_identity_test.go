@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,9 +62,9 @@ func TestIdentityKept(t *testing.T) {
 	db := mustOpenDurable(t, clk, dir)
 	id := db.persist.id
 	require.False(t, id.IsZero())
-	require.NoError(t, db.Snapshot())
+	require.NoError(t, db.Snapshot(context.Background()))
 	var backup bytes.Buffer
-	require.NoError(t, db.Backup(&backup))
+	require.NoError(t, db.Backup(context.Background(), &backup))
 	require.NoError(t, db.Close())
 	db = mustOpenDurable(t, clk, dir)
 	require.Equal(t, id, db.persist.id, "reopened after a snapshot")

@@ -73,7 +73,7 @@ func TestKillChild(t *testing.T) {
 	rng := rand.New(rand.NewPCG(spec.Seed, 0x4b11))
 	ctx := context.Background()
 	sessions := db.Collection("sessions")
-	if n, _ := db.Collection("bulk").EstimatedDocumentCount(); n == 0 {
+	if n, _ := db.Collection("bulk").EstimatedDocumentCount(context.Background()); n == 0 {
 		// Enough documents that a snapshot takes a while.
 		_, _ = sessions.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(0)})
 		_, _ = db.Collection("kv").CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("v")}})
@@ -82,7 +82,7 @@ func TestKillChild(t *testing.T) {
 			for i := range docs {
 				docs[i] = Document{"_id": b*1000 + i, "pad": strings.Repeat("b", 100)}
 			}
-			if _, err := db.Collection("bulk").InsertMany(docs); err != nil {
+			if _, err := db.Collection("bulk").InsertMany(context.Background(), docs); err != nil {
 				say("err bulk %v", err)
 				os.Exit(2)
 			}
@@ -93,7 +93,7 @@ func TestKillChild(t *testing.T) {
 		for {
 			time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
 			say("snap-begin")
-			if err := db.Snapshot(); err != nil {
+			if err := db.Snapshot(context.Background()); err != nil {
 				say("err snapshot %v", err)
 			}
 			say("snap-end")
@@ -108,19 +108,19 @@ func TestKillChild(t *testing.T) {
 		case r < 4:
 			v := rng.IntN(1 << 20)
 			say("b set %d %d", k, v)
-			_, err = kv.ReplaceOne(Document{"_id": k}, Document{"v": v}, UpdateOptions{Upsert: true})
+			_, err = kv.ReplaceOne(context.Background(), Document{"_id": k}, Document{"v": v}, UpdateOptions{Upsert: true})
 		case r < 5:
 			say("b del %d", k)
-			_, err = kv.DeleteOne(Document{"_id": k})
+			_, err = kv.DeleteOne(context.Background(), Document{"_id": k})
 		case r < 6:
 			v := rng.IntN(1 << 20)
 			say("b upd %d %d", k, v)
-			_, err = kv.UpdateOne(Document{"_id": k}, Document{"$set": Document{"v": v}})
+			_, err = kv.UpdateOne(context.Background(), Document{"_id": k}, Document{"$set": Document{"v": v}})
 		case r < 8:
 			// A session that expires within 200 ms; the monitor deletes it.
 			at := time.Now().Add(time.Duration(rng.IntN(200)) * time.Millisecond)
 			say("b ses %d", i)
-			_, err = sessions.InsertOne(Document{"_id": fmt.Sprintf("%d-%d", spec.Seed, i), "at": at})
+			_, err = sessions.InsertOne(context.Background(), Document{"_id": fmt.Sprintf("%d-%d", spec.Seed, i), "at": at})
 		default:
 			n := 2 + rng.IntN(4)
 			docs := make([]Document, n)
@@ -128,7 +128,7 @@ func TestKillChild(t *testing.T) {
 				docs[j] = Document{"g": group, "n": n, "j": j, "w": i}
 			}
 			say("b multi %d", n)
-			_, err = multi.InsertMany(docs)
+			_, err = multi.InsertMany(context.Background(), docs)
 		}
 		if err != nil {
 			say("err %d %v", i, err)

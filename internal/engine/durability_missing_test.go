@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +22,9 @@ func durableWithSegments(t testing.TB, clk *ttltest.Clock, snap, n int) (string,
 	c := db.Collection("c")
 	for i := range n {
 		if i == snap && snap > 0 {
-			require.NoError(t, db.Snapshot())
+			require.NoError(t, db.Snapshot(context.Background()))
 		}
-		_, err := c.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", 64)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "pad": strings.Repeat("p", 64)})
 		require.NoError(t, err)
 	}
 	require.NoError(t, db.Close())
@@ -74,7 +75,7 @@ func TestMissingLogRefused(t *testing.T) {
 				require.Greater(t, n, tc.snap, "the segments before the missing ones are loaded")
 				require.Equal(t, findIDs(t, db.Collection("c"), nil)[n-1], n-1, "a prefix of the writes")
 			}
-			_, err = db.Collection("c").InsertOne(Document{"_id": "after"})
+			_, err = db.Collection("c").InsertOne(context.Background(), Document{"_id": "after"})
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 			db = mustOpenDurable(t, clk, dir)

@@ -72,11 +72,11 @@ func kvDo(db *DB, rng *rand.Rand, keys int) (kvWrite, error) {
 	k := rng.IntN(keys)
 	switch r := rng.IntN(10); {
 	case r < 2:
-		_, err := c.DeleteOne(Document{"_id": k})
+		_, err := c.DeleteOne(context.Background(), Document{"_id": k})
 		return kvWrite{k: k, del: true}, err
 	default:
 		v := rng.IntN(1 << 20)
-		_, err := c.ReplaceOne(Document{"_id": k}, Document{"v": v, "pad": "................................"}, UpdateOptions{Upsert: true})
+		_, err := c.ReplaceOne(context.Background(), Document{"_id": k}, Document{"v": v, "pad": "................................"}, UpdateOptions{Upsert: true})
 		return kvWrite{k: k, v: v}, err
 	}
 }
@@ -105,7 +105,7 @@ func TestPowerCutSyncAlways(t *testing.T) {
 			require.NoError(t, err)
 			acked = append(acked, w)
 			if i == n/2 && rng.IntN(3) == 0 {
-				require.NoError(t, db.Snapshot())
+				require.NoError(t, db.Snapshot(context.Background()))
 			}
 		}
 		m.PowerCut()
@@ -165,7 +165,7 @@ func TestPowerCutSyncEverySecond(t *testing.T) {
 						}
 					}
 					if rng.IntN(4) == 0 {
-						require.NoError(t, db.Snapshot())
+						require.NoError(t, db.Snapshot(context.Background()))
 						markSynced(&acked) // a snapshot is fsynced
 					}
 				}
@@ -198,7 +198,7 @@ func TestFlusherSyncsEverySecond(t *testing.T) {
 	m := vfs.NewFaultFS()
 	clk := ttltest.NewClock(opEpoch)
 	db := mustOpenDurable(t, clk, "d", withFS(m))
-	_, err := db.Collection("kv").InsertOne(Document{"_id": 1, "v": 1})
+	_, err := db.Collection("kv").InsertOne(context.Background(), Document{"_id": 1, "v": 1})
 	require.NoError(t, err)
 	syncs := db.persist.log.Stats().Syncs
 	// Let the DB's time pass, a step at a time, until the writer has

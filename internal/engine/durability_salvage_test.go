@@ -25,7 +25,7 @@ func salvageDir(t testing.TB, clk *ttltest.Clock, fullLog bool) (string, string,
 	t.Helper()
 	dir := t.TempDir()
 	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
-	ttl, err := db.CreateCollection("ttl", CollectionOptions{})
+	ttl, err := db.CreateCollection(context.Background(), "ttl", CollectionOptions{})
 	require.NoError(t, err)
 	hour := int32(3600)
 	_, err = ttl.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: &hour})
@@ -33,9 +33,9 @@ func salvageDir(t testing.TB, clk *ttltest.Clock, fullLog bool) (string, string,
 	plain := db.Collection("plain")
 	write := func(from, to int) {
 		for i := from; i < to; i++ {
-			_, err := ttl.InsertOne(Document{"_id": i, "at": opEpoch.Add(time.Duration(i) * time.Minute), "pad": strings.Repeat("t", 40)})
+			_, err := ttl.InsertOne(context.Background(), Document{"_id": i, "at": opEpoch.Add(time.Duration(i) * time.Minute), "pad": strings.Repeat("t", 40)})
 			require.NoError(t, err)
-			_, err = plain.InsertOne(Document{"_id": i, "pad": strings.Repeat("p", 40)})
+			_, err = plain.InsertOne(context.Background(), Document{"_id": i, "pad": strings.Repeat("p", 40)})
 			require.NoError(t, err)
 		}
 	}
@@ -43,10 +43,10 @@ func salvageDir(t testing.TB, clk *ttltest.Clock, fullLog bool) (string, string,
 	if fullLog {
 		f, err := os.Create(filepath.Join(dir, snapshotName(db.LastSeq())))
 		require.NoError(t, err)
-		require.NoError(t, db.Backup(f))
+		require.NoError(t, db.Backup(context.Background(), f))
 		require.NoError(t, f.Close())
 	} else {
-		require.NoError(t, db.Snapshot())
+		require.NoError(t, db.Snapshot(context.Background()))
 	}
 	write(40, 50)
 	want := formatFixtureDump(t, db)
@@ -111,12 +111,12 @@ func TestSalvageDamagedSnapshotHeader(t *testing.T) {
 				}
 				require.False(t, rec.RebuiltFromLog)
 				require.Equal(t, map[string]int{"ttl": inSnapshot + 10}, rec.Orphaned, "the snapshot's documents of the lost collection, then its writes in the log")
-				names, err := db.ListCollectionNames()
+				names, err := db.ListCollectionNames(context.Background())
 				require.NoError(t, err)
 				require.Equal(t, []string{"plain"}, names, "no collection without its definition")
 				n, err := db.Collection("plain").CountDocuments(context.Background(), nil)
 				require.NoError(t, err)
-				require.Equal(t, 50, n)
+				require.EqualValues(t, 50, n)
 			})
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,19 +26,19 @@ func TestFailedSnapshotKeepsWriting(t *testing.T) {
 			db := mustOpenDurable(t, clk, "d", withFS(m), WithSync(pol))
 			c := db.Collection("c")
 			for i := range 10 {
-				_, err := c.InsertOne(Document{"_id": i})
+				_, err := c.InsertOne(context.Background(), Document{"_id": i})
 				require.NoError(t, err)
 			}
 			flushLog(t, db)
 			m.Inject(vfs.Fault{Op: vfs.FaultCreate, Err: syscall.EACCES, Match: func(n string) bool { return strings.Contains(n, "log/") }})
-			err := db.Snapshot()
+			err := db.Snapshot(context.Background())
 			require.ErrorIs(t, err, syscall.EACCES, "the snapshot says what failed")
 			// The snapshot file is in place: only dropping the log before
 			// it failed, as Snapshot's doc says.
 			require.Contains(t, err.Error(), "dropping the log before the snapshot")
 			require.NotErrorIs(t, err, ErrLogFailed)
 			for i := 10; i < 20; i++ {
-				_, err := c.InsertOne(Document{"_id": i})
+				_, err := c.InsertOne(context.Background(), Document{"_id": i})
 				require.NoError(t, err, "writes go on after a failed snapshot")
 			}
 			require.NoError(t, db.persist.sink.err())
@@ -47,9 +48,9 @@ func TestFailedSnapshotKeepsWriting(t *testing.T) {
 			db2 := mustOpenDurable(t, clk, "d", withFS(m))
 			defer db2.Close()
 			require.Len(t, findIDs(t, db2.Collection("c"), nil), 20, "every acknowledged write")
-			_, err = db2.Collection("c").InsertOne(Document{"_id": 20})
+			_, err = db2.Collection("c").InsertOne(context.Background(), Document{"_id": 20})
 			require.NoError(t, err)
-			require.NoError(t, db2.Snapshot(), "a snapshot succeeds once the directory takes files again")
+			require.NoError(t, db2.Snapshot(context.Background()), "a snapshot succeeds once the directory takes files again")
 		})
 	}
 }
@@ -61,7 +62,7 @@ func TestSnapshotCutShortByClose(t *testing.T) {
 	db := mustOpenDurable(t, clk, t.TempDir())
 	c := db.Collection("c")
 	for i := range 100 {
-		_, err := c.InsertOne(Document{"_id": i})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i})
 		require.NoError(t, err)
 	}
 	defer func(n int) { snapshotChunk = n }(snapshotChunk)
@@ -76,7 +77,7 @@ func TestSnapshotCutShortByClose(t *testing.T) {
 		}
 	}
 	defer func() { snapshotChunkHook = nil }()
-	err := db.Snapshot()
+	err := db.Snapshot(context.Background())
 	require.ErrorIs(t, err, ErrClosed)
 	require.NoError(t, <-closed)
 }

@@ -59,12 +59,13 @@ func TestTTLAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("lastSeen")}, ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{
+	_, err = c.InsertMany(context.Background(), []Document{
 		{"_id": "old", "lastSeen": opEpoch},
 		{"_id": "new", "lastSeen": opEpoch.Add(2 * time.Hour)},
 	})
+
 	require.NoError(t, err)
-	atNew, _, err := c.ExpiresAt("new")
+	atNew, _, err := c.ExpiresAt(context.Background(), "new")
 	require.NoError(t, err)
 	verOld := versionOf(t, db, "sessions", "old")
 	require.Zero(t, db.Metrics().TTL.Passes)
@@ -78,12 +79,12 @@ func TestTTLAcrossRestart(t *testing.T) {
 	hooks := &hookLog{}
 	db = mustOpenDurable(t, clk, dir, WithHideExpired(), WithOnExpire(hooks.hook))
 	c = db.Collection("sessions")
-	err = c.FindOne(Document{"_id": "old"}).Err()
+	err = c.FindOne(context.Background(), Document{"_id": "old"}).Err()
 	require.ErrorIs(t, err, ErrNotFound, "an expired document is never served after Open")
 	n, err := c.CountDocuments(ctx, nil)
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	at, expires, err := c.ExpiresAt("new")
+	require.EqualValues(t, 1, n)
+	at, expires, err := c.ExpiresAt(context.Background(), "new")
 	require.NoError(t, err)
 	require.True(t, expires)
 	require.True(t, atNew.Equal(at), "dates are kept: %v, then %v", atNew, at)
@@ -102,9 +103,9 @@ func TestTTLAcrossRestart(t *testing.T) {
 
 	db = mustOpenDurable(t, clk, dir, WithHideExpired(), WithOnExpire(hooks.hook))
 	defer db.Close()
-	n, err = db.Collection("sessions").EstimatedDocumentCount() // counts hidden expired documents too
+	n, err = db.Collection("sessions").EstimatedDocumentCount(context.Background()) // counts hidden expired documents too
 	require.NoError(t, err)
-	require.Equal(t, 1, n, "the deleted document does not come back: its TTL delete is in the log")
+	require.EqualValues(t, 1, n, "the deleted document does not come back: its TTL delete is in the log")
 	_, err = db.RunTTLPass(ctx)
 	require.NoError(t, err)
 	require.Empty(t, hooks.take())
@@ -139,10 +140,10 @@ func TestHookAtLeastOnceAcrossCrash(t *testing.T) {
 			_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 			require.NoError(t, err)
 			for i := range 3 {
-				_, err = c.InsertOne(Document{"_id": i, "at": opEpoch})
+				_, err = c.InsertOne(context.Background(), Document{"_id": i, "at": opEpoch})
 				require.NoError(t, err)
 			}
-			require.NoError(t, db.Snapshot()) // on disk, whatever the policy
+			require.NoError(t, db.Snapshot(context.Background())) // on disk, whatever the policy
 			want := map[any]uint64{}
 			for i := range 3 {
 				want[i] = versionOf(t, db, "s", i)
@@ -182,12 +183,13 @@ func TestTimeSeriesExpiryReplayNotCounted(t *testing.T) {
 	clk := ttltest.NewClock(opEpoch)
 	ctx := context.Background()
 	db := mustOpenDurable(t, clk, dir)
-	c, err := db.CreateCollection("ts", CollectionOptions{
+	c, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{
 		TimeSeries:         &TimeSeriesOptions{TimeField: "t", BucketMaxSpanSeconds: 60, BucketRoundingSeconds: 60},
 		ExpireAfterSeconds: Seconds(10),
 	})
+
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"_id": 1, "t": opEpoch}, {"_id": 2, "t": opEpoch.Add(time.Second)}, {"_id": 3, "t": opEpoch.Add(time.Hour)}})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": 1, "t": opEpoch}, {"_id": 2, "t": opEpoch.Add(time.Second)}, {"_id": 3, "t": opEpoch.Add(time.Hour)}})
 	require.NoError(t, err)
 	clk.Advance(2 * time.Minute)
 	_, err = db.RunTTLPass(ctx)

@@ -17,10 +17,10 @@ func openHidden(t *testing.T, opts ...Option) (*DB, *Collection) {
 	t.Helper()
 	db, clk := openMon(t, append([]Option{quiet(MonitorOptions{}), WithHideExpired()}, opts...)...)
 	c := ttlColl(t, db, "c", 0)
-	_, err := c.InsertOne(Document{"_id": "X", "lastModifiedDate": t0, "email": "x@example.com", "v": "old"})
+	_, err := c.InsertOne(context.Background(), Document{"_id": "X", "lastModifiedDate": t0, "email": "x@example.com", "v": "old"})
 	require.NoError(t, err)
 	clk.Advance(time.Second)
-	_, err = c.FindOne(Document{"_id": "X"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "X"}).Document()
 	require.ErrorIs(t, err, ErrNotFound, "hidden")
 	return db, c
 }
@@ -35,22 +35,22 @@ func TestHideExpiredWriteMeetsExpired(t *testing.T) {
 		write func(c *Collection) error
 	}{
 		{"InsertOne", func(c *Collection) error {
-			_, err := c.InsertOne(Document{"_id": "X", "lastModifiedDate": later, "v": "new"})
+			_, err := c.InsertOne(context.Background(), Document{"_id": "X", "lastModifiedDate": later, "v": "new"})
 			return err
 		}},
 		{"InsertMany", func(c *Collection) error {
-			_, err := c.InsertMany([]Document{{"_id": "Y", "lastModifiedDate": later}, {"_id": "X", "lastModifiedDate": later, "v": "new"}})
+			_, err := c.InsertMany(context.Background(), []Document{{"_id": "Y", "lastModifiedDate": later}, {"_id": "X", "lastModifiedDate": later, "v": "new"}})
 			return err
 		}},
 		{"UpdateOne upsert", func(c *Collection) error {
-			res, err := c.UpdateOne(Document{"_id": "X"}, Document{"$set": Document{"lastModifiedDate": later, "v": "new"}}, UpdateOptions{Upsert: true})
+			res, err := c.UpdateOne(context.Background(), Document{"_id": "X"}, Document{"$set": Document{"lastModifiedDate": later, "v": "new"}}, UpdateOptions{Upsert: true})
 			if err == nil && (res.MatchedCount != 0 || res.UpsertedID != "X") {
 				err = errors.New("not an upsert of X")
 			}
 			return err
 		}},
 		{"ReplaceOne upsert", func(c *Collection) error {
-			res, err := c.ReplaceOne(Document{"_id": "X"}, Document{"lastModifiedDate": later, "v": "new"}, UpdateOptions{Upsert: true})
+			res, err := c.ReplaceOne(context.Background(), Document{"_id": "X"}, Document{"lastModifiedDate": later, "v": "new"}, UpdateOptions{Upsert: true})
 			if err == nil && (res.MatchedCount != 0 || res.UpsertedID != "X") {
 				err = errors.New("not an upsert of X")
 			}
@@ -61,7 +61,7 @@ func TestHideExpiredWriteMeetsExpired(t *testing.T) {
 			log := &eventLog{}
 			db, c := openHidden(t, WithDeleteObserver(log.observe))
 			require.NoError(t, tc.write(c))
-			got, err := c.FindOne(Document{"_id": "X"}).Document()
+			got, err := c.FindOne(context.Background(), Document{"_id": "X"}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, "new", got["v"])
 			m := db.Metrics().TTL
@@ -82,17 +82,17 @@ func TestHideExpiredUniqueKeyMeetsExpired(t *testing.T) {
 	db, c := openHidden(t)
 	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("email")}, Unique: true})
 	require.NoError(t, err)
-	_, err = c.InsertOne(Document{"_id": "A", "email": "x@example.com"})
+	_, err = c.InsertOne(context.Background(), Document{"_id": "A", "email": "x@example.com"})
 	require.NoError(t, err, "the only holder of the key is expired")
-	_, err = c.InsertOne(Document{"_id": "B", "email": "b@example.com"})
+	_, err = c.InsertOne(context.Background(), Document{"_id": "B", "email": "b@example.com"})
 	require.NoError(t, err)
-	_, err = c.InsertOne(Document{"_id": "X2", "lastModifiedDate": t0, "email": "x2@example.com"})
+	_, err = c.InsertOne(context.Background(), Document{"_id": "X2", "lastModifiedDate": t0, "email": "x2@example.com"})
 	require.NoError(t, err) // expired at once
-	res, err := c.UpdateOne(Document{"_id": "B"}, Document{"$set": Document{"email": "x2@example.com"}})
+	res, err := c.UpdateOne(context.Background(), Document{"_id": "B"}, Document{"$set": Document{"email": "x2@example.com"}})
 	require.NoError(t, err)
-	assert.Equal(t, 1, res.ModifiedCount)
+	assert.EqualValues(t, 1, res.ModifiedCount)
 	assert.Equal(t, int64(2), db.Metrics().TTL.DeletedDocuments)
-	_, err = c.InsertOne(Document{"_id": "C", "email": "x2@example.com"})
+	_, err = c.InsertOne(context.Background(), Document{"_id": "C", "email": "x2@example.com"})
 	assert.ErrorIs(t, err, ErrDuplicateKey, "a live holder still conflicts")
 }
 
@@ -100,13 +100,13 @@ func TestHideExpiredUniqueKeyMeetsExpired(t *testing.T) {
 // matches nothing, as if it were deleted, and does not revive it.
 func TestHideExpiredUpdateDoesNotRevive(t *testing.T) {
 	_, c := openHidden(t)
-	res, err := c.UpdateOne(Document{"_id": "X"}, Document{"$set": Document{"lastModifiedDate": t0.Add(time.Hour)}})
+	res, err := c.UpdateOne(context.Background(), Document{"_id": "X"}, Document{"$set": Document{"lastModifiedDate": t0.Add(time.Hour)}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
 	res, err = c.UpdateMany(context.Background(), Document{"email": "x@example.com"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
 	require.NoError(t, err)
 	assert.Zero(t, res.MatchedCount)
-	_, err = c.FindOne(Document{"_id": "X"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "X"}).Document()
 	assert.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -147,7 +147,7 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	db, c := openHidden(t, WithOnExpire(hook), WithDeleteObserver(log.observe))
 	insertX := func() (err error) {
 		within(t, 10*time.Second, "InsertOne", func() {
-			_, err = c.InsertOne(Document{"_id": "X", "lastModifiedDate": t0.Add(time.Hour), "v": "new"})
+			_, err = c.InsertOne(context.Background(), Document{"_id": "X", "lastModifiedDate": t0.Add(time.Hour), "v": "new"})
 		})
 		return err
 	}
@@ -160,11 +160,11 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	var he *ExpireHookError
 	require.ErrorAs(t, err, &he, "the hook's own error is kept")
 	assert.Contains(t, err.Error(), "archive down")
-	_, _, err = c.ExpiresAt("X")
+	_, _, err = c.ExpiresAt(context.Background(), "X")
 	require.NoError(t, err, "the expired document is still stored")
 	assert.Zero(t, db.Metrics().TTL.DeletedDocuments)
 	assert.Empty(t, log.events())
-	_, err = c.UpdateOne(Document{"_id": "X"}, Document{"$set": Document{"v": "new"}}, UpdateOptions{Upsert: true})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": "X"}, Document{"$set": Document{"v": "new"}}, UpdateOptions{Upsert: true})
 	require.ErrorIs(t, err, ErrExpireHook, "an upsert fails the same way")
 
 	// Replaced (by another write that met it) while the hook ran: the new
@@ -172,7 +172,7 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	mu.Lock()
 	fail, seen = false, nil
 	during = func(c *Collection) error {
-		_, err := c.ReplaceOne(Document{"_id": "X"}, Document{"lastModifiedDate": t0, "v": "changed"}, UpdateOptions{Upsert: true})
+		_, err := c.ReplaceOne(context.Background(), Document{"_id": "X"}, Document{"lastModifiedDate": t0, "v": "changed"}, UpdateOptions{Upsert: true})
 		return err
 	}
 	mu.Unlock()
@@ -180,7 +180,7 @@ func TestHideExpiredWriteRunsHooksFirst(t *testing.T) {
 	mu.Lock()
 	assert.Equal(t, []string{"old", "old", "changed"}, seen, "old by both writes, then the version changed while the hook ran")
 	mu.Unlock()
-	got, err := c.FindOne(Document{"_id": "X"}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": "X"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, "new", got["v"])
 	assert.Equal(t, int64(2), db.Metrics().TTL.DeletedDocuments, "old by the hook's write, changed by the insert")
@@ -195,14 +195,14 @@ func TestHideExpiredWriteRechecksAfterHooks(t *testing.T) {
 	var once sync.Once
 	hook := func(ctx context.Context, b ExpiredBatch) (err error) {
 		once.Do(func() {
-			_, err = db.CollMod("c", CollModIndex{Name: "lastModifiedDate_1", ExpireAfterSeconds: Seconds(3600)})
+			_, err = db.CollMod(context.Background(), "c", CollModIndex{Name: "lastModifiedDate_1", ExpireAfterSeconds: Seconds(3600)})
 		})
 		return err
 	}
 	db, c := openHidden(t, WithOnExpire(hook))
-	_, err := c.InsertOne(Document{"_id": "X", "v": "new"})
+	_, err := c.InsertOne(context.Background(), Document{"_id": "X", "v": "new"})
 	require.ErrorIs(t, err, ErrDuplicateKey)
-	got, err := c.FindOne(Document{"_id": "X"}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": "X"}).Document()
 	require.NoError(t, err, "alive again, and kept")
 	assert.Equal(t, "old", got["v"])
 	assert.Zero(t, db.Metrics().TTL.DeletedDocuments)

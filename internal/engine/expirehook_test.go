@@ -28,12 +28,12 @@ func TestHookFailureDoesNotBlockIndex(t *testing.T) {
 		if !touched {
 			touched = true
 			// Changed while its hook runs: offered again, still expired.
-			if _, err := db.Collection(b.Collection).UpdateOne(Document{"_id": "x-00000"}, Document{"$set": Document{"note": "touched"}}); err != nil {
+			if _, err := db.Collection(b.Collection).UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$set": Document{"note": "touched"}}); err != nil {
 				return err
 			}
 		}
 		for _, d := range b.Docs {
-			if _, err := db.Collection("archive").InsertOne(d); err != nil {
+			if _, err := db.Collection("archive").InsertOne(context.Background(), d); err != nil {
 				return err // not idempotent: the second offer of x-00000 fails
 			}
 		}
@@ -60,7 +60,7 @@ func TestHookFailureDoesNotBlockIndex(t *testing.T) {
 		assert.GreaterOrEqual(t, res.Errors, 1, "pass %d: the retry of x-00000 failed again", pass)
 	}
 	assert.Equal(t, 1, count(t, c), "only the failing document is kept")
-	_, err = c.FindOne(Document{"_id": "x-00000"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "x-00000"}).Document()
 	assert.NoError(t, err, "nothing is lost: the failing document stays")
 }
 
@@ -111,7 +111,7 @@ func TestExpireHookErrorPerDocument(t *testing.T) {
 	assert.Equal(t, 1, res.Errors)
 	assert.False(t, res.Complete)
 	assert.Equal(t, []any{"x-00000", "x-00002"}, log.ids())
-	_, err = c.FindOne(Document{"_id": "x-00001"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "x-00001"}).Document()
 	require.NoError(t, err, "the failed document stays")
 	mu.Lock()
 	var first delivery
@@ -180,7 +180,7 @@ func TestExpiredBatchVersions(t *testing.T) {
 		require.NoError(t, err)
 	}
 	doc := Document{"_id": 1, "lastModifiedDate": t0}
-	_, err := c.InsertOne(doc)
+	_, err := c.InsertOne(context.Background(), doc)
 	require.NoError(t, err)
 	pass() // fails
 	pass() // retried: same version
@@ -189,17 +189,17 @@ func TestExpiredBatchVersions(t *testing.T) {
 	assert.NotZero(t, versions[0])
 
 	// Inserted again after its deletion: a new version.
-	_, err = c.InsertOne(doc)
+	_, err = c.InsertOne(context.Background(), doc)
 	require.NoError(t, err)
 	// A no-op update keeps it; a change makes a new one.
-	res, err := c.UpdateOne(Document{"_id": 1}, Document{"$set": Document{"lastModifiedDate": t0}})
+	res, err := c.UpdateOne(context.Background(), Document{"_id": 1}, Document{"$set": Document{"lastModifiedDate": t0}})
 	require.NoError(t, err)
 	require.Zero(t, res.ModifiedCount)
 	mu.Lock()
 	failNext = true
 	mu.Unlock()
 	pass() // fails: offered version v3
-	_, err = c.UpdateOne(Document{"_id": 1}, Document{"$set": Document{"note": "x"}})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": 1}, Document{"$set": Document{"note": "x"}})
 	require.NoError(t, err)
 	pass() // retried: version v4
 	require.Len(t, versions, 4)
@@ -214,7 +214,7 @@ func TestPassIncompleteWhenVisitFails(t *testing.T) {
 	var db *DB
 	var once sync.Once
 	hook := func(ctx context.Context, b ExpiredBatch) error {
-		once.Do(func() { require.NoError(t, db.DropCollection("a")) })
+		once.Do(func() { require.NoError(t, db.DropCollection(context.Background(), "a")) })
 		return nil
 	}
 	db, clk := openMon(t, quiet(MonitorOptions{}), WithOnExpire(hook))
@@ -284,14 +284,14 @@ func TestFailedDeliveriesMetrics(t *testing.T) {
 	}, m.FailedDeliveries)
 
 	setFail("a-00001")
-	_, err := b.DeleteOne(Document{"_id": "b-00000"})
+	_, err := b.DeleteOne(context.Background(), Document{"_id": "b-00000"})
 	require.NoError(t, err)
 	pass(time.Minute)
 	m = db.Metrics().TTL
 	assert.Equal(t, map[IndexRef]FailedDeliveries{refA: {Count: 1, OldestAge: 3 * time.Minute}}, m.FailedDeliveries,
 		"a-00000 delivered, b-00000 deleted by a write")
 
-	require.NoError(t, a.DropIndex("lastModifiedDate_1"))
+	require.NoError(t, a.DropIndex(context.Background(), "lastModifiedDate_1"))
 	pass(time.Minute)
 	assert.Empty(t, db.Metrics().TTL.FailedDeliveries, "a dropped index's failures are forgotten")
 }
@@ -324,7 +324,7 @@ func TestHookFailureBackoff(t *testing.T) {
 	db, fake := openMon(t, quiet(MonitorOptions{DeadlineWake: true, DeadlineWakeFloor: floor, Interval: interval}), WithOnExpire(hook))
 	clk = fake
 	c := ttlColl(t, db, "c", 0)
-	_, err := c.InsertOne(Document{"_id": "poison", "lastModifiedDate": t0})
+	_, err := c.InsertOne(context.Background(), Document{"_id": "poison", "lastModifiedDate": t0})
 	require.NoError(t, err)
 
 	end := t0.Add(10 * time.Minute)
@@ -334,7 +334,7 @@ func TestHookFailureBackoff(t *testing.T) {
 		require.Less(t, i, 10000, "the monitor keeps waking: %d hook calls", len(calls))
 		if !inserted && !fake.Now().Before(freshAt) {
 			inserted = true
-			_, err := c.InsertOne(Document{"_id": "fresh", "lastModifiedDate": fake.Now().Add(10 * time.Second)})
+			_, err := c.InsertOne(context.Background(), Document{"_id": "fresh", "lastModifiedDate": fake.Now().Add(10 * time.Second)})
 			require.NoError(t, err)
 			d := db.monitor.sleepFor(fake.Now())
 			assert.Equal(t, 10*time.Second, d, "a fresh document wakes the monitor at its threshold")
@@ -344,7 +344,7 @@ func TestHookFailureBackoff(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.True(t, inserted)
-	_, err = c.FindOne(Document{"_id": "fresh"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "fresh"}).Document()
 	assert.ErrorIs(t, err, ErrNotFound, "the fresh document went while the failing one backs off")
 
 	mu.Lock()

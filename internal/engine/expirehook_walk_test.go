@@ -108,14 +108,14 @@ func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
 				c := db.Collection(b.Collection)
 				// Changed while its hook runs: offered again, still expired.
 				touched = b.Docs[0]["_id"]
-				if _, err := c.UpdateOne(Document{"_id": touched}, Document{"$set": Document{"note": 1}}); err != nil {
+				if _, err := c.UpdateOne(context.Background(), Document{"_id": touched}, Document{"$set": Document{"note": 1}}); err != nil {
 					return err
 				}
 				// Not yet walked, re-dated before everything walked.
 				for i := n - 1; i >= 0 && redated == nil; i-- {
 					if id := fmt.Sprintf("x-%02d", i); offered[id] == 0 {
 						redated = id
-						if _, err := c.UpdateOne(Document{"_id": id}, Document{"$set": Document{"lastModifiedDate": t0.Add(-time.Hour)}}); err != nil {
+						if _, err := c.UpdateOne(context.Background(), Document{"_id": id}, Document{"$set": Document{"lastModifiedDate": t0.Add(-time.Hour)}}); err != nil {
 							return err
 						}
 					}
@@ -123,23 +123,23 @@ func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
 				for i := range 1 + r.IntN(3) {
 					id := fmt.Sprintf("behind-%d", i)
 					// Dated before every document the pass has walked.
-					_, err := c.InsertOne(Document{"_id": id, "lastModifiedDate": t0.Add(-time.Duration(1+r.IntN(100)) * time.Minute)})
+					_, err := c.InsertOne(context.Background(), Document{"_id": id, "lastModifiedDate": t0.Add(-time.Duration(1+r.IntN(100)) * time.Minute)})
 					if err != nil {
 						return err
 					}
 					added = append(added, id)
 				}
 				// Added behind the walk and deleted again: nothing to offer.
-				if _, err := c.InsertOne(Document{"_id": "gone", "lastModifiedDate": t0.Add(-time.Hour)}); err != nil {
+				if _, err := c.InsertOne(context.Background(), Document{"_id": "gone", "lastModifiedDate": t0.Add(-time.Hour)}); err != nil {
 					return err
 				}
-				if _, err := c.DeleteOne(Document{"_id": "gone"}); err != nil {
+				if _, err := c.DeleteOne(context.Background(), Document{"_id": "gone"}); err != nil {
 					return err
 				}
 				// A parked document changed: still parked, not offered
 				// again in this pass.
 				for id := range failed {
-					if _, err := c.UpdateOne(Document{"_id": id}, Document{"$set": Document{"note": 2}}); err != nil {
+					if _, err := c.UpdateOne(context.Background(), Document{"_id": id}, Document{"$set": Document{"note": 2}}); err != nil {
 						return err
 					}
 					break
@@ -151,7 +151,7 @@ func TestHookWalkOffersEntriesAddedBehind(t *testing.T) {
 		db, clk = openMon(t, quiet(MonitorOptions{BatchSize: batch}), WithOnExpire(hook))
 		c := ttlColl(t, db, "c", 0)
 		for i := range n {
-			_, err := c.InsertOne(Document{"_id": fmt.Sprintf("x-%02d", i), "lastModifiedDate": t0.Add(time.Duration(r.IntN(10)) * time.Second)})
+			_, err := c.InsertOne(context.Background(), Document{"_id": fmt.Sprintf("x-%02d", i), "lastModifiedDate": t0.Add(time.Duration(r.IntN(10)) * time.Second)})
 			require.NoError(t, err)
 		}
 		clk.Advance(time.Minute)

@@ -29,6 +29,25 @@ type FindOptions struct {
 	// Projection selects fields: {a: 1, "b.c": 1} keeps only those (and
 	// _id unless {_id: 0}); {a: 0} drops a. Nil returns whole documents.
 	Projection Document
+	// Hint names the index the filter is answered with: an index's name,
+	// or its keys ([]IndexKey, or a bson.D such as {a: 1}). An index the
+	// collection lacks, or one that may not hold every matching document
+	// (partial, sparse, a TTL index that keeps only dates), is an
+	// ErrInvalidOptions error. Nil: the planner chooses.
+	Hint any
+}
+
+// CountOptions adjusts CountDocuments, with the driver's option names.
+type CountOptions struct {
+	// Skip leaves out the first Skip matching documents from the count.
+	// Must be >= 0.
+	Skip int64
+	// Limit counts at most Limit documents (after Skip); 0: no limit.
+	// Must be >= 0.
+	Limit int64
+	// Hint names the index the filter is answered with (see
+	// FindOptions.Hint).
+	Hint any
 }
 
 func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
@@ -46,6 +65,9 @@ func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
 		if x.Projection != nil {
 			o.Projection = x.Projection
 		}
+		if x.Hint != nil {
+			o.Hint = x.Hint
+		}
 	}
 	if o.Skip < 0 || o.Limit < 0 {
 		return o, fmt.Errorf("%w: negative skip (%d) or limit (%d)", ErrInvalidOptions, o.Skip, o.Limit)
@@ -61,6 +83,7 @@ type findQuery struct {
 	filterDoc Document // filter.Doc(): the filter in stored form, for the planner
 	filter    *query.Filter
 	opts      FindOptions
+	hint      *index      // opts.Hint resolved (applyHint), or nil
 	sort      []query.Key // opts.Sort
 	proj      *query.Projection
 	// ctx, if not nil, stops execute (checked every cancelEvery
@@ -97,7 +120,11 @@ func sortKeys(keys []IndexKey) []query.Key {
 	return out
 }
 
-func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*findQuery, error) {
+func (c *Collection) compileQuery(filterArgument any, opts []FindOptions) (*findQuery, error) {
+	filterDoc, err := filterArg(filterArgument)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
@@ -114,7 +141,7 @@ func (c *Collection) compileQuery(filterDoc Document, opts []FindOptions) (*find
 }
 
 // Find implements ttldb.Collection.Find, whose documentation is the contract.
-func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOptions) (*Cursor, error) {
+func (c *Collection) Find(ctx context.Context, filterArgument any, opts ...FindOptions) (*Cursor, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -122,13 +149,17 @@ func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOpti
 		return nil, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
+		filter, err := filterArg(filterArgument)
+		if err != nil {
+			return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		}
 		docs, _, err := c.tsFind(ctx, ts, filter, opts) // time-series: tsread.go
 		if err != nil {
 			return nil, err
 		}
 		return docsCursor(docs), nil
 	}
-	q, err := c.compileQuery(filter, opts)
+	q, err := c.compileQuery(filterArgument, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +171,12 @@ func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOpti
 		return &Cursor{done: true}, nil
 	}
 	s.mu.RLock()
+	err = s.applyHint(q)
 	p := s.plan(q)
 	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
 	if p.byID || p.needsSort(q) {
 		// A few points, or a sort done in memory: read them all now.
 		q.ctx = ctx
@@ -163,15 +198,22 @@ func (c *Collection) Find(ctx context.Context, filter Document, opts ...FindOpti
 }
 
 // FindOne implements ttldb.Collection.FindOne, whose documentation is the contract.
-func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult {
+func (c *Collection) FindOne(ctx context.Context, filterArgument any, opts ...FindOptions) SingleResult {
 	if err := c.usable(); err != nil {
 		return SingleResult{err: err}
 	}
+	if err := c.started(ctx); err != nil {
+		return SingleResult{err: err}
+	}
 	if ts := c.timeSeries(); ts != nil {
+		filter, err := filterArg(filterArgument)
+		if err != nil {
+			return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
+		}
 		doc, err := c.tsFindOne(ts, filter, opts) // time-series: tsread.go
 		return SingleResult{doc: doc, err: err}
 	}
-	if len(opts) == 0 {
+	if filter, isDoc := filterArgument.(map[string]any); isDoc && len(opts) == 0 {
 		if enc, ok, err := c.findByID(filter); ok {
 			return SingleResult{enc: enc, err: err}
 		}
@@ -181,7 +223,7 @@ func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult 
 		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
 	o.Limit = 1
-	q, err := c.compileQuery(filter, []FindOptions{o})
+	q, err := c.compileQuery(filterArgument, []FindOptions{o})
 	if err != nil {
 		return SingleResult{err: err}
 	}
@@ -191,7 +233,17 @@ func (c *Collection) FindOne(filter Document, opts ...FindOptions) SingleResult 
 	}
 	var docs []cursorDoc
 	if s != nil {
+		s.mu.RLock()
+		err := s.applyHint(q)
+		s.mu.RUnlock()
+		if err != nil {
+			return SingleResult{err: err}
+		}
+		q.ctx = ctx
 		docs, _ = s.run(q, c.db.clock.Now())
+		if q.err != nil {
+			return SingleResult{err: ctxError(c.name, q.err)}
+		}
 	}
 	if len(docs) == 0 {
 		return SingleResult{err: fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)}
@@ -282,17 +334,48 @@ func (s *collState) findID(k []byte) (enc []byte, found bool) {
 }
 
 // CountDocuments implements ttldb.Collection.CountDocuments, whose documentation is the contract.
-func (c *Collection) CountDocuments(ctx context.Context, filter Document) (int, error) {
+func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opts ...CountOptions) (int64, error) {
 	if err := c.usable(); err != nil {
 		return 0, err
 	}
 	if err := checkCtx(ctx); err != nil {
 		return 0, ctxError(c.name, err)
 	}
-	if ts := c.timeSeries(); ts != nil {
-		return c.tsCount(ctx, ts, filter) // time-series: tsread.go
+	var o CountOptions
+	for _, x := range opts {
+		if x.Skip != 0 {
+			o.Skip = x.Skip
+		}
+		if x.Limit != 0 {
+			o.Limit = x.Limit
+		}
+		if x.Hint != nil {
+			o.Hint = x.Hint
+		}
 	}
-	q, err := c.compileQuery(filter, nil)
+	if o.Skip < 0 || o.Limit < 0 {
+		return 0, fmt.Errorf("%w: collection %q: negative skip (%d) or limit (%d)", ErrInvalidOptions, c.name, o.Skip, o.Limit)
+	}
+	// The count of the matches after Skip, capped by Limit (MongoDB's).
+	capped := func(n int64) int64 {
+		n = max(n-o.Skip, 0)
+		if o.Limit > 0 {
+			n = min(n, o.Limit)
+		}
+		return n
+	}
+	if ts := c.timeSeries(); ts != nil {
+		if o.Hint != nil {
+			return 0, fmt.Errorf("%w: collection %q: a time-series collection takes no hint", ErrInvalidOptions, c.name)
+		}
+		filter, err := filterArg(filterArgument)
+		if err != nil {
+			return 0, fmt.Errorf("collection %q: %w", c.name, err)
+		}
+		n, err := c.tsCount(ctx, ts, filter) // time-series: tsread.go
+		return capped(int64(n)), err
+	}
+	q, err := c.compileQuery(filterArgument, []FindOptions{{Hint: o.Hint}})
 	if err != nil {
 		return 0, err
 	}
@@ -301,14 +384,21 @@ func (c *Collection) CountDocuments(ctx context.Context, filter Document) (int, 
 	if err != nil || s == nil {
 		return 0, err
 	}
-	n := 0
+	var n int64
+	enough := int64(-1) // no need to count past Skip+Limit
+	if o.Limit > 0 {
+		enough = o.Skip + o.Limit
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	s.execute(s.plan(q), q, c.db.clock.Now(), func(*docRef) bool { n++; return true })
+	if err := s.applyHint(q); err != nil {
+		return 0, err
+	}
+	s.execute(s.plan(q), q, c.db.clock.Now(), func(*docRef) bool { n++; return n != enough })
 	if q.err != nil {
 		return 0, ctxError(c.name, q.err)
 	}
-	return n, nil
+	return capped(n), nil
 }
 
 // run executes q under one hold of the read lock and returns every
@@ -358,17 +448,43 @@ func (s *collState) run(q *findQuery, now time.Time) ([]cursorDoc, *Explanation)
 	return docs, ex
 }
 
-// matchingRecordsCtx returns up to limit (0: all) records matching a
-// compiled filter, in the order Find would give without sort, or ctx's
-// error if ctx ended during the scan (nil: never). Call holding writeMu
-// or mu.
-func (s *collState) matchingRecordsCtx(ctx context.Context, f *query.Filter, limit int, now time.Time) ([]*docRef, error) {
-	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
+// selection is what a write's filter picks: up to limit (0: all) records
+// matching f; with sort and a limit of 1, the first in that order; through
+// the index hint names (FindOptions.Hint), if not nil.
+type selection struct {
+	f     *query.Filter
+	limit int
+	sort  []IndexKey
+	hint  any
+}
+
+// matchingRecordsCtx returns the records sel picks, in the order Find
+// would give without sort, or ctx's error if ctx ended during the scan
+// (nil: never), or the hint's error. Call holding writeMu or mu.
+func (s *collState) matchingRecordsCtx(ctx context.Context, sel selection, now time.Time) ([]*docRef, error) {
+	q := &findQuery{filterDoc: sel.f.Doc(), filter: sel.f, ctx: ctx, opts: FindOptions{Sort: sel.sort, Hint: sel.hint}, sort: sortKeys(sel.sort)}
+	if err := s.applyHint(q); err != nil {
+		return nil, err
+	}
+	p := s.plan(q)
 	var refs []*docRef
-	s.execute(s.plan(q), q, now, func(r *docRef) bool {
-		refs = append(refs, r)
-		return limit <= 0 || len(refs) < limit
-	})
+	if sel.limit == 1 && p.needsSort(q) {
+		var best *docRef
+		s.execute(p, q, now, func(r *docRef) bool {
+			if best == nil || query.CompareForSort(r.get(), best.get(), q.sort) < 0 {
+				best = r
+			}
+			return true
+		})
+		if best != nil {
+			refs = []*docRef{best}
+		}
+	} else {
+		s.execute(p, q, now, func(r *docRef) bool {
+			refs = append(refs, r)
+			return sel.limit <= 0 || len(refs) < sel.limit
+		})
+	}
 	if q.err != nil {
 		return nil, q.err
 	}
@@ -439,6 +555,11 @@ func (p *plan) needsSort(q *findQuery) bool { return len(q.opts.Sort) > 0 && !p.
 // beats $in beats a range), else one whose keys give the requested sort,
 // else a collection scan.
 func (s *collState) plan(q *findQuery) *plan {
+	if q.hint != nil {
+		if p := s.hintedPlan(q); p != nil {
+			return p
+		}
+	}
 	if ivs, score := boundsFor(q.filterDoc, "_id", idIndex); score >= 2 {
 		return &plan{byID: true, intervals: ivs} // points: lo is hi
 	}
@@ -1000,9 +1121,16 @@ type Explanation struct {
 }
 
 // Explain implements ttldb.Collection.Explain, whose documentation is the contract.
-func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation, error) {
+func (c *Collection) Explain(ctx context.Context, filterArgument any, opts ...FindOptions) (Explanation, error) {
 	if err := c.usable(); err != nil {
 		return Explanation{}, err
+	}
+	if err := c.started(ctx); err != nil {
+		return Explanation{}, err
+	}
+	filter, err := filterArg(filterArgument)
+	if err != nil {
+		return Explanation{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
 		return c.tsExplain(ts, filter, opts) // time-series: tsread.go
@@ -1017,6 +1145,12 @@ func (c *Collection) Explain(filter Document, opts ...FindOptions) (Explanation,
 	}
 	if s == nil {
 		return Explanation{Collection: c.name, Stage: "EOF", Filter: filter}, nil
+	}
+	s.mu.RLock()
+	err = s.applyHint(q)
+	s.mu.RUnlock()
+	if err != nil {
+		return Explanation{}, err
 	}
 	_, ex := s.run(q, c.db.clock.Now())
 	return *ex, nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 func TestFindIDAllocatesOnlyValues(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("c")
-	_, err := c.InsertOne(Document{"_id": 1000, "flag": true, "small": 7, "s": "hello", "bin": []byte{1, 2, 3}})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1000, "flag": true, "small": 7, "s": "hello", "bin": []byte{1, 2, 3}})
 	require.NoError(t, err)
 	s := collStateOf(t, c)
 	key, err := appendIDKey(nil, 1000)
@@ -40,7 +41,7 @@ func TestFindIDAllocatesOnlyValues(t *testing.T) {
 	// The result is the caller's: changing it changes nothing stored.
 	dst["bin"].([]byte)[0] = 99
 	dst["s"] = "changed"
-	got, err := c.FindOne(Document{"_id": 1000}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": 1000}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, []byte{1, 2, 3}, got["bin"])
 	assert.Equal(t, "hello", got["s"])
@@ -61,7 +62,7 @@ func BenchmarkFindByIDInto(b *testing.B) {
 			for i := range size {
 				batch = append(batch, Document{"_id": i, "g": i % (size / 10), "n": i, "s": "payload"})
 				if len(batch) == cap(batch) {
-					if _, err := c.InsertMany(batch); err != nil {
+					if _, err := c.InsertMany(context.Background(), batch); err != nil {
 						b.Fatal(err)
 					}
 					batch = batch[:0]

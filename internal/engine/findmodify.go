@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -38,6 +39,9 @@ type FindOneAndUpdateOptions struct {
 	// Upsert inserts a document when nothing matches: the filter's
 	// equality conditions with the update applied, $setOnInsert included.
 	Upsert bool
+	// Hint names the index the filter is answered with (see
+	// FindOptions.Hint).
+	Hint any
 }
 
 // FindOneAndReplaceOptions adjusts FindOneAndReplace: the fields of
@@ -48,13 +52,16 @@ type FindOneAndReplaceOptions struct {
 	Sort           []IndexKey
 	Projection     Document
 	Upsert         bool
+	Hint           any
 }
 
 // FindOneAndDeleteOptions adjusts FindOneAndDelete: Sort picks which
-// matching document is deleted, Projection shapes the one returned.
+// matching document is deleted, Projection shapes the one returned, Hint
+// names the index.
 type FindOneAndDeleteOptions struct {
 	Sort       []IndexKey
 	Projection Document
+	Hint       any // see FindOptions.Hint
 }
 
 // findModify is a compiled find-and-modify: the query that picks the
@@ -65,8 +72,12 @@ type findModify struct {
 	upsert bool
 }
 
-func (c *Collection) compileFindModify(op string, filter Document, sort []IndexKey, proj Document, ret ReturnDocument, upsert bool) (*findModify, error) {
+func (c *Collection) compileFindModify(ctx context.Context, op string, filter any, o FindOneAndUpdateOptions) (*findModify, error) {
+	sort, proj, ret, upsert := o.Sort, o.Projection, o.ReturnDocument, o.Upsert
 	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if err := c.started(ctx); err != nil {
 		return nil, err
 	}
 	if c.timeSeries() != nil {
@@ -75,7 +86,7 @@ func (c *Collection) compileFindModify(op string, filter Document, sort []IndexK
 	if ret != Before && ret != After {
 		return nil, fmt.Errorf("%w: collection %q: %s: ReturnDocument %d is neither Before nor After", ErrInvalidOptions, c.name, op, ret)
 	}
-	q, err := c.compileQuery(filter, []FindOptions{{Sort: sort, Projection: proj}})
+	q, err := c.compileQuery(filter, []FindOptions{{Sort: sort, Projection: proj, Hint: o.Hint}})
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +94,18 @@ func (c *Collection) compileFindModify(op string, filter Document, sort []IndexK
 }
 
 // FindOneAndUpdate implements ttldb.Collection.FindOneAndUpdate, whose documentation is the contract.
-func (c *Collection) FindOneAndUpdate(filter, update Document, opts ...FindOneAndUpdateOptions) SingleResult {
+func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, updateArgument any, opts ...FindOneAndUpdateOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
 		o = mergeFindModifyOptions(o, x)
 	}
-	fm, err := c.compileFindModify("FindOneAndUpdate", filter, o.Sort, o.Projection, o.ReturnDocument, o.Upsert)
+	fm, err := c.compileFindModify(ctx, "FindOneAndUpdate", filter, o)
 	if err != nil {
 		return SingleResult{err: err}
+	}
+	update, err := updateArg(updateArgument)
+	if err != nil {
+		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
 	u, err := query.CompileUpdate(update)
 	if err != nil {
@@ -123,12 +138,12 @@ func (c *Collection) FindOneAndUpdate(filter, update Document, opts ...FindOneAn
 }
 
 // FindOneAndReplace implements ttldb.Collection.FindOneAndReplace, whose documentation is the contract.
-func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
+func (c *Collection) FindOneAndReplace(ctx context.Context, filter any, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
 		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions(x))
 	}
-	fm, err := c.compileFindModify("FindOneAndReplace", filter, o.Sort, o.Projection, o.ReturnDocument, o.Upsert)
+	fm, err := c.compileFindModify(ctx, "FindOneAndReplace", filter, o)
 	if err != nil {
 		return SingleResult{err: err}
 	}
@@ -171,12 +186,13 @@ func (c *Collection) FindOneAndReplace(filter Document, replacement any, opts ..
 }
 
 // FindOneAndDelete implements ttldb.Collection.FindOneAndDelete, whose documentation is the contract.
-func (c *Collection) FindOneAndDelete(filter Document, opts ...FindOneAndDeleteOptions) SingleResult {
+func (c *Collection) FindOneAndDelete(ctx context.Context, filter any, opts ...FindOneAndDeleteOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
-		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions{Sort: x.Sort, Projection: x.Projection})
+		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions{Sort: x.Sort, Projection: x.Projection, Hint: x.Hint})
 	}
-	fm, err := c.compileFindModify("FindOneAndDelete", filter, o.Sort, o.Projection, Before, false)
+	o.ReturnDocument, o.Upsert = Before, false
+	fm, err := c.compileFindModify(ctx, "FindOneAndDelete", filter, o)
 	if err != nil {
 		return SingleResult{err: err}
 	}
@@ -194,6 +210,9 @@ func mergeFindModifyOptions(o, x FindOneAndUpdateOptions) FindOneAndUpdateOption
 		o.Projection = x.Projection
 	}
 	o.Upsert = o.Upsert || x.Upsert
+	if x.Hint != nil {
+		o.Hint = x.Hint
+	}
 	return o
 }
 
@@ -218,6 +237,9 @@ func (c *Collection) runFindModify(fm *findModify, build func(s *collState, ref 
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
 			r.now = now
+		}
+		if err := s.applyHint(fm.q); err != nil {
+			return err
 		}
 		ref := s.firstMatch(fm.q, now)
 		if ref == nil && !fm.upsert {

@@ -26,11 +26,12 @@ func fmColl(t *testing.T) (*DB, *Collection) {
 	t.Helper()
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("s")
-	_, err := c.InsertMany([]Document{
+	_, err := c.InsertMany(context.Background(), []Document{
 		{"_id": "a", "user": "ada", "rank": 3, "hits": 0},
 		{"_id": "b", "user": "bob", "rank": 1, "hits": 0},
 		{"_id": "c", "user": "cy", "rank": 2, "hits": 0},
 	})
+
 	require.NoError(t, err)
 	return db, c
 }
@@ -40,19 +41,19 @@ func TestFindOneAndUpdateReturnsBeforeOrAfter(t *testing.T) {
 	inc := Document{"$inc": Document{"hits": 1}}
 
 	var before fmSession
-	require.NoError(t, c.FindOneAndUpdate(Document{"_id": "a"}, inc).Decode(&before))
+	require.NoError(t, c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, inc).Decode(&before))
 	assert.Equal(t, fmSession{ID: "a", User: "ada", Hits: 0}, before, "Before is the default")
 
 	var after map[string]any
-	require.NoError(t, c.FindOneAndUpdate(Document{"_id": "a"}, inc, FindOneAndUpdateOptions{ReturnDocument: After}).Decode(&after))
+	require.NoError(t, c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, inc, FindOneAndUpdateOptions{ReturnDocument: After}).Decode(&after))
 	assert.EqualValues(t, 2, after["hits"])
 
-	got, err := c.FindOne(Document{"_id": "a"}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": "a"}).Document()
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, got["hits"], "both updates stored")
 
 	// An update that changes nothing returns the same document either way.
-	same := c.FindOneAndUpdate(Document{"_id": "b"}, Document{"$set": Document{"hits": 0}}, FindOneAndUpdateOptions{ReturnDocument: After})
+	same := c.FindOneAndUpdate(context.Background(), Document{"_id": "b"}, Document{"$set": Document{"hits": 0}}, FindOneAndUpdateOptions{ReturnDocument: After})
 	d, err := same.Document()
 	require.NoError(t, err)
 	assert.Equal(t, "bob", d["user"])
@@ -67,33 +68,34 @@ func TestFindOneAndUpdateSortPicksFirst(t *testing.T) {
 				require.NoError(t, err)
 			}
 			set := Document{"$set": Document{"picked": true}}
-			d, err := c.FindOneAndUpdate(nil, set, FindOneAndUpdateOptions{Sort: []IndexKey{Asc("rank")}}).Document()
+			d, err := c.FindOneAndUpdate(context.Background(), nil, set, FindOneAndUpdateOptions{Sort: []IndexKey{Asc("rank")}}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, "b", d["_id"], "lowest rank")
-			d, err = c.FindOneAndUpdate(Document{"picked": Document{"$exists": false}}, set, FindOneAndUpdateOptions{Sort: []IndexKey{Desc("rank")}}).Document()
+			d, err = c.FindOneAndUpdate(context.Background(), Document{"picked": Document{"$exists": false}}, set, FindOneAndUpdateOptions{Sort: []IndexKey{Desc("rank")}}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, "a", d["_id"], "highest rank")
 			n, err := c.CountDocuments(context.Background(), Document{"picked": true})
 			require.NoError(t, err)
-			assert.Equal(t, 2, n, "one document per call")
+			assert.EqualValues(t, 2, n, "one document per call")
 		})
 	}
 }
 
 func TestFindOneAndModifyProjection(t *testing.T) {
 	_, c := fmColl(t)
-	d, err := c.FindOneAndUpdate(Document{"_id": "a"}, Document{"$inc": Document{"hits": 1}},
-		FindOneAndUpdateOptions{ReturnDocument: After, Projection: Document{"hits": 1, "_id": 0}}).Document()
+	d, err := c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, Document{"$inc": Document{"hits": 1}},
+		FindOneAndUpdateOptions{ReturnDocument: After, Projection: Document{"hits": 1, "_id": 0}}).
+		Document()
 	require.NoError(t, err)
 	assert.Equal(t, Document{"hits": 1}, d)
-	stored, err := c.FindOne(Document{"_id": "a"}).Document()
+	stored, err := c.FindOne(context.Background(), Document{"_id": "a"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, "ada", stored["user"], "projection shapes only the result")
 
-	d, err = c.FindOneAndDelete(Document{"_id": "b"}, FindOneAndDeleteOptions{Projection: Document{"user": 1}}).Document()
+	d, err = c.FindOneAndDelete(context.Background(), Document{"_id": "b"}, FindOneAndDeleteOptions{Projection: Document{"user": 1}}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, Document{"_id": "b", "user": "bob"}, d)
-	d, err = c.FindOneAndReplace(Document{"_id": "c"}, Document{"user": "cyd"}, FindOneAndReplaceOptions{ReturnDocument: After, Projection: Document{"_id": 0}}).Document()
+	d, err = c.FindOneAndReplace(context.Background(), Document{"_id": "c"}, Document{"user": "cyd"}, FindOneAndReplaceOptions{ReturnDocument: After, Projection: Document{"_id": 0}}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, Document{"user": "cyd"}, d)
 }
@@ -102,37 +104,38 @@ func TestFindOneAndUpdateUpsert(t *testing.T) {
 	_, c := fmColl(t)
 	up := Document{"$set": Document{"hits": 1}, "$setOnInsert": Document{"created": "now"}}
 	var s map[string]any
-	require.NoError(t, c.FindOneAndUpdate(Document{"_id": "z", "user": "zed"}, up,
-		FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Decode(&s))
+	require.NoError(t, c.FindOneAndUpdate(context.Background(), Document{"_id": "z", "user": "zed"}, up,
+		FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).
+		Decode(&s))
 	assert.Equal(t, map[string]any{"_id": "z", "user": "zed", "hits": 1, "created": "now"}, s, "$setOnInsert applies on insert")
 
 	// Upsert with Before: inserted, but there was no document before.
-	err := c.FindOneAndUpdate(Document{"_id": "y"}, up, FindOneAndUpdateOptions{Upsert: true}).Err()
+	err := c.FindOneAndUpdate(context.Background(), Document{"_id": "y"}, up, FindOneAndUpdateOptions{Upsert: true}).Err()
 	require.ErrorIs(t, err, ErrNotFound)
-	got, err := c.FindOne(Document{"_id": "y"}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": "y"}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, "now", got["created"])
 
 	// A match: $setOnInsert does not apply.
-	d, err := c.FindOneAndUpdate(Document{"_id": "a"}, up, FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Document()
+	d, err := c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, up, FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Document()
 	require.NoError(t, err)
 	assert.NotContains(t, d, "created")
 	n, _ := c.CountDocuments(context.Background(), nil)
-	assert.Equal(t, 5, n)
+	assert.EqualValues(t, 5, n)
 }
 
 func TestFindOneAndReplace(t *testing.T) {
 	_, c := fmColl(t)
 	var old fmSession
-	require.NoError(t, c.FindOneAndReplace(Document{"user": "bob"}, fmSession{User: "bobby", Hits: 7}).Decode(&old))
+	require.NoError(t, c.FindOneAndReplace(context.Background(), Document{"user": "bob"}, fmSession{User: "bobby", Hits: 7}).Decode(&old))
 	assert.Equal(t, "b", old.ID)
 	assert.Equal(t, "bob", old.User)
 	var now fmSession
-	require.NoError(t, c.FindOneAndReplace(Document{"_id": "b"}, Document{"user": "rob"}, FindOneAndReplaceOptions{ReturnDocument: After}).Decode(&now))
+	require.NoError(t, c.FindOneAndReplace(context.Background(), Document{"_id": "b"}, Document{"user": "rob"}, FindOneAndReplaceOptions{ReturnDocument: After}).Decode(&now))
 	assert.Equal(t, fmSession{ID: "b", User: "rob"}, now, "_id kept, other fields replaced")
 
 	// Upsert takes the filter's _id.
-	d, err := c.FindOneAndReplace(Document{"_id": "n"}, Document{"user": "new"}, FindOneAndReplaceOptions{Upsert: true, ReturnDocument: After}).Document()
+	d, err := c.FindOneAndReplace(context.Background(), Document{"_id": "n"}, Document{"user": "new"}, FindOneAndReplaceOptions{Upsert: true, ReturnDocument: After}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, Document{"_id": "n", "user": "new"}, d)
 }
@@ -140,21 +143,21 @@ func TestFindOneAndReplace(t *testing.T) {
 func TestFindOneAndDelete(t *testing.T) {
 	_, c := fmColl(t)
 	var gone fmSession
-	require.NoError(t, c.FindOneAndDelete(nil, FindOneAndDeleteOptions{Sort: []IndexKey{Desc("rank")}}).Decode(&gone))
+	require.NoError(t, c.FindOneAndDelete(context.Background(), nil, FindOneAndDeleteOptions{Sort: []IndexKey{Desc("rank")}}).Decode(&gone))
 	assert.Equal(t, "a", gone.ID)
-	require.ErrorIs(t, c.FindOne(Document{"_id": "a"}).Err(), ErrNotFound)
+	require.ErrorIs(t, c.FindOne(context.Background(), Document{"_id": "a"}).Err(), ErrNotFound)
 	n, _ := c.CountDocuments(context.Background(), nil)
-	assert.Equal(t, 2, n)
-	require.ErrorIs(t, c.FindOneAndDelete(Document{"_id": "a"}).Err(), ErrNotFound)
+	assert.EqualValues(t, 2, n)
+	require.ErrorIs(t, c.FindOneAndDelete(context.Background(), Document{"_id": "a"}).Err(), ErrNotFound)
 }
 
 func TestFindOneAndModifyNotFoundCreatesNothing(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
 	c := db.Collection("missing")
-	require.ErrorIs(t, c.FindOneAndUpdate(Document{"_id": 1}, Document{"$set": Document{"a": 1}}).Err(), ErrNotFound)
-	require.ErrorIs(t, c.FindOneAndReplace(Document{"_id": 1}, Document{"a": 1}).Err(), ErrNotFound)
-	require.ErrorIs(t, c.FindOneAndDelete(Document{"_id": 1}).Err(), ErrNotFound)
-	names, err := db.ListCollectionNames()
+	require.ErrorIs(t, c.FindOneAndUpdate(context.Background(), Document{"_id": 1}, Document{"$set": Document{"a": 1}}).Err(), ErrNotFound)
+	require.ErrorIs(t, c.FindOneAndReplace(context.Background(), Document{"_id": 1}, Document{"a": 1}).Err(), ErrNotFound)
+	require.ErrorIs(t, c.FindOneAndDelete(context.Background(), Document{"_id": 1}).Err(), ErrNotFound)
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, names, "a find-and-modify that matches nothing creates no collection")
 }
@@ -164,11 +167,11 @@ func TestFindOneAndModifyErrorsChangeNothing(t *testing.T) {
 	db, c := fmColl(t)
 	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("user")}, Unique: true})
 	require.NoError(t, err)
-	v, err := db.CreateCollection("v", CollectionOptions{Validator: Document{"$jsonSchema": Document{"required": []any{"user"}}}})
+	v, err := db.CreateCollection(context.Background(), "v", CollectionOptions{Validator: Document{"$jsonSchema": Document{"required": []any{"user"}}}})
 	require.NoError(t, err)
-	_, err = v.InsertOne(Document{"_id": 1, "user": "x"})
+	_, err = v.InsertOne(context.Background(), Document{"_id": 1, "user": "x"})
 	require.NoError(t, err)
-	ts, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
+	ts, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
 	require.NoError(t, err)
 
 	snapshot := func() []Document {
@@ -185,63 +188,65 @@ func TestFindOneAndModifyErrorsChangeNothing(t *testing.T) {
 		run  func() error
 	}{
 		{"bad filter", ErrInvalidFilter, func() error {
-			return c.FindOneAndUpdate(Document{"a": Document{"$bogus": 1}}, Document{"$set": Document{"x": 1}}).Err()
+			return c.FindOneAndUpdate(context.Background(), Document{"a": Document{"$bogus": 1}}, Document{"$set": Document{"x": 1}}).Err()
 		}},
-		{"bad update", ErrInvalidUpdate, func() error { return c.FindOneAndUpdate(nil, Document{"x": 1}).Err() }},
+		{"bad update", ErrInvalidUpdate, func() error {
+			return c.FindOneAndUpdate(context.Background(), nil, Document{"x": 1}).Err()
+		}},
 		{"bad operator", ErrInvalidUpdate, func() error {
-			return c.FindOneAndUpdate(Document{"_id": "a"}, Document{"$push": Document{"user": 1}}).Err()
+			return c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, Document{"$push": Document{"user": 1}}).Err()
 		}},
 		{"bad ReturnDocument", ErrInvalidOptions, func() error {
-			return c.FindOneAndUpdate(nil, Document{"$set": Document{"x": 1}}, FindOneAndUpdateOptions{ReturnDocument: 7}).Err()
+			return c.FindOneAndUpdate(context.Background(), nil, Document{"$set": Document{"x": 1}}, FindOneAndUpdateOptions{ReturnDocument: 7}).Err()
 		}},
 		{"bad sort", ErrInvalidOptions, func() error {
-			return c.FindOneAndDelete(nil, FindOneAndDeleteOptions{Sort: []IndexKey{{Field: "rank", Order: 2}}}).Err()
+			return c.FindOneAndDelete(context.Background(), nil, FindOneAndDeleteOptions{Sort: []IndexKey{{Field: "rank", Order: 2}}}).Err()
 		}},
 		{"bad projection", ErrInvalidOptions, func() error {
-			return c.FindOneAndDelete(nil, FindOneAndDeleteOptions{Projection: Document{"a": 1, "b": 0}}).Err()
+			return c.FindOneAndDelete(context.Background(), nil, FindOneAndDeleteOptions{Projection: Document{"a": 1, "b": 0}}).Err()
 		}},
 		{"update _id", ErrImmutableID, func() error {
-			return c.FindOneAndUpdate(Document{"_id": "a"}, Document{"$set": Document{"_id": "q"}}).Err()
+			return c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, Document{"$set": Document{"_id": "q"}}).Err()
 		}},
 		{"replace _id", ErrImmutableID, func() error {
-			return c.FindOneAndReplace(Document{"_id": "a"}, Document{"_id": "q"}).Err()
+			return c.FindOneAndReplace(context.Background(), Document{"_id": "a"}, Document{"_id": "q"}).Err()
 		}},
 		{"replacement with operator", ErrInvalidUpdate, func() error {
-			return c.FindOneAndReplace(Document{"_id": "a"}, Document{"$set": Document{"x": 1}}).Err()
+			return c.FindOneAndReplace(context.Background(), Document{"_id": "a"}, Document{"$set": Document{"x": 1}}).Err()
 		}},
 		{"replacement not a document", ErrInvalidDocument, func() error {
-			return c.FindOneAndReplace(Document{"_id": "a"}, 42).Err()
+			return c.FindOneAndReplace(context.Background(), Document{"_id": "a"}, 42).Err()
 		}},
 		{"duplicate key by update", ErrDuplicateKey, func() error {
-			return c.FindOneAndUpdate(Document{"_id": "a"}, Document{"$set": Document{"user": "bob"}}).Err()
+			return c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, Document{"$set": Document{"user": "bob"}}).Err()
 		}},
 		{"duplicate key by upsert", ErrDuplicateKey, func() error {
-			return c.FindOneAndUpdate(Document{"_id": "new"}, Document{"$set": Document{"user": "bob"}}, FindOneAndUpdateOptions{Upsert: true}).Err()
+			return c.FindOneAndUpdate(context.Background(), Document{"_id": "new"}, Document{"$set": Document{"user": "bob"}}, FindOneAndUpdateOptions{Upsert: true}).Err()
 		}},
 		{"duplicate key by replace", ErrDuplicateKey, func() error {
-			return c.FindOneAndReplace(Document{"_id": "a"}, Document{"user": "cy"}).Err()
+			return c.FindOneAndReplace(context.Background(), Document{"_id": "a"}, Document{"user": "cy"}).Err()
 		}},
 		{"validation", ErrValidation, func() error {
-			return v.FindOneAndUpdate(Document{"_id": 1}, Document{"$unset": Document{"user": ""}}).Err()
+			return v.FindOneAndUpdate(context.Background(), Document{"_id": 1}, Document{"$unset": Document{"user": ""}}).Err()
 		}},
 		{"time-series", ErrTimeSeries, func() error {
-			return ts.FindOneAndUpdate(nil, Document{"$set": Document{"x": 1}}).Err()
+			return ts.FindOneAndUpdate(context.Background(), nil, Document{"$set": Document{"x": 1}}).Err()
 		}},
-		{"time-series delete", ErrTimeSeries, func() error { return ts.FindOneAndDelete(nil).Err() }},
+		{"time-series delete", ErrTimeSeries, func() error { return ts.FindOneAndDelete(context.Background(), nil).Err() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorIs(t, tc.run(), tc.err)
 			assert.Equal(t, before, snapshot())
-			d, err := v.FindOne(Document{"_id": 1}).Document()
+			d, err := v.FindOne(context.Background(), Document{"_id": 1}).Document()
 			require.NoError(t, err)
 			assert.Equal(t, "x", d["user"])
 		})
 	}
 
 	require.NoError(t, db.Close())
-	require.ErrorIs(t, c.FindOneAndUpdate(nil, Document{"$set": Document{"x": 1}}).Err(), ErrClosed)
-	require.ErrorIs(t, c.FindOneAndReplace(nil, Document{"x": 1}).Err(), ErrClosed)
-	require.ErrorIs(t, c.FindOneAndDelete(nil).Err(), ErrClosed)
+	require.ErrorIs(t, c.FindOneAndUpdate(context.Background(), nil, Document{"$set": Document{"x": 1}}).Err(), ErrClosed)
+	require.ErrorIs(t, c.FindOneAndReplace(context.Background(), nil, Document{"x": 1}).Err(), ErrClosed)
+	require.ErrorIs(t, c.FindOneAndDelete(context.Background(), nil).Err(), ErrClosed)
 }
 
 // Concurrent find-and-modify calls never see the same version: each $inc
@@ -256,7 +261,7 @@ func TestFindOneAndUpdateAtomicAgainstWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				d, err := c.FindOneAndUpdate(Document{"_id": "a"}, Document{"$inc": Document{"hits": 1}}, FindOneAndUpdateOptions{ReturnDocument: After}).Document()
+				d, err := c.FindOneAndUpdate(context.Background(), Document{"_id": "a"}, Document{"$inc": Document{"hits": 1}}, FindOneAndUpdateOptions{ReturnDocument: After}).Document()
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -279,15 +284,21 @@ func TestFindOneAndModifyHideExpired(t *testing.T) {
 		name string
 		run  func(c *Collection) SingleResult
 	}{
-		{"update", func(c *Collection) SingleResult { return c.FindOneAndUpdate(Document{"_id": "X"}, refresh) }},
+		{"update", func(c *Collection) SingleResult {
+			return c.FindOneAndUpdate(context.Background(), Document{"_id": "X"}, refresh)
+		}},
 		{"update after", func(c *Collection) SingleResult {
-			return c.FindOneAndUpdate(Document{"_id": "X"}, refresh, FindOneAndUpdateOptions{ReturnDocument: After})
+			return c.FindOneAndUpdate(context.Background(), Document{"_id": "X"}, refresh, FindOneAndUpdateOptions{ReturnDocument: After})
 		}},
-		{"update by field", func(c *Collection) SingleResult { return c.FindOneAndUpdate(Document{"v": "old"}, refresh) }},
+		{"update by field", func(c *Collection) SingleResult {
+			return c.FindOneAndUpdate(context.Background(), Document{"v": "old"}, refresh)
+		}},
 		{"replace", func(c *Collection) SingleResult {
-			return c.FindOneAndReplace(Document{"_id": "X"}, Document{"lastModifiedDate": t0.Add(time.Hour)})
+			return c.FindOneAndReplace(context.Background(), Document{"_id": "X"}, Document{"lastModifiedDate": t0.Add(time.Hour)})
 		}},
-		{"delete", func(c *Collection) SingleResult { return c.FindOneAndDelete(Document{"_id": "X"}) }},
+		{"delete", func(c *Collection) SingleResult {
+			return c.FindOneAndDelete(context.Background(), Document{"_id": "X"})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, c := openHidden(t)
@@ -302,9 +313,10 @@ func TestFindOneAndModifyHideExpired(t *testing.T) {
 	t.Run("upsert inserts a new document", func(t *testing.T) {
 		log := &eventLog{}
 		db, c := openHidden(t, WithDeleteObserver(log.observe))
-		d, err := c.FindOneAndUpdate(Document{"_id": "X"},
+		d, err := c.FindOneAndUpdate(context.Background(), Document{"_id": "X"},
 			Document{"$currentDate": Document{"lastModifiedDate": true}, "$setOnInsert": Document{"v": "new"}},
-			FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Document()
+			FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).
+			Document()
 		require.NoError(t, err)
 		assert.Equal(t, "new", d["v"], "a new document: $setOnInsert applied")
 		assert.NotContains(t, d, "email", "nothing of the expired document survives")
@@ -320,16 +332,18 @@ func TestFindOneAndModifyHideExpired(t *testing.T) {
 			}
 			return nil
 		}))
-		d, err := c.FindOneAndUpdate(Document{"_id": "X"}, Document{"$setOnInsert": Document{"v": "new"}},
-			FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).Document()
+		d, err := c.FindOneAndUpdate(context.Background(), Document{"_id": "X"}, Document{"$setOnInsert": Document{"v": "new"}},
+			FindOneAndUpdateOptions{Upsert: true, ReturnDocument: After}).
+			Document()
 		require.NoError(t, err)
 		assert.Equal(t, Document{"_id": "X", "v": "new"}, d)
 		assert.Equal(t, []any{"X"}, seen, "the hook saw the expired document before it went")
 	})
 	t.Run("replace upsert inserts a new document", func(t *testing.T) {
 		db, c := openHidden(t)
-		d, err := c.FindOneAndReplace(Document{"_id": "X"}, Document{"lastModifiedDate": t0.Add(time.Hour), "v": "new"},
-			FindOneAndReplaceOptions{Upsert: true, ReturnDocument: After}).Document()
+		d, err := c.FindOneAndReplace(context.Background(), Document{"_id": "X"}, Document{"lastModifiedDate": t0.Add(time.Hour), "v": "new"},
+			FindOneAndReplaceOptions{Upsert: true, ReturnDocument: After}).
+			Document()
 		require.NoError(t, err)
 		assert.Equal(t, Document{"_id": "X", "lastModifiedDate": t0.Add(time.Hour), "v": "new"}, d)
 		assert.Equal(t, int64(1), db.Metrics().TTL.DeletedDocuments)
@@ -337,7 +351,7 @@ func TestFindOneAndModifyHideExpired(t *testing.T) {
 	t.Run("a hook failure fails the upsert and changes nothing", func(t *testing.T) {
 		boom := errors.New("boom")
 		_, c := openHidden(t, WithOnExpire(func(context.Context, ExpiredBatch) error { return boom }))
-		err := c.FindOneAndUpdate(Document{"_id": "X"}, Document{"$set": Document{"v": "new"}}, FindOneAndUpdateOptions{Upsert: true}).Err()
+		err := c.FindOneAndUpdate(context.Background(), Document{"_id": "X"}, Document{"$set": Document{"v": "new"}}, FindOneAndUpdateOptions{Upsert: true}).Err()
 		require.ErrorIs(t, err, ErrExpireHook)
 		s, err := c.db.state("c", false)
 		require.NoError(t, err)
@@ -377,7 +391,7 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 			const n = 1000
 			for i := range n {
 				// Staggered dates: some expire at every step of the clock.
-				_, err := c.InsertOne(Document{"_id": i, "lastModifiedDate": t0.Add(time.Duration(i%20) * time.Second)})
+				_, err := c.InsertOne(context.Background(), Document{"_id": i, "lastModifiedDate": t0.Add(time.Duration(i%20) * time.Second)})
 				require.NoError(t, err)
 			}
 			// Each step of the clock lets 20 refreshes run, during and
@@ -393,8 +407,9 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 					for range tokens {
 						id := r.IntN(n)
 						start := tick.Add(1)
-						err := c.FindOneAndUpdate(Document{"_id": id},
-							Document{"$currentDate": Document{"lastModifiedDate": true}}).Err()
+						err := c.FindOneAndUpdate(context.Background(), Document{"_id": id},
+							Document{"$currentDate": Document{"lastModifiedDate": true}}).
+							Err()
 						if errors.Is(err, ErrNotFound) {
 							missed.Add(1)
 							continue
@@ -434,11 +449,11 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 			require.Less(t, len(deletedAt), n, "refreshed sessions outlived the others")
 			require.NotZero(t, missed.Load(), "refreshes met deleted sessions")
 			for id := range deletedAt {
-				require.ErrorIs(t, c.FindOne(Document{"_id": id}).Err(), ErrNotFound, "session %v came back", id)
+				require.ErrorIs(t, c.FindOne(context.Background(), Document{"_id": id}).Err(), ErrNotFound, "session %v came back", id)
 			}
 			cnt, err := c.CountDocuments(context.Background(), nil)
 			require.NoError(t, err)
-			assert.Equal(t, n-len(deletedAt), cnt)
+			assert.EqualValues(t, n-len(deletedAt), cnt)
 			t.Logf("refreshed %d, missed %d, deleted %d", refreshed.Load(), missed.Load(), len(deletedAt))
 		})
 	}
@@ -448,13 +463,13 @@ func TestFindOneAndUpdateNeverResurrects(t *testing.T) {
 // returns the document as the update wrote it.
 func TestFindOneAndUpdateAfterOnCappedEviction(t *testing.T) {
 	db, _ := openMon(t, quiet(MonitorOptions{}))
-	c, err := db.CreateCollection("capped", CollectionOptions{Capped: true, MaxBytes: 200})
+	c, err := db.CreateCollection(context.Background(), "capped", CollectionOptions{Capped: true, MaxBytes: 200})
 	require.NoError(t, err)
-	_, err = c.InsertOne(Document{"_id": 1, "s": "small"})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 1, "s": "small"})
 	require.NoError(t, err)
 	big := string(make([]byte, 300))
-	d, err := c.FindOneAndUpdate(Document{"_id": 1}, Document{"$set": Document{"s": big}}, FindOneAndUpdateOptions{ReturnDocument: After}).Document()
+	d, err := c.FindOneAndUpdate(context.Background(), Document{"_id": 1}, Document{"$set": Document{"s": big}}, FindOneAndUpdateOptions{ReturnDocument: After}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, Document{"_id": 1, "s": big}, d)
-	require.ErrorIs(t, c.FindOne(Document{"_id": 1}).Err(), ErrNotFound, "evicted by the cap")
+	require.ErrorIs(t, c.FindOne(context.Background(), Document{"_id": 1}).Err(), ErrNotFound, "evicted by the cap")
 }

@@ -24,32 +24,32 @@ func formatFixtureWorkload(t testing.TB, dir string) string {
 	clk := ttltest.NewClock(opEpoch)
 	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways), withLogSegmentSize(1024))
 	ctx := context.Background()
-	c, err := db.CreateCollection("sessions", CollectionOptions{})
+	c, err := db.CreateCollection(context.Background(), "sessions", CollectionOptions{})
 	require.NoError(t, err)
 	hour := int32(3600)
 	_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: &hour})
 	require.NoError(t, err)
 	_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("user")}, Unique: true})
 	require.NoError(t, err)
-	ts, err := db.CreateCollection("metrics", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
+	ts, err := db.CreateCollection(context.Background(), "metrics", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
 	require.NoError(t, err)
 	insert := func(from, to int) {
 		for i := from; i < to; i++ {
-			_, err := c.InsertOne(Document{"_id": i, "user": fmt.Sprintf("u%d", i), "at": opEpoch.Add(time.Duration(i) * time.Minute), "n": i})
+			_, err := c.InsertOne(context.Background(), Document{"_id": i, "user": fmt.Sprintf("u%d", i), "at": opEpoch.Add(time.Duration(i) * time.Minute), "n": i})
 			require.NoError(t, err)
-			_, err = ts.InsertOne(Document{"_id": i, "t": opEpoch.Add(time.Duration(i) * time.Second), "m": Document{"sensor": i % 3}, "v": float64(i) / 4})
+			_, err = ts.InsertOne(context.Background(), Document{"_id": i, "t": opEpoch.Add(time.Duration(i) * time.Second), "m": Document{"sensor": i % 3}, "v": float64(i) / 4})
 			require.NoError(t, err)
 		}
 	}
 	insert(0, 40)
-	require.NoError(t, db.Snapshot())
+	require.NoError(t, db.Snapshot(context.Background()))
 	insert(40, 60)
 	for i := 0; i < 60; i += 7 {
-		_, err := c.UpdateOne(Document{"_id": i}, Document{"$set": Document{"n": -i}, "$push": Document{"tags": "x"}})
+		_, err := c.UpdateOne(context.Background(), Document{"_id": i}, Document{"$set": Document{"n": -i}, "$push": Document{"tags": "x"}})
 		require.NoError(t, err)
 	}
 	for i := 3; i < 60; i += 11 {
-		_, err := c.DeleteOne(Document{"_id": i})
+		_, err := c.DeleteOne(context.Background(), Document{"_id": i})
 		require.NoError(t, err)
 	}
 	want := formatFixtureDump(t, db)
@@ -62,13 +62,13 @@ func formatFixtureWorkload(t testing.TB, dir string) string {
 func formatFixtureDump(t testing.TB, db *DB) string {
 	t.Helper()
 	var b strings.Builder
-	names, err := db.ListCollectionNames()
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	slices.Sort(names)
 	for _, name := range names {
 		c := db.Collection(name)
 		fmt.Fprintf(&b, "collection %s\n", name)
-		specs, err := c.Indexes()
+		specs, err := c.Indexes(context.Background())
 		require.NoError(t, err)
 		for _, s := range specs {
 			exp := "none"
@@ -157,14 +157,14 @@ func TestFormatV1DirectoryOpens(t *testing.T) {
 	clk := ttltest.NewClock(opEpoch)
 	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways), withLogSegmentSize(1024))
 	require.Equal(t, string(want), formatFixtureDump(t, db))
-	_, err = db.Collection("sessions").InsertOne(Document{"_id": 1000, "user": "new", "at": opEpoch})
+	_, err = db.Collection("sessions").InsertOne(context.Background(), Document{"_id": 1000, "user": "new", "at": opEpoch})
 	require.NoError(t, err)
 	after := formatFixtureDump(t, db)
 	require.NoError(t, db.Close())
 
 	db = mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
 	require.Equal(t, after, formatFixtureDump(t, db), "reopened after a write in the current format")
-	require.NoError(t, db.Snapshot())
+	require.NoError(t, db.Snapshot(context.Background()))
 	require.NoError(t, db.Close())
 	db = mustOpenDurable(t, clk, dir)
 	require.Equal(t, after, formatFixtureDump(t, db), "reopened after a snapshot in the current format")

@@ -591,8 +591,11 @@ func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string
 }
 
 // DropIndex implements ttldb.Collection.DropIndex, whose documentation is the contract.
-func (c *Collection) DropIndex(name string) (err error) {
+func (c *Collection) DropIndex(ctx context.Context, name string) (err error) {
 	if err := c.db.writable(); err != nil {
+		return err
+	}
+	if err := c.started(ctx); err != nil {
 		return err
 	}
 	defer c.db.durable(&err)
@@ -628,7 +631,10 @@ func (c *Collection) dropIndexBegun(name string) error {
 }
 
 // Indexes implements ttldb.Collection.Indexes, whose documentation is the contract.
-func (c *Collection) Indexes() ([]IndexSpec, error) {
+func (c *Collection) Indexes(ctx context.Context) ([]IndexSpec, error) {
+	if err := c.started(ctx); err != nil {
+		return nil, err
+	}
 	if ts := c.timeSeries(); ts != nil {
 		return ts.indexSpecs() // time-series: tsindex.go
 	}

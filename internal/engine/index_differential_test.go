@@ -62,9 +62,9 @@ func TestStoreIndexDifferential(t *testing.T) {
 			docs[i] = g.document(nextID)
 			nextID++
 		}
-		_, err := indexed.InsertMany(docs)
+		_, err := indexed.InsertMany(context.Background(), docs)
 		require.NoError(t, err, "seed %d", seed)
-		_, err = plain.InsertMany(docs)
+		_, err = plain.InsertMany(context.Background(), docs)
 		require.NoError(t, err, "seed %d", seed)
 	}
 	insert(300)
@@ -120,8 +120,8 @@ func TestStoreIndexDifferential(t *testing.T) {
 		}
 		n, err := indexed.CountDocuments(context.Background(), f)
 		require.NoError(t, err, where)
-		require.Equal(t, len(want), n, where)
-		ex, err := indexed.Explain(f, opts)
+		require.EqualValues(t, len(want), n, where)
+		ex, err := indexed.Explain(context.Background(), f, opts)
 		require.NoError(t, err, where)
 		plans[ex.Stage+" "+ex.IndexName]++
 	}

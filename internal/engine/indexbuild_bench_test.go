@@ -30,7 +30,7 @@ func BenchmarkCreateIndexWriterWait(b *testing.B) {
 		for i := lo; i < min(lo+chunk, n); i++ {
 			docs = append(docs, Document{"_id": i, "v": i % 1000, "at": time.Unix(int64(i), 0)})
 		}
-		if _, err := c.InsertMany(docs); err != nil {
+		if _, err := c.InsertMany(context.Background(), docs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func BenchmarkCreateIndexWriterWait(b *testing.B) {
 				default:
 				}
 				start := time.Now()
-				if _, err := c.UpdateOne(Document{"_id": (i * 7919) % n}, Document{"$inc": Document{"v": 1}}); err != nil {
+				if _, err := c.UpdateOne(context.Background(), Document{"_id": (i * 7919) % n}, Document{"$inc": Document{"v": 1}}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -73,7 +73,7 @@ func BenchmarkCreateIndexWriterWait(b *testing.B) {
 		close(stop)
 		wg.Wait()
 		b.StopTimer()
-		if err := c.DropIndex("v_1"); err != nil {
+		if err := c.DropIndex(context.Background(), "v_1"); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

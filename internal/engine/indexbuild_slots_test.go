@@ -42,7 +42,7 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	}
 	mustInsert(t, c, more...)
 	compacted := make(chan error, 1)
-	go func() { compacted <- c.Compact() }()
+	go func() { compacted <- c.Compact(context.Background()) }()
 	select {
 	case err := <-compacted:
 		t.Fatalf("Compact ran during the build (err %v): it renumbers the slots the build holds", err)
@@ -53,13 +53,13 @@ func TestIndexBuildWithSlotReuseAndCompact(t *testing.T) {
 	require.NoError(t, <-compacted)
 	requireIndexLikeFresh(t, c, "at_1")
 
-	ex, err := c.Explain(Document{"at": Document{"$lt": ttlT0}})
+	ex, err := c.Explain(context.Background(), Document{"at": Document{"$lt": ttlT0}})
 	require.NoError(t, err)
 	assert.Equal(t, "IXSCAN", ex.Stage)
 	assert.Equal(t, 999, ex.NReturned)
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, 2000, n)
+	assert.EqualValues(t, 2000, n)
 }
 
 // Readers by _id (no collection lock) run while a writer rewrites
@@ -90,7 +90,7 @@ func TestReadByIDDuringRewritesAndCompact(t *testing.T) {
 				default:
 				}
 				i := k % n
-				d, err := c.FindOne(Document{"_id": i}).Document()
+				d, err := c.FindOne(context.Background(), Document{"_id": i}).Document()
 				if errors.Is(err, ErrNotFound) {
 					continue
 				}
@@ -109,7 +109,7 @@ func TestReadByIDDuringRewritesAndCompact(t *testing.T) {
 	}
 	for v := 1; v <= 40; v++ {
 		for i := 0; i < n; i += 3 {
-			_, err := c.ReplaceOne(Document{"_id": i}, doc(i, v))
+			_, err := c.ReplaceOne(context.Background(), Document{"_id": i}, doc(i, v))
 			require.NoError(t, err)
 		}
 		_, err := c.DeleteMany(context.Background(), Document{"_id": Document{"$mod": []any{10, v % 10}}})
@@ -118,7 +118,7 @@ func TestReadByIDDuringRewritesAndCompact(t *testing.T) {
 			mustInsert(t, c, doc(i, v))
 		}
 		if v%10 == 5 {
-			require.NoError(t, c.Compact())
+			require.NoError(t, c.Compact(context.Background()))
 		}
 	}
 	close(stop)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestInterpreterDiff(t *testing.T) {
 	snapshotAt := 1 + rng.IntN(segments-1)
 	for seg := range segments {
 		if seg == snapshotAt {
-			require.NoError(t, local.Snapshot())
+			require.NoError(t, local.Snapshot(context.Background()))
 			afterSnapshot = 0
 		}
 		h.steps(perSegment)
@@ -126,10 +127,10 @@ func TestInterpreterDiff(t *testing.T) {
 	requireSameState(t, fromTail, fromLog)
 	requireDistinctVersions(t, fromTail)
 	var backup bytes.Buffer
-	require.NoError(t, fromTail.Backup(&backup))
+	require.NoError(t, fromTail.Backup(context.Background(), &backup))
 
 	// Path 4: snapshot load, from a snapshot that holds every op.
-	require.NoError(t, fromTail.Snapshot())
+	require.NoError(t, fromTail.Snapshot(context.Background()))
 	require.NoError(t, fromTail.Close())
 	fromSnapshot := reopen(WithDir(originDir), noAuto)
 	rec = fromSnapshot.Recovery()
@@ -151,7 +152,7 @@ func TestInterpreterDiff(t *testing.T) {
 // twice (an expire hook tells two deliveries apart by _id and version).
 func requireDistinctVersions(t testing.TB, db *DB) {
 	t.Helper()
-	names, err := db.ListCollectionNames()
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	seen := map[uint64]string{}
 	for _, name := range names {
@@ -185,6 +186,6 @@ func applyInBatches(t testing.TB, rng *rand.Rand, db *DB, ops []Op) {
 			}
 			batch = bin
 		}
-		require.NoError(t, db.Apply(batch...))
+		require.NoError(t, db.Apply(context.Background(), batch...))
 	}
 }

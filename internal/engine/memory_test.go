@@ -33,7 +33,7 @@ func TestMemoryLimit(t *testing.T) {
 	n := 0
 	var lastErr error
 	for ; n < 10_000; n++ {
-		if _, lastErr = c.InsertOne(doc(n)); lastErr != nil {
+		if _, lastErr = c.InsertOne(context.Background(), doc(n)); lastErr != nil {
 			break
 		}
 	}
@@ -48,15 +48,15 @@ func TestMemoryLimit(t *testing.T) {
 
 	// Nothing of a refused write is stored: InsertMany and UpdateMany are
 	// atomic.
-	_, err = c.InsertMany([]Document{{"_id": "small"}, doc(n + 1), doc(n + 2)})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": "small"}, doc(n + 1), doc(n + 2)})
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	assert.Equal(t, n, count(t, c))
-	_, err = c.FindOne(Document{"_id": "small"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "small"}).Document()
 	require.ErrorIs(t, err, ErrNotFound)
 	res, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"s": fmt.Sprintf("%0500d", 1)}})
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	assert.Zero(t, res.ModifiedCount)
-	got, err := c.FindOne(Document{"_id": 3}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": 3}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, doc(3)["s"], got["s"])
 	assert.Equal(t, m, db.Metrics().Storage, "a refused write changes no byte")
@@ -68,11 +68,11 @@ func TestMemoryLimit(t *testing.T) {
 	assert.Equal(t, n, pass.Deleted)
 	after := db.Metrics().Storage
 	assert.Less(t, after.Bytes, m.Bytes/4)
-	_, err = c.InsertMany([]Document{doc(1), doc(2)})
+	_, err = c.InsertMany(context.Background(), []Document{doc(1), doc(2)})
 	require.NoError(t, err)
 
 	// Dropping the collection releases all of it.
-	require.NoError(t, db.DropCollection("c"))
+	require.NoError(t, db.DropCollection(context.Background(), "c"))
 	assert.Zero(t, db.Metrics().Storage.Bytes)
 }
 
@@ -82,7 +82,7 @@ func TestMemoryLimitIndexBuild(t *testing.T) {
 	c := db.Collection("c")
 	n := 0
 	for ; ; n++ {
-		if _, err := c.InsertOne(Document{"_id": n, "k": fmt.Sprintf("key-%08d", n)}); err != nil {
+		if _, err := c.InsertOne(context.Background(), Document{"_id": n, "k": fmt.Sprintf("key-%08d", n)}); err != nil {
 			require.ErrorIs(t, err, ErrMemoryLimit)
 			break
 		}
@@ -92,7 +92,7 @@ func TestMemoryLimitIndexBuild(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("k")}})
 	require.ErrorIs(t, err, ErrMemoryLimit)
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, specs, 1, "only _id_")
 }
@@ -125,7 +125,7 @@ func TestMemoryAccountingMatchesHeap(t *testing.T) {
 		batch = append(batch, Document{"_id": i, "user": users[i%len(users)], "kind": "click", "bytes": i % 4096,
 			"lastModifiedDate": t0.Add(time.Duration(i) * time.Microsecond)})
 		if len(batch) == cap(batch) {
-			_, err := c.InsertMany(batch)
+			_, err := c.InsertMany(context.Background(), batch)
 			require.NoError(t, err)
 			batch = batch[:0]
 		}

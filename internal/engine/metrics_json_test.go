@@ -19,7 +19,7 @@ func TestMetricsJSONRoundTrip(t *testing.T) {
 	_, err := a.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("meta.seen")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	insertDated(t, a, "a", 3, t0)
-	_, err = a.InsertOne(Document{"_id": "s", "meta": Document{"seen": t0}})
+	_, err = a.InsertOne(context.Background(), Document{"_id": "s", "meta": Document{"seen": t0}})
 	require.NoError(t, err)
 	insertDated(t, ttlColl(t, db, "sessions", 0), "s", 2, t0)
 	clk.Advance(time.Minute)

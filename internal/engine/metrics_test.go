@@ -59,9 +59,9 @@ func TestMetricsCountOnlyCommittedDeletions(t *testing.T) {
 	hook := func(ctx context.Context, b ExpiredBatch) error {
 		once.Do(func() {
 			c := db.Collection(b.Collection)
-			_, err1 := c.UpdateOne(Document{"_id": "x-00000"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
-			_, err2 := c.UpdateOne(Document{"_id": "x-00001"}, Document{"$unset": Document{"lastModifiedDate": ""}})
-			_, err3 := c.DeleteOne(Document{"_id": "x-00002"})
+			_, err1 := c.UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
+			_, err2 := c.UpdateOne(context.Background(), Document{"_id": "x-00001"}, Document{"$unset": Document{"lastModifiedDate": ""}})
+			_, err3 := c.DeleteOne(context.Background(), Document{"_id": "x-00002"})
 			herr = fmt.Errorf("%v %v %v", err1, err2, err3)
 			if err1 == nil && err2 == nil && err3 == nil {
 				herr = nil
@@ -94,11 +94,12 @@ func TestMetricsPerCollectionAndIndex(t *testing.T) {
 	_, err := a.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("seen")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	insertDated(t, a, "a", 4, t0)
-	_, err = a.InsertMany([]Document{
+	_, err = a.InsertMany(context.Background(), []Document{
 		{"_id": "both", "lastModifiedDate": t0, "seen": t0},
 		{"_id": "s1", "seen": t0},
 		{"_id": "s2", "seen": t0},
 	})
+
 	require.NoError(t, err)
 	insertDated(t, b, "b", 6, t0)
 	clk.Advance(time.Second)
@@ -151,11 +152,12 @@ func TestMetricsBacklog(t *testing.T) {
 	db, clk := openMon(t, quiet(MonitorOptions{}))
 	a := ttlColl(t, db, "a", 10)
 	b := ttlColl(t, db, "b", 0)
-	_, err := a.InsertMany([]Document{
-		{"_id": 1, "lastModifiedDate": t0},                       // expires t0+10s
-		{"_id": 2, "lastModifiedDate": t0.Add(10 * time.Second)}, // t0+20s
-		{"_id": 3, "lastModifiedDate": t0.Add(20 * time.Second)}, // t0+30s
+	_, err := a.InsertMany(context.Background(), []Document{
+		{"_id": 1, "lastModifiedDate": t0},
+		{"_id": 2, "lastModifiedDate": t0.Add(10 * time.Second)},
+		{"_id": 3, "lastModifiedDate": t0.Add(20 * time.Second)},
 	})
+
 	require.NoError(t, err)
 	m := db.Metrics().TTL
 	assert.Zero(t, m.Backlog)
@@ -174,7 +176,7 @@ func TestMetricsBacklog(t *testing.T) {
 	// entries.
 	_, err = b.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("other")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
-	_, err = b.InsertOne(Document{"_id": "both", "lastModifiedDate": t0.Add(-time.Hour), "other": t0})
+	_, err = b.InsertOne(context.Background(), Document{"_id": "both", "lastModifiedDate": t0.Add(-time.Hour), "other": t0})
 	require.NoError(t, err)
 	insertDated(t, b, "bulk", 8209, t0)
 	m = db.Metrics().TTL
@@ -326,11 +328,11 @@ func TestMetricsConcurrentWithWrites(t *testing.T) {
 					return
 				default:
 				}
-				_, err := c.InsertOne(Document{"_id": fmt.Sprintf("%d-%d", w, i), "lastModifiedDate": clk.Now()})
+				_, err := c.InsertOne(context.Background(), Document{"_id": fmt.Sprintf("%d-%d", w, i), "lastModifiedDate": clk.Now()})
 				if !assert.NoError(t, err) {
 					return
 				}
-				_, _ = c.UpdateOne(Document{"_id": fmt.Sprintf("%d-%d", w, i/2)}, Document{"$currentDate": Document{"lastModifiedDate": true}})
+				_, _ = c.UpdateOne(context.Background(), Document{"_id": fmt.Sprintf("%d-%d", w, i/2)}, Document{"$currentDate": Document{"lastModifiedDate": true}})
 			}
 		})
 	}
@@ -376,16 +378,16 @@ func TestMetricsDocuments(t *testing.T) {
 	a := ttlColl(t, db, "a", 0)
 	assert.Equal(t, map[string]int64{"a": 0}, db.Metrics().Documents, "an empty collection")
 	insertDated(t, a, "x", 5, t0)
-	_, err := a.UpdateOne(Document{"_id": "x-00000"}, Document{"$set": Document{"n": 9}})
+	_, err := a.UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$set": Document{"n": 9}})
 	require.NoError(t, err)
-	_, err = a.UpdateOne(Document{"_id": "new"}, Document{"$set": Document{"n": 1}}, UpdateOptions{Upsert: true})
+	_, err = a.UpdateOne(context.Background(), Document{"_id": "new"}, Document{"$set": Document{"n": 1}}, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
-	_, err = a.DeleteOne(Document{"_id": "x-00001"})
+	_, err = a.DeleteOne(context.Background(), Document{"_id": "x-00001"})
 	require.NoError(t, err)
-	capped, err := db.CreateCollection("capped", CollectionOptions{Capped: true, MaxDocuments: 3})
+	capped, err := db.CreateCollection(context.Background(), "capped", CollectionOptions{Capped: true, MaxDocuments: 3})
 	require.NoError(t, err)
 	for i := range 5 {
-		_, err := capped.InsertOne(Document{"_id": i})
+		_, err := capped.InsertOne(context.Background(), Document{"_id": i})
 		require.NoError(t, err)
 	}
 	assert.Equal(t, map[string]int64{"a": 5, "capped": 3}, db.Metrics().Documents)
@@ -394,17 +396,17 @@ func TestMetricsDocuments(t *testing.T) {
 	_, err = db.RunTTLPass(context.Background()) // deletes x-00000, 2, 3, 4 (not "new": no date)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"a": 1, "capped": 3}, db.Metrics().Documents)
-	require.NoError(t, db.DropCollection("capped"))
+	require.NoError(t, db.DropCollection(context.Background(), "capped"))
 	assert.Equal(t, map[string]int64{"a": 1}, db.Metrics().Documents)
 
 	// A time-series collection counts its measurements, not its buckets.
-	ts, err := db.CreateCollection("weather", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "sensor"}})
+	ts, err := db.CreateCollection(context.Background(), "weather", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "sensor"}})
 	require.NoError(t, err)
 	for i := range 7 {
-		_, err := ts.InsertOne(Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": i % 2, "temp": 20})
+		_, err := ts.InsertOne(context.Background(), Document{"t": t0.Add(time.Duration(i) * time.Second), "sensor": i % 2, "temp": 20})
 		require.NoError(t, err)
 	}
-	info, _, err := ts.TimeSeriesInfo()
+	info, _, err := ts.TimeSeriesInfo(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 2, info.Buckets)
 	assert.Equal(t, map[string]int64{"a": 1, "weather": 7}, db.Metrics().Documents)

@@ -407,7 +407,7 @@ func (m *model) write(rng *rand.Rand, d *modelDoc, win *clockWindow) {
 	v := m.version.Add(1)
 	if !d.exists {
 		doc, dates := m.newDoc(rng, d, v)
-		if _, err := c.InsertOne(doc); err != nil {
+		if _, err := c.InsertOne(context.Background(), doc); err != nil {
 			m.violation("model", "%s/%s: insert of a document the model has deleted: %v", mc.name, d.id, err)
 			return
 		}
@@ -425,8 +425,8 @@ func (m *model) write(rng *rand.Rand, d *modelDoc, win *clockWindow) {
 		} else {
 			upd["$unset"] = Document{field: ""}
 		}
-		res, err := c.UpdateOne(filter, upd)
-		if !m.matched(d, "update", res.MatchedCount, err) {
+		res, err := c.UpdateOne(context.Background(), filter, upd)
+		if !m.matched(d, "update", matchedOf(res), err) {
 			return
 		}
 		doc := maps.Clone(d.doc)
@@ -440,12 +440,12 @@ func (m *model) write(rng *rand.Rand, d *modelDoc, win *clockWindow) {
 		d.dates[pos] = modelDateOf(val, has, modelIndexes[mc.idx[pos]].forms)
 	case r < 55: // $currentDate: the DB's clock writes the date, read back
 		m.clk.open(win, false)
-		res, err := c.UpdateOne(filter, Document{"$currentDate": Document{field: true}, "$set": Document{"v": v}})
+		res, err := c.UpdateOne(context.Background(), filter, Document{"$currentDate": Document{field: true}, "$set": Document{"v": v}})
 		m.clk.close(win)
-		if !m.matched(d, "$currentDate", res.MatchedCount, err) {
+		if !m.matched(d, "$currentDate", matchedOf(res), err) {
 			return
 		}
-		got, err := c.FindOne(filter).Document()
+		got, err := c.FindOne(context.Background(), filter).Document()
 		if errors.Is(err, ErrNotFound) {
 			// The monitor deleted it in between: the date is one the clock
 			// showed during the write; its DeleteEvent will be checked
@@ -474,21 +474,21 @@ func (m *model) write(rng *rand.Rand, d *modelDoc, win *clockWindow) {
 		doc, dates := m.newDoc(rng, d, v)
 		repl := maps.Clone(doc)
 		delete(repl, "_id")
-		res, err := c.ReplaceOne(filter, repl)
-		if !m.matched(d, "replace", res.MatchedCount, err) {
+		res, err := c.ReplaceOne(context.Background(), filter, repl)
+		if !m.matched(d, "replace", matchedOf(res), err) {
 			return
 		}
 		d.doc, d.v, d.dates = doc, v, dates
 	case r < 80: // delete
-		n, err := c.DeleteOne(filter)
-		if !m.matched(d, "delete", n, err) {
+		n, err := c.DeleteOne(context.Background(), filter)
+		if !m.matched(d, "delete", deletedOf(n), err) {
 			return
 		}
 		d.exists, d.doc = false, nil
 	default: // a change the TTL indexes do not see: a new version all the same
 		p := modelPayload(rng)
-		res, err := c.UpdateOne(filter, Document{"$set": Document{"p": p, "v": v}})
-		if !m.matched(d, "update", res.MatchedCount, err) {
+		res, err := c.UpdateOne(context.Background(), filter, Document{"$set": Document{"p": p, "v": v}})
+		if !m.matched(d, "update", matchedOf(res), err) {
 			return
 		}
 		doc := maps.Clone(d.doc)
@@ -652,7 +652,7 @@ func (m *model) collMod(rng *rand.Rand) {
 	old := int64(m.clk.expireAfter(i) / time.Second)
 	m.collMods.Add(1)
 	m.clk.collModStart(i, n)
-	res, err := m.db.CollMod(ix.coll, CollModIndex{Name: ix.field + "_1", ExpireAfterSeconds: Seconds(int32(n))})
+	res, err := m.db.CollMod(context.Background(), ix.coll, CollModIndex{Name: ix.field + "_1", ExpireAfterSeconds: Seconds(int32(n))})
 	if err != nil {
 		m.violation("model", "CollMod %s %s: %v", ix.coll, ix.field, err)
 		m.clk.collModEnd(i, old)
@@ -850,7 +850,7 @@ func (m *model) finalPass(interval time.Duration) {
 				date := T.Add(-m.clk.expireAfter(ix) + delta)
 				doc := Document{"_id": d.id, "v": v, modelIndexes[ix].field: date}
 				d.mu.Lock()
-				if _, err := m.db.Collection(mc.name).InsertOne(doc); err != nil {
+				if _, err := m.db.Collection(mc.name).InsertOne(context.Background(), doc); err != nil {
 					m.violation("model", "insert of edge document %s: %v", d.id, err)
 				} else {
 					d.exists, d.doc, d.v = true, doc, v
@@ -1022,7 +1022,7 @@ func TestFailedDeliveryRetriedAfterClockStepsBack(t *testing.T) {
 		return nil
 	}))
 	c := ttlColl(t, db, "sessions", 0)
-	_, err := c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1, "lastModifiedDate": t0})
 	require.NoError(t, err)
 	clk.Set(t0.Add(24 * time.Hour)) // a day fast
 	res, err := db.RunTTLPass(context.Background())
@@ -1037,4 +1037,22 @@ func TestFailedDeliveryRetriedAfterClockStepsBack(t *testing.T) {
 	}
 	assert.Zero(t, count(t, c), "the failed delivery was retried within two Intervals")
 	assert.Empty(t, db.Metrics().TTL.FailedDeliveries)
+}
+
+// matchedOf is an update's MatchedCount (0 for a failed update's nil
+// result).
+func matchedOf(r *UpdateResult) int {
+	if r == nil {
+		return 0
+	}
+	return int(r.MatchedCount)
+}
+
+// deletedOf is a delete's DeletedCount (0 for a failed delete's nil
+// result).
+func deletedOf(r *DeleteResult) int {
+	if r == nil {
+		return 0
+	}
+	return int(r.DeletedCount)
 }

@@ -1147,8 +1147,11 @@ func (m *monitor) observe(ev DeleteEvent) {
 }
 
 // ExplainTTLDelete implements ttldb.Collection.ExplainTTLDelete, whose documentation is the contract.
-func (c *Collection) ExplainTTLDelete(indexName string) (Explanation, error) {
+func (c *Collection) ExplainTTLDelete(ctx context.Context, indexName string) (Explanation, error) {
 	if err := c.usable(); err != nil {
+		return Explanation{}, err
+	}
+	if err := c.started(ctx); err != nil {
 		return Explanation{}, err
 	}
 	if ts := c.timeSeries(); ts != nil {

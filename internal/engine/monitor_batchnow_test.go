@@ -47,19 +47,19 @@ func TestBatchNowClockStepsBackDuringPass(t *testing.T) {
 			a, b := ttlColl(t, db, "a", 60), ttlColl(t, db, "b", 60)
 			insertDated(t, a, "a", 3, fast.Add(-time.Hour))
 			// Threshold (date + 60 s) 30 minutes after the corrected clock.
-			_, err := b.InsertOne(Document{"_id": "soon", "lastModifiedDate": t0.Add(30*time.Minute - time.Minute)})
+			_, err := b.InsertOne(context.Background(), Document{"_id": "soon", "lastModifiedDate": t0.Add(30*time.Minute - time.Minute)})
 			require.NoError(t, err)
 			// Expired by the corrected clock too.
-			_, err = b.InsertOne(Document{"_id": "due", "lastModifiedDate": t0.Add(-2 * time.Minute)})
+			_, err = b.InsertOne(context.Background(), Document{"_id": "due", "lastModifiedDate": t0.Add(-2 * time.Minute)})
 			require.NoError(t, err)
 			clk.Set(fast)
 
 			res, err := db.RunTTLPass(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, fast, res.Now)
-			_, err = b.FindOne(Document{"_id": "soon"}).Document()
+			_, err = b.FindOne(context.Background(), Document{"_id": "soon"}).Document()
 			assert.NoError(t, err, "a document 30 minutes from its threshold by the clock at the delete must survive")
-			_, err = b.FindOne(Document{"_id": "due"}).Document()
+			_, err = b.FindOne(context.Background(), Document{"_id": "due"}).Document()
 			assert.ErrorIs(t, err, ErrNotFound)
 			assert.Equal(t, 4, res.Deleted)
 
@@ -85,10 +85,10 @@ func TestBatchNowOfHideExpiredWrite(t *testing.T) {
 	log := &eventLog{}
 	db, clk := openMon(t, quiet(MonitorOptions{}), WithHideExpired(), WithDeleteObserver(log.observe))
 	c := ttlColl(t, db, "c", 60)
-	_, err := c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1, "lastModifiedDate": t0})
 	require.NoError(t, err)
 	clk.Advance(2 * time.Minute)
-	_, err = c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0.Add(2 * time.Minute)})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 1, "lastModifiedDate": t0.Add(2 * time.Minute)})
 	require.NoError(t, err)
 	evs := log.events()
 	require.Len(t, evs, 1)

@@ -34,7 +34,7 @@ func massExpiryDB(b *testing.B, n, live int) (*DB, *Collection, []any) {
 	const chunk = 10000
 	docs := make([]Document, 0, chunk)
 	flush := func() {
-		if _, err := c.InsertMany(docs); err != nil {
+		if _, err := c.InsertMany(context.Background(), docs); err != nil {
 			b.Fatal(err)
 		}
 		docs = docs[:0]
@@ -169,7 +169,7 @@ func openLoopReads(b *testing.B, c *Collection, ids []any, interval time.Duratio
 		for time.Now().Before(sched) {
 			// Spin: sleeps are far coarser than 10 µs.
 		}
-		if _, err := c.FindOne(Document{"_id": ids[k%len(ids)]}).Document(); err != nil {
+		if _, err := c.FindOne(context.Background(), Document{"_id": ids[k%len(ids)]}).Document(); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(sched))
@@ -240,7 +240,7 @@ func fillExpired(b *testing.B, c *Collection, n int) {
 	for i := range n {
 		docs = append(docs, Document{"_id": fmt.Sprintf("doc:%09d", i), "user": fmt.Sprintf("user%d", i%1000), "kind": "click", "bytes": i % 4096, "lastModifiedDate": old})
 		if len(docs) == cap(docs) || i == n-1 {
-			if _, err := c.InsertMany(docs); err != nil {
+			if _, err := c.InsertMany(context.Background(), docs); err != nil {
 				b.Fatal(err)
 			}
 			docs = docs[:0]
@@ -299,7 +299,7 @@ func BenchmarkDeadlineWakeLag(b *testing.B) {
 					docs[i] = Document{"_id": id, "lastModifiedDate": t}
 				}
 				mu.Unlock()
-				if _, err := c.InsertMany(docs); err != nil {
+				if _, err := c.InsertMany(context.Background(), docs); err != nil {
 					b.Fatal(err)
 				}
 				if time.Now().After(first) {
@@ -350,7 +350,7 @@ func BenchmarkInsertManyTTL(b *testing.B) {
 					}
 					cpu0 := testutil.ProcessCPU()
 					b.StartTimer()
-					if _, err := c.InsertMany(docs); err != nil {
+					if _, err := c.InsertMany(context.Background(), docs); err != nil {
 						b.Fatal(err)
 					}
 					b.StopTimer()

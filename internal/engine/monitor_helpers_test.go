@@ -56,17 +56,20 @@ func insertDated(t testing.TB, c *Collection, prefix string, n int, date time.Ti
 	for i := range docs {
 		docs[i] = Document{"_id": fmt.Sprintf("%s-%05d", prefix, i), "lastModifiedDate": date, "n": i}
 	}
-	ids, err := c.InsertMany(docs)
+	res, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
-	return ids
+	return res.InsertedIDs
 }
 
 func count(t testing.TB, c *Collection) int {
 	t.Helper()
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	return n
+	return int(n)
 }
+
+// boolPtr returns a pointer to b (the driver's optional booleans).
+func boolPtr(b bool) *bool { return &b }
 
 // eventLog records DeleteEvents.
 type eventLog struct {

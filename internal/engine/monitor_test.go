@@ -141,7 +141,7 @@ func insertDatedErr(c *Collection, prefix string, n int, date time.Time, errp *e
 	for i := range docs {
 		docs[i] = Document{"_id": fmt.Sprintf("%s-%05d", prefix, i), "lastModifiedDate": date}
 	}
-	if _, err := c.InsertMany(docs); err != nil {
+	if _, err := c.InsertMany(context.Background(), docs); err != nil {
 		*errp = err
 	}
 }
@@ -358,7 +358,7 @@ func TestMaxCollectionRemoves(t *testing.T) {
 	_, err := a.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("other")}, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	insertDated(t, a, "a", 12, t0)
-	_, err = a.InsertMany([]Document{{"_id": "o1", "other": t0}, {"_id": "o2", "other": t0}})
+	_, err = a.InsertMany(context.Background(), []Document{{"_id": "o1", "other": t0}, {"_id": "o2", "other": t0}})
 	require.NoError(t, err)
 	insertDated(t, b, "b", 5, t0)
 	clk.Advance(time.Second)
@@ -390,9 +390,9 @@ func TestBatchedDeletesReleaseLocksBetweenBatches(t *testing.T) {
 	)
 	obs := func(ev DeleteEvent) {
 		c := db.Collection(ev.Collection)
-		_, err := c.InsertOne(Document{"lastModifiedDate": t0.Add(time.Hour)})
+		_, err := c.InsertOne(context.Background(), Document{"lastModifiedDate": t0.Add(time.Hour)})
 		if err == nil {
-			_, err = c.FindOne(nil).Document()
+			_, err = c.FindOne(context.Background(), nil).Document()
 		}
 		mu.Lock()
 		sizes = append(sizes, len(ev.IDs))
@@ -432,30 +432,30 @@ func TestRecheckAtDelete(t *testing.T) {
 	}
 	setDate := func(d time.Time) func(c *Collection) error {
 		return func(c *Collection) error {
-			_, err := c.UpdateOne(Document{"_id": "x-00000"}, Document{"$set": Document{"lastModifiedDate": d}})
+			_, err := c.UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$set": Document{"lastModifiedDate": d}})
 			return err
 		}
 	}
 	for _, st := range []step{
 		{"date pushed forward", setDate(t0.Add(time.Hour)), true, 4},
 		{"$currentDate", func(c *Collection) error {
-			_, err := c.UpdateOne(Document{"_id": "x-00000"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
+			_, err := c.UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$currentDate": Document{"lastModifiedDate": true}})
 			return err
 		}, true, 4},
 		{"date unset", func(c *Collection) error {
-			_, err := c.UpdateOne(Document{"_id": "x-00000"}, Document{"$unset": Document{"lastModifiedDate": ""}})
+			_, err := c.UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$unset": Document{"lastModifiedDate": ""}})
 			return err
 		}, true, 4},
 		{"deleted by the application", func(c *Collection) error {
-			_, err := c.DeleteOne(Document{"_id": "x-00000"})
+			_, err := c.DeleteOne(context.Background(), Document{"_id": "x-00000"})
 			return err
 		}, false, 4},
 		{"ExpireAfterSeconds raised", func(c *Collection) error {
-			_, err := c.CollMod(CollModIndex{Name: "lastModifiedDate_1", ExpireAfterSeconds: Seconds(3600)})
+			_, err := c.CollMod(context.Background(), CollModIndex{Name: "lastModifiedDate_1", ExpireAfterSeconds: Seconds(3600)})
 			return err
 		}, true, 0},
 		{"changed but still expired", func(c *Collection) error {
-			_, err := c.UpdateOne(Document{"_id": "x-00000"}, Document{"$set": Document{"note": "touched"}})
+			_, err := c.UpdateOne(context.Background(), Document{"_id": "x-00000"}, Document{"$set": Document{"note": "touched"}})
 			return err
 		}, false, 5},
 		{"date moved but still expired", setDate(t0.Add(-time.Minute)), false, 5},
@@ -485,7 +485,7 @@ func TestRecheckAtDelete(t *testing.T) {
 			require.NoError(t, herr)
 			assert.Equal(t, st.counted, res.Deleted)
 			assert.Equal(t, int64(st.counted), db.Metrics().TTL.DeletedDocuments)
-			_, err = c.FindOne(Document{"_id": "x-00000"}).Document()
+			_, err = c.FindOne(context.Background(), Document{"_id": "x-00000"}).Document()
 			if st.survives {
 				assert.NoError(t, err, "the changed document must survive")
 			} else {
@@ -511,7 +511,7 @@ func TestCollectionDroppedMidPass(t *testing.T) {
 			)
 			hook := func(ctx context.Context, b ExpiredBatch) error {
 				if b.Collection == "a" {
-					once.Do(func() { derr = db.DropCollection(drop) })
+					once.Do(func() { derr = db.DropCollection(context.Background(), drop) })
 				}
 				return nil
 			}
@@ -549,7 +549,7 @@ func TestIndexDroppedMidPass(t *testing.T) {
 		derr error
 	)
 	hook := func(ctx context.Context, b ExpiredBatch) error {
-		once.Do(func() { derr = db.Collection("b").DropIndex("lastModifiedDate_1") })
+		once.Do(func() { derr = db.Collection("b").DropIndex(context.Background(), "lastModifiedDate_1") })
 		return nil
 	}
 	logger, logs := bufferLogger()
@@ -855,9 +855,9 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 	hook := func(ctx context.Context, b ExpiredBatch) error {
 		batch = b
 		c := db.Collection(b.Collection)
-		_, err := c.FindOne(Document{"_id": b.Docs[0]["_id"]}).Document()
+		_, err := c.FindOne(context.Background(), Document{"_id": b.Docs[0]["_id"]}).Document()
 		herr = errors.Join(herr, err)
-		_, err = c.InsertOne(Document{"_id": "from-hook", "lastModifiedDate": t0.Add(time.Hour)})
+		_, err = c.InsertOne(context.Background(), Document{"_id": "from-hook", "lastModifiedDate": t0.Add(time.Hour)})
 		herr = errors.Join(herr, err)
 		_, err = c.CountDocuments(context.Background(), nil)
 		herr = errors.Join(herr, err)
@@ -869,7 +869,7 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 	}
 	db, clk := openMon(t, quiet(MonitorOptions{}), WithOnExpire(hook))
 	c := ttlColl(t, db, "c", 0)
-	_, err := c.InsertOne(Document{"_id": 1, "lastModifiedDate": t0, "nested": Document{"k": "v"}})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1, "lastModifiedDate": t0, "nested": Document{"k": "v"}})
 	require.NoError(t, err)
 	clk.Advance(time.Second)
 	within(t, 10*time.Second, "RunTTLPass", func() {
@@ -880,11 +880,11 @@ func TestHookGetsCopiesOutsideLocks(t *testing.T) {
 	assert.Equal(t, "c", batch.Collection)
 	assert.Equal(t, "lastModifiedDate_1", batch.Index)
 	require.Len(t, batch.Docs, 1)
-	got, err := c.FindOne(Document{"_id": 1}).Document()
+	got, err := c.FindOne(context.Background(), Document{"_id": 1}).Document()
 	require.NoError(t, err)
 	assert.Equal(t, t0, got["lastModifiedDate"])
 	assert.Equal(t, "v", got["nested"].(map[string]any)["k"])
-	_, err = c.FindOne(Document{"_id": "from-hook"}).Document()
+	_, err = c.FindOne(context.Background(), Document{"_id": "from-hook"}).Document()
 	assert.NoError(t, err)
 }
 
@@ -899,7 +899,7 @@ func TestDeleteObserverSeesCommittedDeletions(t *testing.T) {
 	obs := func(ev DeleteEvent) {
 		log.observe(ev)
 		for _, id := range ev.IDs {
-			_, err := db.Collection(ev.Collection).FindOne(Document{"_id": id}).Document()
+			_, err := db.Collection(ev.Collection).FindOne(context.Background(), Document{"_id": id}).Document()
 			visible = append(visible, err)
 		}
 	}
@@ -1066,14 +1066,14 @@ func TestDeadlineWakeSleepsUntilEarliestThreshold(t *testing.T) {
 	clk.BlockUntilWaiters(1)
 	nextWakeIs(t0.Add(time.Hour)) // nothing to expire: the interval caps the sleep
 	c := ttlColl(t, db, "c", 10)
-	_, err := c.InsertOne(Document{"_id": "late", "lastModifiedDate": t0.Add(20 * time.Second)})
+	_, err := c.InsertOne(context.Background(), Document{"_id": "late", "lastModifiedDate": t0.Add(20 * time.Second)})
 	require.NoError(t, err)
 	nextWakeIs(t0.Add(30 * time.Second))
-	_, err = c.InsertOne(Document{"_id": "early", "lastModifiedDate": t0.Add(-5 * time.Second)})
+	_, err = c.InsertOne(context.Background(), Document{"_id": "early", "lastModifiedDate": t0.Add(-5 * time.Second)})
 	require.NoError(t, err)
 	nextWakeIs(t0.Add(5 * time.Second))
 	// An update that brings a threshold forward re-arms too.
-	_, err = c.UpdateOne(Document{"_id": "late"}, Document{"$set": Document{"lastModifiedDate": t0.Add(-8 * time.Second)}})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": "late"}, Document{"$set": Document{"lastModifiedDate": t0.Add(-8 * time.Second)}})
 	require.NoError(t, err)
 	nextWakeIs(t0.Add(2 * time.Second))
 
@@ -1097,7 +1097,7 @@ func TestDeadlineWakeSleepsUntilEarliestThreshold(t *testing.T) {
 	nextWakeIs(t0.Add(5*time.Second + time.Hour))
 	assert.Equal(t, 1, clk.Waiters())
 	// A threshold already past (or closer than the floor) sleeps the floor.
-	_, err = c.InsertOne(Document{"_id": "past", "lastModifiedDate": t0.Add(-time.Minute)})
+	_, err = c.InsertOne(context.Background(), Document{"_id": "past", "lastModifiedDate": t0.Add(-time.Minute)})
 	require.NoError(t, err)
 	nextWakeIs(t0.Add(5*time.Second + DefaultDeadlineWakeFloor))
 }
@@ -1130,7 +1130,7 @@ func TestDeadlineWakeLag(t *testing.T) {
 		th = th.Add(gaps[i%len(gaps)])
 		thresholds = append(thresholds, th)
 		// Inserted in threshold order: only the first insert re-arms.
-		_, err := c.InsertOne(Document{"_id": i, "lastModifiedDate": th.Add(-time.Second)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "lastModifiedDate": th.Add(-time.Second)})
 		require.NoError(t, err)
 	}
 	// Drive the clock: whenever the monitor sleeps until a time before the
@@ -1198,16 +1198,17 @@ func TestHideExpired(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, clk := openMon(t, append(tc.opts, quiet(MonitorOptions{}))...)
-			c, err := db.CreateCollection("s", tc.coll)
+			c, err := db.CreateCollection(context.Background(), "s", tc.coll)
 			require.NoError(t, err)
 			_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(60)})
 			require.NoError(t, err)
-			_, err = c.InsertMany([]Document{
+			_, err = c.InsertMany(context.Background(), []Document{
 				{"_id": "old", "lastModifiedDate": t0.Add(-2 * time.Minute)},
-				{"_id": "edge", "lastModifiedDate": t0.Add(-time.Minute)}, // expires exactly now
+				{"_id": "edge", "lastModifiedDate": t0.Add(-time.Minute)},
 				{"_id": "new", "lastModifiedDate": t0},
 				{"_id": "nodate"},
 			})
+
 			require.NoError(t, err)
 
 			visible := []any{"old", "edge", "new", "nodate"}
@@ -1225,12 +1226,12 @@ func TestHideExpired(t *testing.T) {
 				assert.Equal(t, visible, ids, "Find")
 				n, err := c.CountDocuments(context.Background(), nil)
 				require.NoError(t, err)
-				assert.Equal(t, len(visible), n, "CountDocuments")
-				ex, err := c.Explain(nil)
+				assert.EqualValues(t, len(visible), n, "CountDocuments")
+				ex, err := c.Explain(context.Background(), nil)
 				require.NoError(t, err)
 				assert.Equal(t, len(visible), ex.NReturned, "Explain")
 				for _, id := range []any{"old", "edge", "new"} {
-					_, err := c.FindOne(Document{"_id": id}).Document()
+					_, err := c.FindOne(context.Background(), Document{"_id": id}).Document()
 					if slices.Contains(visible, id) {
 						assert.NoError(t, err, "FindOne %v", id)
 					} else {
@@ -1263,7 +1264,7 @@ func TestExplainTTLDelete(t *testing.T) {
 	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("n")}})
 	require.NoError(t, err)
 
-	ex, err := c.ExplainTTLDelete("lastModifiedDate_1")
+	ex, err := c.ExplainTTLDelete(context.Background(), "lastModifiedDate_1")
 	require.NoError(t, err)
 	assert.Equal(t, "BATCHED_DELETE", ex.Stage)
 	assert.Equal(t, "c", ex.Collection)
@@ -1283,13 +1284,13 @@ func TestExplainTTLDelete(t *testing.T) {
 
 	// Capped at PerIndexMaxDeletes, as the first visit of a pass is.
 	clk.Advance(time.Minute)
-	ex, err = c.ExplainTTLDelete("lastModifiedDate_1")
+	ex, err = c.ExplainTTLDelete(context.Background(), "lastModifiedDate_1")
 	require.NoError(t, err)
 	assert.Equal(t, 160, count(t, c))
 	assert.Equal(t, 160, ex.KeysExamined)
 	assert.Equal(t, 2, ex.Batches)
 	insertDated(t, c, "more", 100, t0)
-	ex, err = c.ExplainTTLDelete("lastModifiedDate_1")
+	ex, err = c.ExplainTTLDelete(context.Background(), "lastModifiedDate_1")
 	require.NoError(t, err)
 	assert.Equal(t, 200, ex.KeysExamined)
 	assert.Equal(t, 2, ex.Batches)
@@ -1297,11 +1298,11 @@ func TestExplainTTLDelete(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 260, res.Deleted)
 
-	_, err = c.ExplainTTLDelete("n_1")
+	_, err = c.ExplainTTLDelete(context.Background(), "n_1")
 	assert.ErrorIs(t, err, ErrInvalidIndex)
-	_, err = c.ExplainTTLDelete("nope")
+	_, err = c.ExplainTTLDelete(context.Background(), "nope")
 	assert.ErrorIs(t, err, ErrNotFound)
-	_, err = db.Collection("missing").ExplainTTLDelete("lastModifiedDate_1")
+	_, err = db.Collection("missing").ExplainTTLDelete(context.Background(), "lastModifiedDate_1")
 	assert.ErrorIs(t, err, ErrNotFound)
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -9,8 +10,11 @@ import (
 )
 
 // Apply implements ttldb.DB.Apply, whose documentation is the contract.
-func (db *DB) Apply(ops ...Op) (err error) {
+func (db *DB) Apply(ctx context.Context, ops ...Op) (err error) {
 	if err := db.writable(); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	defer db.durable(&err)

@@ -165,11 +165,11 @@ func FuzzOpUnmarshal(f *testing.F) {
 		c := db.Collection("c")
 		_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(1)})
 		require.NoError(t, err)
-		_, err = c.InsertOne(Document{"_id": 1, "at": time.Unix(0, 0)})
+		_, err = c.InsertOne(context.Background(), Document{"_id": 1, "at": time.Unix(0, 0)})
 		require.NoError(t, err)
-		_, err = db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "at"}})
+		_, err = db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "at"}})
 		require.NoError(t, err)
 		op.Seq = db.ops.lastSeq() + 1
-		_ = db.Apply(op)
+		_ = db.Apply(context.Background(), op)
 	})
 }

@@ -36,19 +36,20 @@ func TestOpsEachKind(t *testing.T) {
 		return ops[0]
 	}
 
-	_, err := c.InsertOne(Document{"_id": 1, "a": 1})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1, "a": 1})
 	require.NoError(t, err)
 	require.Len(t, sink.take(), 2) // create, insert
 
 	// A generated _id is in the op's document.
-	id, err := c.InsertOne(Document{"a": 2})
+	res, err := c.InsertOne(context.Background(), Document{"a": 2})
 	require.NoError(t, err)
+	id := res.InsertedID
 	op := one()
 	require.Equal(t, OpInsert, op.Kind)
 	require.Equal(t, id, op.Docs[0].ID())
 
 	// ReplaceOne: OpReplace, the stored document, its pre-image.
-	_, err = c.ReplaceOne(Document{"_id": 1}, Document{"b": 1})
+	_, err = c.ReplaceOne(context.Background(), Document{"_id": 1}, Document{"b": 1})
 	require.NoError(t, err)
 	op = one()
 	require.Equal(t, OpReplace, op.Kind)
@@ -59,7 +60,7 @@ func TestOpsEachKind(t *testing.T) {
 	// FindOneAndUpdate: OpUpdate with $currentDate resolved.
 	clk.Advance(time.Minute)
 	now := opEpoch.Add(time.Minute)
-	require.NoError(t, c.FindOneAndUpdate(Document{"_id": 1}, Document{"$currentDate": Document{"at": true}, "$set": Document{"x": 1}}).Err())
+	require.NoError(t, c.FindOneAndUpdate(context.Background(), Document{"_id": 1}, Document{"$currentDate": Document{"at": true}, "$set": Document{"x": 1}}).Err())
 	op = one()
 	require.Equal(t, OpUpdate, op.Kind)
 	require.Equal(t, Document{"$set": Document{"x": 1, "at": now}}, codec.Decode(op.Updates[0]))
@@ -67,7 +68,7 @@ func TestOpsEachKind(t *testing.T) {
 	require.Equal(t, now, op.Time)
 
 	// An update that changes nothing commits nothing.
-	_, err = c.UpdateOne(Document{"_id": 1}, Document{"$set": Document{"x": 1}})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": 1}, Document{"$set": Document{"x": 1}})
 	require.NoError(t, err)
 	require.Empty(t, sink.take())
 
@@ -80,14 +81,14 @@ func TestOpsEachKind(t *testing.T) {
 	require.Len(t, op.Before, 2)
 
 	// An upsert that inserts: OpInsert.
-	_, err = c.UpdateOne(Document{"_id": 9}, Document{"$set": Document{"u": 1}}, UpdateOptions{Upsert: true})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": 9}, Document{"$set": Document{"u": 1}}, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	op = one()
 	require.Equal(t, OpInsert, op.Kind)
 	require.Equal(t, Document{"_id": 9, "u": 1}, op.Docs[0].Document())
 
 	// FindOneAndDelete: OpDelete with its key and pre-image.
-	require.NoError(t, c.FindOneAndDelete(Document{"_id": 9}).Err())
+	require.NoError(t, c.FindOneAndDelete(context.Background(), Document{"_id": 9}).Err())
 	op = one()
 	require.Equal(t, OpDelete, op.Kind)
 	require.Equal(t, []RawDocument{encDoc(t, Document{"_id": 9})}, op.Keys)
@@ -123,35 +124,35 @@ func TestOpsEachKind(t *testing.T) {
 	_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(5), TTLValueForms: TTLValuesDatesOnly})
 	require.NoError(t, err)
 	require.Empty(t, sink.take())
-	_, err = c.CollMod(CollModIndex{Name: "at_1", ExpireAfterSeconds: Seconds(7)})
+	_, err = c.CollMod(context.Background(), CollModIndex{Name: "at_1", ExpireAfterSeconds: Seconds(7)})
 	require.NoError(t, err)
 	op = one()
 	require.Equal(t, OpCollMod, op.Kind)
 	require.Equal(t, "at_1", op.Index)
 	require.Equal(t, Document{"expireAfterSeconds": int32(7)}, codec.Decode(op.Spec))
-	require.NoError(t, c.DropIndex(name))
+	require.NoError(t, c.DropIndex(context.Background(), name))
 	op = one()
 	require.Equal(t, Op{Seq: op.Seq, Kind: OpDropIndex, Collection: "c", Time: now, Index: name}, op)
 
 	// A collection's options, validator and time-series options included.
-	_, err = db.CreateCollection("v", CollectionOptions{HideExpired: true, Validator: Document{"$jsonSchema": Document{"required": []any{"a"}}}})
+	_, err = db.CreateCollection(context.Background(), "v", CollectionOptions{HideExpired: true, Validator: Document{"$jsonSchema": Document{"required": []any{"a"}}}})
 	require.NoError(t, err)
 	o, err := collectionOptionsOf(one().Spec)
 	require.NoError(t, err)
 	require.Equal(t, CollectionOptions{HideExpired: true, Validator: Document{"$jsonSchema": Document{"required": []any{"a"}}}}, o)
-	_, err = db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m", Granularity: GranularityMinutes, PreciseExpiry: true}, ExpireAfterSeconds: Seconds(60)})
+	_, err = db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m", Granularity: GranularityMinutes, PreciseExpiry: true}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	o, err = collectionOptionsOf(one().Spec)
 	require.NoError(t, err)
 	require.Equal(t, CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m", Granularity: GranularityMinutes, PreciseExpiry: true}, ExpireAfterSeconds: Seconds(60)}, o)
-	_, err = db.CollModTimeSeries("ts", TimeSeriesCollMod{Off: true})
+	_, err = db.CollModTimeSeries(context.Background(), "ts", TimeSeriesCollMod{Off: true})
 	require.NoError(t, err)
 	op = one()
 	require.Equal(t, OpCollMod, op.Kind)
 	require.Empty(t, op.Index)
 	require.Equal(t, Document{"off": true}, codec.Decode(op.Spec))
 
-	require.NoError(t, db.DropCollection("v"))
+	require.NoError(t, db.DropCollection(context.Background(), "v"))
 	require.Equal(t, OpDropCollection, one().Kind)
 }
 
@@ -164,11 +165,11 @@ func TestOpsInWayDelete(t *testing.T) {
 	c := db.Collection("h")
 	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(10)})
 	require.NoError(t, err)
-	_, err = c.InsertOne(Document{"_id": 1, "at": opEpoch})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 1, "at": opEpoch})
 	require.NoError(t, err)
 	sink.take()
 	clk.Advance(time.Minute)
-	_, err = c.InsertOne(Document{"_id": 1, "at": clk.Now()})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 1, "at": clk.Now()})
 	require.NoError(t, err)
 	ops := sink.take()
 	require.Len(t, ops, 2)
@@ -203,11 +204,11 @@ func TestOpsNotBuiltWithoutSink(t *testing.T) {
 		i := 0
 		insert = testing.AllocsPerRun(200, func() {
 			i++
-			_, err := c.InsertOne(Document{"_id": i, "k": i})
+			_, err := c.InsertOne(context.Background(), Document{"_id": i, "k": i})
 			require.NoError(t, err)
 		})
 		update = testing.AllocsPerRun(200, func() {
-			_, err := c.UpdateOne(Document{"_id": 5}, Document{"$inc": Document{"k": 1}})
+			_, err := c.UpdateOne(context.Background(), Document{"_id": 5}, Document{"$inc": Document{"k": 1}})
 			require.NoError(t, err)
 		})
 		return insert, update
@@ -230,29 +231,29 @@ func TestApplySequence(t *testing.T) {
 	for _, bad := range [][2]uint64{{0, 1}, {2, 3}, {1, 3}, {1, 1}} {
 		a, b := create, insert
 		a.Seq, b.Seq = bad[0], bad[1]
-		err := db.Apply(a, b)
+		err := db.Apply(context.Background(), a, b)
 		require.ErrorIs(t, err, ErrOpSequence, "seqs %v", bad)
-		names, _ := db.ListCollectionNames()
+		names, _ := db.ListCollectionNames(context.Background())
 		require.Empty(t, names, "nothing applied")
 	}
 	a, b := create, insert
 	a.Seq, b.Seq = 1, 2
-	require.NoError(t, db.Apply(a, b))
+	require.NoError(t, db.Apply(context.Background(), a, b))
 	require.Equal(t, uint64(2), db.ops.lastSeq())
 	got := sink.take()
 	require.Len(t, got, 2)
 	require.Equal(t, []uint64{1, 2}, []uint64{got[0].Seq, got[1].Seq})
-	require.ErrorIs(t, db.Apply(b), ErrOpSequence, "an op applied twice")
+	require.ErrorIs(t, db.Apply(context.Background(), b), ErrOpSequence, "an op applied twice")
 
 	// A local write that commits moves the sequence: the next op must
 	// follow it.
-	_, err := db.Collection("c").InsertOne(Document{"_id": 2})
+	_, err := db.Collection("c").InsertOne(context.Background(), Document{"_id": 2})
 	require.NoError(t, err)
 	del := Op{Seq: 3, Kind: OpDelete, Collection: "c", Keys: []RawDocument{encDoc(t, Document{"_id": 1})}}
-	require.ErrorIs(t, db.Apply(del), ErrOpSequence)
+	require.ErrorIs(t, db.Apply(context.Background(), del), ErrOpSequence)
 	del.Seq = 4
-	require.NoError(t, db.Apply(del))
-	require.NoError(t, db.Apply()) // no ops: nothing to do
+	require.NoError(t, db.Apply(context.Background(), del))
+	require.NoError(t, db.Apply(context.Background())) // no ops: nothing to do
 }
 
 // TestApplyErrors: an op that cannot apply fails with ErrInvalidOp (and
@@ -308,18 +309,18 @@ func TestApplyErrors(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(1)})
 			require.NoError(t, err)
-			_, err = c.InsertMany([]Document{{"_id": 1, "u": 1, "x": 1}, {"_id": 2, "x": 1}})
+			_, err = c.InsertMany(context.Background(), []Document{{"_id": 1, "u": 1, "x": 1}, {"_id": 2, "x": 1}})
 			require.NoError(t, err)
-			ts, err := origin.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
+			ts, err := origin.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t"}})
 			require.NoError(t, err)
-			_, err = ts.InsertOne(Document{"_id": 1, "t": opEpoch})
+			_, err = ts.InsertOne(context.Background(), Document{"_id": 1, "t": opEpoch})
 			require.NoError(t, err)
 			db := replay(t, sink.take())
 			before := dumpDB(t, db)
 			op := tc.op
 			op.Seq = db.ops.lastSeq() + 1
 			next := Op{Seq: op.Seq + 1, Kind: OpInsert, Collection: "c", Docs: []RawDocument{doc(Document{"_id": 100})}}
-			err = db.Apply(op, next)
+			err = db.Apply(context.Background(), op, next)
 			require.ErrorIs(t, err, ErrInvalidOp)
 			require.ErrorIs(t, err, tc.is)
 			require.Contains(t, err.Error(), fmt.Sprintf("op %d ", op.Seq))
@@ -332,13 +333,13 @@ func TestApplyErrors(t *testing.T) {
 // dumpDB describes a DB's whole state, for before/after comparisons.
 func dumpDB(t testing.TB, db *DB) []string {
 	t.Helper()
-	names, err := db.ListCollectionNames()
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	var out []string
 	for _, n := range names {
 		s, _ := db.state(n, false)
 		out = append(out, "collection "+n)
-		specs, err := db.Collection(n).Indexes()
+		specs, err := db.Collection(n).Indexes(context.Background())
 		require.NoError(t, err)
 		for _, sp := range specs {
 			out = append(out, "index "+sp.Name)
@@ -369,12 +370,13 @@ func TestApplyExpire(t *testing.T) {
 	c := origin.Collection("s")
 	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{
-		{"_id": 1, "at": opEpoch},                       // expired at the cutoff
-		{"_id": 2, "at": opEpoch.Add(30 * time.Second)}, // expires exactly at it
-		{"_id": 3, "at": opEpoch.Add(31 * time.Second)}, // not expired at it
-		{"_id": 4}, // no date
+	_, err = c.InsertMany(context.Background(), []Document{
+		{"_id": 1, "at": opEpoch},
+		{"_id": 2, "at": opEpoch.Add(30 * time.Second)},
+		{"_id": 3, "at": opEpoch.Add(31 * time.Second)},
+		{"_id": 4},
 	})
+
 	require.NoError(t, err)
 	var events []DeleteEvent
 	hooked := false
@@ -383,7 +385,7 @@ func TestApplyExpire(t *testing.T) {
 		WithOnExpire(func(context.Context, ExpiredBatch) error { hooked = true; return nil }))
 	cutoff := opEpoch.Add(90 * time.Second)
 	keys := []RawDocument{encDoc(t, Document{"_id": 1}), encDoc(t, Document{"_id": 2}), encDoc(t, Document{"_id": 3}), encDoc(t, Document{"_id": 4}), encDoc(t, Document{"_id": 5})}
-	require.NoError(t, db.Apply(Op{Seq: db.ops.lastSeq() + 1, Kind: OpExpire, Collection: "s", Index: "at_1", Cutoff: cutoff, Keys: keys}))
+	require.NoError(t, db.Apply(context.Background(), Op{Seq: db.ops.lastSeq() + 1, Kind: OpExpire, Collection: "s", Index: "at_1", Cutoff: cutoff, Keys: keys}))
 	require.Equal(t, []any{3, 4}, findIDs(t, db.Collection("s"), nil))
 	require.False(t, hooked)
 	require.Len(t, events, 1)
@@ -396,12 +398,13 @@ func TestApplyExpire(t *testing.T) {
 // rule.
 func TestApplyTimeSeriesExpire(t *testing.T) {
 	origin, _, sink := openRecorded(t)
-	c, err := origin.CreateCollection("ts", CollectionOptions{
+	c, err := origin.CreateCollection(context.Background(), "ts", CollectionOptions{
 		TimeSeries:         &TimeSeriesOptions{TimeField: "t", BucketMaxSpanSeconds: 60, BucketRoundingSeconds: 60, PreciseExpiry: true},
 		ExpireAfterSeconds: Seconds(10),
 	})
+
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"_id": 1, "t": opEpoch}, {"_id": 2, "t": opEpoch.Add(20 * time.Second)}})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": 1, "t": opEpoch}, {"_id": 2, "t": opEpoch.Add(20 * time.Second)}})
 	require.NoError(t, err)
 	var events []DeleteEvent
 	db := replay(t, sink.take(), WithDeleteObserver(func(ev DeleteEvent) { events = append(events, ev) }))
@@ -410,7 +413,7 @@ func TestApplyTimeSeriesExpire(t *testing.T) {
 	}
 	// Cutoff 15 s after the first: only it is expired (t + 10 s <= cutoff).
 	cutoff := opEpoch.Add(15 * time.Second)
-	require.NoError(t, db.Apply(Op{Seq: db.ops.lastSeq() + 1, Kind: OpExpire, Collection: "ts", Index: CollectionExpiryName, Cutoff: cutoff, Keys: []RawDocument{key(1, 0), key(2, 1)}}))
+	require.NoError(t, db.Apply(context.Background(), Op{Seq: db.ops.lastSeq() + 1, Kind: OpExpire, Collection: "ts", Index: CollectionExpiryName, Cutoff: cutoff, Keys: []RawDocument{key(1, 0), key(2, 1)}}))
 	require.Equal(t, []any{2}, findIDs(t, db.Collection("ts"), nil))
 	require.Len(t, events, 1)
 	require.Equal(t, []any{1}, events[0].IDs)
@@ -422,13 +425,13 @@ func TestApplyTimeSeriesExpire(t *testing.T) {
 // history with its numbers.
 func TestApplyReachesWatchers(t *testing.T) {
 	origin, _, sink := openRecorded(t)
-	_, err := origin.Collection("c").InsertMany([]Document{{"_id": 1}, {"_id": 2}})
+	_, err := origin.Collection("c").InsertMany(context.Background(), []Document{{"_id": 1}, {"_id": 2}})
 	require.NoError(t, err)
-	_, err = origin.Collection("c").DeleteOne(Document{"_id": 1})
+	_, err = origin.Collection("c").DeleteOne(context.Background(), Document{"_id": 1})
 	require.NoError(t, err)
 	ops := sink.take()
 	replica, _, rsink := openRecorded(t)
-	require.NoError(t, replica.Apply(ops...))
+	require.NoError(t, replica.Apply(context.Background(), ops...))
 	got := rsink.take()
 	require.Len(t, got, len(ops))
 	for i := range ops {
@@ -446,6 +449,6 @@ func TestOpKindString(t *testing.T) {
 func TestApplyClosed(t *testing.T) {
 	db, _, _ := openRecorded(t)
 	require.NoError(t, db.Close())
-	err := db.Apply(Op{Seq: 1, Kind: OpCreateCollection, Collection: "c", Spec: collectionSpec(CollectionOptions{})})
+	err := db.Apply(context.Background(), Op{Seq: 1, Kind: OpCreateCollection, Collection: "c", Spec: collectionSpec(CollectionOptions{})})
 	require.True(t, errors.Is(err, ErrClosed))
 }

@@ -25,11 +25,11 @@ func (k *keepSink) appendOps(ops []Op) { k.ops = append(k.ops, ops...) }
 func TestInsertOneOpInOneAllocation(t *testing.T) {
 	db := openCS(t)
 	c := db.Collection("c")
-	_, err := c.InsertOne(Document{"_id": -1})
+	_, err := c.InsertOne(context.Background(), Document{"_id": -1})
 	require.NoError(t, err)
 	i := 0
 	insert := func() {
-		_, err := c.InsertOne(Document{"_id": i, "s": "payload"})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "s": "payload"})
 		require.NoError(t, err)
 		i++
 	}
@@ -60,13 +60,13 @@ func TestInsertOneOpInOneAllocation(t *testing.T) {
 	assert.Equal(t, rec.ver, op.Versions[0], "the version stored")
 	assert.Equal(t, []byte(rec.enc), []byte(op.Docs[0]), "the document stored")
 
-	_, err = db.CreateCollection("capped", CollectionOptions{Capped: true, MaxDocuments: 1})
+	_, err = db.CreateCollection(context.Background(), "capped", CollectionOptions{Capped: true, MaxDocuments: 1})
 	require.NoError(t, err)
 	capped := db.Collection("capped")
-	_, err = capped.InsertOne(Document{"_id": "a"})
+	_, err = capped.InsertOne(context.Background(), Document{"_id": "a"})
 	require.NoError(t, err)
 	n := len(sink.ops)
-	_, err = capped.InsertOne(Document{"_id": "b"})
+	_, err = capped.InsertOne(context.Background(), Document{"_id": "b"})
 	require.NoError(t, err)
 	require.Len(t, sink.ops, n+2)
 	assert.Equal(t, OpInsert, sink.ops[n].Kind)
@@ -104,7 +104,7 @@ func TestExpireOpKeys(t *testing.T) {
 			id = fmt.Sprintf("k%d", i)
 		}
 		want = append(want, id)
-		_, err := c.InsertOne(Document{"_id": id, "at": csT0.Add(time.Duration(i) * time.Millisecond)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": id, "at": csT0.Add(time.Duration(i) * time.Millisecond)})
 		require.NoError(t, err)
 	}
 	clk.Advance(time.Hour)
@@ -129,9 +129,9 @@ func TestExpireOpKeys(t *testing.T) {
 	db.ops.requestPreImages(true)
 	defer db.ops.requestPreImages(false)
 	for i := range 70 {
-		_, err := c.InsertOne(Document{"_id": i, "at": "not a date, set below", "n": i})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "at": "not a date, set below", "n": i})
 		require.NoError(t, err)
-		_, err = c.UpdateOne(Document{"_id": i}, Document{"$set": Document{"at": clk.Now().Add(-time.Hour)}})
+		_, err = c.UpdateOne(context.Background(), Document{"_id": i}, Document{"$set": Document{"at": clk.Now().Add(-time.Hour)}})
 		require.NoError(t, err)
 	}
 	sink.ops = nil
@@ -175,7 +175,7 @@ func TestExpireOpPackedKeys(t *testing.T) {
 				id = i * 7919
 			}
 			ids = append(ids, id)
-			_, err := c.InsertOne(Document{"_id": id, "at": clk.Now()})
+			_, err := c.InsertOne(context.Background(), Document{"_id": id, "at": clk.Now()})
 			require.NoError(t, err)
 		}
 		drain(t, cs)

@@ -48,21 +48,21 @@ func TestOpReplay(t *testing.T) {
 			h.run(1500)
 			// A drop and a recreation whatever the seed chose (a history
 			// may drop nothing), then more history.
-			_, err := db.Collection("dropped").InsertOne(Document{"k": 1})
+			_, err := db.Collection("dropped").InsertOne(context.Background(), Document{"k": 1})
 			require.NoError(t, err)
-			require.NoError(t, db.DropCollection("dropped"))
-			_, err = db.Collection("dropped").InsertOne(Document{"k": 2})
+			require.NoError(t, db.DropCollection(context.Background(), "dropped"))
+			_, err = db.Collection("dropped").InsertOne(context.Background(), Document{"k": 2})
 			require.NoError(t, err)
 			// And a HideExpired write that deletes an expired document in
 			// its way (the history's own may meet none).
-			inWayColl, err := db.CreateCollection("inWay", CollectionOptions{HideExpired: true})
+			inWayColl, err := db.CreateCollection(context.Background(), "inWay", CollectionOptions{HideExpired: true})
 			require.NoError(t, err)
 			_, err = inWayColl.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(1)})
 			require.NoError(t, err)
-			_, err = inWayColl.InsertOne(Document{"_id": 1, "at": clk.Now()})
+			_, err = inWayColl.InsertOne(context.Background(), Document{"_id": 1, "at": clk.Now()})
 			require.NoError(t, err)
 			clk.Advance(2 * time.Second)
-			_, err = inWayColl.InsertOne(Document{"_id": 1, "at": clk.Now()})
+			_, err = inWayColl.InsertOne(context.Background(), Document{"_id": 1, "at": clk.Now()})
 			require.NoError(t, err)
 			h.steps(100)
 			ops := sink.take()
@@ -247,22 +247,25 @@ func (h *history) update() Document {
 func (h *history) setup() {
 	ctx := context.Background()
 	db := h.db
-	_, err := db.CreateCollection("hidden", CollectionOptions{HideExpired: true})
+	_, err := db.CreateCollection(context.Background(), "hidden", CollectionOptions{HideExpired: true})
 	require.NoError(h.t, err)
-	_, err = db.CreateCollection("capped", CollectionOptions{Capped: true, MaxDocuments: 25, MaxBytes: 4000})
+	_, err = db.CreateCollection(context.Background(), "capped", CollectionOptions{Capped: true, MaxDocuments: 25, MaxBytes: 4000})
 	require.NoError(h.t, err)
-	_, err = db.CreateCollection("valid", CollectionOptions{Validator: Document{"$jsonSchema": Document{
+	_, err = db.CreateCollection(context.Background(), "valid", CollectionOptions{Validator: Document{"$jsonSchema": Document{
 		"bsonType": "object", "properties": Document{"k": Document{"bsonType": "int", "maximum": 10}}}}})
+
 	require.NoError(h.t, err)
-	_, err = db.CreateCollection("tsPrecise", CollectionOptions{
+	_, err = db.CreateCollection(context.Background(), "tsPrecise", CollectionOptions{
 		TimeSeries:         &TimeSeriesOptions{TimeField: "t", MetaField: "m", BucketMaxSpanSeconds: 120, BucketRoundingSeconds: 120, PreciseExpiry: true},
 		ExpireAfterSeconds: Seconds(300),
 	})
+
 	require.NoError(h.t, err)
-	_, err = db.CreateCollection("tsBucket", CollectionOptions{
+	_, err = db.CreateCollection(context.Background(), "tsBucket", CollectionOptions{
 		TimeSeries:         &TimeSeriesOptions{TimeField: "t", MetaField: "m", Granularity: GranularitySeconds},
 		ExpireAfterSeconds: Seconds(60),
 	})
+
 	require.NoError(h.t, err)
 	for _, name := range []string{"plain", "hidden", "valid"} {
 		_, err = db.Collection(name).CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(int32(60 + h.rng.IntN(120)))})
@@ -295,27 +298,27 @@ func (h *history) step() {
 		c := h.db.Collection(name)
 		switch r := h.rng.IntN(100); {
 		case r < 18:
-			_, _ = c.InsertOne(h.doc(h.rng.IntN(2) == 0))
+			_, _ = c.InsertOne(context.Background(), h.doc(h.rng.IntN(2) == 0))
 		case r < 24:
 			docs := make([]Document, 1+h.rng.IntN(4))
 			for i := range docs {
 				docs[i] = h.doc(h.rng.IntN(3) == 0)
 			}
-			_, _ = c.InsertMany(docs)
+			_, _ = c.InsertMany(context.Background(), docs)
 		case r < 32:
-			_, _ = c.UpdateOne(h.filter(), h.update(), UpdateOptions{Upsert: h.rng.IntN(4) == 0})
+			_, _ = c.UpdateOne(context.Background(), h.filter(), h.update(), UpdateOptions{Upsert: h.rng.IntN(4) == 0})
 		case r < 37:
 			_, _ = c.UpdateMany(ctx, h.filter(), h.update())
 		case r < 41:
-			_, _ = c.ReplaceOne(h.filter(), h.doc(false), UpdateOptions{Upsert: h.rng.IntN(3) == 0})
+			_, _ = c.ReplaceOne(context.Background(), h.filter(), h.doc(false), UpdateOptions{Upsert: h.rng.IntN(3) == 0})
 		case r < 45:
-			_ = c.FindOneAndUpdate(h.filter(), h.update(), FindOneAndUpdateOptions{ReturnDocument: After, Upsert: h.rng.IntN(3) == 0, Sort: []IndexKey{Desc("k")}}).Err()
+			_ = c.FindOneAndUpdate(context.Background(), h.filter(), h.update(), FindOneAndUpdateOptions{ReturnDocument: After, Upsert: h.rng.IntN(3) == 0, Sort: []IndexKey{Desc("k")}}).Err()
 		case r < 47:
-			_ = c.FindOneAndReplace(h.filter(), h.doc(false)).Err()
+			_ = c.FindOneAndReplace(context.Background(), h.filter(), h.doc(false)).Err()
 		case r < 50:
-			_ = c.FindOneAndDelete(h.filter()).Err()
+			_ = c.FindOneAndDelete(context.Background(), h.filter()).Err()
 		case r < 54:
-			_, _ = c.DeleteOne(h.filter())
+			_, _ = c.DeleteOne(context.Background(), h.filter())
 		case r < 56:
 			_, _ = c.DeleteMany(ctx, h.filter())
 		case r < 59:
@@ -326,12 +329,12 @@ func (h *history) step() {
 				ReplaceOneModel{Filter: h.filter(), Replacement: h.doc(false)},
 				UpdateManyModel{Filter: h.filter(), Update: h.update()},
 				DeleteManyModel{Filter: Document{"n": 4}},
-			}, BulkWriteOptions{Unordered: h.rng.IntN(2) == 0})
+			}, BulkWriteOptions{Ordered: boolPtr(h.rng.IntN(2) != 0)})
 		case r < 62:
 			h.indexChange(c)
 		case r < 63:
 			if name == "plain" || name == "valid" {
-				_ = h.db.DropCollection(name) // the next write creates a plain one
+				_ = h.db.DropCollection(context.Background(), name) // the next write creates a plain one
 			}
 		case r < 70:
 			h.clk.Advance(time.Duration(h.rng.IntN(90)) * time.Second)
@@ -341,7 +344,7 @@ func (h *history) step() {
 		case r < 80:
 			// A few _id values, often expired and hidden: the insert
 			// deletes the one in its way.
-			_, _ = h.db.Collection("hidden").InsertOne(Document{"_id": h.rng.IntN(6), "at": h.date(), "k": h.rng.IntN(12), "n": h.rng.IntN(5)})
+			_, _ = h.db.Collection("hidden").InsertOne(context.Background(), Document{"_id": h.rng.IntN(6), "at": h.date(), "k": h.rng.IntN(12), "n": h.rng.IntN(5)})
 		default:
 			h.timeSeries(ctx)
 		}
@@ -361,14 +364,14 @@ func (h *history) indexChange(c *Collection) {
 	case 2:
 		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(int32(30 + h.rng.IntN(200))), TTLValueForms: TTLValueForms(h.rng.IntN(2))})
 	case 3:
-		if specs, err := c.Indexes(); err == nil && len(specs) > 1 {
+		if specs, err := c.Indexes(context.Background()); err == nil && len(specs) > 1 {
 			if name := specs[1+h.rng.IntN(len(specs)-1)].Name; c.Name() != "hidden" || name != "at_1" {
-				_ = c.DropIndex(name) // hidden keeps its TTL index, for the in-way deletes
+				_ = c.DropIndex(context.Background(), name) // hidden keeps its TTL index, for the in-way deletes
 			}
 		}
 	case 4:
-		_, _ = c.CollMod(CollModIndex{Name: "at_1", ExpireAfterSeconds: Seconds(int32(h.rng.IntN(300)))})
-		_, _ = c.CollMod(CollModIndex{Name: "n_1", ExpireAfterSeconds: Seconds(int32(h.rng.IntN(300)))})
+		_, _ = c.CollMod(context.Background(), CollModIndex{Name: "at_1", ExpireAfterSeconds: Seconds(int32(h.rng.IntN(300)))})
+		_, _ = c.CollMod(context.Background(), CollModIndex{Name: "n_1", ExpireAfterSeconds: Seconds(int32(h.rng.IntN(300)))})
 	}
 }
 
@@ -396,7 +399,7 @@ func (h *history) timeSeries(ctx context.Context) {
 			}
 			docs[i] = d
 		}
-		_, err := c.InsertMany(docs)
+		_, err := c.InsertMany(context.Background(), docs)
 		h.must(err)
 	case r < 14:
 		_, err := c.DeleteMany(ctx, Document{"v": Document{"$lt": h.rng.Float64() / 4}})
@@ -409,16 +412,16 @@ func (h *history) timeSeries(ctx context.Context) {
 		_, _ = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("m"), Asc("t")}})
 	case r < 18:
 		if h.rng.IntN(2) == 0 {
-			_ = c.DropIndex("t_1")
+			_ = c.DropIndex(context.Background(), "t_1")
 		} else {
-			_, _ = c.CollMod(CollModIndex{Name: "t_1", ExpireAfterSeconds: Seconds(int32(h.rng.IntN(200)))})
+			_, _ = c.CollMod(context.Background(), CollModIndex{Name: "t_1", ExpireAfterSeconds: Seconds(int32(h.rng.IntN(200)))})
 		}
 	default:
 		m := TimeSeriesCollMod{ExpireAfterSeconds: Seconds(int32(h.rng.IntN(400)))}
 		if h.rng.IntN(4) == 0 {
 			m = TimeSeriesCollMod{Off: true}
 		}
-		_, err := c.CollModTimeSeries(m)
+		_, err := c.CollModTimeSeries(context.Background(), m)
 		h.must(err)
 	}
 }
@@ -478,9 +481,9 @@ func requireSameOp(t testing.TB, want, got Op) {
 // indexes, documents and buckets, and to answer index queries alike.
 func requireSameState(t testing.TB, want, got *DB) {
 	t.Helper()
-	wn, err := want.ListCollectionNames()
+	wn, err := want.ListCollectionNames(context.Background())
 	require.NoError(t, err)
-	gn, err := got.ListCollectionNames()
+	gn, err := got.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, wn, gn)
 	for _, name := range wn {
@@ -488,9 +491,9 @@ func requireSameState(t testing.TB, want, got *DB) {
 		gs, _ := got.state(name, false)
 		require.Equal(t, ws.opts, gs.opts, "collection %q options", name)
 		wc, gc := want.Collection(name), got.Collection(name)
-		wi, err := wc.Indexes()
+		wi, err := wc.Indexes(context.Background())
 		require.NoError(t, err)
-		gi, err := gc.Indexes()
+		gi, err := gc.Indexes(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, wi, gi, "collection %q indexes", name)
 		if ws.ts != nil {
@@ -625,14 +628,14 @@ func requireSameBuckets(t testing.TB, want, got *tsColl) {
 // pos} built from the codec's own encodings.
 func TestTSMeasurementEncoding(t *testing.T) {
 	db, _, sink := openRecorded(t)
-	c, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
+	c, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
 	require.NoError(t, err)
 	sink.take()
-	_, err = c.InsertOne(Document{"_id": 7, "t": opEpoch, "m": Document{"a": 1}, "v": 2.5})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 7, "t": opEpoch, "m": Document{"a": 1}, "v": 2.5})
 	require.NoError(t, err)
 	ops := sink.take()
 	require.Len(t, ops, 1)
-	want, err := c.FindOne(nil).Document()
+	want, err := c.FindOne(context.Background(), nil).Document()
 	require.NoError(t, err)
 	require.Equal(t, want, ops[0].Docs[0].Document())
 	_, err = c.DeleteMany(context.Background(), nil)
@@ -661,12 +664,12 @@ func TestOpReplayMultikeyAcrossInserts(t *testing.T) {
 	_, err = dates.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	for i := range 20 {
-		_, err = arrays.InsertOne(Document{"_id": i, "tags": []any{1, 2}})
+		_, err = arrays.InsertOne(context.Background(), Document{"_id": i, "tags": []any{1, 2}})
 		require.NoError(t, err)
-		_, err = dates.InsertMany([]Document{{"_id": i, "at": clk.Now()}})
+		_, err = dates.InsertMany(context.Background(), []Document{{"_id": i, "at": clk.Now()}})
 		require.NoError(t, err)
 	}
-	specs, err := dates.Indexes()
+	specs, err := dates.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "at_1", specs[1].Name)
 	require.False(t, specs[1].Multikey, "no document of dates has an array")

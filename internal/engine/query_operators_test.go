@@ -21,7 +21,7 @@ func TestPlannerOperatorsBoundNothing(t *testing.T) {
 	c := db.Collection("c")
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("a")}})
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"_id": 1, "a": "apple"}, {"_id": 2, "a": "banana"}, {"_id": 3, "a": []any{"cherry", "avocado"}}})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": 1, "a": "apple"}, {"_id": 2, "a": "banana"}, {"_id": 3, "a": []any{"cherry", "avocado"}}})
 	require.NoError(t, err)
 	for _, f := range []Document{
 		{"a": regexp.MustCompile("^a")},
@@ -33,7 +33,7 @@ func TestPlannerOperatorsBoundNothing(t *testing.T) {
 		{"a": Document{"$size": 2}},
 		{"a": Document{"$type": "string"}},
 	} {
-		ex, err := c.Explain(f)
+		ex, err := c.Explain(context.Background(), f)
 		require.NoError(t, err, "%v", f)
 		if ex.Stage == "IXSCAN" {
 			require.Equal(t, []string{"[MinKey, MaxKey]"}, ex.IndexBounds, "%v", f)
@@ -61,35 +61,35 @@ func TestUpsertSetOnInsert(t *testing.T) {
 	c := openOperatorsDB(t).Collection("c")
 	u := Document{"$set": Document{"seen": true}, "$inc": Document{"n": 1}, "$setOnInsert": Document{"created": "first"}}
 
-	res, err := c.UpdateOne(Document{"_id": "k"}, u, UpdateOptions{Upsert: true})
+	res, err := c.UpdateOne(context.Background(), Document{"_id": "k"}, u, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	require.Equal(t, "k", res.UpsertedID)
-	doc, err := c.FindOne(Document{"_id": "k"}).Document()
+	doc, err := c.FindOne(context.Background(), Document{"_id": "k"}).Document()
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": "k", "seen": true, "n": 1, "created": "first"}, doc)
 
 	u["$setOnInsert"] = Document{"created": "second"}
-	res, err = c.UpdateOne(Document{"_id": "k"}, u, UpdateOptions{Upsert: true})
+	res, err = c.UpdateOne(context.Background(), Document{"_id": "k"}, u, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	require.Nil(t, res.UpsertedID)
-	require.Equal(t, 1, res.ModifiedCount)
-	doc, err = c.FindOne(Document{"_id": "k"}).Document()
+	require.EqualValues(t, 1, res.ModifiedCount)
+	doc, err = c.FindOne(context.Background(), Document{"_id": "k"}).Document()
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": "k", "seen": true, "n": 2, "created": "first"}, doc, "a match ignores $setOnInsert")
 
 	res, err = c.UpdateMany(context.Background(), Document{"kind": "x"}, Document{"$setOnInsert": Document{"created": "many"}}, UpdateOptions{Upsert: true})
 	require.NoError(t, err)
 	require.NotNil(t, res.UpsertedID)
-	doc, err = c.FindOne(Document{"kind": "x"}).Document()
+	doc, err = c.FindOne(context.Background(), Document{"kind": "x"}).Document()
 	require.NoError(t, err)
 	require.Equal(t, "many", doc["created"])
 	require.Equal(t, "x", doc["kind"])
 
 	// Only $setOnInsert, matching: nothing to modify.
-	res, err = c.UpdateOne(Document{"_id": "k"}, Document{"$setOnInsert": Document{"created": "third"}})
+	res, err = c.UpdateOne(context.Background(), Document{"_id": "k"}, Document{"$setOnInsert": Document{"created": "third"}})
 	require.NoError(t, err)
-	require.Equal(t, 1, res.MatchedCount)
-	require.Equal(t, 0, res.ModifiedCount)
+	require.EqualValues(t, 1, res.MatchedCount)
+	require.EqualValues(t, 0, res.ModifiedCount)
 }
 
 // TestUpdateManyOperatorErrorChangesNothing checks that one document an
@@ -97,11 +97,12 @@ func TestUpsertSetOnInsert(t *testing.T) {
 // it was, and that the error wraps ErrInvalidUpdate.
 func TestUpdateManyOperatorErrorChangesNothing(t *testing.T) {
 	c := openOperatorsDB(t).Collection("c")
-	_, err := c.InsertMany([]Document{
+	_, err := c.InsertMany(context.Background(), []Document{
 		{"_id": 1, "tags": []any{"a"}},
 		{"_id": 2, "tags": "not an array"},
 		{"_id": 3, "tags": []any{"b"}},
 	})
+
 	require.NoError(t, err)
 	before, err := findDocs(c, nil)
 	require.NoError(t, err)
@@ -127,16 +128,16 @@ func TestUpdateOperatorsKeepIndexes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("b")}})
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"_id": 1, "tags": []any{"a"}, "a": 5}, {"_id": 2, "tags": []any{"b"}}})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": 1, "tags": []any{"a"}, "a": 5}, {"_id": 2, "tags": []any{"b"}}})
 	require.NoError(t, err)
-	_, err = c.UpdateOne(Document{"_id": 1}, Document{"$push": Document{"tags": "z"}, "$rename": Document{"a": "b"}})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": 1}, Document{"$push": Document{"tags": "z"}, "$rename": Document{"a": "b"}})
 	require.NoError(t, err)
-	_, err = c.UpdateOne(Document{"_id": 2}, Document{"$pull": Document{"tags": "b"}})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": 2}, Document{"$pull": Document{"tags": "b"}})
 	require.NoError(t, err)
 	for f, want := range map[string]Document{
 		"tags z": {"tags": "z"}, "b 5": {"b": 5},
 	} {
-		ex, err := c.Explain(want)
+		ex, err := c.Explain(context.Background(), want)
 		require.NoError(t, err, f)
 		require.Equal(t, "IXSCAN", ex.Stage, f)
 		require.Equal(t, 1, ex.NReturned, f)

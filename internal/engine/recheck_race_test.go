@@ -112,7 +112,7 @@ func runRecheckRace(t *testing.T, rounds int, withHook bool) {
 	for i := range states {
 		st := &states[i]
 		st.exists, st.dated, st.date = true, true, t0.Add(-expire+time.Duration(i)*100*time.Millisecond)
-		_, err := c.InsertOne(Document{"_id": i, "lastModifiedDate": st.date})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "lastModifiedDate": st.date})
 		require.NoError(t, err)
 	}
 
@@ -175,7 +175,7 @@ func recheckWrite(c *Collection, now func() time.Time, rng *rand.Rand, i int, ex
 	if !*exists {
 		// Bring it back, often already expired or about to.
 		d := now().Add(-expire + time.Duration(rng.IntN(3000)-2000)*time.Millisecond)
-		if _, err := c.InsertOne(Document{"_id": i, "lastModifiedDate": d}); err != nil {
+		if _, err := c.InsertOne(context.Background(), Document{"_id": i, "lastModifiedDate": d}); err != nil {
 			return err
 		}
 		*exists, *dated, *date = true, true, d
@@ -187,23 +187,23 @@ func recheckWrite(c *Collection, now func() time.Time, rng *rand.Rand, i int, ex
 		if d.Before(*date) && *dated {
 			d = *date
 		}
-		res, err := c.UpdateOne(filter, Document{"$set": Document{"lastModifiedDate": d}})
+		res, err := c.UpdateOne(context.Background(), filter, Document{"$set": Document{"lastModifiedDate": d}})
 		if err != nil || res.MatchedCount == 0 {
 			return err // a deletion got there first
 		}
 		*dated, *date = true, d
 	case op < 8: // $currentDate: the stored date is read back
 		lower := now()
-		res, err := c.UpdateOne(filter, Document{"$currentDate": Document{"lastModifiedDate": true}})
+		res, err := c.UpdateOne(context.Background(), filter, Document{"$currentDate": Document{"lastModifiedDate": true}})
 		if err != nil || res.MatchedCount == 0 {
 			return err
 		}
 		*dated, *date = true, lower
-		if doc, err := c.FindOne(filter).Document(); err == nil {
+		if doc, err := c.FindOne(context.Background(), filter).Document(); err == nil {
 			*date = doc["lastModifiedDate"].(time.Time)
 		}
 	default: // unset: the document no longer expires
-		res, err := c.UpdateOne(filter, Document{"$unset": Document{"lastModifiedDate": ""}})
+		res, err := c.UpdateOne(context.Background(), filter, Document{"$unset": Document{"lastModifiedDate": ""}})
 		if err != nil || res.MatchedCount == 0 {
 			return err
 		}

@@ -70,9 +70,9 @@ func TestReplicatedStreamDeliversCommittedOnly(t *testing.T) {
 	db := openCS(t, WithReplicator(&markReplicator{}))
 	cs := watchT(t, db)
 	c := db.Collection("c")
-	_, err := c.InsertOne(Document{"_id": 1})
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1})
 	require.NoError(t, err)
-	_, err = c.InsertOne(Document{"_id": 2})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 2})
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), db.LastSeq(), "create, insert, insert")
 	assert.Empty(t, drain(t, cs), "nothing committed yet")
@@ -101,7 +101,7 @@ func TestReplicatedStreamDeliversCommittedOnly(t *testing.T) {
 
 	require.NoError(t, db.MarkCommitted(1), "a lower mark changes nothing")
 	assert.Equal(t, uint64(3), db.ops.committed.Load())
-	_, err = c.InsertOne(Document{"_id": 3})
+	_, err = c.InsertOne(context.Background(), Document{"_id": 3})
 	require.NoError(t, err)
 	assert.ErrorIs(t, db.MarkCommitted(5), ErrOpSequence)
 	assert.Equal(t, uint64(3), db.ops.committed.Load(), "a refused mark changes nothing")
@@ -116,7 +116,7 @@ func TestReplicatedStreamDeliversAppliedOpsAtOnce(t *testing.T) {
 	origin := &markReplicator{}
 	src := openCS(t, WithReplicator(origin))
 	for i := range 3 {
-		_, err := src.Collection("c").InsertOne(Document{"_id": i})
+		_, err := src.Collection("c").InsertOne(context.Background(), Document{"_id": i})
 		require.NoError(t, err)
 	}
 	ops := origin.recorded()
@@ -126,7 +126,7 @@ func TestReplicatedStreamDeliversAppliedOpsAtOnce(t *testing.T) {
 	cs := watchT(t, db, ChangeStreamOptions{ResumeAfter: &ResumeToken{}})
 	got := nextAsync(cs)
 	waitParked(t, db.changeBuf)
-	require.NoError(t, db.Apply(ops[:2]...))
+	require.NoError(t, db.Apply(context.Background(), ops[:2]...))
 	select {
 	case ev, ok := <-got:
 		require.True(t, ok, "Next returned false: %v", cs.Err())
@@ -134,7 +134,7 @@ func TestReplicatedStreamDeliversAppliedOpsAtOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("an applied op did not wake the stream")
 	}
-	require.NoError(t, db.Apply(ops[2:]...))
+	require.NoError(t, db.Apply(context.Background(), ops[2:]...))
 	evs := drain(t, cs)
 	require.Len(t, evs, 2, "no MarkCommitted needed")
 	assert.Equal(t, 2, evID(t, evs[1]))
@@ -147,13 +147,13 @@ func TestReplicatedStreamDeliversAppliedOpsAtOnce(t *testing.T) {
 func TestReplicatedStreamLateAttach(t *testing.T) {
 	db := openCS(t, WithReplicator(&markReplicator{}))
 	c := db.Collection("c")
-	_, err := c.InsertOne(Document{"_id": 1}) // ops 1, 2: not committed
+	_, err := c.InsertOne(context.Background(), Document{"_id": 1}) // ops 1, 2: not committed
 	require.NoError(t, err)
 	cs := watchT(t, db)
 	assert.Equal(t, ResumeToken{Seq: 3}, cs.ResumeToken(), "starts after the ops numbered before it")
 	_, err = db.Watch(context.Background(), ChangeStreamOptions{ResumeAfter: &ResumeToken{Seq: 3}})
 	assert.ErrorIs(t, err, ErrInvalidOptions, "op 2 is not committed: token 3 is ahead of the committed history")
-	_, err = c.InsertOne(Document{"_id": 2}) // op 3
+	_, err = c.InsertOne(context.Background(), Document{"_id": 2}) // op 3
 	require.NoError(t, err)
 	require.NoError(t, db.MarkCommitted(2))
 	assert.Empty(t, drain(t, cs), "op 3 is not committed")
@@ -168,7 +168,7 @@ func TestReplicatedStreamLateAttach(t *testing.T) {
 func TestUnreplicatedStreamNeedsNoMark(t *testing.T) {
 	db := openCS(t)
 	cs := watchT(t, db)
-	_, err := db.Collection("c").InsertOne(Document{"_id": 1})
+	_, err := db.Collection("c").InsertOne(context.Background(), Document{"_id": 1})
 	require.NoError(t, err)
 	require.False(t, db.changeBuf.gated)
 	assert.Len(t, drain(t, cs), 1)

@@ -104,7 +104,7 @@ func openTSFixture(t *testing.T, r Replicator, partial bool, opts ...Option) *ts
 	if !partial {
 		co.ExpireAfterSeconds = Seconds(60)
 	}
-	c, err := db.CreateCollection("s", co)
+	c, err := db.CreateCollection(context.Background(), "s", co)
 	require.NoError(t, err)
 	if partial {
 		_, err = c.CreateIndex(context.Background(), IndexModel{Name: "hot_ttl", Keys: []IndexKey{Asc("t")}, ExpireAfterSeconds: Seconds(60),
@@ -121,7 +121,7 @@ func openTSFixture(t *testing.T, r Replicator, partial bool, opts ...Option) *ts
 			ms = append(ms, Document{"_id": fmt.Sprintf("m%d-%d", s, i), "t": at.Add(time.Duration(i) * 10 * time.Second), "sensor": Document{"id": s, "tier": "hot"}})
 		}
 	}
-	_, err = c.InsertMany(ms)
+	_, err = c.InsertMany(context.Background(), ms)
 	require.NoError(t, err)
 	f.clk.Advance(3 * time.Minute) // past start + span + 60 s of the old buckets
 	return f
@@ -238,7 +238,7 @@ func TestProposeExpireTimeSeriesRefused(t *testing.T) {
 	assert.Zero(t, f.db.Metrics().TTL.DeletedMeasurements)
 	assert.Empty(t, f.events)
 
-	_, err = f.db.Collection("s").InsertOne(Document{"_id": "next", "t": f.clk.Now(), "sensor": Document{"id": 9}})
+	_, err = f.db.Collection("s").InsertOne(context.Background(), Document{"_id": "next", "t": f.clk.Now(), "sensor": Document{"id": 9}})
 	require.NoError(t, err)
 	assert.Equal(t, before+1, f.db.LastSeq(), "the next write takes the number")
 	assert.Equal(t, before+1, p.ops[len(p.ops)-1].Seq)
@@ -322,7 +322,7 @@ func TestApplyTimeSeriesExpireRecheck(t *testing.T) {
 	_, err = replica.Collection("s").UpdateMany(context.Background(), Document{"sensor.id": 0}, Document{"$set": Document{"sensor.tier": "cold"}})
 	require.NoError(t, err)
 	require.Equal(t, op.Seq-1, replica.LastSeq(), "a local write without sinks commits no op")
-	require.NoError(t, replica.Apply(op))
+	require.NoError(t, replica.Apply(context.Background(), op))
 	assert.Equal(t, []any{"m0-0", "m0-1", "m0-2", "m5-0", "m5-1", "m5-2"}, findIDs(t, replica.Collection("s"), nil))
 	assert.Equal(t, int64(12), replica.Metrics().TTL.DeletedMeasurements)
 
@@ -331,7 +331,7 @@ func TestApplyTimeSeriesExpireRecheck(t *testing.T) {
 	early := op
 	early.Cutoff = opEpoch.Add(2*time.Minute - time.Nanosecond) // a bucket goes at its start + span (60 s) + 60 s
 	replica = replay(t, log)
-	require.NoError(t, replica.Apply(early))
+	require.NoError(t, replica.Apply(context.Background(), early))
 	assert.Equal(t, tsFixtureAll, count(t, replica.Collection("s")))
 	assert.Zero(t, replica.Metrics().TTL.DeletedMeasurements)
 }

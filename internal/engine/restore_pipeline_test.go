@@ -79,7 +79,7 @@ func TestReplayPipelineMatchesDirectLoad(t *testing.T) {
 		for i := range docs {
 			docs[i] = doc(from + i)
 		}
-		_, err := c.InsertMany(docs)
+		_, err := c.InsertMany(context.Background(), docs)
 		require.NoError(t, err)
 	}
 	many(a, 0, 2500) // three batches in one op
@@ -89,7 +89,7 @@ func TestReplayPipelineMatchesDirectLoad(t *testing.T) {
 		if i%3 == 0 {
 			c = b
 		}
-		_, err := c.InsertOne(doc(10_000 + i))
+		_, err := c.InsertOne(context.Background(), doc(10_000+i))
 		require.NoError(t, err)
 	}
 	_, err = b.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("tags"), Asc("n")}})
@@ -102,13 +102,13 @@ func TestReplayPipelineMatchesDirectLoad(t *testing.T) {
 	_, err = a.DeleteMany(ctx, Document{"n": Document{"$gte": 40, "$lt": 100}})
 	require.NoError(t, err)
 	many(a, 0, 0)
-	_, err = a.InsertMany([]Document{{"_id": 5, "n": 1}}) // an _id deleted above, or a duplicate
+	_, err = a.InsertMany(context.Background(), []Document{{"_id": 5, "n": 1}}) // an _id deleted above, or a duplicate
 	if err != nil {
 		require.ErrorIs(t, err, ErrDuplicateKey)
 	}
-	_, err = b.CollMod(CollModIndex{Name: "at_1", ExpireAfterSeconds: Seconds(120)})
+	_, err = b.CollMod(context.Background(), CollModIndex{Name: "at_1", ExpireAfterSeconds: Seconds(120)})
 	require.NoError(t, err)
-	require.NoError(t, b.DropIndex("tags_1_n_1"))
+	require.NoError(t, b.DropIndex(context.Background(), "tags_1_n_1"))
 	many(b, 30_000, 1100)
 	clk.Advance(30 * time.Minute)
 	_, err = db.RunTTLPass(ctx) // expire ops: deletions in batches
@@ -181,7 +181,7 @@ func TestReplayPipelineStopsAtFirstCorruptRecord(t *testing.T) {
 	_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	for i := range n {
-		_, err := c.InsertOne(Document{"_id": i, "at": opEpoch.Add(time.Duration(i%97) * time.Minute)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "at": opEpoch.Add(time.Duration(i%97) * time.Minute)})
 		require.NoError(t, err)
 	}
 	require.NoError(t, db.Close())
@@ -222,7 +222,7 @@ func TestReplayPipelineReportsFirstError(t *testing.T) {
 	for i := range docs {
 		docs[i] = Document{"_id": i, "a": i, "b": []any{i, i + 1}}
 	}
-	_, err = c.InsertMany(docs)
+	_, err = c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	last, ver := db.ops.lastSeq(), db.writes.Load()
 	require.NoError(t, db.Close())
@@ -306,7 +306,7 @@ func TestReplayAccountsMemory(t *testing.T) {
 
 		db = mustOpenDurable(t, clk, dir, WithMemoryLimit(used/2))
 		require.InEpsilon(t, used, db.Metrics().Storage.Bytes, 0.05)
-		_, err := db.Collection("c").InsertOne(Document{"over": true})
+		_, err := db.Collection("c").InsertOne(context.Background(), Document{"over": true})
 		require.ErrorIs(t, err, ErrMemoryLimit)
 		require.NoError(t, db.Close())
 	}

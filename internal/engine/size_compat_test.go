@@ -26,7 +26,7 @@ func TestOpenKeepsStoredNonIntegralSize(t *testing.T) {
 			n, err := c.CountDocuments(context.Background(), Document{})
 			require.NoError(t, err)
 			require.EqualValues(t, 1, n)
-			specs, err := c.Indexes()
+			specs, err := c.Indexes(context.Background())
 			require.NoError(t, err)
 			require.Len(t, specs, 2, "_id_ and the partial index")
 			require.Equal(t, "p", specs[1].Name)

@@ -19,7 +19,7 @@ func TestSmoke(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "lastModifiedDate_1", name)
 	for i := 0; i < 1000; i++ {
-		_, err := c.InsertOne(Document{"_id": i, "lastModifiedDate": clk.Now().Add(time.Duration(i) * time.Second)})
+		_, err := c.InsertOne(context.Background(), Document{"_id": i, "lastModifiedDate": clk.Now().Add(time.Duration(i) * time.Second)})
 		require.NoError(t, err)
 	}
 	clk.Advance(time.Hour + 500*time.Second)
@@ -27,8 +27,8 @@ func TestSmoke(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 501, res.Deleted)
 	n, _ := c.CountDocuments(context.Background(), nil)
-	require.Equal(t, 499, n)
-	ex, err := c.Explain(Document{"_id": 3})
+	require.EqualValues(t, 499, n)
+	ex, err := c.Explain(context.Background(), Document{"_id": 3})
 	require.NoError(t, err)
 	t.Logf("%+v", ex)
 	m := db.Metrics()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -265,8 +266,11 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32, capture *opCapture, 
 }
 
 // Backup implements ttldb.DB.Backup, whose documentation is the contract.
-func (db *DB) Backup(w io.Writer) error {
+func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	if w == nil {

@@ -36,13 +36,13 @@ func (w *snapWorkload) setup(t testing.TB, docs int) {
 	require.NoError(t, err)
 	_, err = a.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("g"), Desc("t")}})
 	require.NoError(t, err)
-	_, err = w.db.CreateCollection("b", CollectionOptions{Capped: true, MaxDocuments: 300})
+	_, err = w.db.CreateCollection(context.Background(), "b", CollectionOptions{Capped: true, MaxDocuments: 300})
 	require.NoError(t, err)
 	batch := make([]Document, 0, 1000)
 	for i := range docs {
 		batch = append(batch, Document{"_id": i, "u": i, "g": i % 7, "t": opEpoch.Add(time.Duration(i%5000) * time.Second), "pad": "xxxxxxxxxxxxxxxxxxxxxxxx"})
 		if len(batch) == cap(batch) || i == docs-1 {
-			_, err := a.InsertMany(batch)
+			_, err := a.InsertMany(context.Background(), batch)
 			require.NoError(t, err)
 			batch = batch[:0]
 		}
@@ -64,30 +64,30 @@ func (w *snapWorkload) run(seed uint64, docs int, stop <-chan struct{}) error {
 		var err error
 		switch r := rng.IntN(100); {
 		case r < 25:
-			_, err = a.InsertOne(Document{"_id": id, "u": rng.IntN(docs * 2), "g": rng.IntN(7), "t": opEpoch.Add(time.Duration(rng.IntN(10000)) * time.Second)})
+			_, err = a.InsertOne(context.Background(), Document{"_id": id, "u": rng.IntN(docs * 2), "g": rng.IntN(7), "t": opEpoch.Add(time.Duration(rng.IntN(10000)) * time.Second)})
 		case r < 45:
-			_, err = a.UpdateOne(Document{"_id": id}, Document{"$set": Document{"u": rng.IntN(docs * 2)}})
+			_, err = a.UpdateOne(context.Background(), Document{"_id": id}, Document{"$set": Document{"u": rng.IntN(docs * 2)}})
 		case r < 55:
-			_, err = a.UpdateOne(Document{"_id": id}, Document{"$set": Document{"t": opEpoch.Add(time.Duration(rng.IntN(10000)) * time.Second)}, "$inc": Document{"n": 1}})
+			_, err = a.UpdateOne(context.Background(), Document{"_id": id}, Document{"$set": Document{"t": opEpoch.Add(time.Duration(rng.IntN(10000)) * time.Second)}, "$inc": Document{"n": 1}})
 		case r < 60:
-			_, err = a.ReplaceOne(Document{"_id": id}, Document{"u": rng.IntN(docs * 2), "r": true})
+			_, err = a.ReplaceOne(context.Background(), Document{"_id": id}, Document{"u": rng.IntN(docs * 2), "r": true})
 		case r < 72:
-			_, err = a.DeleteOne(Document{"_id": id})
+			_, err = a.DeleteOne(context.Background(), Document{"_id": id})
 		case r < 90:
-			_, err = b.InsertOne(Document{"i": i, "s": seed})
+			_, err = b.InsertOne(context.Background(), Document{"i": i, "s": seed})
 		case r < 93:
 			_, err = a.UpdateMany(ctx, Document{"g": rng.IntN(7), "_id": Document{"$lt": rng.IntN(docs)}}, Document{"$inc": Document{"m": 1}})
 		case r < 95:
 			if rng.IntN(2) == 0 {
-				_, err = w.db.Collection("c").InsertOne(Document{"x": i})
+				_, err = w.db.Collection("c").InsertOne(context.Background(), Document{"x": i})
 			} else {
-				err = w.db.DropCollection("c")
+				err = w.db.DropCollection(context.Background(), "c")
 			}
 		case r < 97:
 			if rng.IntN(2) == 0 {
 				_, err = a.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("n")}})
 			} else {
-				err = a.DropIndex("n_1")
+				err = a.DropIndex(context.Background(), "n_1")
 			}
 		default:
 			w.clock.Advance(time.Duration(rng.IntN(300)) * time.Second)
@@ -159,7 +159,7 @@ func TestSnapshotReadsBack(t *testing.T) {
 	w := &snapWorkload{db: db, clock: clk}
 	w.setup(t, 3000)
 	var buf bytes.Buffer
-	require.NoError(t, db.Backup(&buf))
+	require.NoError(t, db.Backup(context.Background(), &buf))
 	r, err := snapfile.NewReader(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 	h, ok := r.Header()

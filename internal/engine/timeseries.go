@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -296,13 +297,16 @@ type TimeSeriesCollModResult struct {
 }
 
 // CollModTimeSeries implements ttldb.DB.CollModTimeSeries, whose documentation is the contract.
-func (db *DB) CollModTimeSeries(collection string, m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
-	return db.Collection(collection).CollModTimeSeries(m)
+func (db *DB) CollModTimeSeries(ctx context.Context, collection string, m TimeSeriesCollMod) (TimeSeriesCollModResult, error) {
+	return db.Collection(collection).CollModTimeSeries(ctx, m)
 }
 
 // CollModTimeSeries implements ttldb.Collection.CollModTimeSeries, whose documentation is the contract.
-func (c *Collection) CollModTimeSeries(m TimeSeriesCollMod) (res TimeSeriesCollModResult, err error) {
+func (c *Collection) CollModTimeSeries(ctx context.Context, m TimeSeriesCollMod) (res TimeSeriesCollModResult, err error) {
 	if err := c.db.writable(); err != nil {
+		return TimeSeriesCollModResult{}, err
+	}
+	if err := c.started(ctx); err != nil {
 		return TimeSeriesCollModResult{}, err
 	}
 	defer c.db.durable(&err)
@@ -380,8 +384,11 @@ type TimeSeriesInfo struct {
 }
 
 // TimeSeriesInfo implements ttldb.Collection.TimeSeriesInfo, whose documentation is the contract.
-func (c *Collection) TimeSeriesInfo() (info TimeSeriesInfo, ok bool, err error) {
+func (c *Collection) TimeSeriesInfo(ctx context.Context) (info TimeSeriesInfo, ok bool, err error) {
 	if err := c.usable(); err != nil {
+		return info, false, err
+	}
+	if err := c.started(ctx); err != nil {
 		return info, false, err
 	}
 	ts := c.timeSeries()

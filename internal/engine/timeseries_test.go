@@ -28,7 +28,7 @@ func openTS(t *testing.T, start time.Time, opts CollectionOptions, dbOpts ...Opt
 	db, err := Open(append([]Option{WithClock(clk), quiet(MonitorOptions{})}, dbOpts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
-	c, err := db.CreateCollection("w", opts)
+	c, err := db.CreateCollection(context.Background(), "w", opts)
 	require.NoError(t, err)
 	return db, clk, c
 }
@@ -69,10 +69,10 @@ func TestTimeSeriesCreateRefusals(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			name := fmt.Sprintf("c%d", i)
-			_, err := db.CreateCollection(name, tc.opts)
+			_, err := db.CreateCollection(context.Background(), name, tc.opts)
 			require.ErrorIs(t, err, ErrTimeSeries)
 			require.ErrorIs(t, err, tc.also)
-			names, err := db.ListCollectionNames()
+			names, err := db.ListCollectionNames(context.Background())
 			require.NoError(t, err)
 			require.NotContains(t, names, name, "a refused collection is not created")
 		})
@@ -85,19 +85,19 @@ func TestTimeSeriesGranularityDefaults(t *testing.T) {
 		g              Granularity
 		span, rounding int32
 	}{{"", 3600, 60}, {GranularitySeconds, 3600, 60}, {GranularityMinutes, 86400, 3600}, {GranularityHours, 2592000, 86400}} {
-		c, err := db.CreateCollection("g"+string(tc.g), CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", Granularity: tc.g}})
+		c, err := db.CreateCollection(context.Background(), "g"+string(tc.g), CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", Granularity: tc.g}})
 		require.NoError(t, err)
-		info, ok, err := c.TimeSeriesInfo()
+		info, ok, err := c.TimeSeriesInfo(context.Background())
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, tc.span, info.Options.BucketMaxSpanSeconds, tc.g)
 		require.Equal(t, tc.rounding, info.Options.BucketRoundingSeconds, tc.g)
 	}
-	c, err := db.CreateCollection("explicit", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", BucketMaxSpanSeconds: 600, BucketRoundingSeconds: 600}})
+	c, err := db.CreateCollection(context.Background(), "explicit", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", BucketMaxSpanSeconds: 600, BucketRoundingSeconds: 600}})
 	require.NoError(t, err)
-	info, _, _ := c.TimeSeriesInfo()
+	info, _, _ := c.TimeSeriesInfo(context.Background())
 	require.Equal(t, int32(600), info.Options.BucketMaxSpanSeconds)
-	_, ok, err := db.Collection("plain").TimeSeriesInfo()
+	_, ok, err := db.Collection("plain").TimeSeriesInfo(context.Background())
 	require.NoError(t, err)
 	require.False(t, ok)
 }
@@ -112,41 +112,42 @@ func TestTimeSeriesInsertRefusals(t *testing.T) {
 		"nil *time.Time":   {"timestamp": (*time.Time)(nil), "sensor": "a"},
 		"meta is an array": {"timestamp": t0, "sensor": []any{"a", "b"}},
 	} {
-		_, err := c.InsertMany([]Document{good, doc})
+		_, err := c.InsertMany(context.Background(), []Document{good, doc})
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidDocument, name)
 		n, err := c.CountDocuments(context.Background(), nil)
 		require.NoError(t, err)
 		require.Zero(t, n, "%s: an insert that fails writes nothing", name)
 	}
-	_, err := c.InsertOne(Document{"timestamp": t0, "bad": make(chan int)})
+	_, err := c.InsertOne(context.Background(), Document{"timestamp": t0, "bad": make(chan int)})
 	require.ErrorIs(t, err, ErrInvalidDocument)
 }
 
 func TestTimeSeriesIDsGeneratedAndNotUnique(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(0, nil))
-	id, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
+	res, err := c.InsertOne(context.Background(), Document{"timestamp": t0, "sensor": "a"})
 	require.NoError(t, err)
-	require.IsType(t, ObjectID{}, id)
-	_, err = c.InsertMany([]Document{{"_id": 7, "timestamp": t0, "sensor": "a"}, {"_id": 7, "timestamp": t0.Add(time.Second), "sensor": "a"}})
+	require.IsType(t, ObjectID{}, res.InsertedID)
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": 7, "timestamp": t0, "sensor": "a"}, {"_id": 7, "timestamp": t0.Add(time.Second), "sensor": "a"}})
 	require.NoError(t, err, "measurement _ids need not be unique")
 	n, err := c.CountDocuments(context.Background(), Document{"_id": 7})
 	require.NoError(t, err)
-	require.Equal(t, 2, n)
+	require.EqualValues(t, 2, n)
 }
 
 func TestTimeSeriesBucketing(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(3600, nil))
 	ts := c.timeSeries()
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	_, err := c.InsertMany([]Document{
+	_, err := c.InsertMany(context.Background(), []Document{
 		{"timestamp": at(10 * time.Minute), "sensor": "a", "v": 1},
-		{"timestamp": at(5 * time.Minute), "sensor": "a", "v": 2}, // out of order, same window
+		{"timestamp": at(5 * time.Minute), "sensor": "a", "v": 2},
 		{"timestamp": at(59 * time.Minute), "sensor": "a", "v": 3},
-		{"timestamp": at(10 * time.Minute), "sensor": "b", "v": 4}, // other meta: other bucket
-		{"timestamp": at(70 * time.Minute), "sensor": "a", "v": 5}, // past the span: new bucket
-		{"timestamp": at(10 * time.Minute), "v": 6},                // no meta: its own bucket
+		{"timestamp": at(10 * time.Minute), "sensor": "b", "v": 4},
+		{"timestamp": at(70 * time.Minute), "sensor": "a", "v": 5},
+		{"timestamp": at(10 * time.Minute), "v": 6},
 	})
+
 	require.NoError(t, err)
 	var got []*bucket
 	ts.buckets.Ascend(func(b *bucket) bool { got = append(got, b); return true })
@@ -166,9 +167,9 @@ func TestTimeSeriesBucketing(t *testing.T) {
 	for i := range docs {
 		docs[i] = Document{"timestamp": at(2 * time.Hour), "sensor": "full"}
 	}
-	_, err = c.InsertMany(docs)
+	_, err = c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
-	info, _, _ := c.TimeSeriesInfo()
+	info, _, _ := c.TimeSeriesInfo(context.Background())
 	require.Equal(t, 6, info.Buckets)
 	require.Equal(t, 6+TimeSeriesBucketMaxCount+1, info.Measurements)
 }
@@ -176,7 +177,7 @@ func TestTimeSeriesBucketing(t *testing.T) {
 func TestTimeSeriesBucketStartRoundsDownBefore1970(t *testing.T) {
 	start := time.Date(1960, 5, 1, 12, 34, 56, 0, time.UTC)
 	_, _, c := openTS(t, start, weatherOpts(3600, nil))
-	_, err := c.InsertOne(Document{"timestamp": start, "sensor": "a"})
+	_, err := c.InsertOne(context.Background(), Document{"timestamp": start, "sensor": "a"})
 	require.NoError(t, err)
 	var b *bucket
 	c.timeSeries().buckets.Ascend(func(x *bucket) bool { b = x; return false })
@@ -189,10 +190,10 @@ func TestTimeSeriesReads(t *testing.T) {
 	for i := range 20 {
 		docs = append(docs, Document{"_id": i, "timestamp": t0.Add(time.Duration(i) * 10 * time.Minute), "sensor": fmt.Sprintf("s%d", i%3), "temp": float64(i)})
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 
-	one, err := c.FindOne(Document{"_id": 4}).Document()
+	one, err := c.FindOne(context.Background(), Document{"_id": 4}).Document()
 	require.NoError(t, err)
 	require.Equal(t, Document{"_id": 4, "timestamp": t0.Add(40 * time.Minute), "sensor": "s1", "temp": 4.0}, one)
 
@@ -203,21 +204,21 @@ func TestTimeSeriesReads(t *testing.T) {
 
 	n, err := c.CountDocuments(context.Background(), Document{"temp": Document{"$lt": 5}})
 	require.NoError(t, err)
-	require.Equal(t, 5, n)
+	require.EqualValues(t, 5, n)
 	n, err = c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	require.Equal(t, 20, n)
+	require.EqualValues(t, 20, n)
 
 	got, err = findDocs(c, nil, FindOptions{Sort: []IndexKey{Asc("timestamp")}, Skip: 2, Limit: 2})
 	require.NoError(t, err)
 	require.Equal(t, 2, got[0]["_id"])
 	require.Equal(t, 3, got[1]["_id"])
 
-	err = c.FindOne(Document{"sensor": "nope"}).Err()
+	err = c.FindOne(context.Background(), Document{"sensor": "nope"}).Err()
 	require.ErrorIs(t, err, ErrNotFound)
 
 	// Buckets are pruned by meta and by min/max time before unpacking.
-	ex, err := c.Explain(Document{"sensor": "s1", "timestamp": Document{"$lt": t0.Add(time.Hour)}})
+	ex, err := c.Explain(context.Background(), Document{"sensor": "s1", "timestamp": Document{"$lt": t0.Add(time.Hour)}})
 	require.NoError(t, err)
 	require.Equal(t, "COLLSCAN", ex.Stage)
 	require.Equal(t, 1, ex.BucketsUnpacked, "only s1's first-hour bucket may hold a match")
@@ -231,12 +232,12 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	for i := range 100 {
 		docs = append(docs, Document{"timestamp": t0.Add(time.Duration(i) * time.Hour), "sensor": fmt.Sprintf("s%d", i%10), "v": i})
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 
 	name, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("sensor"), Asc("timestamp")}})
 	require.NoError(t, err)
-	ex, err := c.Explain(Document{"sensor": "s3"})
+	ex, err := c.Explain(context.Background(), Document{"sensor": "s3"})
 	require.NoError(t, err)
 	require.Equal(t, "IXSCAN", ex.Stage)
 	require.Equal(t, name, ex.IndexName)
@@ -246,7 +247,7 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}})
 	require.NoError(t, err)
 	from := t0.Add(50*time.Hour + 30*time.Minute)
-	ex, err = c.Explain(Document{"timestamp": Document{"$gte": from, "$lt": t0.Add(53 * time.Hour)}})
+	ex, err = c.Explain(context.Background(), Document{"timestamp": Document{"$gte": from, "$lt": t0.Add(53 * time.Hour)}})
 	require.NoError(t, err)
 	require.Equal(t, "timestamp_1", ex.IndexName)
 	require.Equal(t, 2, ex.NReturned, "hours 51 and 52")
@@ -257,23 +258,23 @@ func TestTimeSeriesIndexOnMetaAndTime(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 51, got[0]["v"])
 
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Len(t, specs, 2)
-	require.NoError(t, c.DropIndex("timestamp_1"))
-	require.ErrorIs(t, c.DropIndex("timestamp_1"), ErrNotFound)
+	require.NoError(t, c.DropIndex(context.Background(), "timestamp_1"))
+	require.ErrorIs(t, c.DropIndex(context.Background(), "timestamp_1"), ErrNotFound)
 }
 
 func TestTimeSeriesIndexWithinSpanFindsEarlierStartBucket(t *testing.T) {
 	_, _, c := openTS(t, t0, weatherOpts(3600, nil))
 	_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("timestamp")}})
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"timestamp": t0.Add(50 * time.Minute), "sensor": "a"}})
+	_, err = c.InsertMany(context.Background(), []Document{{"timestamp": t0.Add(50 * time.Minute), "sensor": "a"}})
 	require.NoError(t, err)
 	// The bucket starts at t0, before the bound; its measurement is after.
 	n, err := c.CountDocuments(context.Background(), Document{"timestamp": Document{"$gt": t0.Add(30 * time.Minute)}})
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.EqualValues(t, 1, n)
 }
 
 func TestTimeSeriesIndexRefusals(t *testing.T) {
@@ -291,7 +292,7 @@ func TestTimeSeriesIndexRefusals(t *testing.T) {
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, tc.also, name)
 	}
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, specs)
 }
@@ -302,54 +303,55 @@ func TestTimeSeriesDeleteByFilter(t *testing.T) {
 	for i := range 10 {
 		docs = append(docs, Document{"_id": i, "timestamp": t0.Add(time.Duration(i) * time.Minute), "sensor": "a", "temp": i})
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	n, err := c.DeleteMany(context.Background(), Document{"temp": Document{"$gte": 5}})
 	require.NoError(t, err)
-	require.Equal(t, 5, n)
-	n, err = c.DeleteOne(Document{"sensor": "a"})
+	require.EqualValues(t, 5, n.DeletedCount)
+	n, err = c.DeleteOne(context.Background(), Document{"sensor": "a"})
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.EqualValues(t, 1, n.DeletedCount)
 	left, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	require.Equal(t, 4, left)
+	require.EqualValues(t, 4, left)
 	var b *bucket
 	c.timeSeries().buckets.Ascend(func(x *bucket) bool { b = x; return false })
 	require.Equal(t, t0.Add(time.Minute), b.min, "min/max follow the measurements left")
 	require.Equal(t, t0.Add(4*time.Minute), b.max)
 	n, err = c.DeleteMany(context.Background(), nil)
 	require.NoError(t, err)
-	require.Equal(t, 4, n)
-	info, _, _ := c.TimeSeriesInfo()
+	require.EqualValues(t, 4, n.DeletedCount)
+	info, _, _ := c.TimeSeriesInfo(context.Background())
 	require.Zero(t, info.Buckets, "a bucket left empty is removed")
 }
 
 func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 	_, clk, c := openTS(t, t0, weatherOpts(3600, nil))
-	_, err := c.InsertMany([]Document{
+	_, err := c.InsertMany(context.Background(), []Document{
 		{"timestamp": t0, "sensor": Document{"id": 1, "loc": "x"}, "temp": 1},
 		{"timestamp": t0.Add(time.Minute), "sensor": Document{"id": 1, "loc": "x"}, "temp": 2},
 		{"timestamp": t0, "sensor": Document{"id": 2, "loc": "y"}, "temp": 3},
 	})
+
 	require.NoError(t, err)
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("sensor.loc")}})
 	require.NoError(t, err)
 	res, err := c.UpdateMany(context.Background(), Document{"sensor.id": 1}, Document{"$set": Document{"sensor.loc": "z"}})
 	require.NoError(t, err)
-	require.Equal(t, UpdateResult{MatchedCount: 2, ModifiedCount: 2}, res)
+	require.Equal(t, &UpdateResult{MatchedCount: 2, ModifiedCount: 2}, res)
 	n, err := c.CountDocuments(context.Background(), Document{"sensor.loc": "z"})
 	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	ex, err := c.Explain(Document{"sensor.loc": "z"})
+	require.EqualValues(t, 2, n)
+	ex, err := c.Explain(context.Background(), Document{"sensor.loc": "z"})
 	require.NoError(t, err)
 	require.Equal(t, "IXSCAN", ex.Stage, "the index follows the new meta value")
 	require.Equal(t, 2, ex.NReturned)
 
 	// New measurements with the new meta go to a new bucket, not the moved one.
-	_, err = c.InsertOne(Document{"timestamp": t0, "sensor": Document{"id": 1, "loc": "x"}, "temp": 9})
+	_, err = c.InsertOne(context.Background(), Document{"timestamp": t0, "sensor": Document{"id": 1, "loc": "x"}, "temp": 9})
 	require.NoError(t, err)
 	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "x"})
-	require.Equal(t, 1, n)
+	require.EqualValues(t, 1, n)
 
 	refusals := map[string]func() error{
 		"data field": func() error {
@@ -372,12 +374,18 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 			_, err := c.UpdateMany(context.Background(), nil, Document{"$rename": Document{"sensor.loc": "loc"}})
 			return err
 		},
-		"UpdateOne": func() error { _, err := c.UpdateOne(nil, Document{"$set": Document{"sensor.loc": "q"}}); return err },
+		"UpdateOne": func() error {
+			_, err := c.UpdateOne(context.Background(), nil, Document{"$set": Document{"sensor.loc": "q"}})
+			return err
+		},
 		"upsert": func() error {
 			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"sensor.loc": "q"}}, UpdateOptions{Upsert: true})
 			return err
 		},
-		"replace": func() error { _, err := c.ReplaceOne(nil, Document{"timestamp": t0}); return err },
+		"replace": func() error {
+			_, err := c.ReplaceOne(context.Background(), nil, Document{"timestamp": t0})
+			return err
+		},
 		"meta becomes array": func() error {
 			_, err := c.UpdateMany(context.Background(), nil, Document{"$set": Document{"sensor": []any{1}}})
 			return err
@@ -391,21 +399,21 @@ func TestTimeSeriesUpdateMetaOnly(t *testing.T) {
 	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "q"})
 	require.Zero(t, n, "refused updates change nothing")
 	n, _ = c.CountDocuments(context.Background(), Document{"sensor.loc": "z"})
-	require.Equal(t, 2, n)
+	require.EqualValues(t, 2, n)
 }
 
 func TestTimeSeriesDropAndErrors(t *testing.T) {
 	db, _, c := openTS(t, t0, weatherOpts(0, nil))
-	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
+	_, err := c.InsertOne(context.Background(), Document{"timestamp": t0, "sensor": "a"})
 	require.NoError(t, err)
-	require.NoError(t, db.DropCollection("w"))
+	require.NoError(t, db.DropCollection(context.Background(), "w"))
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	// After the drop, the name makes an ordinary collection again.
-	_, err = c.InsertOne(Document{"x": 1})
+	_, err = c.InsertOne(context.Background(), Document{"x": 1})
 	require.NoError(t, err)
-	_, ok, _ := c.TimeSeriesInfo()
+	_, ok, _ := c.TimeSeriesInfo(context.Background())
 	require.False(t, ok)
 	require.True(t, errors.Is(db.Close(), nil))
 	_, err = findDocs(c, nil)
@@ -419,13 +427,14 @@ func TestTimeSeriesInsertStructs(t *testing.T) {
 		Temp   float64   `bson:"temp"`
 	}
 	_, _, c := openTS(t, t0, weatherOpts(0, nil))
-	_, err := c.InsertMany([]reading{{t0, "a", 1.5}, {t0.Add(time.Minute), "a", 2.5}})
+	_, err := c.InsertMany(context.Background(), []reading{{t0, "a", 1.5}, {t0.Add(time.Minute), "a", 2.5}})
 	require.NoError(t, err)
 	var got reading
-	require.NoError(t, c.FindOne(Document{"temp": 2.5}).Decode(&got))
+	require.NoError(t, c.FindOne(context.Background(), Document{"temp": 2.5}).Decode(&got))
 	require.Equal(t, reading{t0.Add(time.Minute), "a", 2.5}, got)
-	_, err = c.InsertOne(struct {
+	_, err = c.InsertOne(context.Background(), struct {
 		Sensor string `bson:"sensor"`
 	}{"no time"})
+
 	require.ErrorIs(t, err, ErrTimeSeries)
 }

@@ -177,11 +177,11 @@ func (ts *tsColl) insert(docs []any) ([]any, error) {
 	for i, v := range docs {
 		d, err := asDocument(v) // a struct or another map type: in stored form
 		if err != nil {
-			return nil, fmt.Errorf("document %d: collection %q: %w", i, ts.name, err)
+			return nil, &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", ts.name, err)}
 		}
 		m, err := ts.prepare(d, now)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
+			return nil, &docIndexError{index: i, err: err}
 		}
 		prepared[i] = m
 	}

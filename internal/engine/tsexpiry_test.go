@@ -22,19 +22,20 @@ import (
 func TestTimeSeriesExpiryManualExample(t *testing.T) {
 	start := time.Date(2023, 3, 27, 18, 0, 0, 0, time.UTC)
 	db, clk, c := openTS(t, start, weatherOpts(1800, Seconds(300)))
-	_, err := c.InsertMany([]Document{
+	_, err := c.InsertMany(context.Background(), []Document{
 		{"timestamp": start.Add(5 * time.Minute), "sensor": "a"},
 		{"timestamp": time.Date(2023, 3, 27, 18, 29, 59, 0, time.UTC), "sensor": "a"},
 	})
+
 	require.NoError(t, err)
-	info, _, _ := c.TimeSeriesInfo()
+	info, _, _ := c.TimeSeriesInfo(context.Background())
 	require.Equal(t, 1, info.Buckets)
 
 	clk.Set(time.Date(2023, 3, 27, 18, 34, 59, 0, time.UTC))
 	res := tsPass(t, db)
 	require.Zero(t, res.Deleted, "at 18:34:59 the bucket's upper limit + E has not passed")
 	n, _ := c.CountDocuments(context.Background(), nil)
-	require.Equal(t, 2, n)
+	require.EqualValues(t, 2, n)
 
 	clk.Set(time.Date(2023, 3, 27, 18, 35, 0, 0, time.UTC)) // start <= now - E - span
 	res = tsPass(t, db)
@@ -51,16 +52,16 @@ func TestTimeSeriesExpiryManualExample(t *testing.T) {
 // outlives E by up to the span.
 func TestTimeSeriesOldAndFreshShareBucketFate(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(3600, Seconds(60)))
-	_, err := c.InsertMany([]Document{{"timestamp": t0, "sensor": "a"}, {"timestamp": t0.Add(59 * time.Minute), "sensor": "a"}})
+	_, err := c.InsertMany(context.Background(), []Document{{"timestamp": t0, "sensor": "a"}, {"timestamp": t0.Add(59 * time.Minute), "sensor": "a"}})
 	require.NoError(t, err)
-	at, expires, err := c.ExpiresAt(must(c.FindOne(Document{"timestamp": t0}).Document())["_id"])
+	at, expires, err := c.ExpiresAt(context.Background(), must(c.FindOne(context.Background(), Document{"timestamp": t0}).Document())["_id"])
 	require.NoError(t, err)
 	require.True(t, expires)
 	require.Equal(t, t0.Add(time.Hour+time.Minute), at, "the whole bucket: start + span + E")
 	clk.Set(t0.Add(time.Hour + time.Minute - time.Second))
 	tsPass(t, db)
 	n, _ := c.CountDocuments(context.Background(), nil)
-	require.Equal(t, 2, n, "the old measurement is long past its own threshold but stays with its bucket")
+	require.EqualValues(t, 2, n, "the old measurement is long past its own threshold but stays with its bucket")
 	clk.Set(t0.Add(time.Hour + time.Minute))
 	tsPass(t, db)
 	n, _ = c.CountDocuments(context.Background(), nil)
@@ -82,7 +83,7 @@ func TestTimeSeriesExpiryBefore1970AndAfter2038(t *testing.T) {
 	} {
 		t.Run(start.Format("2006"), func(t *testing.T) {
 			db, clk, c := openTS(t, start, weatherOpts(600, Seconds(30)))
-			_, err := c.InsertOne(Document{"timestamp": start.Add(7 * time.Minute), "sensor": "a"})
+			_, err := c.InsertOne(context.Background(), Document{"timestamp": start.Add(7 * time.Minute), "sensor": "a"})
 			require.NoError(t, err)
 			var b *bucket
 			c.timeSeries().buckets.Ascend(func(x *bucket) bool { b = x; return false })
@@ -103,22 +104,22 @@ func TestTimeSeriesPreciseExpiry(t *testing.T) {
 	for i := range 6 {
 		docs = append(docs, Document{"_id": i, "timestamp": t0.Add(time.Duration(i) * 10 * time.Minute), "sensor": "a"})
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	for i := range 6 {
 		th := t0.Add(time.Duration(i)*10*time.Minute + time.Minute)
 		clk.Set(th.Add(-time.Nanosecond))
 		tsPass(t, db)
 		n, _ := c.CountDocuments(context.Background(), Document{"_id": i})
-		require.Equal(t, 1, n, "measurement %d is never trimmed before its own threshold", i)
+		require.EqualValues(t, 1, n, "measurement %d is never trimmed before its own threshold", i)
 		clk.Set(th)
 		tsPass(t, db)
 		n, _ = c.CountDocuments(context.Background(), Document{"_id": i})
 		require.Zero(t, n, "measurement %d goes at its own threshold", i)
 		left, _ := c.CountDocuments(context.Background(), nil)
-		require.Equal(t, 5-i, left)
+		require.EqualValues(t, 5-i, left)
 	}
-	info, _, _ := c.TimeSeriesInfo()
+	info, _, _ := c.TimeSeriesInfo(context.Background())
 	require.Zero(t, info.Buckets, "the bucket left empty is removed")
 	m := db.Metrics().TTL
 	require.Equal(t, int64(6), m.DeletedMeasurements)
@@ -127,51 +128,51 @@ func TestTimeSeriesPreciseExpiry(t *testing.T) {
 
 func TestTimeSeriesCollMod(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(3600, nil))
-	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
+	_, err := c.InsertOne(context.Background(), Document{"timestamp": t0, "sensor": "a"})
 	require.NoError(t, err)
 	clk.Set(t0.Add(48 * time.Hour))
 	require.Zero(t, tsPass(t, db).Deleted, "no collection-level expiry yet")
 
-	res, err := db.CollModTimeSeries("w", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(172800)})
+	res, err := db.CollModTimeSeries(context.Background(), "w", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(172800)})
 	require.NoError(t, err)
 	require.Nil(t, res.ExpireAfterSecondsOld)
 	require.Equal(t, int32(172800), *res.ExpireAfterSecondsNew)
 	require.Zero(t, tsPass(t, db).Deleted)
 
-	res, err = c.CollModTimeSeries(TimeSeriesCollMod{ExpireAfterSeconds: Seconds(3600)})
+	res, err = c.CollModTimeSeries(context.Background(), TimeSeriesCollMod{ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
 	require.Equal(t, int32(172800), *res.ExpireAfterSecondsOld)
-	res, err = c.CollModTimeSeries(TimeSeriesCollMod{Off: true})
+	res, err = c.CollModTimeSeries(context.Background(), TimeSeriesCollMod{Off: true})
 	require.NoError(t, err)
 	require.Equal(t, int32(3600), *res.ExpireAfterSecondsOld)
 	require.Nil(t, res.ExpireAfterSecondsNew)
 	require.Zero(t, tsPass(t, db).Deleted, "off: nothing expires")
-	info, _, _ := c.TimeSeriesInfo()
+	info, _, _ := c.TimeSeriesInfo(context.Background())
 	require.Nil(t, info.ExpireAfterSeconds)
 
 	for name, m := range map[string]TimeSeriesCollMod{
 		"neither": {},
 		"both":    {ExpireAfterSeconds: Seconds(1), Off: true},
 	} {
-		_, err := c.CollModTimeSeries(m)
+		_, err := c.CollModTimeSeries(context.Background(), m)
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidOptions, name)
 	}
-	_, err = c.CollModTimeSeries(TimeSeriesCollMod{ExpireAfterSeconds: Seconds(-1)})
+	_, err = c.CollModTimeSeries(context.Background(), TimeSeriesCollMod{ExpireAfterSeconds: Seconds(-1)})
 	require.ErrorIs(t, err, ErrTimeSeries)
 	require.ErrorIs(t, err, ErrInvalidTTL)
-	info, _, _ = c.TimeSeriesInfo()
+	info, _, _ = c.TimeSeriesInfo(context.Background())
 	require.Nil(t, info.ExpireAfterSeconds, "refusals change nothing")
 
-	_, err = db.Collection("plain").InsertOne(Document{"x": 1})
+	_, err = db.Collection("plain").InsertOne(context.Background(), Document{"x": 1})
 	require.NoError(t, err)
-	_, err = db.CollModTimeSeries("plain", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(5)})
+	_, err = db.CollModTimeSeries(context.Background(), "plain", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(5)})
 	require.ErrorIs(t, err, ErrTimeSeries)
 	require.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = db.CollModTimeSeries("missing", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(5)})
+	_, err = db.CollModTimeSeries(context.Background(), "missing", TimeSeriesCollMod{ExpireAfterSeconds: Seconds(5)})
 	require.ErrorIs(t, err, ErrNotFound)
 
-	_, err = c.CollModTimeSeries(TimeSeriesCollMod{ExpireAfterSeconds: Seconds(0)})
+	_, err = c.CollModTimeSeries(context.Background(), TimeSeriesCollMod{ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	require.Equal(t, 1, tsPass(t, db).Deleted)
 }
@@ -199,11 +200,11 @@ func TestTimeSeriesPartialTTLRefusals(t *testing.T) {
 		require.ErrorIs(t, err, ErrTimeSeries, name)
 		require.ErrorIs(t, err, ErrInvalidTTL, name)
 	}
-	specs, _ := c.Indexes()
+	specs, _ := c.Indexes(context.Background())
 	require.Empty(t, specs)
 
 	db, _ := openMon(t, quiet(MonitorOptions{}))
-	noMeta, err := db.CreateCollection("nometa", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "timestamp"}})
+	noMeta, err := db.CreateCollection(context.Background(), "nometa", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "timestamp"}})
 	require.NoError(t, err)
 	_, err = noMeta.CreateIndex(context.Background(), hqIndex(60))
 	require.ErrorIs(t, err, ErrTimeSeries)
@@ -216,7 +217,7 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(86400)))
 	name, err := c.CreateIndex(context.Background(), hqIndex(3600))
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq, "temp": 1}, {"timestamp": t0, "sensor": "elsewhere", "temp": 2}})
+	_, err = c.InsertMany(context.Background(), []Document{{"timestamp": t0, "sensor": hq, "temp": 1}, {"timestamp": t0, "sensor": "elsewhere", "temp": 2}})
 	require.NoError(t, err)
 
 	clk.Set(t0.Add(600*time.Second + time.Hour - time.Second))
@@ -226,7 +227,7 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	n, _ := c.CountDocuments(context.Background(), Document{"sensor": hq})
 	require.Zero(t, n, "headquarters goes after 1 hour (+ the span)")
 	n, _ = c.CountDocuments(context.Background(), nil)
-	require.Equal(t, 1, n)
+	require.EqualValues(t, 1, n)
 	require.Equal(t, int64(1), db.Metrics().TTL.DeletedByIndex[IndexRef{"w", name}])
 
 	clk.Set(t0.Add(600*time.Second + 24*time.Hour))
@@ -235,10 +236,10 @@ func TestTimeSeriesPartialTTLShorterWins(t *testing.T) {
 	require.Zero(t, n, "the others go after 24 hours")
 
 	// A partial index longer than the collection's period has no effect.
-	_, err = c.CollMod(CollModIndex{Name: name, ExpireAfterSeconds: Seconds(200000)})
+	_, err = c.CollMod(context.Background(), CollModIndex{Name: name, ExpireAfterSeconds: Seconds(200000)})
 	require.NoError(t, err)
 	now := clk.Now()
-	_, err = c.InsertOne(Document{"timestamp": now, "sensor": hq})
+	_, err = c.InsertOne(context.Background(), Document{"timestamp": now, "sensor": hq})
 	require.NoError(t, err)
 	clk.Set(now.Add(600*time.Second + 24*time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
@@ -249,12 +250,12 @@ func TestTimeSeriesPartialTTLWithoutCollectionExpiry(t *testing.T) {
 	db, clk, c := openTS(t, t0, weatherOpts(600, nil))
 	_, err := c.CreateIndex(context.Background(), hqIndex(3600))
 	require.NoError(t, err)
-	_, err = c.InsertMany([]Document{{"timestamp": t0, "sensor": hq}, {"timestamp": t0, "sensor": "other"}})
+	_, err = c.InsertMany(context.Background(), []Document{{"timestamp": t0, "sensor": hq}, {"timestamp": t0, "sensor": "other"}})
 	require.NoError(t, err)
 	clk.Set(t0.Add(1000 * time.Hour))
 	require.Equal(t, 1, tsPass(t, db).Deleted)
 	n, _ := c.CountDocuments(context.Background(), nil)
-	require.Equal(t, 1, n, "only the partial index's measurements expire")
+	require.EqualValues(t, 1, n, "only the partial index's measurements expire")
 }
 
 // Hooks and observers receive the measurements of a deleted bucket; a hook
@@ -280,10 +281,11 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 		observed = append(observed, slices.Collect(ev.Measurements())...)
 	}
 	db, clk, c := openTS(t, t0, weatherOpts(600, Seconds(60)), WithOnExpire(hook), WithDeleteObserver(obs))
-	_, err := c.InsertMany([]Document{
+	_, err := c.InsertMany(context.Background(), []Document{
 		{"_id": "a1", "timestamp": t0, "sensor": "a"}, {"_id": "a2", "timestamp": t0.Add(time.Minute), "sensor": "a"},
 		{"_id": "b1", "timestamp": t0, "sensor": "b"}, {"_id": "b2", "timestamp": t0.Add(time.Minute), "sensor": "b"},
 	})
+
 	require.NoError(t, err)
 	clk.Set(t0.Add(660 * time.Second))
 	res, err := db.RunTTLPass(context.Background())
@@ -292,7 +294,7 @@ func TestTimeSeriesHooksAndObservers(t *testing.T) {
 	require.False(t, res.Complete)
 	require.Equal(t, 1, res.Errors)
 	n, _ := c.CountDocuments(context.Background(), Document{"sensor": "a"})
-	require.Equal(t, 2, n, "a hook error for a1 keeps a's whole bucket")
+	require.EqualValues(t, 2, n, "a hook error for a1 keeps a's whole bucket")
 	require.Len(t, events, 1)
 	require.ElementsMatch(t, []any{"b1", "b2"}, events[0].IDs)
 	require.Len(t, observed, 2)
@@ -336,13 +338,13 @@ func TestTimeSeriesMonitorBudgets(t *testing.T) {
 			docs = append(docs, Document{"timestamp": t0.Add(time.Duration(j) * time.Second), "sensor": fmt.Sprintf("s%d", i)})
 		}
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
-	ex, err := c.ExplainTTLDelete(CollectionExpiryName)
+	ex, err := c.ExplainTTLDelete(context.Background(), CollectionExpiryName)
 	require.NoError(t, err)
 	require.Zero(t, ex.KeysExamined)
 	clk.Set(t0.Add(time.Minute))
-	ex, err = c.ExplainTTLDelete(CollectionExpiryName)
+	ex, err = c.ExplainTTLDelete(context.Background(), CollectionExpiryName)
 	require.NoError(t, err)
 	require.Equal(t, "BATCHED_DELETE", ex.Stage)
 	require.Equal(t, 3, ex.BucketsExamined, "capped at PerIndexMaxDeletes")
@@ -352,7 +354,7 @@ func TestTimeSeriesMonitorBudgets(t *testing.T) {
 	require.Equal(t, 7, res.Deleted)
 	require.Equal(t, 3, res.SubPasses, "3 + 3 + 1 buckets")
 	require.Equal(t, []int{6, 3, 6, 3, 3}, batches, "two buckets (six measurements) per batch, three per visit")
-	_, err = c.ExplainTTLDelete("nope")
+	_, err = c.ExplainTTLDelete(context.Background(), "nope")
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -361,7 +363,7 @@ func TestTimeSeriesCurrentOpDescribesBuckets(t *testing.T) {
 	var db *DB
 	obs := func(DeleteEvent) { seen = append(seen, db.CurrentOp()...) }
 	db, clk, c := openTS(t, t0, weatherOpts(60, Seconds(0)), WithDeleteObserver(obs), quiet(MonitorOptions{BatchSize: 1}))
-	_, err := c.InsertMany([]Document{{"timestamp": t0, "sensor": "a"}, {"timestamp": t0, "sensor": "a"}, {"timestamp": t0, "sensor": "b"}})
+	_, err := c.InsertMany(context.Background(), []Document{{"timestamp": t0, "sensor": "a"}, {"timestamp": t0, "sensor": "a"}, {"timestamp": t0, "sensor": "b"}})
 	require.NoError(t, err)
 	clk.Set(t0.Add(time.Minute))
 	tsPass(t, db)
@@ -380,7 +382,7 @@ func TestTimeSeriesDeadlineWake(t *testing.T) {
 	deleted := make(chan DeleteEvent, 4)
 	_, clk, c := openTS(t, t0, weatherOpts(60, Seconds(30)), WithDeleteObserver(func(ev DeleteEvent) { deleted <- ev }),
 		WithMonitor(MonitorOptions{DeadlineWake: true, Interval: 1000 * time.Hour}))
-	_, err := c.InsertOne(Document{"timestamp": t0, "sensor": "a"})
+	_, err := c.InsertOne(context.Background(), Document{"timestamp": t0, "sensor": "a"})
 	require.NoError(t, err)
 	// The insert re-arms the sleep for the bucket's threshold: start + span + E.
 	next := t0.Add(90 * time.Second)
@@ -421,7 +423,7 @@ func TestTimeSeriesDeleteEventMeasurements(t *testing.T) {
 	for i := range 10 {
 		docs = append(docs, Document{"_id": i, "timestamp": t0.Add(time.Duration(i) * time.Minute), "sensor": fmt.Sprintf("s%d", i%2), "temp": float64(i) / 2, "tags": []any{"x", i}})
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	before, err := findDocs(c, nil)
 	require.NoError(t, err)
@@ -433,7 +435,7 @@ func TestTimeSeriesDeleteEventMeasurements(t *testing.T) {
 	clk.Set(t0.Add(5 * time.Minute)) // trims _id 0..4 (times up to 4 min + E = 5 min)
 	tsPass(t, db)
 	// Later writes to the trimmed buckets must not change what the event holds.
-	_, err = c.InsertMany([]Document{{"_id": 100, "timestamp": t0.Add(30 * time.Minute), "sensor": "s0"}, {"_id": 101, "timestamp": t0.Add(31 * time.Minute), "sensor": "s1"}})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": 100, "timestamp": t0.Add(30 * time.Minute), "sensor": "s0"}, {"_id": 101, "timestamp": t0.Add(31 * time.Minute), "sensor": "s1"}})
 	require.NoError(t, err)
 	clk.Set(t0.Add(2 * time.Hour)) // everything left goes: whole buckets
 	tsPass(t, db)
@@ -487,7 +489,7 @@ func TestTimeSeriesDeleteEventDecodesLazily(t *testing.T) {
 	for i := range n {
 		docs = append(docs, Document{"timestamp": t0.Add(time.Duration(i) * time.Second / 10), "sensor": fmt.Sprintf("s%d", i%20), "temp": float64(i), "unit": "C"})
 	}
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 	clk.Set(t0.Add(24 * time.Hour))
 	var before, after runtime.MemStats
@@ -526,13 +528,14 @@ func TestTimeSeriesHookFailureBackoff(t *testing.T) {
 	db, fake := openMon(t, quiet(MonitorOptions{DeadlineWake: true, DeadlineWakeFloor: floor, Interval: interval}), WithOnExpire(hook))
 	clk = fake
 	ex := int32(0)
-	c, err := db.CreateCollection("w", CollectionOptions{
+	c, err := db.CreateCollection(context.Background(), "w", CollectionOptions{
 		TimeSeries:         &TimeSeriesOptions{TimeField: "timestamp", MetaField: "sensor", BucketMaxSpanSeconds: 60, BucketRoundingSeconds: 60},
 		ExpireAfterSeconds: &ex,
 	})
+
 	require.NoError(t, err)
 	start := fake.Now().Truncate(time.Minute).Add(-2 * time.Minute)
-	_, err = c.InsertOne(Document{"timestamp": start, "sensor": "poison"})
+	_, err = c.InsertOne(context.Background(), Document{"timestamp": start, "sensor": "poison"})
 	require.NoError(t, err)
 
 	end := fake.Now().Add(10 * time.Minute)
@@ -542,7 +545,7 @@ func TestTimeSeriesHookFailureBackoff(t *testing.T) {
 		require.Less(t, i, 10000, "the monitor keeps waking: %d hook calls", len(calls))
 		if !inserted && !fake.Now().Before(freshAt) {
 			inserted = true
-			_, err := c.InsertOne(Document{"timestamp": fake.Now().Add(-time.Minute), "sensor": "fresh"})
+			_, err := c.InsertOne(context.Background(), Document{"timestamp": fake.Now().Add(-time.Minute), "sensor": "fresh"})
 			require.NoError(t, err)
 		}
 		fake.Advance(db.monitor.sleepFor(fake.Now()))

@@ -57,7 +57,7 @@ func TestTimeSeriesMemoryLimitRollback(t *testing.T) {
 	const limit = 512 << 10
 	db, _ := openMon(t, quiet(MonitorOptions{}), WithMemoryLimit(limit))
 	exp := int32(3600)
-	c, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m", PreciseExpiry: true}, ExpireAfterSeconds: &exp})
+	c, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m", PreciseExpiry: true}, ExpireAfterSeconds: &exp})
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, k := range []IndexKey{Asc("v"), Asc("m")} {
@@ -73,7 +73,7 @@ func TestTimeSeriesMemoryLimitRollback(t *testing.T) {
 		if i%2 == 1 {
 			at = 2*time.Hour - at
 		}
-		_, err := c.InsertOne(doc(i, at, i))
+		_, err := c.InsertOne(context.Background(), doc(i, at, i))
 		require.NoError(t, err)
 	}
 	ts := c.timeSeries()
@@ -86,13 +86,13 @@ func TestTimeSeriesMemoryLimitRollback(t *testing.T) {
 		doc(1002, 5*time.Hour, "new"),                                   // opens a bucket
 		{"_id": 1003, "t": t0, "m": 7, "v": strings.Repeat("x", limit)}, // past the limit
 	}
-	_, err = c.InsertMany(batch)
+	_, err = c.InsertMany(context.Background(), batch)
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	assert.Equal(t, state, tsBucketsState(ts))
 	assert.Equal(t, storage, db.Metrics().Storage)
 
 	// Without the last one, the same batch goes in.
-	_, err = c.InsertMany(batch[:3])
+	_, err = c.InsertMany(context.Background(), batch[:3])
 	require.NoError(t, err)
 	assert.NotEqual(t, state, tsBucketsState(ts))
 	requireBucketsSound(t, ts)
@@ -113,18 +113,18 @@ func TestTimeSeriesMemoryLimit(t *testing.T) {
 	const limit = 1 << 20
 	db, clk := openMon(t, quiet(MonitorOptions{}), WithMemoryLimit(limit))
 	exp := int32(3600)
-	c, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}, ExpireAfterSeconds: &exp})
+	c, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}, ExpireAfterSeconds: &exp})
 	require.NoError(t, err)
 	ts := c.timeSeries()
 
-	_, err = c.InsertOne(Document{"t": t0, "v": strings.Repeat("y", 4<<20)})
+	_, err = c.InsertOne(context.Background(), Document{"t": t0, "v": strings.Repeat("y", 4<<20)})
 	require.ErrorIs(t, err, ErrMemoryLimit, "one 4 MB measurement under a 1 MiB limit")
 	assert.Zero(t, db.Metrics().Storage.Bytes)
 
 	n := 0
 	var lastErr error
 	for ; n < 50_000; n++ {
-		if _, lastErr = c.InsertOne(tsMemDoc(n)); lastErr != nil {
+		if _, lastErr = c.InsertOne(context.Background(), tsMemDoc(n)); lastErr != nil {
 			break
 		}
 	}
@@ -140,13 +140,13 @@ func TestTimeSeriesMemoryLimit(t *testing.T) {
 	// A refused InsertMany stores none of its measurements; a refused
 	// write changes no byte.
 	state := tsBucketsState(ts)
-	_, err = c.InsertMany([]Document{{"t": t0, "m": "sensor-0", "v": 1}, tsMemDoc(n), tsMemDoc(n + 1), tsMemDoc(n + 2)})
+	_, err = c.InsertMany(context.Background(), []Document{{"t": t0, "m": "sensor-0", "v": 1}, tsMemDoc(n), tsMemDoc(n + 1), tsMemDoc(n + 2)})
 	require.ErrorIs(t, err, ErrMemoryLimit)
 	assert.Equal(t, state, tsBucketsState(ts))
 	assert.Equal(t, m, db.Metrics().Storage)
 	got, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, n, got)
+	assert.EqualValues(t, n, got)
 
 	// A meta update that would grow past the limit is refused too.
 	_, err = c.UpdateMany(context.Background(), Document{"m": "sensor-1"}, Document{"$set": Document{"m": strings.Repeat("z", 300<<10)}})
@@ -158,7 +158,7 @@ func TestTimeSeriesMemoryLimit(t *testing.T) {
 	require.NoError(t, err)
 	afterDelete := db.Metrics().Storage.Bytes
 	assert.Less(t, afterDelete, m.Bytes*9/10)
-	_, err = c.InsertOne(tsMemDoc(n))
+	_, err = c.InsertOne(context.Background(), tsMemDoc(n))
 	require.NoError(t, err)
 
 	// Expiry gives it back, and drop releases all.
@@ -166,9 +166,9 @@ func TestTimeSeriesMemoryLimit(t *testing.T) {
 	_, err = db.RunTTLPass(context.Background())
 	require.NoError(t, err)
 	assert.Less(t, db.Metrics().Storage.Bytes, afterDelete/10)
-	_, err = c.InsertOne(tsMemDoc(n))
+	_, err = c.InsertOne(context.Background(), tsMemDoc(n))
 	require.NoError(t, err)
-	require.NoError(t, db.DropCollection("ts"))
+	require.NoError(t, db.DropCollection(context.Background(), "ts"))
 	assert.Zero(t, db.Metrics().Storage.Bytes)
 }
 
@@ -178,21 +178,21 @@ func TestTimeSeriesMemoryLimit(t *testing.T) {
 func TestTimeSeriesMemoryLimitApply(t *testing.T) {
 	src, _, sink := openRecorded(t)
 	dst, _ := openMon(t, quiet(MonitorOptions{}), WithMemoryLimit(256<<10))
-	c, err := src.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
+	c, err := src.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
 	require.NoError(t, err)
 	for i := range 1000 {
-		_, err := c.InsertOne(tsMemDoc(i))
+		_, err := c.InsertOne(context.Background(), tsMemDoc(i))
 		require.NoError(t, err)
 	}
 	applied := 0
 	for _, op := range sink.take() {
-		if err = dst.Apply(op); err != nil {
+		if err = dst.Apply(context.Background(), op); err != nil {
 			break
 		}
 		applied++
 	}
 	require.ErrorIs(t, err, ErrMemoryLimit)
-	info, ok, err2 := dst.Collection("ts").TimeSeriesInfo()
+	info, ok, err2 := dst.Collection("ts").TimeSeriesInfo(context.Background())
 	require.NoError(t, err2)
 	require.True(t, ok)
 	assert.Equal(t, applied-1, info.Measurements, "the ops before the refused one (after the create)")
@@ -208,13 +208,13 @@ func TestTimeSeriesMemoryReload(t *testing.T) {
 		clk := ttltest.NewClock(t0)
 		dir := t.TempDir()
 		db := mustOpenDurable(t, clk, dir)
-		c, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
+		c, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
 		require.NoError(t, err)
 		for i := range 2000 {
-			_, err := c.InsertOne(tsMemDoc(i))
+			_, err := c.InsertOne(context.Background(), tsMemDoc(i))
 			require.NoError(t, err)
 			if snap && i == 1000 {
-				require.NoError(t, db.Snapshot())
+				require.NoError(t, db.Snapshot(context.Background()))
 			}
 		}
 		used := db.Metrics().Storage.ByCollection["ts"]
@@ -228,7 +228,7 @@ func TestTimeSeriesMemoryReload(t *testing.T) {
 		assert.InEpsilon(t, used, got, 0.1, "snapshot %v", snap)
 		assert.Positive(t, got)
 		t.Logf("snapshot %v: %d bytes accounted live, %d reloaded; total %d", snap, used, got, db.Metrics().Storage.Bytes)
-		_, err = db.Collection("ts").InsertOne(tsMemDoc(5000))
+		_, err = db.Collection("ts").InsertOne(context.Background(), tsMemDoc(5000))
 		require.ErrorIs(t, err, ErrMemoryLimit)
 		require.NoError(t, db.Close())
 	}
@@ -247,12 +247,12 @@ func TestTimeSeriesMemoryAccountingMatchesHeap(t *testing.T) {
 	db, err := Open(WithMonitor(MonitorOptions{Disabled: true}))
 	require.NoError(t, err)
 	defer db.Close()
-	c, err := db.CreateCollection("ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
+	c, err := db.CreateCollection(context.Background(), "ts", CollectionOptions{TimeSeries: &TimeSeriesOptions{TimeField: "t", MetaField: "m"}})
 	require.NoError(t, err)
 	const n = 50_000
 	v := strings.Repeat("x", 1000)
 	for i := range n {
-		_, err := c.InsertOne(Document{"t": t0.Add(time.Duration(i) * time.Second), "m": i % 16, "v": v})
+		_, err := c.InsertOne(context.Background(), Document{"t": t0.Add(time.Duration(i) * time.Second), "m": i % 16, "v": v})
 		require.NoError(t, err)
 	}
 	var after runtime.MemStats

@@ -390,7 +390,7 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 		return true
 	})
 	for _, b := range matched {
-		res.MatchedCount += b.len()
+		res.MatchedCount += int64(b.len())
 		nd, changed, err := u.Apply(codec.CopyDocument(ts.metaDoc(b)), now)
 		if err != nil {
 			return UpdateResult{}, fmt.Errorf("%s: %w", where, err)
@@ -446,7 +446,7 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 			ix.add(ts, b)
 		}
 		ts.attachExpiry(b)
-		res.ModifiedCount += b.len()
+		res.ModifiedCount += int64(b.len())
 	}
 	if wantOps {
 		changed := make([]*bucket, len(changes))

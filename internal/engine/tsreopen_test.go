@@ -91,7 +91,7 @@ func requireBucketsSound(t *testing.T, ts *tsColl) {
 // it.
 func loadLate(t *testing.T, db *DB, times []time.Time, opts CollectionOptions, indexes ...IndexKey) *Collection {
 	t.Helper()
-	c, err := db.CreateCollection("w", opts)
+	c, err := db.CreateCollection(context.Background(), "w", opts)
 	require.NoError(t, err)
 	for _, k := range indexes {
 		_, err := c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{k}})
@@ -99,7 +99,7 @@ func loadLate(t *testing.T, db *DB, times []time.Time, opts CollectionOptions, i
 	}
 	meta := strings.Repeat("s", 512)
 	for i, at := range times {
-		_, err := c.InsertOne(Document{"timestamp": at, "sensor": meta, "i": i})
+		_, err := c.InsertOne(context.Background(), Document{"timestamp": at, "sensor": meta, "i": i})
 		require.NoError(t, err)
 	}
 	return c
@@ -120,9 +120,9 @@ func TestTimeSeriesLateMeasurementsReopenBuckets(t *testing.T) {
 	random, _ := openMon(t, quiet(MonitorOptions{}))
 	rc := loadLate(t, random, lateTimes(rand.New(rand.NewPCG(seed, 13)), n, 6*time.Hour), weatherOpts(0, nil), Asc("i"), Asc("sensor"), Asc("timestamp"))
 
-	oi, _, err := oc.TimeSeriesInfo()
+	oi, _, err := oc.TimeSeriesInfo(context.Background())
 	require.NoError(t, err)
-	ri, _, err := rc.TimeSeriesInfo()
+	ri, _, err := rc.TimeSeriesInfo(context.Background())
 	require.NoError(t, err)
 	t.Logf("time order: %d buckets; random order: %d buckets", oi.Buckets, ri.Buckets)
 	assert.Equal(t, n/TimeSeriesBucketMaxCount, oi.Buckets)
@@ -135,7 +135,7 @@ func TestTimeSeriesLateMeasurementsReopenBuckets(t *testing.T) {
 	// measurements.
 	got, err := rc.CountDocuments(context.Background(), Document{"timestamp": Document{"$gte": t0.Add(time.Hour), "$lt": t0.Add(2 * time.Hour)}})
 	require.NoError(t, err)
-	assert.Equal(t, n/6, got)
+	assert.EqualValues(t, n/6, got)
 }
 
 // Rule: a collection whose spec predates reopening (no reopenBuckets)
@@ -242,14 +242,14 @@ func TestTimeSeriesLateMeasurementsReload(t *testing.T) {
 			db := mustOpenDurable(t, clk, dir)
 			sink := &recordingSink{}
 			db.ops.attach(sink)
-			c, err := db.CreateCollection("w", weatherOpts(0, nil))
+			c, err := db.CreateCollection(context.Background(), "w", weatherOpts(0, nil))
 			require.NoError(t, err)
 			times := lateTimes(r, 3000, 6*time.Hour)
 			for i, at := range times {
-				_, err := c.InsertOne(Document{"timestamp": at, "sensor": i % 3, "i": i})
+				_, err := c.InsertOne(context.Background(), Document{"timestamp": at, "sensor": i % 3, "i": i})
 				require.NoError(t, err)
 				if snap && i == 1500 {
-					require.NoError(t, db.Snapshot())
+					require.NoError(t, db.Snapshot(context.Background()))
 				}
 				if i%500 == 499 {
 					// Deletes name measurements by bucket and position.
@@ -264,15 +264,15 @@ func TestTimeSeriesLateMeasurementsReload(t *testing.T) {
 			again := mustOpenDurable(t, clk, dir)
 			requireSameDump(t, want, tsDump(again.Collection("w").timeSeries()), "reloaded")
 			replica, _ := openMon(t, quiet(MonitorOptions{}))
-			require.NoError(t, replica.Apply(sink.take()...))
+			require.NoError(t, replica.Apply(context.Background(), sink.take()...))
 			requireSameDump(t, want, tsDump(replica.Collection("w").timeSeries()), "applied")
 
 			// The next late inserts place alike on both.
 			for i, at := range lateTimes(r, 500, 6*time.Hour) {
 				d := Document{"_id": i, "timestamp": at, "sensor": i % 3}
-				_, err := again.Collection("w").InsertOne(d)
+				_, err := again.Collection("w").InsertOne(context.Background(), d)
 				require.NoError(t, err)
-				_, err = replica.Collection("w").InsertOne(d)
+				_, err = replica.Collection("w").InsertOne(context.Background(), d)
 				require.NoError(t, err)
 			}
 			requireSameDump(t, tsDump(again.Collection("w").timeSeries()), tsDump(replica.Collection("w").timeSeries()), "after more inserts")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -312,8 +313,11 @@ func (s *collState) expiredAt(ref *docRef, now time.Time) bool {
 }
 
 // ExpiresAt implements ttldb.Collection.ExpiresAt, whose documentation is the contract.
-func (c *Collection) ExpiresAt(id any) (at time.Time, expires bool, err error) {
+func (c *Collection) ExpiresAt(ctx context.Context, id any) (at time.Time, expires bool, err error) {
 	if err := c.usable(); err != nil {
+		return time.Time{}, false, err
+	}
+	if err := c.started(ctx); err != nil {
 		return time.Time{}, false, err
 	}
 	if ts := c.timeSeries(); ts != nil {
@@ -365,13 +369,16 @@ type CollModResult struct {
 }
 
 // CollMod implements ttldb.DB.CollMod, whose documentation is the contract.
-func (db *DB) CollMod(collection string, m CollModIndex) (CollModResult, error) {
-	return db.Collection(collection).CollMod(m)
+func (db *DB) CollMod(ctx context.Context, collection string, m CollModIndex) (CollModResult, error) {
+	return db.Collection(collection).CollMod(ctx, m)
 }
 
 // CollMod implements ttldb.Collection.CollMod, whose documentation is the contract.
-func (c *Collection) CollMod(m CollModIndex) (res CollModResult, err error) {
+func (c *Collection) CollMod(ctx context.Context, m CollModIndex) (res CollModResult, err error) {
 	if err := c.db.writable(); err != nil {
+		return CollModResult{}, err
+	}
+	if err := c.started(ctx); err != nil {
 		return CollModResult{}, err
 	}
 	defer c.db.durable(&err)

@@ -46,7 +46,7 @@ func mustCreateIndex(t testing.TB, c *Collection, m IndexModel) string {
 
 func mustInsert(t testing.TB, c *Collection, docs ...Document) {
 	t.Helper()
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 }
 
@@ -102,7 +102,7 @@ func expiryLen(t testing.TB, c *Collection, name string) int {
 // indexSpec returns Indexes()'s entry for name.
 func indexSpec(t testing.TB, c *Collection, name string) IndexSpec {
 	t.Helper()
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	for _, s := range specs {
 		if s.Name == name {
@@ -116,7 +116,7 @@ func indexSpec(t testing.TB, c *Collection, name string) IndexSpec {
 // requireExpiresAt checks ExpiresAt(id).
 func requireExpiresAt(t testing.TB, c *Collection, id any, want time.Time) {
 	t.Helper()
-	at, ok, err := c.ExpiresAt(id)
+	at, ok, err := c.ExpiresAt(context.Background(), id)
 	require.NoError(t, err)
 	require.True(t, ok, "document %v should expire", id)
 	require.True(t, at.Equal(want), "document %v expires at %v, want %v", id, at, want)
@@ -124,7 +124,7 @@ func requireExpiresAt(t testing.TB, c *Collection, id any, want time.Time) {
 
 func requireNeverExpires(t testing.TB, c *Collection, id any) {
 	t.Helper()
-	at, ok, err := c.ExpiresAt(id)
+	at, ok, err := c.ExpiresAt(context.Background(), id)
 	require.NoError(t, err)
 	require.False(t, ok, "document %v should never expire, but expires at %v", id, at)
 }
@@ -186,7 +186,7 @@ func TestTTLRule01_ExpireAfterSeconds(t *testing.T) {
 			_, err = c.CreateIndex(context.Background(), ttlModel("at", secs))
 			require.ErrorIs(t, err, ErrInvalidTTL)
 			assert.Contains(t, err.Error(), `"at_1"`)
-			specs, err := c.Indexes()
+			specs, err := c.Indexes(context.Background())
 			require.NoError(t, err)
 			require.Len(t, specs, 1, "nothing was created")
 		})
@@ -214,7 +214,7 @@ func TestTTLRule02_RefusedSpecs(t *testing.T) {
 			var c *Collection
 			if tc.capped {
 				var err error
-				c, err = db.CreateCollection("c", CollectionOptions{Capped: true, MaxDocuments: 10})
+				c, err = db.CreateCollection(context.Background(), "c", CollectionOptions{Capped: true, MaxDocuments: 10})
 				require.NoError(t, err)
 			} else {
 				c = db.Collection("c")
@@ -222,7 +222,7 @@ func TestTTLRule02_RefusedSpecs(t *testing.T) {
 			mustInsert(t, c, Document{"_id": 1, "at": ttlT0.Add(-time.Hour), "user": "u"})
 			_, err := c.CreateIndex(context.Background(), tc.model)
 			require.ErrorIs(t, err, ErrInvalidTTL)
-			specs, err := c.Indexes()
+			specs, err := c.Indexes(context.Background())
 			require.NoError(t, err)
 			require.Len(t, specs, 1, "nothing was created")
 			require.Equal(t, 0, pass(t, db))
@@ -263,14 +263,14 @@ func TestTTLRule03_OptionsConflict(t *testing.T) {
 		_, err := c.CreateIndex(context.Background(), m)
 		require.ErrorIs(t, err, ErrIndexOptionsConflict, what)
 	}
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Len(t, specs, 2)
 	require.EqualValues(t, 3600, *specs[1].ExpireAfterSeconds, "CreateIndex never changes ExpireAfterSeconds")
 
 	// After CollMod, the original specification conflicts too, and the
 	// CollMod value stays.
-	_, err = c.CollMod(CollModIndex{Name: name, ExpireAfterSeconds: Seconds(60)})
+	_, err = c.CollMod(context.Background(), CollModIndex{Name: name, ExpireAfterSeconds: Seconds(60)})
 	require.NoError(t, err)
 	_, err = c.CreateIndex(context.Background(), ttlModel("at", 3600))
 	require.ErrorIs(t, err, ErrIndexOptionsConflict)
@@ -315,9 +315,9 @@ func TestTTLRule04_PartialFilter(t *testing.T) {
 
 	// A document that comes to match the filter comes into expiry, one
 	// that stops matching leaves it.
-	_, err := c.UpdateOne(Document{"_id": 2}, Document{"$set": Document{"kind": "guest"}})
+	_, err := c.UpdateOne(context.Background(), Document{"_id": 2}, Document{"$set": Document{"kind": "guest"}})
 	require.NoError(t, err)
-	_, err = c.UpdateOne(Document{"_id": 4}, Document{"$set": Document{"kind": "member"}})
+	_, err = c.UpdateOne(context.Background(), Document{"_id": 4}, Document{"$set": Document{"kind": "member"}})
 	require.NoError(t, err)
 	requireNeverExpires(t, c, 4)
 	require.Equal(t, 1, expiryLen(t, c, name))
@@ -333,7 +333,7 @@ func TestTTLRule05_SeveralTTLIndexes(t *testing.T) {
 	created := mustCreateIndex(t, c, ttlModel("createdAt", 3600))
 	expires := mustCreateIndex(t, c, ttlModel("expireAt", 0))
 	seen := mustCreateIndex(t, c, ttlModel("seenAt", 60))
-	specs, err := c.Indexes()
+	specs, err := c.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Len(t, specs, 4)
 	for _, s := range specs[1:] {
@@ -422,7 +422,7 @@ func TestTTLRule06_WritesDuringBuildAreIndexed(t *testing.T) {
 				if after > afterBuild {
 					return
 				}
-				if _, err := c.InsertOne(Document{"_id": fmt.Sprintf("w%d-%d", w, i), "at": ttlT0}); err != nil {
+				if _, err := c.InsertOne(context.Background(), Document{"_id": fmt.Sprintf("w%d-%d", w, i), "at": ttlT0}); err != nil {
 					errs <- err
 					return
 				}
@@ -447,7 +447,7 @@ func TestTTLRule06_WritesDuringBuildAreIndexed(t *testing.T) {
 	total := pre + int(inserted.Load())
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	require.Equal(t, total, n)
+	require.EqualValues(t, total, n)
 	require.Equal(t, total, expiryLen(t, c, name), "every document, written before, during or after the build, is in the TTL index")
 	clk.Advance(time.Minute)
 	require.Equal(t, total, pass(t, db))
@@ -515,7 +515,7 @@ func testBuildDoesNotBlockReaders(t *testing.T, n int) {
 				continue
 			}
 			id := (i * 7919) % n
-			doc, err := c.FindOne(Document{"_id": id}).Document()
+			doc, err := c.FindOne(context.Background(), Document{"_id": id}).Document()
 			if err != nil {
 				readErr <- err
 				return
@@ -764,13 +764,13 @@ func TestTTLRule09_ArangoValueForms(t *testing.T) {
 			db, clk := newTTLDB(t)
 			c := db.Collection("c")
 			name := mustCreateIndex(t, c, ttlModel("at", 0))
-			_, err := c.InsertOne(Document{"_id": 1, "at": tc.value})
+			_, err := c.InsertOne(context.Background(), Document{"_id": 1, "at": tc.value})
 			require.NoError(t, err, "an invalid value raises no error")
 			require.Zero(t, expiryLen(t, c, name))
 			requireNeverExpires(t, c, 1)
 			clk.Set(farFuture)
 			require.Equal(t, 0, pass(t, db))
-			_, err = c.FindOne(Document{"_id": 1}).Document()
+			_, err = c.FindOne(context.Background(), Document{"_id": 1}).Document()
 			require.NoError(t, err)
 		})
 	}
@@ -814,7 +814,7 @@ func TestTTLRule10_NonDatesNeverExpire(t *testing.T) {
 		{"_id": "nested array", "at": []any{[]any{ttlT0}}},
 	}
 	for _, d := range docs {
-		_, err := c.InsertOne(d)
+		_, err := c.InsertOne(context.Background(), d)
 		require.NoError(t, err, d["_id"])
 	}
 	mustInsert(t, c, Document{"_id": "control", "at": ttlT0})
@@ -826,13 +826,13 @@ func TestTTLRule10_NonDatesNeverExpire(t *testing.T) {
 	require.Equal(t, 1, pass(t, db), "only the control document expires")
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
-	require.Equal(t, len(docs), n)
+	require.EqualValues(t, len(docs), n)
 	for _, d := range docs {
-		got, err := c.FindOne(Document{"_id": d["_id"]}).Document()
+		got, err := c.FindOne(context.Background(), Document{"_id": d["_id"]}).Document()
 		require.NoError(t, err, d["_id"])
 		require.Equal(t, d["_id"], got["_id"])
 	}
-	got, err := c.FindOne(Document{"at": true}).Document()
+	got, err := c.FindOne(context.Background(), Document{"at": true}).Document()
 	require.NoError(t, err, "findable through the TTL index")
 	require.Equal(t, "bool", got["_id"])
 }
@@ -850,9 +850,9 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	}
 	update := func(t *testing.T, c *Collection, id any, u Document) {
 		t.Helper()
-		res, err := c.UpdateOne(Document{"_id": id}, u)
+		res, err := c.UpdateOne(context.Background(), Document{"_id": id}, u)
 		require.NoError(t, err)
-		require.Equal(t, 1, res.ModifiedCount)
+		require.EqualValues(t, 1, res.ModifiedCount)
 	}
 
 	t.Run("$set re-keys", func(t *testing.T) {
@@ -918,15 +918,15 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 		db, _, c, name := setup(t)
 		res, err := c.UpdateMany(context.Background(), nil, Document{"$currentDate": Document{"at": true}})
 		require.NoError(t, err)
-		require.Equal(t, 2, res.ModifiedCount)
+		require.EqualValues(t, 2, res.ModifiedCount)
 		require.Equal(t, 2, expiryLen(t, c, name))
 		require.Equal(t, 0, pass(t, db))
 	})
 	t.Run("ReplaceOne re-keys", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		res, err := c.ReplaceOne(Document{"_id": 1}, Document{"at": ttlT0, "v": 2})
+		res, err := c.ReplaceOne(context.Background(), Document{"_id": 1}, Document{"at": ttlT0, "v": 2})
 		require.NoError(t, err)
-		require.Equal(t, 1, res.ModifiedCount)
+		require.EqualValues(t, 1, res.ModifiedCount)
 		requireExpiresAt(t, c, 1, ttlT0.Add(time.Hour))
 		require.Equal(t, 2, expiryLen(t, c, name))
 		require.Equal(t, 1, pass(t, db))
@@ -934,7 +934,7 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("ReplaceOne without the field takes it out", func(t *testing.T) {
 		db, clk, c, name := setup(t)
-		_, err := c.ReplaceOne(Document{"_id": 1}, Document{"v": 2})
+		_, err := c.ReplaceOne(context.Background(), Document{"_id": 1}, Document{"v": 2})
 		require.NoError(t, err)
 		requireNeverExpires(t, c, 1)
 		require.Equal(t, 1, expiryLen(t, c, name))
@@ -944,7 +944,7 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("upsert is indexed", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		res, err := c.UpdateOne(Document{"_id": 3}, Document{"$set": Document{"at": old}}, UpdateOptions{Upsert: true})
+		res, err := c.UpdateOne(context.Background(), Document{"_id": 3}, Document{"$set": Document{"at": old}}, UpdateOptions{Upsert: true})
 		require.NoError(t, err)
 		require.Equal(t, 3, res.UpsertedID)
 		require.Equal(t, 3, expiryLen(t, c, name))
@@ -952,11 +952,11 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 	})
 	t.Run("DeleteOne removes its entry", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		n, err := c.DeleteOne(Document{"_id": 1})
+		n, err := c.DeleteOne(context.Background(), Document{"_id": 1})
 		require.NoError(t, err)
-		require.Equal(t, 1, n)
+		require.EqualValues(t, 1, n.DeletedCount)
 		require.Equal(t, 1, expiryLen(t, c, name))
-		_, _, err = c.ExpiresAt(1)
+		_, _, err = c.ExpiresAt(context.Background(), 1)
 		require.ErrorIs(t, err, ErrNotFound)
 		require.Equal(t, 1, pass(t, db), "only the other document is left to delete")
 		require.Zero(t, expiryLen(t, c, name))
@@ -965,13 +965,13 @@ func TestTTLRule11_WritesRekey(t *testing.T) {
 		db, _, c, name := setup(t)
 		n, err := c.DeleteMany(context.Background(), nil)
 		require.NoError(t, err)
-		require.Equal(t, 2, n)
+		require.EqualValues(t, 2, n.DeletedCount)
 		require.Zero(t, expiryLen(t, c, name))
 		require.Equal(t, 0, pass(t, db))
 	})
 	t.Run("failed update changes nothing", func(t *testing.T) {
 		db, _, c, name := setup(t)
-		_, err := c.UpdateOne(Document{"_id": 1}, Document{"$set": Document{"at": ttlT0, "_id": 9}})
+		_, err := c.UpdateOne(context.Background(), Document{"_id": 1}, Document{"$set": Document{"at": ttlT0, "_id": 9}})
 		require.ErrorIs(t, err, ErrImmutableID)
 		requireExpiresAt(t, c, 1, old.Add(time.Hour))
 		require.Equal(t, 2, expiryLen(t, c, name))
@@ -1002,7 +1002,7 @@ func TestTTLRule12_ServesQueriesAndSorts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ex, err := c.Explain(tc.filter, tc.opts)
+			ex, err := c.Explain(context.Background(), tc.filter, tc.opts)
 			require.NoError(t, err)
 			require.Equal(t, "IXSCAN", ex.Stage)
 			require.Equal(t, name, ex.IndexName)
@@ -1034,7 +1034,7 @@ func TestTTLRule12_ServesQueriesAndSorts(t *testing.T) {
 func TestTTLRule13_ExpiresAt(t *testing.T) {
 	db, _ := newTTLDB(t)
 	c := db.Collection("c")
-	_, _, err := c.ExpiresAt(1)
+	_, _, err := c.ExpiresAt(context.Background(), 1)
 	require.ErrorIs(t, err, ErrNotFound, "missing collection")
 
 	mustInsert(t, c, Document{"_id": 1, "a": ttlT0, "b": ttlT0})
@@ -1058,16 +1058,16 @@ func TestTTLRule13_ExpiresAt(t *testing.T) {
 	requireExpiresAt(t, c, int64(2), ttlT0.Add(11*time.Minute)) // _id lookup by numeric value
 	requireExpiresAt(t, c, 2.0, ttlT0.Add(11*time.Minute))
 
-	_, err = c.CollMod(CollModIndex{Name: a, ExpireAfterSeconds: Seconds(0)})
+	_, err = c.CollMod(context.Background(), CollModIndex{Name: a, ExpireAfterSeconds: Seconds(0)})
 	require.NoError(t, err)
 	requireExpiresAt(t, c, 3, ttlT0)
 
 	for _, id := range []any{99, "1", ObjectID{2}} {
-		_, ok, err := c.ExpiresAt(id)
+		_, ok, err := c.ExpiresAt(context.Background(), id)
 		require.ErrorIs(t, err, ErrNotFound, "%v", id)
 		require.False(t, ok)
 	}
-	_, _, err = c.ExpiresAt([]any{1})
+	_, _, err = c.ExpiresAt(context.Background(), []any{1})
 	require.ErrorIs(t, err, ErrInvalidDocument, "an array is no _id")
 }
 
@@ -1087,7 +1087,7 @@ func TestTTLRule15_CollModChange(t *testing.T) {
 	s.mu.RUnlock()
 	require.Equal(t, 100, n)
 
-	res, err := c.CollMod(CollModIndex{KeyPattern: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(100)})
+	res, err := c.CollMod(context.Background(), CollModIndex{KeyPattern: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(100)})
 	require.NoError(t, err)
 	require.Equal(t, name, res.IndexName)
 	require.NotNil(t, res.ExpireAfterSecondsOld)
@@ -1110,7 +1110,7 @@ func TestTTLRule15_CollModChange(t *testing.T) {
 	require.Equal(t, []any{0, 1}, remainingIDs(t, c))
 
 	// DB.CollMod, by name; raising the value again.
-	res, err = db.CollMod("tickets", CollModIndex{Name: name, ExpireAfterSeconds: Seconds(3600)})
+	res, err = db.CollMod(context.Background(), "tickets", CollModIndex{Name: name, ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
 	require.EqualValues(t, 100, *res.ExpireAfterSecondsOld)
 	require.EqualValues(t, 3600, res.ExpireAfterSecondsNew)
@@ -1122,7 +1122,7 @@ func TestTTLRule15_CollModChange(t *testing.T) {
 	require.Equal(t, 1, pass(t, db))
 
 	// Both selectors naming the same index; the same value again.
-	res, err = c.CollMod(CollModIndex{Name: name, KeyPattern: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
+	res, err = c.CollMod(context.Background(), CollModIndex{Name: name, KeyPattern: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(3600)})
 	require.NoError(t, err)
 	require.EqualValues(t, 3600, *res.ExpireAfterSecondsOld)
 }
@@ -1142,7 +1142,7 @@ func TestTTLRule15_CollModConvert(t *testing.T) {
 	requireNeverExpires(t, c, 1)
 	require.Equal(t, 0, pass(t, db))
 
-	res, err := db.CollMod("tickets", CollModIndex{KeyPattern: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(100)})
+	res, err := db.CollMod(context.Background(), "tickets", CollModIndex{KeyPattern: []IndexKey{Asc("lastModifiedDate")}, ExpireAfterSeconds: Seconds(100)})
 	require.NoError(t, err)
 	require.Equal(t, CollModResult{IndexName: name, ExpireAfterSecondsOld: nil, ExpireAfterSecondsNew: 100}, res)
 	spec := indexSpec(t, c, name)
@@ -1173,7 +1173,7 @@ func TestTTLRule15_CollModErrors(t *testing.T) {
 	ttlName := mustCreateIndex(t, c, ttlModel("at", 60))
 	compound := mustCreateIndex(t, c, IndexModel{Keys: []IndexKey{Asc("a"), Asc("b")}})
 	desc := mustCreateIndex(t, c, IndexModel{Keys: []IndexKey{Desc("_id")}})
-	capped, err := db.CreateCollection("capped", CollectionOptions{Capped: true, MaxDocuments: 5})
+	capped, err := db.CreateCollection(context.Background(), "capped", CollectionOptions{Capped: true, MaxDocuments: 5})
 	require.NoError(t, err)
 	cappedIx := mustCreateIndex(t, capped, IndexModel{Keys: []IndexKey{Asc("at")}})
 
@@ -1202,18 +1202,18 @@ func TestTTLRule15_CollModErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := db.CollMod(tc.coll, tc.m)
+			res, err := db.CollMod(context.Background(), tc.coll, tc.m)
 			require.ErrorIs(t, err, tc.want)
 			require.Equal(t, CollModResult{}, res)
 		})
 	}
 	// A negative value's message names the index and the value, as
 	// CreateIndex's does.
-	_, err = c.CollMod(CollModIndex{Name: ttlName, ExpireAfterSeconds: Seconds(-5)})
+	_, err = c.CollMod(context.Background(), CollModIndex{Name: ttlName, ExpireAfterSeconds: Seconds(-5)})
 	require.ErrorIs(t, err, ErrInvalidTTL)
 	assert.Contains(t, err.Error(), `"at_1"`)
 	assert.Contains(t, err.Error(), "-5")
-	_, err = c.CollMod(CollModIndex{KeyPattern: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(-5)})
+	_, err = c.CollMod(context.Background(), CollModIndex{KeyPattern: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(-5)})
 	require.ErrorIs(t, err, ErrInvalidTTL)
 	assert.Contains(t, err.Error(), "at")
 	assert.Contains(t, err.Error(), "-5")
@@ -1223,11 +1223,11 @@ func TestTTLRule15_CollModErrors(t *testing.T) {
 	require.Nil(t, indexSpec(t, c, compound).ExpireAfterSeconds)
 	require.Nil(t, indexSpec(t, c, desc).ExpireAfterSeconds)
 	require.Nil(t, indexSpec(t, capped, cappedIx).ExpireAfterSeconds)
-	names, err := db.ListCollectionNames()
+	names, err := db.ListCollectionNames(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", "capped"}, names, "CollMod on a missing collection creates nothing")
 
 	db.Close()
-	_, err = c.CollMod(CollModIndex{Name: ttlName, ExpireAfterSeconds: Seconds(1)})
+	_, err = c.CollMod(context.Background(), CollModIndex{Name: ttlName, ExpireAfterSeconds: Seconds(1)})
 	require.ErrorIs(t, err, ErrClosed)
 }

@@ -71,7 +71,7 @@ func TestTTLIndexKeepsOneTree(t *testing.T) {
 	assert.Nil(t, ix.tree, "no key tree")
 	assert.Equal(t, 100, ix.ttl.expiry.Len())
 	assert.NotNil(t, indexNamed(t, s, "v_1").tree, "a unique TTL index keeps its keys for the unique check")
-	_, err = c.InsertMany([]Document{{"_id": "x", "v": t0}, {"_id": "y", "v": t0}})
+	_, err = c.InsertMany(context.Background(), []Document{{"_id": "x", "v": t0}, {"_id": "y", "v": t0}})
 	require.ErrorIs(t, err, ErrDuplicateKey)
 }
 
@@ -93,7 +93,7 @@ func TestDateTreeServesQueries(t *testing.T) {
 
 	explain := func(f Document, o ...FindOptions) Explanation {
 		t.Helper()
-		ex, err := c.Explain(f, o...)
+		ex, err := c.Explain(context.Background(), f, o...)
 		require.NoError(t, err)
 		return ex
 	}
@@ -141,7 +141,7 @@ func TestDateTreeServesQueries(t *testing.T) {
 
 func mustInsertMany(t *testing.T, c *Collection, docs []Document) {
 	t.Helper()
-	_, err := c.InsertMany(docs)
+	_, err := c.InsertMany(context.Background(), docs)
 	require.NoError(t, err)
 }
 

@@ -277,34 +277,140 @@ func encodeUpdated(doc Document) (newDoc, error) {
 	return newDoc{enc: enc, id: doc["_id"], doc: doc}, nil
 }
 
+// InsertOneResult is what InsertOne did, as the driver's.
+type InsertOneResult struct {
+	// InsertedID is the document's _id: its own, or the ObjectID
+	// generated for it.
+	InsertedID any
+}
+
+// InsertManyResult is what InsertMany did, as the driver's.
+type InsertManyResult struct {
+	// InsertedIDs are the _ids of the documents inserted, in the order
+	// given (an unordered InsertMany's failed documents are not among
+	// them).
+	InsertedIDs []any
+}
+
+// InsertManyOptions adjusts InsertMany, as the driver's options.
+type InsertManyOptions struct {
+	// Ordered (nil: true, the driver's default) makes the first failing
+	// document end the call, and then nothing is inserted. Ordered false
+	// attempts every document: those that can be inserted are, and each
+	// failure is reported with its index in a *BulkWriteError.
+	Ordered *bool
+}
+
 // InsertOne implements ttldb.Collection.InsertOne, whose documentation is the contract.
-func (c *Collection) InsertOne(doc any) (id any, err error) {
-	ids, err := insertDocs(c, []any{doc})
-	if err != nil {
+func (c *Collection) InsertOne(ctx context.Context, doc any) (*InsertOneResult, error) {
+	if err := c.started(ctx); err != nil {
 		return nil, err
 	}
-	return ids[0], nil
+	ids, err := insertDocs(c, []any{doc})
+	if err != nil {
+		var de *docIndexError
+		if errors.As(err, &de) {
+			err = de.err // one document: no index to name
+		}
+		return nil, err
+	}
+	return &InsertOneResult{InsertedID: ids[0]}, nil
 }
 
 // InsertMany implements ttldb.Collection.InsertMany, whose documentation is the contract.
-func (c *Collection) InsertMany(docs any) (ids []any, err error) {
-	switch d := docs.(type) {
-	case []Document:
-		return insertDocs(c, d)
-	case []any:
-		return insertDocs(c, d)
-	case nil:
-		return insertDocs(c, []any(nil))
-	}
-	if err := c.usable(); err != nil {
+func (c *Collection) InsertMany(ctx context.Context, docs any, opts ...InsertManyOptions) (*InsertManyResult, error) {
+	if err := c.started(ctx); err != nil {
 		return nil, err
 	}
-	list, err := documentList(docs)
-	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	ordered := true
+	for _, o := range opts {
+		if o.Ordered != nil {
+			ordered = *o.Ordered
+		}
 	}
-	return insertDocs(c, list)
+	var list []any
+	switch d := docs.(type) {
+	case []Document:
+		if ordered {
+			ids, err := insertDocs(c, d)
+			return insertManyResult(ids, err)
+		}
+		list = make([]any, len(d))
+		for i, x := range d {
+			list[i] = x
+		}
+	case []any:
+		list = d
+	case nil:
+	default:
+		if err := c.usable(); err != nil {
+			return nil, err
+		}
+		var err error
+		if list, err = documentList(docs); err != nil {
+			return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		}
+	}
+	if ordered {
+		ids, err := insertDocs(c, list)
+		return insertManyResult(ids, err)
+	}
+	return c.insertUnordered(list)
 }
+
+// insertManyResult shapes an ordered InsertMany's outcome: all inserted,
+// or none and the failing document's error as a *BulkWriteError.
+func insertManyResult(ids []any, err error) (*InsertManyResult, error) {
+	if err == nil {
+		return &InsertManyResult{InsertedIDs: ids}, nil
+	}
+	var de *docIndexError
+	if errors.As(err, &de) {
+		return &InsertManyResult{}, &BulkWriteError{WriteErrors: []WriteError{{Index: de.index, Err: de.err}}}
+	}
+	return &InsertManyResult{}, err
+}
+
+// insertUnordered inserts every document of list that can be: all at once
+// when none fails, else one at a time, so that each failure is the
+// document's own. The error is a *BulkWriteError listing every failure.
+func (c *Collection) insertUnordered(list []any) (*InsertManyResult, error) {
+	ids, err := insertDocs(c, list)
+	if err == nil {
+		return &InsertManyResult{InsertedIDs: ids}, nil
+	}
+	var de *docIndexError
+	var dup *DuplicateKeyError
+	if !errors.As(err, &de) && !errors.As(err, &dup) {
+		return &InsertManyResult{}, err // the DB's or the collection's: nothing to attribute
+	}
+	res := &InsertManyResult{InsertedIDs: []any{}}
+	var failed []WriteError
+	for i, d := range list {
+		ids, err := insertDocs(c, []any{d})
+		if err != nil {
+			if errors.As(err, &de) {
+				err = de.err
+			}
+			failed = append(failed, WriteError{Index: i, Err: err})
+			continue
+		}
+		res.InsertedIDs = append(res.InsertedIDs, ids[0])
+	}
+	if len(failed) == 0 {
+		return res, nil
+	}
+	return res, &BulkWriteError{WriteErrors: failed}
+}
+
+// docIndexError is the error of the document at index of an insert call.
+type docIndexError struct {
+	index int
+	err   error
+}
+
+func (e *docIndexError) Error() string { return fmt.Sprintf("document %d: %v", e.index, e.err) }
+func (e *docIndexError) Unwrap() error { return e.err }
 
 func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 	if err := c.db.writable(); err != nil {
@@ -335,7 +441,7 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 	for i, d := range docs {
 		p, err := c.prepareNewDocument(d, &sc.enc)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
+			return nil, &docIndexError{index: i, err: err}
 		}
 		prepared[i] = p
 		if i == 0 && len(docs) > 1 && len(sc.enc) > 0 {
@@ -458,32 +564,32 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		ref := &docRef{rec: record{enc: d.enc}, doc: d.doc}
 		if s.validator != nil && !s.applying {
 			if err := s.validator.Validate(ref.get()); err != nil {
-				return fmt.Errorf("document %d: collection %q: %w", i, s.name, err)
+				return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, err)}
 			}
 		}
 		id := d.id
 		if i == len(keys) {
-			return fmt.Errorf("document %d: collection %q: %w", i, s.name, keyErr)
+			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, keyErr)}
 		}
 		k := keys[i]
 		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
-			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
+			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id}}
 		}
 		if seen.add(k, i, keyOf) {
-			return fmt.Errorf("document %d: %w", i, &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id})
+			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id}}
 		}
 		dk, err := s.computeKeysInto(dks[i*len(s.indexes):(i+1)*len(s.indexes):(i+1)*len(s.indexes)], ref)
 		if err != nil {
-			return fmt.Errorf("document %d: %w", i, err)
+			return &docIndexError{index: i, err: err}
 		}
 		if err := uc.add(-1-int64(i), dk); err != nil {
-			return fmt.Errorf("document %d: %w", i, err)
+			return &docIndexError{index: i, err: err}
 		}
 		start := len(arena)
 		arena = s.appendTTLExtra(arena, dk)
 		extra := arena[start:len(arena):len(arena)]
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
-			return fmt.Errorf("document %d: collection %q: %w: %w", i, s.name, ErrInvalidDocument, err)
+			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w: %w", s.name, ErrInvalidDocument, err)}
 		}
 		batch[i] = docWrite{key: k, enc: d.enc, extra: extra, dk: dk}
 		cost += s.insertCost(&plan, k, d.enc, extra, dk)
@@ -649,38 +755,94 @@ func (s *collState) evictCapped() (evicted []record) {
 	return evicted
 }
 
-// UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne.
+// UpdateOptions adjusts UpdateOne, UpdateMany and ReplaceOne, with the
+// driver's option names.
 type UpdateOptions struct {
 	// Upsert inserts a document when nothing matches: for updates, the
 	// filter's equality conditions with the update applied; for ReplaceOne,
 	// the replacement (with the filter's _id if it names one).
 	Upsert bool
+	// Hint names the index the filter is answered with: an index's name,
+	// or its keys ([]IndexKey, or a Document or bson.D such as {a: 1}).
+	// An index the collection lacks, or one that cannot answer every
+	// query (partial or sparse), is an ErrInvalidOptions error and nothing
+	// changes. Nil: the planner chooses.
+	Hint any
+	// Sort (UpdateOne and ReplaceOne only) updates the first document in
+	// this order among those the filter matches; nil: the first found.
+	Sort []IndexKey
 }
 
-// UpdateResult says what an update did.
+// UpdateResult says what an update did, as the driver's.
 type UpdateResult struct {
-	MatchedCount  int // documents the filter matched
-	ModifiedCount int // documents actually changed
-	UpsertedID    any // the _id of the inserted document, if an upsert inserted one
+	MatchedCount  int64 // documents the filter matched
+	ModifiedCount int64 // documents actually changed
+	UpsertedCount int64 // 1 if an upsert inserted a document, else 0
+	UpsertedID    any   // the _id of the inserted document, if an upsert inserted one
+}
+
+// DeleteOptions adjusts DeleteOne and DeleteMany, with the driver's
+// option names.
+type DeleteOptions struct {
+	// Hint names the index the filter is answered with (see
+	// UpdateOptions.Hint).
+	Hint any
+}
+
+// DeleteResult says what a delete did, as the driver's.
+type DeleteResult struct {
+	DeletedCount int64 // documents deleted
 }
 
 // UpdateOne implements ttldb.Collection.UpdateOne, whose documentation is the contract.
-func (c *Collection) UpdateOne(filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
-	return c.updateMatching(context.Background(), filter, update, 1, opts)
+func (c *Collection) UpdateOne(ctx context.Context, filter, update any, opts ...UpdateOptions) (*UpdateResult, error) {
+	return c.update(ctx, filter, update, 1, opts)
 }
 
 // UpdateMany implements ttldb.Collection.UpdateMany, whose documentation is the contract.
-func (c *Collection) UpdateMany(ctx context.Context, filter, update Document, opts ...UpdateOptions) (UpdateResult, error) {
+func (c *Collection) UpdateMany(ctx context.Context, filter, update any, opts ...UpdateOptions) (*UpdateResult, error) {
+	o := mergeUpdateOptions(opts)
+	if o.Sort != nil {
+		return nil, fmt.Errorf("%w: collection %q: UpdateMany takes no Sort (UpdateOne and ReplaceOne do)", ErrInvalidOptions, c.name)
+	}
+	return c.update(ctx, filter, update, 0, opts)
+}
+
+// update is UpdateOne (limit 1) and UpdateMany (limit 0).
+func (c *Collection) update(ctx context.Context, filter, update any, limit int, opts []UpdateOptions) (*UpdateResult, error) {
+	if err := c.started(ctx); err != nil {
+		return nil, err
+	}
+	f, err := filterArg(filter)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	u, err := updateArg(update)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return c.updateMatching(ctx, filter, update, 0, opts)
+	// A failed update's result is zero, not nil, as a failed write's is
+	// in the driver (a caller that reads a count after an error sees 0).
+	res, err := c.updateMatching(ctx, f, u, limit, opts)
+	if err != nil {
+		res = UpdateResult{}
+	}
+	return &res, err
 }
 
 func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 	var o UpdateOptions
 	for _, x := range opts {
 		o.Upsert = o.Upsert || x.Upsert
+		if x.Hint != nil {
+			o.Hint = x.Hint
+		}
+		if x.Sort != nil {
+			o.Sort = x.Sort
+		}
 	}
 	return o
 }
@@ -697,6 +859,9 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if o := mergeUpdateOptions(opts); o.Hint != nil || o.Sort != nil {
+			return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: an update of a time-series collection takes no hint or sort", ErrInvalidOptions, ErrTimeSeries, c.name)
+		}
 		end, err := c.db.beginWrite()
 		if err != nil {
 			return UpdateResult{}, err
@@ -713,7 +878,13 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
-	err = c.writeMatchingCtx(ctx, c.writeDurableByCaller, f, limit, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	if o.Sort != nil {
+		if err := query.CompileSort(sortKeys(o.Sort)); err != nil {
+			return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+		}
+	}
+	sel := selection{f: f, limit: limit, sort: o.Sort, hint: o.Hint}
+	err = c.writeMatchingCtx(ctx, c.writeDurableByCaller, sel, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
@@ -724,6 +895,9 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 				return fmt.Errorf("collection %q: upsert: %w", s.name, err)
 			}
 			res.UpsertedID, err = s.upsertInsert(doc, now)
+			if err == nil {
+				res.UpsertedCount = 1
+			}
 			return err
 		}
 		if r := s.oprec; r != nil {
@@ -747,7 +921,7 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		s.writeCtx = ctx
 		n, err := s.replaceRecords(refs, newDocs)
 		s.writeCtx = nil
-		res.ModifiedCount = n
+		res.ModifiedCount = int64(n)
 		return err
 	})
 	if err != nil && ctx != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -760,16 +934,16 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 // records matching the filter (up to limit; 0: all) and the clock's now;
 // res.MatchedCount is set. With no match, fn runs only for an upsert: an
 // update without upsert of a missing collection must not create it.
-func (c *Collection) writeMatching(f *query.Filter, limit int, upsert bool, res *UpdateResult,
+func (c *Collection) writeMatching(sel selection, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
-	return c.writeMatchingCtx(context.Background(), c.write, f, limit, upsert, res, fn)
+	return c.writeMatchingCtx(context.Background(), c.write, sel, upsert, res, fn)
 }
 
 // writeMatchingCtx is writeMatching stopped by ctx (nil: never) while it
 // finds the records: it then returns ctx's error and fn does not run. It
 // writes through write: c.write, or c.writeDurableByCaller for a caller
 // that makes the write durable itself.
-func (c *Collection) writeMatchingCtx(ctx context.Context, write func(func(*collState) error) error, f *query.Filter, limit int, upsert bool, res *UpdateResult,
+func (c *Collection) writeMatchingCtx(ctx context.Context, write func(func(*collState) error) error, sel selection, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
@@ -781,11 +955,11 @@ func (c *Collection) writeMatchingCtx(ctx context.Context, write func(func(*coll
 		if r := s.oprec; r != nil {
 			r.now = now
 		}
-		refs, err := s.matchingRecordsCtx(ctx, f, limit, now)
+		refs, err := s.matchingRecordsCtx(ctx, sel, now)
 		if err != nil {
 			return ctxError(s.name, err)
 		}
-		res.MatchedCount = len(refs)
+		res.MatchedCount = int64(len(refs))
 		if len(refs) == 0 && !upsert {
 			return nil
 		}
@@ -938,31 +1112,43 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 }
 
 // ReplaceOne implements ttldb.Collection.ReplaceOne, whose documentation is the contract.
-func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...UpdateOptions) (UpdateResult, error) {
+func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replacementDoc any, opts ...UpdateOptions) (*UpdateResult, error) {
 	if err := c.usable(); err != nil {
-		return UpdateResult{}, err
+		return nil, err
+	}
+	if err := c.started(ctx); err != nil {
+		return nil, err
 	}
 	if c.timeSeries() != nil {
-		return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
+		return nil, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
+	}
+	filterDoc, err := filterArg(filterArgument)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
-		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	replacement, err := asDocument(replacementDoc)
 	if err != nil {
-		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	if err := query.ValidateReplacement(replacement); err != nil {
-		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	repl, err := codec.CloneDocument(replacement)
 	if err != nil {
-		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
+	if o.Sort != nil {
+		if err := query.CompileSort(sortKeys(o.Sort)); err != nil {
+			return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		}
+	}
 	var res UpdateResult
-	err = c.writeMatching(f, 1, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatching(selection{f: f, limit: 1, sort: o.Sort, hint: o.Hint}, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			doc := codec.CopyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
@@ -974,6 +1160,9 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 			}
 			var err error
 			res.UpsertedID, err = s.upsertInsert(doc, now)
+			if err == nil {
+				res.UpsertedCount = 1
+			}
 			return err
 		}
 		old := refs[0].get()
@@ -989,26 +1178,51 @@ func (c *Collection) ReplaceOne(filterDoc Document, replacementDoc any, opts ...
 			r.replaceKind = OpReplace
 		}
 		n, err := s.replaceRecords(refs, []Document{doc})
-		res.ModifiedCount = n
+		res.ModifiedCount = int64(n)
 		return err
 	})
-	return res, err
+	if err != nil {
+		res = UpdateResult{}
+	}
+	return &res, err
 }
 
 // DeleteOne implements ttldb.Collection.DeleteOne, whose documentation is the contract.
-func (c *Collection) DeleteOne(filter Document) (int, error) {
-	return c.deleteMatching(context.Background(), filter, 1)
+func (c *Collection) DeleteOne(ctx context.Context, filter any, opts ...DeleteOptions) (*DeleteResult, error) {
+	return c.delete(ctx, filter, 1, opts)
 }
 
 // DeleteMany implements ttldb.Collection.DeleteMany, whose documentation is the contract.
-func (c *Collection) DeleteMany(ctx context.Context, filter Document) (int, error) {
+func (c *Collection) DeleteMany(ctx context.Context, filter any, opts ...DeleteOptions) (*DeleteResult, error) {
+	return c.delete(ctx, filter, 0, opts)
+}
+
+// delete is DeleteOne (limit 1) and DeleteMany (limit 0).
+func (c *Collection) delete(ctx context.Context, filterArgument any, limit int, opts []DeleteOptions) (*DeleteResult, error) {
+	if err := c.started(ctx); err != nil {
+		return nil, err
+	}
+	filter, err := filterArg(filterArgument)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	var hint any
+	for _, o := range opts {
+		if o.Hint != nil {
+			hint = o.Hint
+		}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return c.deleteMatching(ctx, filter, 0)
+	n, err := c.deleteMatching(ctx, filter, limit, hint)
+	if err != nil {
+		n = 0
+	}
+	return &DeleteResult{DeletedCount: int64(n)}, err
 }
 
-func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int) (n int, err error) {
+func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, limit int, hint any) (n int, err error) {
 	if err := c.db.writable(); err != nil {
 		return 0, err
 	}
@@ -1020,6 +1234,9 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if hint != nil {
+			return 0, fmt.Errorf("%w: %w: collection %q: a delete of a time-series collection takes no hint", ErrInvalidOptions, ErrTimeSeries, c.name)
+		}
 		end, err := c.db.beginWrite()
 		if err != nil {
 			return 0, err
@@ -1041,7 +1258,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		if r := s.oprec; r != nil {
 			r.now = now
 		}
-		refs, err := s.matchingRecordsCtx(ctx, f, limit, now)
+		refs, err := s.matchingRecordsCtx(ctx, selection{f: f, limit: limit, hint: hint}, now)
 		if err == nil {
 			err = checkCtx(ctx)
 		}

@@ -43,7 +43,7 @@ func TestInsertOpsDoNotShareTheScratch(t *testing.T) {
 		return docs
 	}
 	for round := range 5 {
-		_, err := c.InsertMany(batch(round))
+		_, err := c.InsertMany(context.Background(), batch(round))
 		require.NoError(t, err)
 	}
 	var inserts []Op
@@ -83,7 +83,7 @@ func TestInsertsDuringBuildDoNotShareTheScratch(t *testing.T) {
 		for i := range docs {
 			docs[i] = Document{"_id": fmt.Sprintf("r%d-%02d", round, i), "v": 100*round + i}
 		}
-		_, err := c.InsertMany(docs)
+		_, err := c.InsertMany(context.Background(), docs)
 		require.NoError(t, err)
 	}
 	w.release()
@@ -91,7 +91,7 @@ func TestInsertsDuringBuildDoNotShareTheScratch(t *testing.T) {
 	requireIndexLikeFresh(t, c, "v_1")
 	n, err := c.CountDocuments(context.Background(), Document{"v": Document{"$gte": 100}})
 	require.NoError(t, err)
-	assert.Equal(t, 120, n)
+	assert.EqualValues(t, 120, n)
 }
 
 // insertWith is InsertMany through the given scratch, as insertDocs does
@@ -126,12 +126,12 @@ func TestInsertScratchDoesNotCarryMultikey(t *testing.T) {
 		insertWith(t, arrays, sc, Document{"_id": i, "tags": []any{1, 2}})
 		insertWith(t, dates, sc, Document{"_id": i, "at": clk.Now()})
 	}
-	specs, err := dates.Indexes()
+	specs, err := dates.Indexes(context.Background())
 	require.NoError(t, err)
 	require.Len(t, specs, 2)
 	require.Equal(t, "at_1", specs[1].Name)
 	require.False(t, specs[1].Multikey, "no document of dates has an array")
-	specs, err = arrays.Indexes()
+	specs, err = arrays.Indexes(context.Background())
 	require.NoError(t, err)
 	require.True(t, specs[1].Multikey)
 }

@@ -102,7 +102,7 @@ func run(addr string, once bool) error {
 		case err := <-served:
 			return err
 		case now := <-tick.C:
-			if _, err := sessions.InsertOne(ttldb.Document{"user": fmt.Sprintf("user%d", i%7), "lastSeen": now}); err != nil {
+			if _, err := sessions.InsertOne(context.Background(), ttldb.Document{"user": fmt.Sprintf("user%d", i%7), "lastSeen": now}); err != nil {
 				return err
 			}
 		}
@@ -126,7 +126,7 @@ func runOnce(db *ttldb.DB, sessions *ttldb.Collection, base string) error {
 	}
 	old := time.Now().Add(-time.Minute)
 	for _, user := range []string{"ada", "grace", "alan"} {
-		if _, err := sessions.InsertOne(ttldb.Document{"user": user, "lastSeen": old}); err != nil {
+		if _, err := sessions.InsertOne(context.Background(), ttldb.Document{"user": user, "lastSeen": old}); err != nil {
 			return err
 		}
 	}
@@ -138,7 +138,7 @@ func runOnce(db *ttldb.DB, sessions *ttldb.Collection, base string) error {
 		{"user": "barbara", "lastSeen": old},
 		{"user": "ken", "lastSeen": time.Now()},
 	} {
-		if _, err := sessions.InsertOne(d); err != nil {
+		if _, err := sessions.InsertOne(context.Background(), d); err != nil {
 			return err
 		}
 	}

@@ -49,7 +49,7 @@ func watchHandler(db *ttldb.DB, keepAlive time.Duration) http.Handler {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		defer cs.Close()
+		defer cs.Close(context.Background())
 		flusher, _ := w.(http.Flusher)
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")

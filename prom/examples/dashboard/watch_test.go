@@ -83,9 +83,9 @@ func TestWatchEndpoint(t *testing.T) {
 	res, events := watch(t, srv, "?coll=sessions", "")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
-	_, err = sessions.InsertMany([]ttldb.Document{{"_id": "a", "lastSeen": clk.Now()}, {"_id": "b", "lastSeen": clk.Now()}})
+	_, err = sessions.InsertMany(context.Background(), []ttldb.Document{{"_id": "a", "lastSeen": clk.Now()}, {"_id": "b", "lastSeen": clk.Now()}})
 	require.NoError(t, err)
-	_, err = db.Collection("other").InsertOne(ttldb.Document{"_id": 1}) // filtered out
+	_, err = db.Collection("other").InsertOne(context.Background(), ttldb.Document{"_id": 1}) // filtered out
 	require.NoError(t, err)
 	clk.Advance(2 * time.Minute)
 	_, err = db.RunTTLPass(ctx)
@@ -178,7 +178,7 @@ func TestWatchEndpointHistoryLost(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	for i := range 10 {
-		_, err := db.Collection("c").InsertOne(ttldb.Document{"_id": i})
+		_, err := db.Collection("c").InsertOne(context.Background(), ttldb.Document{"_id": i})
 		require.NoError(t, err)
 	}
 	srv := httptest.NewServer(watchHandler(db, time.Hour))

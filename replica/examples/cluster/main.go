@@ -155,7 +155,7 @@ func (c *cluster) round(ctx context.Context, round int) error {
 		docs = append(docs, ttldb.Document{"_id": fmt.Sprintf("r%d-%03d", round, i), "user": fmt.Sprintf("user%d", i%10), "lastSeen": c.clock.Now()})
 	}
 	if err := c.write(ctx, func(db *ttldb.DB) error {
-		_, err := db.Collection("sessions").InsertMany(docs)
+		_, err := db.Collection("sessions").InsertMany(context.Background(), docs)
 		if errors.Is(err, ttldb.ErrDuplicateKey) {
 			return nil // committed before a retry
 		}
@@ -339,7 +339,7 @@ func count(m *member) int {
 	if err != nil {
 		return -1
 	}
-	return n
+	return int(n)
 }
 
 // waitCount waits until every node up holds n sessions; with advance,
