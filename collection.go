@@ -113,7 +113,8 @@ func (c *Collection) InsertOne(ctx context.Context, doc any) (*InsertOneResult, 
 // Ordered (the default, InsertManyOptions.Ordered nil or true) is atomic:
 // if any document is invalid, fails validation or would duplicate a key
 // (in the collection or within docs), nothing is stored and the error is
-// a *BulkWriteError naming that document's index. (The driver's ordered
+// a *BulkWriteError naming that document's index (the first invalid
+// document if any is, else the first that fails validation or a key). (The driver's ordered
 // insert keeps the documents before the failing one; ttldb's keeps none,
 // so that a failed call changes nothing.) Unordered (Ordered false)
 // inserts every document that can be inserted and reports each one that
@@ -174,8 +175,8 @@ func (c *Collection) UpdateMany(ctx context.Context, filter, update any, opts ..
 // with ErrImmutableID). replacement is a document of any form InsertOne
 // takes (a struct's _id left out by omitempty, or nil, keeps the stored
 // one). With Upsert and no match, it inserts the replacement. A
-// replacement whose first field starts with '$' reads as an update and is
-// refused (ErrInvalidUpdate), as the driver refuses it.
+// replacement with a top-level field that starts with '$' reads as an
+// update and is refused (ErrInvalidUpdate), as the driver refuses one.
 func (c *Collection) ReplaceOne(ctx context.Context, filter any, replacement any, opts ...UpdateOptions) (*UpdateResult, error) {
 	return (*engine.Collection)(c).ReplaceOne(ctx, filter, replacement, opts...)
 }

@@ -72,6 +72,12 @@ func (c *Collection) FindOne(ctx context.Context, filter any, opts ...FindOption
 	return SingleResult((*engine.Collection)(c).FindOne(ctx, filter, opts...))
 }
 
+// Collation is the driver's options.Collation. ttldb compares strings by
+// their UTF-8 bytes (MongoDB's "simple" collation): an option's Collation
+// must be nil or &Collation{Locale: "simple"}; any other is refused with
+// ErrInvalidOptions, and the call reads and changes nothing.
+type Collation = engine.Collation
+
 // CountOptions adjusts CountDocuments: Skip, Limit and Hint, as the
 // driver's options.
 type CountOptions = engine.CountOptions

@@ -35,6 +35,8 @@ type FindOptions struct {
 	// (partial, sparse, a TTL index that keeps only dates), is an
 	// ErrInvalidOptions error. Nil: the planner chooses.
 	Hint any
+	// Collation must be nil or the simple collation (see Collation).
+	Collation *Collation
 }
 
 // CountOptions adjusts CountDocuments, with the driver's option names.
@@ -48,6 +50,8 @@ type CountOptions struct {
 	// Hint names the index the filter is answered with (see
 	// FindOptions.Hint).
 	Hint any
+	// Collation must be nil or the simple collation (see Collation).
+	Collation *Collation
 }
 
 func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
@@ -67,6 +71,9 @@ func mergeFindOptions(opts []FindOptions) (FindOptions, error) {
 		}
 		if x.Hint != nil {
 			o.Hint = x.Hint
+		}
+		if x.Collation != nil {
+			o.Collation = x.Collation
 		}
 	}
 	if o.Skip < 0 || o.Limit < 0 {
@@ -132,6 +139,9 @@ func (c *Collection) compileQuery(filterArgument any, opts []FindOptions) (*find
 	o, err := mergeFindOptions(opts)
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+	}
+	if err := checkCollation(c.name, o.Collation); err != nil {
+		return nil, err
 	}
 	p, err := query.CompileProjection(o.Projection)
 	if err != nil {
@@ -352,6 +362,12 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 		if x.Hint != nil {
 			o.Hint = x.Hint
 		}
+		if x.Collation != nil {
+			o.Collation = x.Collation
+		}
+	}
+	if err := checkCollation(c.name, o.Collation); err != nil {
+		return 0, err
 	}
 	if o.Skip < 0 || o.Limit < 0 {
 		return 0, fmt.Errorf("%w: collection %q: negative skip (%d) or limit (%d)", ErrInvalidOptions, c.name, o.Skip, o.Limit)

@@ -42,6 +42,8 @@ type FindOneAndUpdateOptions struct {
 	// Hint names the index the filter is answered with (see
 	// FindOptions.Hint).
 	Hint any
+	// Collation must be nil or the simple collation (see Collation).
+	Collation *Collation
 }
 
 // FindOneAndReplaceOptions adjusts FindOneAndReplace: the fields of
@@ -53,6 +55,7 @@ type FindOneAndReplaceOptions struct {
 	Projection     Document
 	Upsert         bool
 	Hint           any
+	Collation      *Collation
 }
 
 // FindOneAndDeleteOptions adjusts FindOneAndDelete: Sort picks which
@@ -61,7 +64,8 @@ type FindOneAndReplaceOptions struct {
 type FindOneAndDeleteOptions struct {
 	Sort       []IndexKey
 	Projection Document
-	Hint       any // see FindOptions.Hint
+	Hint       any        // see FindOptions.Hint
+	Collation  *Collation // nil or the simple collation (see Collation)
 }
 
 // findModify is a compiled find-and-modify: the query that picks the
@@ -86,7 +90,7 @@ func (c *Collection) compileFindModify(ctx context.Context, op string, filter an
 	if ret != Before && ret != After {
 		return nil, fmt.Errorf("%w: collection %q: %s: ReturnDocument %d is neither Before nor After", ErrInvalidOptions, c.name, op, ret)
 	}
-	q, err := c.compileQuery(filter, []FindOptions{{Sort: sort, Projection: proj, Hint: o.Hint}})
+	q, err := c.compileQuery(filter, []FindOptions{{Sort: sort, Projection: proj, Hint: o.Hint, Collation: o.Collation}})
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +193,7 @@ func (c *Collection) FindOneAndReplace(ctx context.Context, filter any, replacem
 func (c *Collection) FindOneAndDelete(ctx context.Context, filter any, opts ...FindOneAndDeleteOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
-		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions{Sort: x.Sort, Projection: x.Projection, Hint: x.Hint})
+		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions{Sort: x.Sort, Projection: x.Projection, Hint: x.Hint, Collation: x.Collation})
 	}
 	o.ReturnDocument, o.Upsert = Before, false
 	fm, err := c.compileFindModify(ctx, "FindOneAndDelete", filter, o)
@@ -212,6 +216,9 @@ func mergeFindModifyOptions(o, x FindOneAndUpdateOptions) FindOneAndUpdateOption
 	o.Upsert = o.Upsert || x.Upsert
 	if x.Hint != nil {
 		o.Hint = x.Hint
+	}
+	if x.Collation != nil {
+		o.Collation = x.Collation
 	}
 	return o
 }

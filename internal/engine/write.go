@@ -771,6 +771,8 @@ type UpdateOptions struct {
 	// Sort (UpdateOne and ReplaceOne only) updates the first document in
 	// this order among those the filter matches; nil: the first found.
 	Sort []IndexKey
+	// Collation must be nil or the simple collation (see Collation).
+	Collation *Collation
 }
 
 // UpdateResult says what an update did, as the driver's.
@@ -787,6 +789,8 @@ type DeleteOptions struct {
 	// Hint names the index the filter is answered with (see
 	// UpdateOptions.Hint).
 	Hint any
+	// Collation must be nil or the simple collation (see Collation).
+	Collation *Collation
 }
 
 // DeleteResult says what a delete did, as the driver's.
@@ -803,7 +807,7 @@ func (c *Collection) UpdateOne(ctx context.Context, filter, update any, opts ...
 func (c *Collection) UpdateMany(ctx context.Context, filter, update any, opts ...UpdateOptions) (*UpdateResult, error) {
 	o := mergeUpdateOptions(opts)
 	if o.Sort != nil {
-		return nil, fmt.Errorf("%w: collection %q: UpdateMany takes no Sort (UpdateOne and ReplaceOne do)", ErrInvalidOptions, c.name)
+		return &UpdateResult{}, fmt.Errorf("%w: collection %q: UpdateMany takes no Sort (UpdateOne and ReplaceOne do)", ErrInvalidOptions, c.name)
 	}
 	return c.update(ctx, filter, update, 0, opts)
 }
@@ -811,15 +815,18 @@ func (c *Collection) UpdateMany(ctx context.Context, filter, update any, opts ..
 // update is UpdateOne (limit 1) and UpdateMany (limit 0).
 func (c *Collection) update(ctx context.Context, filter, update any, limit int, opts []UpdateOptions) (*UpdateResult, error) {
 	if err := c.started(ctx); err != nil {
-		return nil, err
+		return &UpdateResult{}, err
+	}
+	if err := checkCollation(c.name, mergeUpdateOptions(opts).Collation); err != nil {
+		return &UpdateResult{}, err
 	}
 	f, err := filterArg(filter)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	u, err := updateArg(update)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -842,6 +849,9 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 		}
 		if x.Sort != nil {
 			o.Sort = x.Sort
+		}
+		if x.Collation != nil {
+			o.Collation = x.Collation
 		}
 	}
 	return o
@@ -1114,37 +1124,40 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 // ReplaceOne implements ttldb.Collection.ReplaceOne, whose documentation is the contract.
 func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replacementDoc any, opts ...UpdateOptions) (*UpdateResult, error) {
 	if err := c.usable(); err != nil {
-		return nil, err
+		return &UpdateResult{}, err
 	}
 	if err := c.started(ctx); err != nil {
-		return nil, err
+		return &UpdateResult{}, err
 	}
 	if c.timeSeries() != nil {
-		return nil, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
+		return &UpdateResult{}, fmt.Errorf("%w: %w: collection %q: ReplaceOne is not supported on a time-series collection", ErrInvalidUpdate, ErrTimeSeries, c.name)
 	}
 	filterDoc, err := filterArg(filterArgument)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	f, err := query.CompileFilter(filterDoc)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	replacement, err := asDocument(replacementDoc)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	if err := query.ValidateReplacement(replacement); err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	repl, err := codec.CloneDocument(replacement)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	o := mergeUpdateOptions(opts)
+	if err := checkCollation(c.name, o.Collation); err != nil {
+		return &UpdateResult{}, err
+	}
 	if o.Sort != nil {
 		if err := query.CompileSort(sortKeys(o.Sort)); err != nil {
-			return nil, fmt.Errorf("collection %q: %w", c.name, err)
+			return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 		}
 	}
 	var res UpdateResult
@@ -1200,16 +1213,19 @@ func (c *Collection) DeleteMany(ctx context.Context, filter any, opts ...DeleteO
 // delete is DeleteOne (limit 1) and DeleteMany (limit 0).
 func (c *Collection) delete(ctx context.Context, filterArgument any, limit int, opts []DeleteOptions) (*DeleteResult, error) {
 	if err := c.started(ctx); err != nil {
-		return nil, err
+		return &DeleteResult{}, err
 	}
 	filter, err := filterArg(filterArgument)
 	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", c.name, err)
+		return &DeleteResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	var hint any
 	for _, o := range opts {
 		if o.Hint != nil {
 			hint = o.Hint
+		}
+		if err := checkCollation(c.name, o.Collation); err != nil {
+			return &DeleteResult{}, err
 		}
 	}
 	if ctx == nil {
