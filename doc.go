@@ -19,7 +19,7 @@
 //		Keys:               []ttldb.IndexKey{ttldb.Asc("lastModifiedDate")},
 //		ExpireAfterSeconds: ttldb.Seconds(3600),
 //	})
-//	_, err = events.InsertOne(ttldb.Document{"lastModifiedDate": time.Now(), "msg": "hello"})
+//	_, err = events.InsertOne(ctx, ttldb.Document{"lastModifiedDate": time.Now(), "msg": "hello"})
 //
 // The package's Example runs the same on a fake clock, through expiry.
 //
@@ -44,4 +44,17 @@
 // with errors.Is; some are also typed (*DuplicateKeyError,
 // *ValidationError, *DocumentError) for errors.As. A failed write changes
 // nothing.
+//
+// # Code written for MongoDB's Go driver
+//
+// Methods have the names and shapes of the driver v2's: every one that
+// reads or writes takes a context.Context first; filters and updates are
+// Documents, bson.D, bson.M, bson.Raw or structs; results are
+// *InsertOneResult, *UpdateResult, *DeleteResult…; ErrNoDocuments is the
+// driver's sentinel. The driver's bson types (go.mongodb.org/mongo-driver/v2/bson)
+// mean in ttldb what they mean to the driver, in documents, filters,
+// updates, sorts, indexes and decoding: a bson.DateTime is a date (a TTL
+// index expires it), a bson.D keeps its field order, ObjectID is
+// bson.ObjectID, and a type ttldb cannot keep is refused with the path and
+// the type. The README lists the differences.
 package ttldb
