@@ -145,7 +145,8 @@ type DeleteResult = engine.DeleteResult
 
 // UpdateOne applies update ($set, $unset, $inc, $mul, $min, $max, $rename,
 // $currentDate, $setOnInsert, $push, $addToSet, $pull, $pop, with MongoDB's
-// semantics; $setOnInsert only when an upsert inserts) to the first
+// semantics; $setOnInsert only when an upsert inserts; paths through
+// "$[]" and "$[id]" with UpdateOptions.ArrayFilters) to the first
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
 // document alive under a TTL index. filter and update are documents as the

@@ -404,3 +404,75 @@ func TestCollationRefused(t *testing.T) {
 	assert.Equal(t, []ttldb.Document{{"_id": 1, "s": "A"}}, all(t, c))
 	assert.False(t, errors.Is(err, ttldb.ErrInvalidFilter))
 }
+
+// TestArrayFilters: the driver's arrayFilters through UpdateOne,
+// UpdateMany, FindOneAndUpdate and BulkWrite; a bad one changes nothing.
+func TestArrayFilters(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("af")
+	ctx := context.Background()
+	mustInsert(t, c,
+		ttldb.Document{"_id": 1, "grades": []any{95, 102, 90}},
+		ttldb.Document{"_id": 2, "grades": []any{98, 100, 102}},
+		ttldb.Document{"_id": 3, "scores": []any{ttldb.Document{"g": 80, "m": 75}, ttldb.Document{"g": 85, "m": 90}}},
+	)
+	res, err := c.UpdateMany(ctx, nil, bson.D{{Key: "$set", Value: bson.D{{Key: "grades.$[e]", Value: 100}}}},
+		ttldb.UpdateOptions{ArrayFilters: []any{bson.D{{Key: "e", Value: bson.D{{Key: "$gte", Value: 100}}}}}})
+	require.Error(t, err, "document 3 has no grades: MongoDB's error, and nothing changes")
+	require.ErrorIs(t, err, ttldb.ErrInvalidUpdate)
+	assert.Equal(t, &ttldb.UpdateResult{}, res)
+
+	res, err = c.UpdateMany(ctx, ttldb.Document{"grades": ttldb.Document{"$exists": true}}, bson.D{{Key: "$set", Value: bson.D{{Key: "grades.$[e]", Value: 100}}}},
+		ttldb.UpdateOptions{ArrayFilters: []any{bson.D{{Key: "e", Value: bson.D{{Key: "$gte", Value: 100}}}}}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), res.ModifiedCount)
+	got, err := c.FindOne(ctx, ttldb.Document{"_id": 2}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, []any{98, 100, 100}, got["grades"])
+
+	var after struct {
+		Scores []struct{ G, M int } `bson:"scores"`
+	}
+	err = c.FindOneAndUpdate(ctx, ttldb.Document{"_id": 3}, ttldb.Document{"$set": ttldb.Document{"scores.$[s].m": 100}},
+		ttldb.FindOneAndUpdateOptions{ReturnDocument: ttldb.After, ArrayFilters: []any{ttldb.Document{"s.g": ttldb.Document{"$gte": 85}}}}).Decode(&after)
+	require.NoError(t, err)
+	assert.Equal(t, 75, after.Scores[0].M)
+	assert.Equal(t, 100, after.Scores[1].M)
+
+	_, err = c.BulkWrite(ctx, []ttldb.WriteModel{ttldb.UpdateOneModel{
+		Filter: ttldb.Document{"_id": 1}, Update: ttldb.Document{"$inc": ttldb.Document{"grades.$[]": 1}},
+	}})
+	require.NoError(t, err)
+	got, err = c.FindOne(ctx, ttldb.Document{"_id": 1}).Document()
+	require.NoError(t, err)
+	assert.Equal(t, []any{96, 101, 91}, got["grades"])
+
+	before := all(t, c)
+	_, err = c.UpdateOne(ctx, ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"grades.$[x]": 0}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "no filter for x")
+	_, err = c.UpdateOne(ctx, ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"grades.$[]": 0}},
+		ttldb.UpdateOptions{ArrayFilters: []any{ttldb.Document{"y": 1}}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidUpdate, "a filter not used")
+	_, err = c.ReplaceOne(ctx, ttldb.Document{"_id": 1}, ttldb.Document{"a": 1}, ttldb.UpdateOptions{ArrayFilters: []any{ttldb.Document{"y": 1}}})
+	require.ErrorIs(t, err, ttldb.ErrInvalidOptions)
+	assert.Equal(t, before, all(t, c))
+}
+
+// TestArrayFiltersChangeEvent: an update through "$[e]" reports the array
+// it changed, whole, in updatedFields.
+func TestArrayFiltersChangeEvent(t *testing.T) {
+	db, _ := openStore(t)
+	c := db.Collection("afcs")
+	ctx := context.Background()
+	mustInsert(t, c, ttldb.Document{"_id": 1, "a": []any{1, 5}})
+	cs, err := c.Watch(ctx)
+	require.NoError(t, err)
+	defer cs.Close(ctx)
+	_, err = c.UpdateOne(ctx, ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"a.$[big]": 0}},
+		ttldb.UpdateOptions{ArrayFilters: []any{ttldb.Document{"big": ttldb.Document{"$gt": 2}}}})
+	require.NoError(t, err)
+	require.True(t, cs.TryNext(ctx))
+	ev := cs.Event()
+	require.NotNil(t, ev.UpdateDescription)
+	assert.Equal(t, ttldb.Document{"a": []any{1, 0}}, ev.UpdateDescription.UpdatedFields)
+}

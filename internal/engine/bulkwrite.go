@@ -19,22 +19,24 @@ type InsertOneModel struct {
 }
 
 // UpdateOneModel is UpdateOne(ctx, Filter, Update, UpdateOptions{Upsert,
-// Hint, Sort}). Filter and Update take what UpdateOne takes.
+// Hint, Sort, ArrayFilters}). Filter and Update take what UpdateOne takes.
 type UpdateOneModel struct {
-	Filter any
-	Update any
-	Upsert bool
-	Hint   any
-	Sort   []IndexKey
+	Filter       any
+	Update       any
+	Upsert       bool
+	Hint         any
+	Sort         []IndexKey
+	ArrayFilters []any
 }
 
 // UpdateManyModel is UpdateMany(ctx, Filter, Update,
-// UpdateOptions{Upsert, Hint}).
+// UpdateOptions{Upsert, Hint, ArrayFilters}).
 type UpdateManyModel struct {
-	Filter any
-	Update any
-	Upsert bool
-	Hint   any
+	Filter       any
+	Update       any
+	Upsert       bool
+	Hint         any
+	ArrayFilters []any
 }
 
 // ReplaceOneModel is ReplaceOne(ctx, Filter, Replacement,
@@ -198,16 +200,16 @@ func (c *Collection) bulkOne(ctx context.Context, m WriteModel, i int, res *Bulk
 			return c.bulkInsert(ctx, *m, i, res)
 		}
 	case UpdateOneModel:
-		return upd(c.UpdateOne(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))
+		return upd(c.UpdateOne(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort, ArrayFilters: m.ArrayFilters}))
 	case *UpdateOneModel:
 		if m != nil {
-			return upd(c.UpdateOne(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))
+			return upd(c.UpdateOne(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort, ArrayFilters: m.ArrayFilters}))
 		}
 	case UpdateManyModel:
-		return upd(c.UpdateMany(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint}))
+		return upd(c.UpdateMany(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, ArrayFilters: m.ArrayFilters}))
 	case *UpdateManyModel:
 		if m != nil {
-			return upd(c.UpdateMany(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint}))
+			return upd(c.UpdateMany(ctx, m.Filter, m.Update, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, ArrayFilters: m.ArrayFilters}))
 		}
 	case ReplaceOneModel:
 		return upd(c.ReplaceOne(ctx, m.Filter, m.Replacement, UpdateOptions{Upsert: m.Upsert, Hint: m.Hint, Sort: m.Sort}))

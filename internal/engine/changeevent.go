@@ -338,6 +338,10 @@ func describeUpdate(update, after RawDocument) *UpdateDescription {
 				}
 				path = to
 			}
+			if i := strings.Index(path, ".$["); i >= 0 {
+				// An array update ("a.$[e].b"): the array, whole.
+				path = path[:i]
+			}
 			if post == nil {
 				post = after.Document()
 			}

@@ -44,6 +44,9 @@ type FindOneAndUpdateOptions struct {
 	Hint any
 	// Collation must be nil or the simple collation (see Collation).
 	Collation *Collation
+	// ArrayFilters are the filters of the update's "$[id]" paths (see
+	// UpdateOptions.ArrayFilters).
+	ArrayFilters []any
 }
 
 // FindOneAndReplaceOptions adjusts FindOneAndReplace: the fields of
@@ -111,7 +114,7 @@ func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, updateArgumen
 	if err != nil {
 		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
-	u, err := query.CompileUpdate(update)
+	u, err := query.CompileUpdateWithArrayFilters(update, o.ArrayFilters)
 	if err != nil {
 		return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
 	}
@@ -145,7 +148,7 @@ func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, updateArgumen
 func (c *Collection) FindOneAndReplace(ctx context.Context, filter any, replacement any, opts ...FindOneAndReplaceOptions) SingleResult {
 	var o FindOneAndUpdateOptions
 	for _, x := range opts {
-		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions(x))
+		o = mergeFindModifyOptions(o, FindOneAndUpdateOptions{ReturnDocument: x.ReturnDocument, Sort: x.Sort, Projection: x.Projection, Upsert: x.Upsert, Hint: x.Hint, Collation: x.Collation})
 	}
 	fm, err := c.compileFindModify(ctx, "FindOneAndReplace", filter, o)
 	if err != nil {
@@ -219,6 +222,9 @@ func mergeFindModifyOptions(o, x FindOneAndUpdateOptions) FindOneAndUpdateOption
 	}
 	if x.Collation != nil {
 		o.Collation = x.Collation
+	}
+	if x.ArrayFilters != nil {
+		o.ArrayFilters = x.ArrayFilters
 	}
 	return o
 }

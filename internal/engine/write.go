@@ -773,6 +773,13 @@ type UpdateOptions struct {
 	Sort []IndexKey
 	// Collation must be nil or the simple collation (see Collation).
 	Collation *Collation
+	// ArrayFilters (UpdateOne and UpdateMany) are the filters of the
+	// update's "$[id]" paths, as MongoDB's arrayFilters: each a filter
+	// document (Document, bson.D, bson.M) whose fields start with its
+	// identifier ({"e.grade": {$gte: 85}} for "grades.$[e].mean"); "$[]"
+	// needs none. Every identifier used needs one filter and every
+	// filter must be used, else ErrInvalidUpdate.
+	ArrayFilters []any
 }
 
 // UpdateResult says what an update did, as the driver's.
@@ -853,6 +860,9 @@ func mergeUpdateOptions(opts []UpdateOptions) UpdateOptions {
 		if x.Collation != nil {
 			o.Collation = x.Collation
 		}
+		if x.ArrayFilters != nil {
+			o.ArrayFilters = x.ArrayFilters
+		}
 	}
 	return o
 }
@@ -869,8 +879,8 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
-		if o := mergeUpdateOptions(opts); o.Hint != nil || o.Sort != nil {
-			return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: an update of a time-series collection takes no hint or sort", ErrInvalidOptions, ErrTimeSeries, c.name)
+		if o := mergeUpdateOptions(opts); o.Hint != nil || o.Sort != nil || o.ArrayFilters != nil {
+			return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: an update of a time-series collection takes no hint, sort or array filters", ErrInvalidOptions, ErrTimeSeries, c.name)
 		}
 		end, err := c.db.beginWrite()
 		if err != nil {
@@ -883,11 +893,11 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	u, err := query.CompileUpdate(updateDoc)
+	o := mergeUpdateOptions(opts)
+	u, err := query.CompileUpdateWithArrayFilters(updateDoc, o.ArrayFilters)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	o := mergeUpdateOptions(opts)
 	if o.Sort != nil {
 		if err := query.CompileSort(sortKeys(o.Sort)); err != nil {
 			return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
@@ -1154,6 +1164,9 @@ func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replace
 	o := mergeUpdateOptions(opts)
 	if err := checkCollation(c.name, o.Collation); err != nil {
 		return &UpdateResult{}, err
+	}
+	if o.ArrayFilters != nil {
+		return &UpdateResult{}, fmt.Errorf("%w: collection %q: ReplaceOne takes no array filters", ErrInvalidOptions, c.name)
 	}
 	if o.Sort != nil {
 		if err := query.CompileSort(sortKeys(o.Sort)); err != nil {

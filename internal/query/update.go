@@ -34,7 +34,8 @@ const maxArrayPad = 10000
 // one operation per field path, sorted by path so that applying it (and
 // any error it reports) is deterministic.
 type Update struct {
-	ops []updateOp
+	ops     []updateOp
+	filters arrayFilters // the identifiers of "$[id]" paths (arrayfilters.go)
 }
 
 // updateOp is one field of one operator.
@@ -62,6 +63,12 @@ type updateOp struct {
 // does (update_ops.go). Errors wrap errs.ErrInvalidUpdate and name the
 // operator and path.
 func CompileUpdate(u map[string]any) (*Update, error) {
+	return CompileUpdateWithArrayFilters(u, nil)
+}
+
+// compileUpdateOps is CompileUpdate without the check of the array
+// filters' identifiers.
+func compileUpdateOps(u map[string]any) (*Update, error) {
 	u, err := codec.ExprDocument(u)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errs.ErrInvalidUpdate, err)
@@ -103,7 +110,7 @@ func CompileUpdate(u map[string]any) (*Update, error) {
 // compileOp validates one field of one (known) operator.
 func compileOp(name, path string, arg any) (updateOp, error) {
 	op := updateOp{name: name, path: path}
-	parts, err := splitFieldPath(path)
+	parts, err := splitUpdatePath(path, name != opRename)
 	if err != nil {
 		return op, op.error(err)
 	}
@@ -220,7 +227,7 @@ func (u *Update) apply(doc codec.Document, now time.Time, insert bool) (out code
 			}
 			continue
 		}
-		c, err := op.applyTo(out, now)
+		c, err := op.applyTo(out, now, u.filters)
 		if err != nil {
 			return nil, false, err
 		}
@@ -234,7 +241,7 @@ func (u *Update) apply(doc codec.Document, now time.Time, insert bool) (out code
 // stored.
 func (op *updateOp) checkIDUnchanged(id any, now time.Time) error {
 	scratch := codec.Document{"_id": codec.CopyValue(id)}
-	if _, err := op.applyTo(scratch, now); err != nil {
+	if _, err := op.applyTo(scratch, now, nil); err != nil {
 		return err
 	}
 	if !Equal(scratch["_id"], id) {
@@ -244,19 +251,19 @@ func (op *updateOp) checkIDUnchanged(id any, now time.Time) error {
 }
 
 // applyTo performs op on doc, a private copy, in place.
-func (op *updateOp) applyTo(doc codec.Document, now time.Time) (bool, error) {
+func (op *updateOp) applyTo(doc codec.Document, now time.Time, af arrayFilters) (bool, error) {
 	if op.more != nil {
-		changed, err := op.more.apply(doc, op.parts)
+		changed, err := op.more.apply(doc, op.parts, af)
 		if err != nil {
 			return false, op.error(err)
 		}
 		return changed, nil
 	}
 	if op.name == opUnset {
-		_, changed := unsetIn(doc, op.parts)
+		_, changed := unsetIn(doc, op.parts, af)
 		return changed, nil
 	}
-	_, changed, err := setIn(doc, op.parts, func(old any, exists bool) (any, error) {
+	_, changed, err := setIn(doc, op.parts, af, func(old any, exists bool) (any, error) {
 		return op.newValue(old, exists, now)
 	})
 	if err != nil {
@@ -280,26 +287,63 @@ func (op *updateOp) newValue(old any, exists bool, now time.Time) (any, error) {
 }
 
 // leafFunc computes the value to write at the end of a path from the value
-// there (exists is false if the field is missing).
+// there (exists is false if the field is missing). errLeafSkip leaves the
+// field as it is (and creates nothing on the way).
 type leafFunc func(old any, exists bool) (any, error)
+
+// errLeafSkip is a leafFunc's "nothing to write here" ($pull and $pop on a
+// missing field, which they ignore).
+var errLeafSkip = errors.New("skip")
 
 // setIn writes leaf's value at parts inside cur, a private copy, creating
 // missing documents on the way. It returns cur, or its replacement when cur
 // is an array (arrays are rebuilt as []any). changed is false if the value
 // written is identical to the one there.
-func setIn(cur any, parts []string, leaf leafFunc) (any, bool, error) {
+func setIn(cur any, parts []string, af arrayFilters, leaf leafFunc) (any, bool, error) {
+	if id, ok := positional(parts[0]); ok {
+		return setInElements(cur, id, parts, af, leaf)
+	}
 	if m, ok := codec.AsDocument(cur); ok {
-		return setInDocument(m, parts, leaf)
+		return setInDocument(m, parts, af, leaf)
 	}
 	if elems, ok := codec.ArrayElements(cur); ok {
-		return setInArray(cur, elems, parts, leaf)
+		return setInArray(cur, elems, parts, af, leaf)
 	}
 	return nil, false, fmt.Errorf("cannot create field %q in %s", parts[0], describeType(cur))
 }
 
-func setInDocument(m map[string]any, parts []string, leaf leafFunc) (any, bool, error) {
+// setInElements is setIn through "$[]" or "$[id]" (parts[0]): the rest of
+// the path is set in every element (that the array filter id matches).
+func setInElements(cur any, id string, parts []string, af arrayFilters, leaf leafFunc) (any, bool, error) {
+	elems, ok := codec.ArrayElements(cur)
+	if !ok {
+		return nil, false, fmt.Errorf("cannot apply the array update %q to %s: it needs an array", parts[0], describeType(cur))
+	}
+	var out []any
+	for i, e := range elems {
+		if !af.elementMatches(id, e) {
+			continue
+		}
+		nv, changed, err := setChild(e, true, parts, af, leaf)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			if out == nil {
+				out = slices.Clone(elems)
+			}
+			out[i] = nv
+		}
+	}
+	if out == nil {
+		return cur, false, nil
+	}
+	return out, true, nil
+}
+
+func setInDocument(m map[string]any, parts []string, af arrayFilters, leaf leafFunc) (any, bool, error) {
 	old, exists := m[parts[0]]
-	nv, changed, err := setChild(old, exists, parts, leaf)
+	nv, changed, err := setChild(old, exists, parts, af, leaf)
 	if err != nil || !changed {
 		return m, false, err
 	}
@@ -307,7 +351,7 @@ func setInDocument(m map[string]any, parts []string, leaf leafFunc) (any, bool, 
 	return m, true, nil
 }
 
-func setInArray(cur any, elems []any, parts []string, leaf leafFunc) (any, bool, error) {
+func setInArray(cur any, elems []any, parts []string, af arrayFilters, leaf leafFunc) (any, bool, error) {
 	i, ok := arrayIndex(parts[0])
 	if !ok {
 		return nil, false, fmt.Errorf("cannot create field %q in an array", parts[0])
@@ -320,7 +364,7 @@ func setInArray(cur any, elems []any, parts []string, leaf leafFunc) (any, bool,
 	if exists {
 		old = elems[i]
 	}
-	nv, changed, err := setChild(old, exists, parts, leaf)
+	nv, changed, err := setChild(old, exists, parts, af, leaf)
 	if err != nil || !changed {
 		return cur, false, err
 	}
@@ -334,24 +378,59 @@ func setInArray(cur any, elems []any, parts []string, leaf leafFunc) (any, bool,
 // which holds old (if exists): the leaf value at the end of the path, else
 // the child with the rest of the path set in it (a new document if the child
 // is missing).
-func setChild(old any, exists bool, parts []string, leaf leafFunc) (any, bool, error) {
+func setChild(old any, exists bool, parts []string, af arrayFilters, leaf leafFunc) (any, bool, error) {
 	if len(parts) == 1 {
 		nv, err := leaf(old, exists)
+		if err == errLeafSkip {
+			return old, false, nil
+		}
 		if err != nil {
 			return nil, false, err
 		}
 		return nv, !exists || !Identical(old, nv), nil
 	}
 	if !exists {
+		if _, ok := positional(parts[1]); ok {
+			return nil, false, fmt.Errorf("the path %q must exist in the document in order to apply array updates", parts[0])
+		}
 		old = codec.Document{}
 	}
-	return setIn(old, parts[1:], leaf)
+	return setIn(old, parts[1:], af, leaf)
 }
 
 // unsetIn removes the field at parts inside cur, a private copy; an array
 // element is set to null instead, as MongoDB does. It returns cur or its
 // replacement (arrays are rebuilt as []any) and whether anything changed.
-func unsetIn(cur any, parts []string) (any, bool) {
+func unsetIn(cur any, parts []string, af arrayFilters) (any, bool) {
+	if id, ok := positional(parts[0]); ok {
+		elems, ok := codec.ArrayElements(cur)
+		if !ok {
+			return cur, false
+		}
+		var out []any
+		for i, e := range elems {
+			if !af.elementMatches(id, e) {
+				continue
+			}
+			var nv any // the element itself unset: null, as MongoDB does
+			if len(parts) > 1 {
+				var changed bool
+				if nv, changed = unsetIn(e, parts[1:], af); !changed {
+					continue
+				}
+			} else if e == nil {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(elems)
+			}
+			out[i] = nv
+		}
+		if out == nil {
+			return cur, false
+		}
+		return out, true
+	}
 	if m, ok := codec.AsDocument(cur); ok {
 		old, exists := m[parts[0]]
 		switch {
@@ -361,7 +440,7 @@ func unsetIn(cur any, parts []string) (any, bool) {
 			delete(m, parts[0])
 			return m, true
 		}
-		nv, changed := unsetIn(old, parts[1:])
+		nv, changed := unsetIn(old, parts[1:], af)
 		if changed {
 			m[parts[0]] = nv
 		}
@@ -378,7 +457,7 @@ func unsetIn(cur any, parts []string) (any, bool) {
 	var nv any
 	if len(parts) > 1 {
 		var changed bool
-		if nv, changed = unsetIn(elems[i], parts[1:]); !changed {
+		if nv, changed = unsetIn(elems[i], parts[1:], af); !changed {
 			return cur, false
 		}
 	} else if elems[i] == nil {
@@ -489,6 +568,36 @@ func describeType(v any) string {
 		return "null"
 	}
 	return fmt.Sprintf("a value of type %T", v)
+}
+
+// splitUpdatePath is splitFieldPath for an update's path: where arrays is
+// true, "$[]" and "$[id]" components (id a valid identifier) are allowed
+// (arrayfilters.go); the plain positional "$" is refused.
+func splitUpdatePath(path string, arrays bool) ([]string, error) {
+	if !arrays || !strings.Contains(path, "$") {
+		return splitFieldPath(path)
+	}
+	if path == "" {
+		return nil, errors.New("empty field path")
+	}
+	if !utf8.ValidString(path) {
+		return nil, errors.New("field path is not valid UTF-8")
+	}
+	parts := strings.Split(path, ".")
+	for _, p := range parts {
+		switch id, pos := positional(p); {
+		case p == "":
+			return nil, errors.New("empty component in field path")
+		case pos && id != "" && !validIdentifier(id):
+			return nil, fmt.Errorf("the identifier %q of %q must begin with a lowercase letter and contain only letters and digits", id, p)
+		case pos:
+		case p == "$":
+			return nil, errors.New("the positional operator $ is not supported: use $[] or $[<identifier>] with ArrayFilters")
+		case strings.HasPrefix(p, "$"):
+			return nil, fmt.Errorf("path component %q may not start with '$'", p)
+		}
+	}
+	return parts, nil
 }
 
 // splitFieldPath splits a dotted field path, refusing an empty path, empty

@@ -45,7 +45,7 @@ func isUpdateOperator(name string) bool { return slices.Contains(updateOperators
 // moreOp is a compiled operator of this file, applied to the private copy
 // doc at the operator's path.
 type moreOp interface {
-	apply(doc codec.Document, parts []string) (changed bool, err error)
+	apply(doc codec.Document, parts []string, af arrayFilters) (changed bool, err error)
 }
 
 // paths returns the paths op writes, which must not conflict with another
@@ -92,6 +92,12 @@ func (op *updateOp) compileMore(arg any) error {
 // is missing or blocked by a scalar, which $pull and $pop ignore.
 func lookupForUpdate(cur any, parts []string) (any, bool) {
 	for _, p := range parts {
+		if _, pos := positional(p); pos {
+			// Through "$[]" or "$[id]": an array, whose elements the
+			// update visits (a missing field is skipped by the leaf).
+			_, ok := codec.ArrayElements(cur)
+			return nil, ok
+		}
 		if m, ok := codec.AsDocument(cur); ok {
 			if cur, ok = m[p]; !ok {
 				return nil, false
@@ -246,8 +252,8 @@ func sortOrder(v any) (int, error) {
 	return 0, fmt.Errorf("order must be 1 or -1, not %v", v)
 }
 
-func (p pushOp) apply(doc codec.Document, parts []string) (bool, error) {
-	_, changed, err := setIn(doc, parts, func(old any, exists bool) (any, error) {
+func (p pushOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
+	_, changed, err := setIn(doc, parts, af, func(old any, exists bool) (any, error) {
 		var elems []any
 		if exists {
 			var err error
@@ -320,8 +326,8 @@ func compileAddToSet(parts []string, arg any) (moreOp, error) {
 	return addToSetOp{values: vals}, nil
 }
 
-func (a addToSetOp) apply(doc codec.Document, parts []string) (bool, error) {
-	_, changed, err := setIn(doc, parts, func(old any, exists bool) (any, error) {
+func (a addToSetOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
+	_, changed, err := setIn(doc, parts, af, func(old any, exists bool) (any, error) {
 		var elems []any
 		if exists {
 			var err error
@@ -434,11 +440,14 @@ func compilePull(path string, arg any) (moreOp, error) {
 	return pullOp{cond: func(e any) bool { return Equal(e, v) }}, nil
 }
 
-func (p pullOp) apply(doc codec.Document, parts []string) (bool, error) {
+func (p pullOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
 	if _, ok := lookupForUpdate(doc, parts); !ok {
 		return false, nil
 	}
-	_, changed, err := setIn(doc, parts, func(old any, _ bool) (any, error) {
+	_, changed, err := setIn(doc, parts, af, func(old any, exists bool) (any, error) {
+		if !exists {
+			return nil, errLeafSkip // an element without the field: nothing to pull
+		}
 		elems, err := arrayAt(old, "$pull needs")
 		if err != nil {
 			return nil, err
@@ -474,11 +483,14 @@ func compilePop(arg any) (moreOp, error) {
 	return nil, fmt.Errorf("$pop expects 1 or -1, not %v", arg)
 }
 
-func (p popOp) apply(doc codec.Document, parts []string) (bool, error) {
+func (p popOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
 	if _, ok := lookupForUpdate(doc, parts); !ok {
 		return false, nil
 	}
-	_, changed, err := setIn(doc, parts, func(old any, _ bool) (any, error) {
+	_, changed, err := setIn(doc, parts, af, func(old any, exists bool) (any, error) {
+		if !exists {
+			return nil, errLeafSkip // an element without the field: nothing to pop
+		}
 		elems, err := arrayAt(old, "$pop needs")
 		if err != nil || len(elems) == 0 {
 			return old, err
@@ -498,8 +510,8 @@ type minMaxOp struct {
 	max   bool
 }
 
-func (m minMaxOp) apply(doc codec.Document, parts []string) (bool, error) {
-	_, changed, err := setIn(doc, parts, func(old any, exists bool) (any, error) {
+func (m minMaxOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
+	_, changed, err := setIn(doc, parts, af, func(old any, exists bool) (any, error) {
 		if !exists {
 			return codec.CopyValue(m.value), nil
 		}
@@ -526,8 +538,8 @@ func compileMul(arg any) (moreOp, error) {
 	return mulOp{factor: n}, nil
 }
 
-func (m mulOp) apply(doc codec.Document, parts []string) (bool, error) {
-	_, changed, err := setIn(doc, parts, func(old any, exists bool) (any, error) {
+func (m mulOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
+	_, changed, err := setIn(doc, parts, af, func(old any, exists bool) (any, error) {
 		if !exists {
 			return reflect.Zero(reflect.TypeOf(m.factor)).Interface(), nil
 		}
@@ -586,7 +598,7 @@ func compileRename(from string, arg any) (moreOp, error) {
 	return renameOp{to: parts}, nil
 }
 
-func (r renameOp) apply(doc codec.Document, parts []string) (bool, error) {
+func (r renameOp) apply(doc codec.Document, parts []string, af arrayFilters) (bool, error) {
 	v, ok, err := renameLookup(doc, parts, "source")
 	if err != nil || !ok {
 		return false, err
@@ -594,8 +606,8 @@ func (r renameOp) apply(doc codec.Document, parts []string) (bool, error) {
 	if _, _, err := renameLookup(doc, r.to, "target"); err != nil {
 		return false, err
 	}
-	unsetIn(doc, parts)
-	if _, _, err := setIn(doc, r.to, func(any, bool) (any, error) { return v, nil }); err != nil {
+	unsetIn(doc, parts, af)
+	if _, _, err := setIn(doc, r.to, af, func(any, bool) (any, error) { return v, nil }); err != nil {
 		return false, err
 	}
 	return true, nil
