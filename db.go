@@ -17,6 +17,20 @@ type DB engine.DB
 // Option configures Open.
 type Option = engine.Option
 
+// BSONOptions adjusts how documents are decoded into the driver's types,
+// as the driver's options.BSONOptions: DefaultDocumentM decodes a document
+// into an interface destination (an any field, an element of []any, a
+// map[string]any value) as a bson.M instead of the driver's default,
+// bson.D. It applies to every Decode and All of the DB's results, cursors
+// and change streams; a Document destination is unaffected.
+type BSONOptions = engine.BSONOptions
+
+// WithBSONOptions sets the DB's BSONOptions (the zero value: the driver's
+// defaults).
+func WithBSONOptions(o BSONOptions) Option {
+	return engine.WithBSONOptions(o)
+}
+
 // WithClock makes the DB read all time through c (default: SystemClock).
 // Tests pass a *ttltest.Clock to run days of TTL schedule in microseconds.
 func WithClock(c Clock) Option {

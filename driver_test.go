@@ -581,3 +581,48 @@ func TestDecodeEmptyAndNull(t *testing.T) {
 	}](t, bson.M{"tags": bson.A{}, "none": nil, "m": bson.M{}})
 	assert.Equal(t, want, out)
 }
+
+// TestBSONOptionsDefaultDocumentM: with the driver's DefaultDocumentM, an
+// any destination gets a bson.M, through FindOne, Find and a change
+// stream; by default a bson.D.
+func TestBSONOptionsDefaultDocumentM(t *testing.T) {
+	type withAny struct {
+		ID  int `bson:"_id"`
+		Any any `bson:"any"`
+	}
+	for _, m := range []bool{false, true} {
+		db, err := ttldb.Open(ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}), ttldb.WithBSONOptions(ttldb.BSONOptions{DefaultDocumentM: m}))
+		require.NoError(t, err)
+		c := db.Collection("m")
+		ctx := context.Background()
+		cs, err := c.Watch(ctx)
+		require.NoError(t, err)
+		mustInsert(t, c, ttldb.Document{"_id": 1, "any": ttldb.Document{"x": 1}})
+		want := any(bson.D{{Key: "x", Value: 1}})
+		if m {
+			want = bson.M{"x": 1}
+		}
+		var one withAny
+		require.NoError(t, c.FindOne(ctx, ttldb.Document{"_id": 1}).Decode(&one))
+		assert.Equal(t, want, one.Any, "FindOne, DefaultDocumentM %v", m)
+		var many []withAny
+		cur, err := c.Find(ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, cur.All(ctx, &many))
+		assert.Equal(t, want, many[0].Any, "Find")
+		var got withAny
+		require.NoError(t, c.FindOneAndUpdate(ctx, ttldb.Document{"_id": 1}, ttldb.Document{"$set": ttldb.Document{"y": 1}}).Decode(&got))
+		assert.Equal(t, want, got.Any, "FindOneAndUpdate")
+		require.True(t, cs.TryNext(ctx))
+		var ev struct {
+			FullDocument withAny `bson:"fullDocument"`
+		}
+		require.NoError(t, cs.Decode(&ev))
+		assert.Equal(t, want, ev.FullDocument.Any, "a change event")
+		var doc ttldb.Document
+		require.NoError(t, c.FindOne(ctx, ttldb.Document{"_id": 1}).Decode(&doc))
+		assert.Equal(t, ttldb.Document{"x": 1}, doc["any"], "a Document destination keeps ttldb's forms")
+		require.NoError(t, cs.Close(ctx))
+		require.NoError(t, db.Close())
+	}
+}

@@ -504,7 +504,7 @@ func (cs *ChangeStream) Decode(v any) error {
 	if err != nil {
 		return err
 	}
-	return codec.DecodeInto(enc, v)
+	return codec.DecodeIntoWith(enc, v, cs.db.cfg.bson)
 }
 
 // Err implements ttldb.ChangeStream.Err, whose documentation is the contract.

@@ -59,6 +59,7 @@ type Cursor struct {
 	cur   cursorDoc
 	done  bool // no batch is left to read
 	err   error
+	opts  codec.DecodeOptions // the DB's WithBSONOptions
 }
 
 // cursorDoc is one result: its stored encoding (which never changes) and,
@@ -175,10 +176,10 @@ func (cur *Cursor) remember(seq uint64) {
 
 // Decode implements ttldb.Cursor.Decode, whose documentation is the contract.
 func (cur *Cursor) Decode(v any) error {
-	return cur.cur.decode(v)
+	return cur.cur.decode(v, cur.opts)
 }
 
-func (d *cursorDoc) decode(v any) error {
+func (d *cursorDoc) decode(v any, opts codec.DecodeOptions) error {
 	if d.enc == nil && d.doc == nil {
 		return fmt.Errorf("%w: the cursor has no current document (call Next first)", ErrInvalidOptions)
 	}
@@ -189,7 +190,7 @@ func (d *cursorDoc) decode(v any) error {
 			return err
 		}
 	}
-	return codec.DecodeInto(enc, v)
+	return codec.DecodeIntoWith(enc, v, opts)
 }
 
 // Document implements ttldb.Cursor.Document, whose documentation is the contract.

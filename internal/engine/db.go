@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/ttldb/ttldb/internal/codec"
 	"hash/maphash"
 	"io"
 	"log/slog"
@@ -63,12 +64,30 @@ type config struct {
 	hooks       []expireHookEntry
 	observe     []DeleteObserver
 	hideExpired bool
-	memLimit    int64 // bytes; 0: none
+	bson        codec.DecodeOptions // WithBSONOptions
+	memLimit    int64               // bytes; 0: none
 	changes     ChangeStreamBufferOptions
 	replicator  Replicator
 	proposer    ExpireProposer // replicator, when it proposes TTL batches first
 	durable     durableConfig
 	needsDir    string // an option that needs WithDir, for the error
+}
+
+// BSONOptions adjusts how documents are decoded into the driver's types,
+// as the driver's options.BSONOptions (the fields ttldb honours).
+type BSONOptions struct {
+	// DefaultDocumentM decodes a document into an interface destination
+	// (an any field, an element of []any, a map[string]any value) as a
+	// bson.M instead of a bson.D, the driver's default.
+	DefaultDocumentM bool
+}
+
+// WithBSONOptions implements ttldb.WithBSONOptions, whose documentation is the contract.
+func WithBSONOptions(o BSONOptions) Option {
+	return func(cfg *config) error {
+		cfg.bson = codec.DecodeOptions{DefaultDocumentM: o.DefaultDocumentM}
+		return nil
+	}
 }
 
 // WithClock implements ttldb.WithClock, whose documentation is the contract.

@@ -152,6 +152,14 @@ func (c *Collection) compileQuery(filterArgument any, opts []FindOptions) (*find
 
 // Find implements ttldb.Collection.Find, whose documentation is the contract.
 func (c *Collection) Find(ctx context.Context, filterArgument any, opts ...FindOptions) (*Cursor, error) {
+	cur, err := c.find(ctx, filterArgument, opts)
+	if cur != nil {
+		cur.opts = c.db.cfg.bson
+	}
+	return cur, err
+}
+
+func (c *Collection) find(ctx context.Context, filterArgument any, opts []FindOptions) (*Cursor, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -209,6 +217,12 @@ func (c *Collection) Find(ctx context.Context, filterArgument any, opts ...FindO
 
 // FindOne implements ttldb.Collection.FindOne, whose documentation is the contract.
 func (c *Collection) FindOne(ctx context.Context, filterArgument any, opts ...FindOptions) SingleResult {
+	r := c.findOne(ctx, filterArgument, opts)
+	r.opts = c.db.cfg.bson
+	return r
+}
+
+func (c *Collection) findOne(ctx context.Context, filterArgument any, opts []FindOptions) SingleResult {
 	if err := c.usable(); err != nil {
 		return SingleResult{err: err}
 	}

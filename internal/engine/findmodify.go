@@ -234,6 +234,12 @@ func mergeFindModifyOptions(o, x FindOneAndUpdateOptions) FindOneAndUpdateOption
 // ref: the document an upsert inserts), or nil to leave ref unchanged; a
 // nil build deletes ref.
 func (c *Collection) runFindModify(fm *findModify, build func(s *collState, ref *docRef, now time.Time) (Document, error)) SingleResult {
+	r := c.runFindModifyOnce(fm, build)
+	r.opts = c.db.cfg.bson
+	return r
+}
+
+func (c *Collection) runFindModifyOnce(fm *findModify, build func(s *collState, ref *docRef, now time.Time) (Document, error)) SingleResult {
 	if !fm.upsert {
 		// A write that finds nothing must not create the collection.
 		if s, err := c.read(); err != nil || s == nil {

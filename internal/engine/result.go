@@ -7,9 +7,10 @@ import "github.com/ttldb/ttldb/internal/codec"
 // Document; each returns the error if there is one. It is a small value
 // made for one read, safe to copy; it holds the document, not a lock.
 type SingleResult struct {
-	enc []byte   // the document's stored encoding, never changed (or nil)
-	doc Document // else the document, when the query built it (projection)
-	err error
+	enc  []byte   // the document's stored encoding, never changed (or nil)
+	doc  Document // else the document, when the query built it (projection)
+	err  error
+	opts codec.DecodeOptions // the DB's WithBSONOptions
 }
 
 // Err implements ttldb.SingleResult.Err, whose documentation is the contract.
@@ -27,7 +28,7 @@ func (r SingleResult) Decode(v any) error {
 			return err
 		}
 	}
-	return codec.DecodeInto(enc, v)
+	return codec.DecodeIntoWith(enc, v, r.opts)
 }
 
 // Document implements ttldb.SingleResult.Document, whose documentation is the contract.
