@@ -150,8 +150,8 @@ type DeleteResult = engine.DeleteResult
 // document matching filter (in the order Find would return without sort).
 // $currentDate writes the DB clock's time: it is how an application keeps a
 // document alive under a TTL index. filter and update are documents as the
-// driver takes them: Document, bson.D, bson.M, bson.Raw, or a struct for a
-// filter. Errors (ErrInvalidFilter, ErrInvalidUpdate, ErrInvalidOptions,
+// driver takes them: Document, bson.D, bson.M or bson.Raw (struct values
+// go inside one). Errors (ErrInvalidFilter, ErrInvalidUpdate, ErrInvalidOptions,
 // ErrImmutableID, ErrValidation, ErrDuplicateKey, a done ctx's) change
 // nothing.
 func (c *Collection) UpdateOne(ctx context.Context, filter, update any, opts ...UpdateOptions) (*UpdateResult, error) {

@@ -49,7 +49,7 @@
 //
 // Methods have the names and shapes of the driver v2's: every one that
 // reads or writes takes a context.Context first; filters and updates are
-// Documents, bson.D, bson.M, bson.Raw or structs; results are
+// Documents, bson.D, bson.M or bson.Raw; results are
 // *InsertOneResult, *UpdateResult, *DeleteResult…; ErrNoDocuments is the
 // driver's sentinel. The driver's bson types (go.mongodb.org/mongo-driver/v2/bson)
 // mean in ttldb what they mean to the driver, in documents, filters,

@@ -302,6 +302,10 @@ func TestDriverFilters(t *testing.T) {
 		{"Decimal128 equals the number", ttldb.Document{"n": dec("6.0")}, []any{ttldb.Document{"user": "bob", "bucket": int64(2)}}},
 		{"Decimal128 ranges over numbers", ttldb.Document{"dec": ttldb.Document{"$gt": 1.25, "$lt": int32(2)}}, []any{ttldb.Document{"user": "ann", "bucket": int64(1)}}},
 		{"ObjectID in a filter", ttldb.Document{"oid": bson.ObjectID{9}}, []any{"plain"}},
+		{"$type timestamp", ttldb.Document{"ts": ttldb.Document{"$type": "timestamp"}}, []any{ttldb.Document{"user": "ann", "bucket": int64(1)}, ttldb.Document{"user": "bob", "bucket": int64(2)}}},
+		{"$type decimal", ttldb.Document{"dec": ttldb.Document{"$type": 19}}, []any{ttldb.Document{"user": "ann", "bucket": int64(1)}, ttldb.Document{"user": "bob", "bucket": int64(2)}}},
+		{"$type regex", ttldb.Document{"re": ttldb.Document{"$type": "regex"}}, []any{"plain"}},
+		{"$type binData", ttldb.Document{"bin": ttldb.Document{"$type": "binData"}}, []any{ttldb.Document{"user": "ann", "bucket": int64(1)}, ttldb.Document{"user": "bob", "bucket": int64(2)}}},
 		{"bson.Raw operator document", ttldb.Document{"n": mustRaw(t, bson.D{{Key: "$lte", Value: int32(1)}})}, []any{ttldb.Document{"user": "ann", "bucket": int64(1)}}},
 	}
 	for _, tc := range cases {

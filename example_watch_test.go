@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttldb/ttldb"
 	"github.com/ttldb/ttldb/ttltest"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // A change stream of a collection: its writes and its TTL deletions, in
@@ -102,7 +103,9 @@ func ExampleChangeEvent_MarshalJSON() {
 	ctx := context.Background()
 	cs, _ := db.Watch(ctx)
 	defer cs.Close(context.Background())
-	_, _ = db.Collection("sessions").InsertOne(context.Background(), ttldb.Document{"_id": "s1", "lastSeen": clk.Now(), "n": 1.0})
+	// A bson.D keeps its field order, and the JSON shows it (a map's
+	// fields come in no particular order).
+	_, _ = db.Collection("sessions").InsertOne(ctx, bson.D{{Key: "_id", Value: "s1"}, {Key: "lastSeen", Value: clk.Now()}, {Key: "n", Value: 1.0}})
 	cs.Next(ctx)
 	b, _ := cs.Event().MarshalJSON()
 	fmt.Println(string(b))

@@ -65,8 +65,8 @@ func (c *Collection) Find(ctx context.Context, filter any, opts ...FindOptions) 
 // Document…) or Document, or the error (ErrNoDocuments, the same sentinel
 // as ErrNotFound, when nothing matches), read with Err or by either of
 // those: c.FindOne(ctx, f).Decode(&v), as with the driver. filter is a
-// document as the driver takes it (Document, bson.D, bson.M, bson.Raw, a
-// struct; nil: all). FindOne by _id ({_id: v}, a Document) reads the _id
+// document as the driver takes it (Document, bson.D, bson.M, bson.Raw; nil:
+// all). FindOne by _id ({_id: v}, a Document) reads the _id
 // table without planning and allocates nothing beyond what decoding needs.
 func (c *Collection) FindOne(ctx context.Context, filter any, opts ...FindOptions) SingleResult {
 	return SingleResult((*engine.Collection)(c).FindOne(ctx, filter, opts...))

@@ -5,46 +5,54 @@ import (
 	"fmt"
 	"reflect"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
 )
 
 // documentArg reads a filter, an update or another argument a method takes
 // as any, as the driver does: nil (an empty filter), a Document or
-// map[string]any (used as it is: no copy, no allocation), a bson.D, bson.M
-// or bson.Raw (their content), or a struct (or pointer to one), read as the
-// document it encodes to. Anything else is an error wrapping sentinel
-// (ErrInvalidFilter for a filter) that names what and the Go type. The
-// driver's containers inside the document are read by the query compiler
-// (codec.ExprDocument).
+// map[string]any (used as it is: no copy, no allocation), or a bson.D,
+// bson.M or bson.Raw (their content). Anything else is an error wrapping
+// sentinel (ErrInvalidFilter for a filter) that names what and the Go
+// type. The driver's containers inside the document are read by the query
+// compiler (codec.ExprDocument).
+//
+// Each form has its own case, and nothing here hands v itself to code
+// that may keep it (fmt, reflect, the struct encoder): Go's escape
+// analysis then lets a caller's Document literal stay on its stack, as it
+// did when filters were Documents. A struct "filter by example" is refused
+// for that reason (a struct value inside a Document works).
 func documentArg(what string, v any, sentinel error) (Document, error) {
+	var out any
+	var err error
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case map[string]any:
 		return x, nil
+	case bson.D:
+		out, err = codec.ExprValue(x)
+	case bson.M:
+		m := make(map[string]any, len(x)) // a copy: x itself goes nowhere (see above)
+		for k, e := range x {
+			m[k] = e
+		}
+		out, err = codec.ExprDocument(m)
+	case bson.Raw:
+		out, err = codec.ExprValue(x)
+	default:
+		return nil, fmt.Errorf("%w: %s must be a document (Document, bson.D, bson.M or bson.Raw), not %s", sentinel, what, reflect.TypeOf(v))
 	}
-	out, err := codec.ExprValue(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", sentinel, what, err)
 	}
-	if m, ok := out.(map[string]any); ok {
-		return m, nil
+	m, _ := out.(map[string]any)
+	if m == nil {
+		m = Document{}
 	}
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		rv = rv.Elem()
-	}
-	if rv.Kind() == reflect.Struct || rv.Kind() == reflect.Map {
-		// A struct (a filter by example) or another map type: the
-		// document it encodes to.
-		enc, _, err := codec.EncodeValue(v, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", sentinel, what, err)
-		}
-		return codec.Decode(enc), nil
-	}
-	return nil, fmt.Errorf("%w: %s must be a document (Document, bson.D, bson.M, bson.Raw or a struct), not %T", sentinel, what, v)
+	return m, nil
 }
 
 // filterArg is documentArg for a filter.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // The array, evaluation and type operators: $elemMatch, $size, $all,
@@ -319,7 +320,9 @@ const typeNumber = 0
 // encodes Go values: float32/float64 are double; int8, int16, int32,
 // uint8 and uint16 are int (32-bit); int is int when it fits in 32 bits,
 // else long; int64, uint, uint32 and uint64 are long; []byte is binData; a
-// slice is array, a map object, time.Time date, ObjectID objectId.
+// slice is array, a map object, time.Time date, ObjectID objectId; the
+// driver's Binary, Regex, Timestamp, Decimal128, MinKey and MaxKey are
+// their own types.
 func bsonTypeOf(v any) int {
 	switch x := v.(type) {
 	case nil:
@@ -345,6 +348,18 @@ func bsonTypeOf(v any) int {
 		return 18
 	case int64, uint, uint32, uint64:
 		return 18
+	case bson.Binary:
+		return 5
+	case bson.Regex:
+		return 11
+	case bson.Timestamp:
+		return 17
+	case bson.Decimal128:
+		return 19
+	case bson.MinKey:
+		return -1
+	case bson.MaxKey:
+		return 127
 	}
 	switch RankOf(v) {
 	case rankDate:
