@@ -526,9 +526,28 @@ func (d *decoder) bsonValue(tag byte) any {
 // nothing needs converting (no allocation: the common case). A bson.D with
 // a key twice, or an invalid bson.Raw, is an error.
 func ExprDocument(m map[string]any) (map[string]any, error) {
-	out, changed, err := exprMap(m, 0)
-	if err != nil || !changed {
-		return m, err
+	// The top level is walked here rather than by exprMap, so that m
+	// itself flows only to the result: escape analysis, which cannot tell
+	// the top level from the nested maps exprMap also returns, would
+	// otherwise send every caller's filter literal to the heap.
+	var out map[string]any
+	for k, v := range m {
+		nv, changed, err := exprValue(v, 1)
+		if err != nil {
+			return nil, err
+		}
+		if changed && out == nil {
+			out = make(map[string]any, len(m))
+			for k2, v2 := range m {
+				out[k2] = v2
+			}
+		}
+		if out != nil {
+			out[k] = nv
+		}
+	}
+	if out == nil {
+		return m, nil
 	}
 	return out, nil
 }
