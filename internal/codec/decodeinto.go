@@ -80,6 +80,13 @@ func DecodeIntoWith(enc []byte, dst any, o DecodeOptions) error {
 	}
 	v := rv.Elem()
 	t := v.Type()
+	if t.Kind() == reflect.Struct && !isTimeLike(t) && !planOf(t).hooked {
+		// A model struct: the common case, with no hook lookup.
+		if err := docInto(&decoder{b: enc, docM: o.DefaultDocumentM}, t, reflect.Value{}, false); err != nil {
+			return err
+		}
+		return docInto(&decoder{b: enc, docM: o.DefaultDocumentM}, t, v, true)
+	}
 	if h := decodeHookOf(t); h != hookNone || t.Kind() == reflect.Interface {
 		// bson.D, bson.M, bson.Raw, an Unmarshaler, any: decoded as a
 		// document value.
@@ -199,7 +206,7 @@ func docInto(d *decoder, t reflect.Type, v reflect.Value, set bool) error {
 		if set {
 			fv = fieldForSet(v, f.index)
 		}
-		if err := valueInto(d, f.typ, fv, set); err != nil {
+		if err := valueIntoHook(d, f.typ, f.dhook, fv, set); err != nil {
 			return prefixPath(err, f.name)
 		}
 	}
@@ -246,6 +253,11 @@ func mapInto(d *decoder, t reflect.Type, v reflect.Value, set bool) error {
 
 // valueInto decodes one tagged value into v (of type t).
 func valueInto(d *decoder, t reflect.Type, v reflect.Value, set bool) error {
+	return valueIntoHook(d, t, typeHook(t, decodeHookOf), v, set)
+}
+
+// valueIntoHook is valueInto with t's decode hook known.
+func valueIntoHook(d *decoder, t reflect.Type, h hook, v reflect.Value, set bool) error {
 	tag := d.b[d.i]
 	if tag == tagNil {
 		d.i++
@@ -254,10 +266,8 @@ func valueInto(d *decoder, t reflect.Type, v reflect.Value, set bool) error {
 		}
 		return nil
 	}
-	if t != timeType {
-		if h := decodeHookOf(t); h != hookNone {
-			return hookedInto(d, h, t, v, set)
-		}
+	if h != hookNone {
+		return hookedInto(d, h, t, v, set)
 	}
 	switch t.Kind() {
 	case reflect.Interface:

@@ -62,10 +62,13 @@ func EncodeValue(doc any, newID func() any) (enc []byte, genID any, err error) {
 	e := encodePool.Get().(*encoder)
 	e.buf, e.onPath = e.buf[:0], e.onPath[:0]
 	e.newID, e.genID, e.wroteID, e.inID = newID, nil, false, 0
-	if h := encodeHookOf(rv.Type()); h != hookNone {
+	switch t := rv.Type(); {
+	case t.Kind() == reflect.Struct && !planOf(t).encodeHooked:
+		err = e.reflectDoc(rv, doc) // a model struct: no hook lookup
+	case encodeHookOf(t) != hookNone:
 		// bson.D, bson.Raw and bson.Marshaler values are documents too.
-		err = e.hookedDoc(rv, h)
-	} else {
+		err = e.hookedDoc(rv, encodeHookOf(t))
+	default:
 		err = e.reflectDoc(rv, doc)
 	}
 	genID = e.genID
@@ -215,7 +218,7 @@ func (e *encoder) structDoc(v reflect.Value, sp *structPlan, depth int, top bool
 		if isID {
 			e.inID++
 		}
-		err := e.rvalue(fv, depth+1)
+		err := e.rvalueHook(fv, f.ehook, depth+1)
 		if isID {
 			e.inID--
 		}
@@ -380,12 +383,15 @@ func (e *encoder) payload(v reflect.Value, tag byte) error {
 
 // rvalue encodes one value by its type (see the comment at the top).
 func (e *encoder) rvalue(v reflect.Value, depth int) error {
-	t := v.Type()
-	if t != timeType {
-		if h := encodeHookOf(t); h != hookNone {
-			return e.hooked(v, h, "", depth)
-		}
+	return e.rvalueHook(v, typeHook(v.Type(), encodeHookOf), depth)
+}
+
+// rvalueHook is rvalue with v's type's encode hook known.
+func (e *encoder) rvalueHook(v reflect.Value, h hook, depth int) error {
+	if h != hookNone {
+		return e.hooked(v, h, "", depth)
 	}
+	t := v.Type()
 	switch k := t.Kind(); k {
 	case reflect.Bool:
 		if v.Bool() {

@@ -36,7 +36,9 @@ import (
 // structPlan is how a struct type is encoded and decoded: computed once
 // per type and cached.
 type structPlan struct {
-	isTime bool // a time.Time, or a type defined from it: stored as a date
+	isTime       bool // a time.Time, or a type defined from it: stored as a date
+	hooked       bool // the type has a decode hook (a bson type, an Unmarshaler)
+	encodeHooked bool // the type has an encode hook (a bson type, a Marshaler)
 
 	fields []fieldPlan
 	byName map[string]int // field name to index in fields
@@ -57,6 +59,9 @@ type fieldPlan struct {
 	typ       reflect.Type
 	omitEmpty bool
 	zeroer    bool // typ has an IsZero() bool method
+	// ehook and dhook are typ's encode and decode hooks (driver.go),
+	// found once here rather than per value.
+	ehook, dhook hook
 }
 
 var (
@@ -75,6 +80,15 @@ func planOf(t reflect.Type) *structPlan {
 	return actual.(*structPlan)
 }
 
+// typeHook is of(t), or hookNone for time.Time (which the kind rules
+// handle first).
+func typeHook(t reflect.Type, of func(reflect.Type) hook) hook {
+	if t == timeType {
+		return hookNone
+	}
+	return of(t)
+}
+
 func isTimeLike(t reflect.Type) bool {
 	return t == timeType || t.Kind() == reflect.Struct && t.ConvertibleTo(timeType)
 }
@@ -88,7 +102,7 @@ func isObjectIDLike(t reflect.Type) bool {
 }
 
 func buildPlan(t reflect.Type) *structPlan {
-	p := &structPlan{byName: map[string]int{}}
+	p := &structPlan{byName: map[string]int{}, hooked: decodeHookOf(t) != hookNone, encodeHooked: encodeHookOf(t) != hookNone}
 	if isTimeLike(t) {
 		p.isTime = true
 		return p
@@ -169,6 +183,7 @@ func (p *structPlan) collect(t reflect.Type, prefix []int, goPath string, inlini
 		p.fields = append(p.fields, fieldPlan{
 			name: name, goName: goPath + sf.Name, index: index, typ: sf.Type, omitEmpty: tag.omitEmpty,
 			zeroer: sf.Type.Implements(zeroerType),
+			ehook:  typeHook(sf.Type, encodeHookOf), dhook: typeHook(sf.Type, decodeHookOf),
 		})
 	}
 }
