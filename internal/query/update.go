@@ -574,9 +574,6 @@ func describeType(v any) string {
 // true, "$[]" and "$[id]" components (id a valid identifier) are allowed
 // (arrayfilters.go); the plain positional "$" is refused.
 func splitUpdatePath(path string, arrays bool) ([]string, error) {
-	if !arrays || !strings.Contains(path, "$") {
-		return splitFieldPath(path)
-	}
 	if path == "" {
 		return nil, errors.New("empty field path")
 	}
@@ -585,15 +582,17 @@ func splitUpdatePath(path string, arrays bool) ([]string, error) {
 	}
 	parts := strings.Split(path, ".")
 	for _, p := range parts {
-		switch id, pos := positional(p); {
+		id, pos := positional(p)
+		switch {
 		case p == "":
 			return nil, errors.New("empty component in field path")
-		case pos && id != "" && !validIdentifier(id):
+		case !strings.HasPrefix(p, "$"):
+		case arrays && pos && id != "" && !validIdentifier(id):
 			return nil, fmt.Errorf("the identifier %q of %q must begin with a lowercase letter and contain only letters and digits", id, p)
-		case pos:
-		case p == "$":
+		case arrays && pos:
+		case arrays && p == "$":
 			return nil, errors.New("the positional operator $ is not supported: use $[] or $[<identifier>] with ArrayFilters")
-		case strings.HasPrefix(p, "$"):
+		default:
 			return nil, fmt.Errorf("path component %q may not start with '$'", p)
 		}
 	}
@@ -601,26 +600,10 @@ func splitUpdatePath(path string, arrays bool) ([]string, error) {
 }
 
 // splitFieldPath splits a dotted field path, refusing an empty path, empty
-// components ("a..b") and components starting with '$' (positional
-// operators, which ttldb does not support). Callers wrap the error with
-// their own sentinel.
+// components ("a..b") and components starting with '$'. Callers wrap the
+// error with their own sentinel.
 func splitFieldPath(path string) ([]string, error) {
-	if path == "" {
-		return nil, errors.New("empty field path")
-	}
-	if !utf8.ValidString(path) {
-		return nil, errors.New("field path is not valid UTF-8")
-	}
-	parts := strings.Split(path, ".")
-	for _, p := range parts {
-		if p == "" {
-			return nil, errors.New("empty component in field path")
-		}
-		if strings.HasPrefix(p, "$") {
-			return nil, fmt.Errorf("path component %q may not start with '$'", p)
-		}
-	}
-	return parts, nil
+	return splitUpdatePath(path, false)
 }
 
 // findPathConflict returns two of paths where the first equals the second or
