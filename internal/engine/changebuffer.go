@@ -84,19 +84,29 @@ type changeBuffer struct {
 	first uint64
 	// head is the Seq of the newest op streams may read (first-1 before
 	// any): the newest appended, or on a gated buffer the newest appended
-	// and committed. It is stored after the op's slot, so a reader that
+	// that its gate let through. It is stored after the op's slot, so a reader that
 	// sees head >= s finds op s (or a later one that overwrote it) in its
 	// slot.
 	head atomic.Uint64
 
-	// gated is set on the buffer of a DB with a Replicator: an op a local
-	// write commits is appended (its slot, appended) but published (head)
-	// only once the replicator marks it committed (committed, the
-	// committer's mark; DB.MarkCommitted). Ops DB.Apply applied are
-	// committed on arrival. Set before the buffer is attached.
-	gated     bool
-	appended  atomic.Uint64  // gated: the Seq of the newest op appended
-	committed *atomic.Uint64 // gated: the committer's committed mark
+	// gate, when set, is a mark the head may not pass: an op is appended
+	// (its slot, appended) but published (head) only once the gate
+	// reaches it. On a DB with a Replicator it is the committer's
+	// committed mark (DB.MarkCommitted; ops DB.Apply applied are
+	// committed on arrival), so that streams deliver no op that may be
+	// rolled back; on a DB with a data directory it is the log's durable
+	// mark (logSink.durable), so that streams deliver no op a crash may
+	// take back. Set before the buffer is attached.
+	gate     *atomic.Uint64
+	appended atomic.Uint64 // gated: the Seq of the newest op appended
+	// hurry, if set, asks the log to make the appended ops durable now
+	// rather than at its next flush: called by a stream about to wait for
+	// an op the gate holds back.
+	hurry func()
+	// failed, if set, is closed when the gate will never move again (the
+	// log failed): waiting streams end with failure's error.
+	failed  <-chan struct{}
+	failure func() error
 
 	// Waking: a stream with nothing to read sets waiting, lowers wakeAt
 	// to the Seq it waits for and waits on wake (made by the first such
@@ -122,8 +132,8 @@ func newChangeBuffer(size int) *changeBuffer {
 }
 
 // appendOps stores ops (a write's, numbered and in order) in their slots,
-// then publishes the newest Seq (on a gated buffer: as far as the
-// committed mark allows) and wakes the waiting streams. It runs under the
+// then publishes the newest Seq (on a gated buffer: as far as the gate
+// allows) and wakes the waiting streams. It runs under the
 // committer's lock: O(len(ops)) pointer stores, no allocation; with
 // streams waiting, one lock and the close of one channel.
 func (b *changeBuffer) appendOps(ops []Op) {
@@ -131,12 +141,17 @@ func (b *changeBuffer) appendOps(ops []Op) {
 		b.slots[ops[i].Seq%b.size].Store(&ops[i])
 	}
 	head := ops[len(ops)-1].Seq
-	if b.gated {
-		// appended is stored before committed is read, and markCommitted
-		// stores committed before it reads appended: one of the two sees
-		// both and publishes min(appended, committed).
+	if b.gate != nil {
+		// appended is stored before the gate is read, and whoever raises
+		// the gate stores it before it reads appended (gateRaised): one
+		// of the two sees both and publishes min(appended, gate).
 		b.appended.Store(head)
-		b.publish(min(head, b.committed.Load()))
+		b.publish(min(head, b.gate.Load()))
+		if b.hurry != nil && b.waiting.Load() && head >= b.wakeAt.Load() && b.head.Load() < head {
+			// A stream sleeps waiting for these ops: the log writes
+			// them now rather than at its next flush.
+			b.hurry()
+		}
 		return
 	}
 	b.head.Store(head)
@@ -145,12 +160,12 @@ func (b *changeBuffer) appendOps(ops []Op) {
 	}
 }
 
-// markCommitted publishes the ops appended up to seq (committedSink): a
-// gated buffer's streams may read them. It takes no lock unless a stream
-// waits for them.
-func (b *changeBuffer) markCommitted(seq uint64) {
-	if b.gated {
-		b.publish(min(seq, b.appended.Load()))
+// gateRaised publishes the ops appended up to the gate, which was just
+// raised (gatedSink): a gated buffer's streams may read them. It takes no
+// lock unless a stream waits for them.
+func (b *changeBuffer) gateRaised() {
+	if b.gate != nil {
+		b.publish(min(b.gate.Load(), b.appended.Load()))
 	}
 }
 
@@ -170,16 +185,16 @@ func (b *changeBuffer) publish(h uint64) {
 }
 
 // start sets where a buffer attached after op last begins: its first op
-// is last+1. A gated buffer publishes nothing past the committed mark:
-// its streams start after last all the same (the ops up to last were
-// never in the buffer), and wait until last+1 is committed, so that no
-// stream starts after an op that may yet be rolled back. Called by the
+// is last+1. A gated buffer publishes nothing past its gate: its streams
+// start after last all the same (the ops up to last were never in the
+// buffer), and wait until the gate passes last, so that no stream starts
+// after an op that may yet be rolled back or lost. Called by the
 // committer under its lock, before the buffer is shared.
 func (b *changeBuffer) start(last uint64) {
 	b.first = last + 1
 	b.appended.Store(last)
-	if b.gated {
-		b.head.Store(min(last, b.committed.Load()))
+	if b.gate != nil {
+		b.head.Store(min(last, b.gate.Load()))
 	} else {
 		b.head.Store(last)
 	}
@@ -260,6 +275,11 @@ type waitState struct {
 // after each wake (a wake for another stream's target is spurious for this
 // one).
 func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAwait time.Duration, clock Clock, done <-chan struct{}, ws *waitState) error {
+	if b.hurry != nil && b.appended.Load() >= seq {
+		// Appended, held back by the log's durable mark: have the log
+		// write it now rather than at its next flush.
+		b.hurry()
+	}
 	if batch <= 1 && !ws.noSpin {
 		if b.waitSpin(seq) {
 			ws.spins++
@@ -294,6 +314,9 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAw
 		}
 		w := b.wake
 		b.mu.Unlock()
+		if b.hurry != nil && b.appended.Load() >= seq {
+			b.hurry()
+		}
 		parked = true
 		select {
 		case <-w:
@@ -307,6 +330,8 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAw
 			return ErrClosed
 		case <-done:
 			return errStreamClosed
+		case <-b.failed:
+			return b.failure()
 		}
 	}
 	if parked {
@@ -389,8 +414,13 @@ func (b *changeBuffer) holds(t ResumeToken, head uint64) error {
 // shared).
 func (db *DB) attachChanges() {
 	b := newChangeBuffer(db.cfg.changes.Size)
-	b.gated = db.cfg.replicator != nil
-	b.committed = &db.ops.committed
+	switch {
+	case db.cfg.replicator != nil:
+		b.gate = &db.ops.committed
+	case db.persist != nil:
+		k := db.persist.sink
+		b.gate, b.hurry, b.failed, b.failure = &k.durable, k.hurry, k.failedCh, k.err
+	}
 	b.wakeAt.Store(noWake)
 	if db.cfg.changes.PreImages {
 		db.ops.requestPreImages(true)

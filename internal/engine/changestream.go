@@ -441,6 +441,9 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 		head := cs.buf.head.Load()
 		if head < cs.next {
 			if !wait {
+				if cs.buf.hurry != nil && cs.buf.appended.Load() >= cs.next {
+					cs.buf.hurry() // for the next TryNext
+				}
 				return false
 			}
 			if err := cs.buf.waitFor(ctx, cs.next, cs.batch, cs.maxAwait, cs.db.clock, cs.done, &cs.wait); err != nil {

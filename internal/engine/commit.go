@@ -51,13 +51,14 @@ type committer struct {
 	committed atomic.Uint64
 }
 
-// committedSink is a sink that publishes only committed ops (the
-// change-stream buffer of a replicated DB): markCommitted tells it that
-// every op up to seq is committed. It runs with or without the
-// committer's lock and must not block.
-type committedSink interface {
+// gatedSink is a sink that publishes only the ops its gate let through
+// (the change-stream buffer of a replicated DB, or of a DB with a data
+// directory): gateRaised tells it that the gate (the committed mark, the
+// log's durable mark) moved. It runs with or without the committer's lock
+// and must not block.
+type gatedSink interface {
 	opSink
-	markCommitted(seq uint64)
+	gateRaised()
 }
 
 // raiseTo makes a at least v.
@@ -74,10 +75,16 @@ func raiseTo(a *atomic.Uint64, v uint64) {
 // publish only committed ops. It takes no lock.
 func (c *committer) markCommitted(seq uint64) {
 	raiseTo(&c.committed, seq)
+	c.gateRaised()
+}
+
+// gateRaised tells the gated sinks that their gate moved. It takes no
+// lock.
+func (c *committer) gateRaised() {
 	if s := c.sinks.Load(); s != nil {
 		for _, sink := range *s {
-			if cs, ok := sink.(committedSink); ok {
-				cs.markCommitted(seq)
+			if gs, ok := sink.(gatedSink); ok {
+				gs.gateRaised()
 			}
 		}
 	}
@@ -255,10 +262,10 @@ func (c *committer) attachLocked(s opSink) {
 		b.start(c.seq.Load())
 	}
 	c.sinks.Store(&list)
-	if isBuf && b.gated {
-		// A mark raised while the buffer was not yet in the list reached
-		// the committed word, not the buffer: publish up to it now.
-		b.markCommitted(c.committed.Load())
+	if isBuf && b.gate != nil {
+		// A gate raised while the buffer was not yet in the list reached
+		// the gate's word, not the buffer: publish up to it now.
+		b.gateRaised()
 	}
 	c.wanted.Store(true)
 	c.setPackable(list)

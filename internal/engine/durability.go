@@ -436,7 +436,9 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 			"orphaned", rec.Orphaned, "rebuilt_from_log", rec.RebuiltFromLog, "notes", strings.Join(rec.SalvageNotes, "; "))
 	}
 
-	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes, clock: db.clock}
+	p.sink = &logSink{log: p.log, always: cfg.sync == SyncAlways, versions: &db.writes, clock: db.clock,
+		failedCh: make(chan struct{}), onDurable: db.ops.gateRaised}
+	p.sink.durable.Store(l.lastSeq) // what was loaded is on the disk
 	if !p.sink.always {
 		p.sink.startWriter()
 	}

@@ -59,6 +59,17 @@ type logSink struct {
 
 	pendingSeq atomic.Uint64 // the last op appended
 	written    atomic.Uint64 // every op up to this one is written
+	// durable is the log's durable mark: every op up to it is as durable
+	// as the sync policy promises (written under SyncEverySecond and
+	// SyncNever, fsynced under SyncAlways). The change-stream buffer
+	// publishes no op past it (its gate), and onDurable tells it when
+	// the mark moves.
+	durable   atomic.Uint64
+	onDurable func()
+	// urgent asks the writer goroutine to write pending at once rather
+	// than flushDelay after the first op (hurry).
+	urgent   atomic.Bool
+	failedCh chan struct{} // closed by the first failure
 	writeMu    sync.Mutex    // serializes writes to the log, in sequence order
 	bytes      atomic.Int64  // bytes written to the log since the last snapshot
 	failed     atomic.Pointer[error]
@@ -126,18 +137,41 @@ func (k *logSink) writer() {
 		k.mu.Lock()
 		full := len(k.pending) >= flushBytes
 		k.mu.Unlock()
-		if !full {
+		if !full && !k.urgent.Load() {
 			t := k.clock.NewTimer(flushDelay)
 			select {
 			case <-k.stop:
 				t.Stop()
 				return
 			case <-t.C():
-			case <-k.kick: // flushBytes reached
+			case <-k.kick: // flushBytes reached, or hurry
 				t.Stop()
 			}
 		}
 		_ = k.flush(k.pendingSeq.Load()) // a failure fails the sink: writes see it
+	}
+}
+
+// hurry has the writer goroutine write what is pending now rather than
+// flushDelay after its first op: a change stream waits for those ops,
+// which it may deliver only once written. It never blocks; a no-op
+// under SyncAlways, where each writer writes its own ops.
+func (k *logSink) hurry() {
+	if k.kick == nil || k.written.Load() >= k.pendingSeq.Load() || k.urgent.Swap(true) {
+		return
+	}
+	select {
+	case k.kick <- struct{}{}:
+	default:
+	}
+}
+
+// markDurable raises the durable mark to seq and tells the change-stream
+// buffer.
+func (k *logSink) markDurable(seq uint64) {
+	raiseTo(&k.durable, seq)
+	if k.onDurable != nil {
+		k.onDurable()
 	}
 }
 
@@ -162,7 +196,9 @@ func (k *logSink) fail(err error) error {
 	if !errors.Is(err, errs.ErrLogFailed) {
 		err = fmt.Errorf("%w: %w", errs.ErrLogFailed, err)
 	}
-	k.failed.CompareAndSwap(nil, &err)
+	if k.failed.CompareAndSwap(nil, &err) && k.failedCh != nil {
+		close(k.failedCh)
+	}
 	return k.err()
 }
 
@@ -179,6 +215,7 @@ func (k *logSink) flush(seq uint64) error {
 	if err := k.err(); err != nil {
 		return err
 	}
+	k.urgent.Store(false) // what a hurry asked for is taken now
 	k.mu.Lock()
 	buf, last, encErr := k.pending, k.pendingSeq.Load(), k.encErr
 	k.pending, k.spare = k.spare[:0], nil
@@ -202,6 +239,11 @@ func (k *logSink) flush(seq uint64) error {
 		}
 	}
 	k.written.Store(last)
+	if !k.always {
+		// Written is what these policies promise before a crash of the
+		// process: streams may deliver these ops.
+		k.markDurable(last)
+	}
 	if cap(buf) <= 1<<20 {
 		k.mu.Lock()
 		k.spare = buf[:0]
@@ -233,6 +275,7 @@ func (k *logSink) sync() error {
 		if err := k.log.Wait(seq); err != nil {
 			return k.fail(err)
 		}
+		k.markDurable(seq)
 	}
 	return nil
 }

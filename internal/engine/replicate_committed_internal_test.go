@@ -170,7 +170,7 @@ func TestUnreplicatedStreamNeedsNoMark(t *testing.T) {
 	cs := watchT(t, db)
 	_, err := db.Collection("c").InsertOne(context.Background(), Document{"_id": 1})
 	require.NoError(t, err)
-	require.False(t, db.changeBuf.gated)
+	require.Nil(t, db.changeBuf.gate)
 	assert.Len(t, drain(t, cs), 1)
 	require.NoError(t, db.MarkCommitted(db.LastSeq()))
 	assert.Zero(t, db.ops.committed.Load())
