@@ -68,14 +68,14 @@ type logSink struct {
 	onDurable func()
 	// urgent asks the writer goroutine to write pending at once rather
 	// than flushDelay after the first op (hurry).
-	urgent   atomic.Bool
-	failedCh chan struct{} // closed by the first failure
-	writeMu    sync.Mutex    // serializes writes to the log, in sequence order
-	bytes      atomic.Int64  // bytes written to the log since the last snapshot
-	failed     atomic.Pointer[error]
-	closed     atomic.Bool       // set by Close before its last flush
-	syncCalls  atomic.Int64      // calls of sync (tests: a write waits once)
-	onWrite    func(bytes int64) // after each write (the auto snapshot's check); may be nil
+	urgent    atomic.Bool
+	failedCh  chan struct{} // closed by the first failure
+	writeMu   sync.Mutex    // serializes writes to the log, in sequence order
+	bytes     atomic.Int64  // bytes written to the log since the last snapshot
+	failed    atomic.Pointer[error]
+	closed    atomic.Bool       // set by Close before its last flush
+	syncCalls atomic.Int64      // calls of sync (tests: a write waits once)
+	onWrite   func(bytes int64) // after each write (the auto snapshot's check); may be nil
 }
 
 func (k *logSink) appendOps(ops []Op) {
