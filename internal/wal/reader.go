@@ -43,9 +43,21 @@ type recordReader struct {
 // newRecordReader reads the records of a segment whose header (of sh)
 // passed its checks, from its header's end to end.
 func newRecordReader(f io.ReaderAt, sh segHeader, end int64, base, prev uint64, buf []byte) *recordReader {
-	sr := io.NewSectionReader(f, sh.size, end-sh.size)
-	size := min(max(end-sh.size, 16), 256<<10) // a small segment needs no large buffer
-	return &recordReader{f: f, r: bufio.NewReaderSize(sr, int(size)), off: sh.size, end: end, base: base, prev: prev, buf: buf, v: sh.version}
+	return newRecordReaderFrom(f, sh, sh.size, end, base, prev, buf, nil)
+}
+
+// newRecordReaderFrom is newRecordReader starting at offset start, where
+// a record begins (a Reader's place), reading through br (reset; nil:
+// a new one).
+func newRecordReaderFrom(f io.ReaderAt, sh segHeader, start, end int64, base, prev uint64, buf []byte, br *bufio.Reader) *recordReader {
+	sr := io.NewSectionReader(f, start, end-start)
+	if br != nil {
+		br.Reset(sr)
+	} else {
+		size := min(max(end-start, 16), 256<<10) // a small segment needs no large buffer
+		br = bufio.NewReaderSize(sr, int(size))
+	}
+	return &recordReader{f: f, r: br, off: start, end: end, base: base, prev: prev, buf: buf, v: sh.version}
 }
 
 // next returns the next record: its payload is valid until the next call.
