@@ -79,6 +79,36 @@ func WithAutoSnapshot(a AutoSnapshot) Option {
 	return engine.WithAutoSnapshot(a)
 }
 
+// LogRetention says how much of its log a DB opened WithDir keeps once a
+// snapshot no longer needs it, so that change streams can resume from it
+// across restarts (MongoDB's oplog window: oplogSizeMB and
+// oplogMinRetentionHours). Recovery never needs these segments: they are
+// kept for change streams only. The zero value means the defaults.
+//
+// The log keeps whole segments (64 MiB each), oldest dropped first, at
+// each snapshot: a segment the snapshot covers stays while the log,
+// counted from its newest segment back to this one, is at most Bytes, or
+// while the segment after it began less than Age ago (by the DB's clock,
+// from the first op of that next segment): the window is the larger of
+// the two, as with MongoDB's minimum retention period. Retained
+// segments count in Metrics().Durability.LogSize and RetainedLogBytes,
+// not towards the AutoSnapshot trigger, which counts the bytes logged
+// since the last snapshot.
+type LogRetention = engine.LogRetention
+
+// DefaultLogRetentionBytes is LogRetention.Bytes' default: 256 MiB of
+// log, some four segments.
+const DefaultLogRetentionBytes = engine.DefaultLogRetentionBytes
+
+// WithLogRetention sets what the log keeps for change streams once a
+// snapshot covers it (see LogRetention); without it, the newest
+// DefaultLogRetentionBytes. Metrics().Durability.RetainedFromSeq is the
+// oldest op a stream can then resume from. It needs WithDir. A negative
+// Bytes or Age is ErrInvalidOptions.
+func WithLogRetention(r LogRetention) Option {
+	return engine.WithLogRetention(r)
+}
+
 // WithRestore makes Open load the DB from r, a copy DB.Backup wrote. With
 // WithDir the directory must hold no DB yet (else ErrInvalidOptions): Open
 // writes the loaded state there as its first snapshot, under a new

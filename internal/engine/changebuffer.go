@@ -383,30 +383,13 @@ func (db *DB) changes(resume bool, start ResumeToken) (*changeBuffer, error) {
 		if resume {
 			last := db.ops.lastSeq()
 			probe := changeBuffer{first: last + 1, size: 1}
-			if err := probe.holds(start, last); err != nil {
+			if err := db.checkResume(&probe, start, last); err != nil {
 				return nil, fmt.Errorf("Watch: %w", err)
 			}
 		}
 		db.attachChanges()
 	}
 	return db.changeBuf, nil
-}
-
-// holds checks that a stream can start at token t (normalized: Seq >= 1)
-// given the buffer's head: ErrInvalidOptions for a token ahead of the
-// history, ErrChangeStreamHistoryLost for one the buffer no longer (or
-// never) held.
-func (b *changeBuffer) holds(t ResumeToken, head uint64) error {
-	switch {
-	case t.Seq > head+1 || t.Seq == head+1 && t.Index > 0:
-		return fmt.Errorf("%w: resume token %s is ahead of the DB's history (last op %d)", ErrInvalidOptions, t, head)
-	case t.Seq < b.oldest(head):
-		if b.oldest(head) > head {
-			return fmt.Errorf("%w: resume token %s: the change-stream buffer holds no op before %d", ErrChangeStreamHistoryLost, t, head+1)
-		}
-		return fmt.Errorf("%w: resume token %s: the change-stream buffer holds ops %d to %d", ErrChangeStreamHistoryLost, t, b.oldest(head), head)
-	}
-	return nil
 }
 
 // attachChanges makes the change-stream buffer and attaches it to the

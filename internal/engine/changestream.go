@@ -215,6 +215,10 @@ type ChangeStream struct {
 	base     uint64
 	mustRead bool
 
+	// tail is the stream's place in the log, when it reads its ops there
+	// (changestream_log.go).
+	tail streamTail
+
 	ev   ChangeEvent
 	has  bool   // ev holds the event Next returned
 	keys []byte // where DocumentKeys are cut from (changeevent.go)
@@ -294,6 +298,8 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 	switch {
 	case o.MaxLag < 0 || uint64(o.MaxLag) > size:
 		return nil, fmt.Errorf("%w: Watch: MaxLag %d is outside 0..%d (the change-stream buffer's size)", ErrInvalidOptions, o.MaxLag, size)
+	case o.MaxLag == 0 && db.persist != nil:
+		cs.maxLag = noLagLimit // the log holds what the buffer lost
 	case o.MaxLag == 0:
 		cs.maxLag = size
 	default:
@@ -335,7 +341,7 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 	// stream then waits until the ops before it are committed.
 	cs.next = max(head+1, buf.first)
 	if resume != nil {
-		if err := buf.holds(start, head); err != nil {
+		if err := db.checkResume(buf, start, head); err != nil {
 			cs.Close(context.Background())
 			return nil, fmt.Errorf("Watch: %w", err)
 		}
@@ -460,10 +466,19 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 		// add more than MaxLag ops meanwhile, and reads its first op in
 		// any case.
 		if behind := head - max(cs.next-1, cs.base); behind > cs.maxLag && !cs.mustRead {
-			cs.err = &ChangeStreamLagError{Resume: cs.ResumeToken(), Behind: head - cs.next + 1, Lost: cs.buf.load(cs.next) == nil}
+			cs.err = &ChangeStreamLagError{Resume: cs.ResumeToken(), Behind: head - cs.next + 1, Lost: !cs.retains(cs.next)}
 			return false
 		}
 		op := cs.buf.load(cs.next)
+		if op == nil {
+			var err error
+			if op, err = cs.fromLog(); err != nil {
+				cs.err = err
+				return false
+			}
+		} else if cs.tail.r != nil {
+			cs.tail = streamTail{} // back in the buffer
+		}
 		if op == nil {
 			cs.err = &ChangeStreamLagError{Resume: cs.ResumeToken(), Behind: cs.buf.head.Load() - cs.next + 1, Lost: true}
 			return false

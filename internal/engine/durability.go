@@ -89,7 +89,9 @@ type durableConfig struct {
 	salvage bool
 	fs      vfs.FS // default vfs.Default; tests give a FaultFS
 	segment int64  // log segment size; 0: the log's default
-	noDelay bool   // no group commit delay (tests, benchmarks)
+	// retention is what the log keeps once a snapshot covers it.
+	retention LogRetention
+	noDelay   bool // no group commit delay (tests, benchmarks)
 }
 
 // defaults fills in the zero values.
@@ -286,8 +288,14 @@ type persistence struct {
 
 	recovery RecoveryInfo
 
-	snapMu    sync.Mutex   // serializes snapshots
-	snapBytes atomic.Int64 // size of the current snapshot (0: none)
+	snapMu    sync.Mutex    // serializes snapshots
+	snapBytes atomic.Int64  // size of the current snapshot (0: none)
+	snapSeq   atomic.Uint64 // the op the current snapshot is as of
+	// segStarts caches the first op's time of log segments (retention's
+	// age), under snapMu; firstOp the log's first op, per first segment
+	// (base, seq).
+	segStarts map[uint64]time.Time
+	firstOp   atomic.Pointer[[2]uint64]
 	snapshots atomic.Int64 // written since Open
 	closing   chan struct{}
 	wake      chan struct{} // one slot: an automatic snapshot is due
@@ -391,6 +399,7 @@ func (db *DB) openDir(cfg durableConfig) (err error) {
 		}
 	}
 	rec.SnapshotSeq, rec.SnapshotDocuments = l.lastSeq, l.docs
+	p.snapSeq.Store(l.lastSeq)
 
 	marked := slices.Contains(names, markerName)
 	if rec.Snapshot != "" || marked && cfg.restore == nil {
@@ -729,6 +738,7 @@ func (p *persistence) snapshot() (err error) {
 	}
 	// The new snapshot is durable: what it covers can go.
 	p.snapBytes.Store(info.bytes)
+	p.snapSeq.Store(info.endSeq)
 	p.snapshots.Add(1)
 	p.sink.bytes.Store(0)
 	names, _ := p.fs.ReadDir(p.dir)
@@ -738,7 +748,7 @@ func (p *persistence) snapshot() (err error) {
 		}
 	}
 	_ = p.fs.SyncDir(p.dir)
-	if err := p.log.TruncateFront(info.endSeq + 1); err != nil {
+	if err := p.log.TruncateFront(p.retainFrom(info.endSeq + 1)); err != nil {
 		return fmt.Errorf("dropping the log before the snapshot: %w", err)
 	}
 	return nil
@@ -824,6 +834,7 @@ func (db *DB) syncLog() error {
 // metrics reads the directory's figures for Metrics.
 func (p *persistence) metrics() DurabilityMetrics {
 	st := p.log.Stats()
+	first, retained := p.retained()
 	return DurabilityMetrics{LogRecords: st.Appends, LogBytes: st.Bytes, LogSyncs: st.Syncs, LogSize: st.Size,
-		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load()}
+		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load(), RetainedFromSeq: first, RetainedLogBytes: retained}
 }

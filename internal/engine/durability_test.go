@@ -26,7 +26,9 @@ import (
 // openDurable opens a DB on dir with a fake clock, monitor disabled.
 func openDurable(t testing.TB, clk *ttltest.Clock, dir string, opts ...Option) (*DB, error) {
 	t.Helper()
-	opts = append([]Option{WithClock(clk), WithMonitor(MonitorOptions{Disabled: true}), WithDir(dir)}, opts...)
+	// No retention: these tests look at the log a snapshot leaves for
+	// recovery (retention's own tests set it).
+	opts = append([]Option{WithClock(clk), WithMonitor(MonitorOptions{Disabled: true}), WithDir(dir), WithLogRetention(LogRetention{Disabled: true})}, opts...)
 	return Open(opts...)
 }
 

@@ -45,6 +45,13 @@ type DurabilityMetrics struct {
 	// SnapshotBytes is the size of the current snapshot file (a gauge; 0:
 	// none yet).
 	SnapshotBytes int64
+	// RetainedFromSeq is the oldest op the log holds (a gauge): a change
+	// stream can resume from a token at or after it, across restarts.
+	RetainedFromSeq uint64
+	// RetainedLogBytes is the part of LogSize kept only for change
+	// streams (a gauge): segments the last snapshot covers, kept by
+	// WithLogRetention.
+	RetainedLogBytes int64
 }
 
 // IndexRef names an index of a collection. As a map key it makes Metrics
