@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/testutil"
+)
+
+// The watch kill test: a child process (this test binary, re-executed
+// with killWatchEnv set) resumes a change stream from the token the
+// parent gives it, writes on another goroutine (inserts and deletes), and
+// reports every event it is delivered on a pipe; the parent SIGKILLs it
+// at a random moment, reopens the directory, checks that every delivered
+// change is in it, and starts the next child from the last token
+// delivered. At the end, the events delivered across every run must be
+// the DB's history exactly: none twice, none missing, in order.
+
+const killWatchEnv = "TTLDB_KILL_WATCH_CHILD"
+
+type killWatchSpec struct {
+	Dir    string
+	Policy SyncPolicy
+	Seed   uint64
+	Cycle  int
+	Token  string // resume after it
+}
+
+// TestKillWatchChild is the child's body; it does nothing unless
+// killWatchEnv is set. It never returns: the parent kills it.
+func TestKillWatchChild(t *testing.T) {
+	raw := os.Getenv(killWatchEnv)
+	if raw == "" {
+		t.Skip("the child process of TestSoakKillWatch")
+	}
+	var spec killWatchSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	out := os.NewFile(3, "events")
+	say := func(format string, args ...any) {
+		// One write(2) per line: what the parent reads was said.
+		if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
+			os.Exit(3)
+		}
+	}
+	db, err := Open(WithDir(spec.Dir), WithSync(spec.Policy), WithMonitor(MonitorOptions{Disabled: true}),
+		WithAutoSnapshot(AutoSnapshot{MinLogBytes: 64 << 10, LogRatio: 0.5}))
+	if err != nil {
+		say("err open %v", err)
+		os.Exit(2)
+	}
+	token, err := ParseResumeToken(spec.Token)
+	if err != nil {
+		say("err token %v", err)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &token})
+	if err != nil {
+		say("err watch %v", err)
+		os.Exit(2)
+	}
+	rng := rand.New(rand.NewPCG(spec.Seed, 0x3a7c))
+	say("ready")
+	go func() {
+		c := db.Collection("w")
+		for i := 0; ; i++ {
+			id := spec.Cycle*1_000_000 + i
+			var err error
+			switch r := rng.IntN(10); {
+			case r < 6:
+				_, err = c.InsertOne(ctx, Document{"_id": id})
+			case r < 8:
+				_, err = c.InsertMany(ctx, []Document{{"_id": id}, {"_id": id + 500_000}})
+			default:
+				_, err = c.DeleteOne(ctx, Document{"_id": id - 1 - rng.IntN(5)})
+			}
+			if err != nil {
+				say("err write %v", err)
+				os.Exit(2)
+			}
+		}
+	}()
+	for cs.Next(ctx) {
+		ev := cs.Event()
+		say("e %s %s %d", ev.ID, ev.OperationType, idOfKey(ev.DocumentKey))
+	}
+	say("err stream %v", cs.Err())
+	os.Exit(2)
+}
+
+// idOfKey is idOf without a test: the child reports an unreadable key as
+// -1, which the parent refuses.
+func idOfKey(key RawDocument) int {
+	v, _ := key.Lookup("_id")
+	switch x := v.(type) {
+	case int:
+		return x
+	case int32:
+		return int(x)
+	case int64:
+		return int(x)
+	}
+	return -1
+}
+
+// watchEvent is one event the children reported.
+type watchEvent struct {
+	token ResumeToken
+	kind  OperationType
+	id    int
+}
+
+// TestSoakKillWatch is the watch kill test: a few cycles per policy by
+// default, more with TTLDB_SOAK=1. TTLDB_SEED=n replays a seed.
+func TestSoakKillWatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	seed := testutil.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0x3a7d))
+	cycles := 6
+	if os.Getenv("TTLDB_SOAK") != "" {
+		cycles = 60
+	}
+	dir := filepath.Join(t.TempDir(), "db")
+	var delivered []watchEvent
+	token := ResumeToken{}
+	pols := []SyncPolicy{SyncAlways, SyncEverySecond, SyncNever}
+	for cycle := range cycles {
+		pol := pols[cycle%len(pols)]
+		if cycle%2 == 0 {
+			pol = SyncAlways // the policy the rule is about, most often
+		}
+		spec := killWatchSpec{Dir: dir, Policy: pol, Seed: rng.Uint64(), Cycle: cycle + 1, Token: token.String()}
+		lines := runKillWatchChild(t, spec, time.Duration(30+rng.IntN(300))*time.Millisecond)
+		var mine []watchEvent
+		for _, line := range lines {
+			f := strings.Fields(line)
+			if f[0] != "e" {
+				continue
+			}
+			tok, err := ParseResumeToken(f[1])
+			require.NoError(t, err)
+			id, err := strconv.Atoi(f[3])
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, id, 0, "cycle %d: an event without an integer _id: %s", cycle, line)
+			ev := watchEvent{token: tok, kind: OperationType(f[2]), id: id}
+			if n := len(delivered); n > 0 {
+				require.True(t, delivered[n-1].token.less(tok), "cycle %d (%v): event %s delivered after %s: twice, or out of order", cycle, pol, tok, delivered[n-1].token)
+			}
+			delivered = append(delivered, ev)
+			mine = append(mine, ev)
+		}
+		// Every change delivered is in the reopened DB, unless a later
+		// change the log holds (committed, not yet delivered when the
+		// child died) undid it.
+		db, err := Open(WithDir(dir), WithMonitor(MonitorOptions{Disabled: true}))
+		require.NoError(t, err, "cycle %d: the directory opens", cycle)
+		state := map[int]bool{}
+		for _, ev := range delivered {
+			state[ev.id] = ev.kind == OperationInsert
+		}
+		last := token
+		if len(mine) > 0 {
+			last = mine[len(mine)-1].token
+		}
+		backlog, err := db.Watch(context.Background(), ChangeStreamOptions{ResumeAfter: &last})
+		require.NoError(t, err, "cycle %d: resuming after the last event delivered", cycle)
+		later := map[int]bool{}
+		for backlog.TryNext(context.Background()) {
+			ev := backlog.Event()
+			later[idOfKey(ev.DocumentKey)] = true
+		}
+		require.NoError(t, backlog.Err())
+		for id, present := range state {
+			if later[id] {
+				continue
+			}
+			err := db.Collection("w").FindOne(context.Background(), Document{"_id": id}).Err()
+			if present {
+				require.NoError(t, err, "cycle %d (%v): document %d's insert was delivered, and the crash took it back", cycle, pol, id)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound, "cycle %d (%v): document %d's delete was delivered, and the crash took it back", cycle, pol, id)
+			}
+		}
+		require.LessOrEqual(t, delivered[len(delivered)-1].token.Seq, db.ops.lastSeq()+1)
+		require.NoError(t, db.Close())
+		if len(mine) > 0 {
+			token = mine[len(mine)-1].token
+		}
+		t.Logf("cycle %d (%v): %d events delivered", cycle, pol, len(mine))
+	}
+	// The events delivered, then those the last child did not get to,
+	// are the DB's whole history, as a stream from its start reads it.
+	db, err := Open(WithDir(dir), WithMonitor(MonitorOptions{Disabled: true}))
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &ResumeToken{}})
+	require.NoError(t, err)
+	var history []watchEvent
+	for cs.TryNext(ctx) {
+		ev := cs.Event()
+		history = append(history, watchEvent{token: ev.ID, kind: ev.OperationType, id: idOfKey(ev.DocumentKey)})
+	}
+	require.NoError(t, cs.Err())
+	require.GreaterOrEqual(t, len(history), len(delivered))
+	require.Equal(t, history[:len(delivered)], delivered, "the events delivered across the kills are the history's first ones, each once (seed %d)", seed)
+}
+
+// runKillWatchChild runs a child with spec, SIGKILLs it d after it is
+// ready, and returns the lines it said.
+func runKillWatchChild(t *testing.T, spec killWatchSpec, d time.Duration) []string {
+	t.Helper()
+	raw, err := json.Marshal(spec)
+	require.NoError(t, err)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillWatchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), killWatchEnv+"="+string(raw), "GOTRACEBACK=none")
+	cmd.ExtraFiles = []*os.File{w}
+	require.NoError(t, cmd.Start())
+	w.Close()
+	lines := make(chan string, 1<<16)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var said []string
+	var deadline <-chan time.Time
+	startup := time.NewTimer(60 * time.Second)
+	defer startup.Stop()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				_ = cmd.Wait()
+				t.Fatalf("the child ended before it was killed; it said: %v", said[max(len(said)-5, 0):])
+			}
+			said = append(said, line)
+			if strings.HasPrefix(line, "err") {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("child: %s", line)
+			}
+			if line == "ready" {
+				deadline = time.After(d)
+			}
+			continue
+		case <-deadline:
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		case <-startup.C:
+			_ = cmd.Process.Kill()
+			t.Fatal("the child did not get ready")
+		}
+		break
+	}
+	_ = cmd.Wait()
+	for line := range lines { // what was in the pipe when it died
+		said = append(said, line)
+	}
+	return said
+}
