@@ -125,7 +125,7 @@ type watchEvent struct {
 }
 
 // TestSoakKillWatch is the watch kill test: a few cycles per policy by
-// default, more with TTLDB_SOAK=1. TTLDB_SEED=n replays a seed.
+// default, 12 with TTLDB_SOAK=short (CI), 60 with TTLDB_SOAK=1. TTLDB_SEED=n replays a seed.
 func TestSoakKillWatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -133,7 +133,11 @@ func TestSoakKillWatch(t *testing.T) {
 	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x3a7d))
 	cycles := 6
-	if os.Getenv("TTLDB_SOAK") != "" {
+	switch os.Getenv("TTLDB_SOAK") {
+	case "":
+	case "short":
+		cycles = 12
+	default:
 		cycles = 60
 	}
 	dir := filepath.Join(t.TempDir(), "db")
