@@ -755,11 +755,11 @@ func closedCalls() []closedCall {
 			return err
 		}},
 		{"Watch", func(db *ttldb.DB, _ *ttldb.Collection) error {
-			_, err := db.Watch(context.Background(), ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{"upsert"}})
+			_, err := db.Watch(context.Background(), nil, ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{"upsert"}})
 			return err
 		}},
 		{"Watch", func(_ *ttldb.DB, c *ttldb.Collection) error {
-			_, err := c.Watch(context.Background(), ttldb.ChangeStreamOptions{Collections: []string{"other"}})
+			_, err := c.Watch(context.Background(), nil, ttldb.ChangeStreamOptions{Collections: []string{"other"}})
 			return err
 		}},
 		{"Backup", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.Backup(context.Background(), nil) }},

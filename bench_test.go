@@ -686,7 +686,7 @@ func BenchmarkWatchInsert(b *testing.B) {
 			errs := make([]error, watchers)
 			streams := make([]*ttldb.ChangeStream, watchers)
 			for w := range watchers {
-				cs, err := db.Watch(ctx, ttldb.ChangeStreamOptions{BatchSize: run.batch})
+				cs, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{BatchSize: run.batch})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -599,7 +599,7 @@ func TestBSONOptionsDefaultDocumentM(t *testing.T) {
 		require.NoError(t, err)
 		c := db.Collection("m")
 		ctx := context.Background()
-		cs, err := c.Watch(ctx)
+		cs, err := c.Watch(ctx, nil)
 		require.NoError(t, err)
 		mustInsert(t, c, ttldb.Document{"_id": 1, "any": ttldb.Document{"x": 1}})
 		want := any(bson.D{{Key: "x", Value: 1}})

@@ -24,10 +24,11 @@ func ExampleCollection_Watch() {
 		ExpireAfterSeconds: ttldb.Seconds(1800),
 	})
 
-	cs, err := sessions.Watch(ctx, ttldb.ChangeStreamOptions{
-		FullDocument:             ttldb.FullDocumentUpdateLookup,  // updates carry the new document
-		FullDocumentBeforeChange: ttldb.FullDocumentWhenAvailable, // updates and deletes the old one
+	cs, err := sessions.Watch(ctx, nil, ttldb.ChangeStreamOptions{
+		FullDocument:             ttldb.FullDocumentUpdateLookup,
+		FullDocumentBeforeChange: ttldb.FullDocumentWhenAvailable,
 	})
+
 	if err != nil {
 		panic(err)
 	}
@@ -70,7 +71,7 @@ func ExampleDB_Watch_resume() {
 	ctx := context.Background()
 	c := db.Collection("jobs")
 
-	cs, _ := db.Watch(ctx, ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{ttldb.OperationInsert}})
+	cs, _ := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{OperationTypes: []ttldb.OperationType{ttldb.OperationInsert}})
 	_, _ = c.InsertMany(context.Background(), []ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}})
 	cs.Next(ctx)
 	saved := cs.ResumeToken()      // persist it (its text form: saved.String())
@@ -78,7 +79,7 @@ func ExampleDB_Watch_resume() {
 
 	_, _ = c.InsertOne(context.Background(), ttldb.Document{"_id": 4})
 
-	cs, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &saved})
+	cs, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{ResumeAfter: &saved})
 	if errors.Is(err, ttldb.ErrChangeStreamHistoryLost) {
 		fmt.Println("too late: resynchronize from the collection")
 		return
@@ -101,7 +102,7 @@ func ExampleChangeEvent_MarshalJSON() {
 	db, _ := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}))
 	defer db.Close()
 	ctx := context.Background()
-	cs, _ := db.Watch(ctx)
+	cs, _ := db.Watch(ctx, nil)
 	defer cs.Close(context.Background())
 	// A bson.D keeps its field order, and the JSON shows it (a map's
 	// fields come in no particular order).

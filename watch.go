@@ -181,26 +181,51 @@ type ChangeStream engine.ChangeStream
 // ErrChangeStreamHistoryLost too: resuming fails, events were lost.
 type ChangeStreamLagError = engine.ChangeStreamLagError
 
-// Watch opens a change stream of every collection of the DB. The first
-// Watch attaches the DB's change-stream buffer (see
+// Watch opens a change stream of every collection of the DB, as the
+// driver's Watch: pipeline is nil or a slice of stages (mongo.Pipeline,
+// []bson.D, bson.A, []Document) of those MongoDB allows in a change
+// stream: $match on any event field (operationType, ns.coll,
+// documentKey._id, fullDocument.x, updateDescription.updatedFields.x,
+// ttldb's expired and index...) with ttldb's query language; $project,
+// $addFields/$set and $replaceRoot/$replaceWith with field paths
+// ("$fullDocument.user"), $$ROOT, literals, $literal, documents and
+// arrays; $unset. A stage that removes or changes _id, the resume token,
+// is refused (ErrInvalidOptions), at Watch when the stage says so and at
+// the event when a $replaceRoot's result shows it, which ends the
+// stream. At most MaxPipelineStages stages, each as the driver writes it.
+// The event a stage reads is the document Decode gives without a
+// pipeline; a pipeline costs each event that document (its allocation
+// and the decoding of its documents), where a stream without one reads
+// the op in place.
+//
+// The first Watch attaches the DB's change-stream buffer (see
 // WithChangeStreamBuffer) for the DB's lifetime: from then on writes
 // build ops, which costs them a little (see the README's benchmarks).
-// Watch itself is O(1), except with FullDocumentBeforeChange (see
-// there). It fails with ErrClosed after Close, ErrInvalidOptions for bad
-// options, ErrChangeStreamHistoryLost for a resume token the buffer no
-// longer holds, and ctx's error if ctx is done.
-func (db *DB) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
-	changeStream, err := (*engine.DB)(db).Watch(ctx, opts...)
+// On a DB opened WithDir a stream resumed from before the buffer's
+// window (a token saved before a restart) reads the log, back to what
+// WithLogRetention keeps, and delivers an op only once the log holds it
+// as the sync policy promises (see the README, Change streams). Watch
+// itself is O(1), except with FullDocumentBeforeChange (see there) and a
+// resume token on a DB with a log (it reads the log's first record). It
+// fails with ErrClosed after Close, ErrInvalidOptions for bad options or
+// a bad pipeline, ErrChangeStreamHistoryLost for a resume token neither
+// the buffer nor the log holds (its message says why), and ctx's error
+// if ctx is done.
+func (db *DB) Watch(ctx context.Context, pipeline any, opts ...ChangeStreamOptions) (*ChangeStream, error) {
+	changeStream, err := (*engine.DB)(db).Watch(ctx, pipeline, opts...)
 	return (*ChangeStream)(changeStream), err
 }
 
 // Watch opens a change stream of the collection's events (including its
 // drop; the stream goes on if the collection is created again). See
 // DB.Watch.
-func (c *Collection) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
-	changeStream, err := (*engine.Collection)(c).Watch(ctx, opts...)
+func (c *Collection) Watch(ctx context.Context, pipeline any, opts ...ChangeStreamOptions) (*ChangeStream, error) {
+	changeStream, err := (*engine.Collection)(c).Watch(ctx, pipeline, opts...)
 	return (*ChangeStream)(changeStream), err
 }
+
+// MaxPipelineStages bounds the stages of a change stream's pipeline.
+const MaxPipelineStages = engine.MaxPipelineStages
 
 // Next moves to the next event, waiting for one if need be, and reports
 // whether there is one: false when ctx is done (Err returns its error;
@@ -232,7 +257,9 @@ func (cs *ChangeStream) TryNext(ctx context.Context) bool {
 // zero ChangeEvent before the first or after Next returned false. The
 // event shares the op's documents (never changed) and may be kept; an
 // insert's, update's or replacement's DocumentKey shares a buffer of up to
-// 2 KB with the stream's other keys, which a kept event keeps alive.
+// 2 KB with the stream's other keys, which a kept event keeps alive. With
+// a pipeline, Event is the event the $match stages passed, before any
+// stage reshaped it: Current and Decode give the reshaped document.
 func (cs *ChangeStream) Event() ChangeEvent {
 	return (*engine.ChangeStream)(cs).Event()
 }
@@ -241,18 +268,29 @@ func (cs *ChangeStream) Event() ChangeEvent {
 // decodes (its JSON form, with Go values: _id {_data: token},
 // operationType, clusterTime, wallTime, ns {coll}, documentKey,
 // fullDocument, fullDocumentBeforeChange, updateDescription {
-// updatedFields, removedFields}, operationDescription, and the
-// extensions expired, index, cutoff), into v: a struct (bson or ttldb
-// tags, as for SingleResult.Decode), a map or a *Document. Without a
-// current event it is ErrNotFound. It costs decoding the event's
-// documents; Event costs nothing.
+// updatedFields, removedFields, truncatedArrays, disambiguatedPaths},
+// operationDescription, and the extensions expired, index, cutoff), or
+// as the pipeline reshaped it, into v: a struct (bson or ttldb tags, as
+// for SingleResult.Decode), a map or a *Document. Without a current
+// event it is ErrNotFound. It costs decoding the event's documents;
+// Event costs nothing.
 func (cs *ChangeStream) Decode(v any) error {
 	return (*engine.ChangeStream)(cs).Decode(v)
 }
 
+// Current returns the current event as a document (the driver's
+// ChangeStream.Current): what Decode decodes, encoded; nil without a
+// current event. It costs the event's document and its encoding.
+func (cs *ChangeStream) Current() RawDocument {
+	return (*engine.ChangeStream)(cs).Current()
+}
+
 // Err returns why the last Next returned false: nil after Close or when
 // TryNext found nothing; ErrClosed once the DB is closed; ctx's error; a
-// *ChangeStreamLagError; or ErrNoPreImage.
+// *ChangeStreamLagError; ErrChangeStreamHistoryLost when the log's
+// retention dropped the stream's next op; ErrNoPreImage; ErrLogFailed
+// when the log failed (no op after it is delivered); ErrInvalidOptions
+// when a pipeline stage removed or changed an event's _id.
 func (cs *ChangeStream) Err() error {
 	return (*engine.ChangeStream)(cs).Err()
 }

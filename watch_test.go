@@ -73,13 +73,13 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 	ttl := ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)}
 
 	// The watchers open before any write they must see.
-	all, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ShowExpandedEvents: true})
+	all, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{ShowExpandedEvents: true})
 	require.NoError(t, err)
-	images, err := db.Watch(ctx, ttldb.ChangeStreamOptions{FullDocument: ttldb.FullDocumentUpdateLookup, FullDocumentBeforeChange: ttldb.FullDocumentRequired})
+	images, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{FullDocument: ttldb.FullDocumentUpdateLookup, FullDocumentBeforeChange: ttldb.FullDocumentRequired})
 	require.NoError(t, err)
-	onlyA, err := db.Collection("a").Watch(ctx)
+	onlyA, err := db.Collection("a").Watch(ctx, nil)
 	require.NoError(t, err)
-	slow, err := db.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 32})
+	slow, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{MaxLag: 32})
 	require.NoError(t, err)
 	for _, cs := range []*ttldb.ChangeStream{all, images, onlyA, slow} {
 		defer cs.Close(context.Background())
@@ -288,7 +288,7 @@ func TestWatchConcurrentWritersAndMonitor(t *testing.T) {
 	require.ErrorAs(t, slow.Err(), &lag)
 	assert.ErrorIs(t, slow.Err(), ttldb.ErrChangeStreamLagged)
 	assert.False(t, lag.Lost)
-	resumed, err := db.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &lag.Resume})
+	resumed, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{ResumeAfter: &lag.Resume})
 	require.NoError(t, err)
 	defer resumed.Close(context.Background())
 	evs, err := readUntilEnd(t, resumed)
@@ -312,7 +312,7 @@ func TestWatchHistoryLostAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	defer small.Close()
 	sc := small.Collection("c")
-	cs, err := small.Watch(ctx)
+	cs, err := small.Watch(ctx, nil)
 	require.NoError(t, err)
 	defer cs.Close(context.Background())
 	_, err = sc.InsertOne(context.Background(), ttldb.Document{"_id": 0})
@@ -329,11 +329,11 @@ func TestWatchHistoryLostAndRestart(t *testing.T) {
 	var lag *ttldb.ChangeStreamLagError
 	require.ErrorAs(t, cs.Err(), &lag)
 	assert.Equal(t, last, lag.Resume)
-	_, err = small.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &lag.Resume})
+	_, err = small.Watch(ctx, nil, ttldb.ChangeStreamOptions{ResumeAfter: &lag.Resume})
 	assert.ErrorIs(t, err, ttldb.ErrChangeStreamHistoryLost)
 
 	// A watcher restarted within the window resumes where it stopped.
-	w, err := c.Watch(ctx)
+	w, err := c.Watch(ctx, nil)
 	require.NoError(t, err)
 	_, err = c.InsertMany(context.Background(), []ttldb.Document{{"_id": 1}, {"_id": 2}, {"_id": 3}})
 	require.NoError(t, err)
@@ -343,7 +343,7 @@ func TestWatchHistoryLostAndRestart(t *testing.T) {
 	require.NoError(t, w.Close(context.Background()))
 	_, err = c.DeleteOne(context.Background(), ttldb.Document{"_id": 1})
 	require.NoError(t, err)
-	w2, err := c.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
+	w2, err := c.Watch(ctx, nil, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
 	require.NoError(t, err)
 	defer w2.Close(context.Background())
 	var got []string
@@ -364,7 +364,7 @@ func TestChangeStreamResumeAfterLagMakesProgress(t *testing.T) {
 	ctx := context.Background()
 	c := db.Collection("c")
 	opts := ttldb.ChangeStreamOptions{MaxLag: 8}
-	cs, err := c.Watch(ctx, opts)
+	cs, err := c.Watch(ctx, nil, opts)
 	require.NoError(t, err)
 	const n = 100
 	for i := range n {
@@ -381,7 +381,7 @@ func TestChangeStreamResumeAfterLagMakesProgress(t *testing.T) {
 	resumes := 0
 	for tok := lag.Resume; len(got) < n && resumes < 50; resumes++ {
 		opts.ResumeAfter = &tok
-		again, err := c.Watch(ctx, opts)
+		again, err := c.Watch(ctx, nil, opts)
 		require.NoError(t, err, "resume %d from %s", resumes, tok)
 		for again.TryNext(ctx) {
 			got = append(got, again.Event().DocumentKey.ID())
@@ -415,7 +415,7 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	first, err := c.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 4})
+	first, err := c.Watch(ctx, nil, ttldb.ChangeStreamOptions{MaxLag: 4})
 	require.NoError(t, err)
 	defer first.Close(context.Background())
 	insert(0, 20)
@@ -426,7 +426,7 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 
 	// Resumed, then 4 more ops: within MaxLag of the resume, the stream
 	// reads the backlog and the new ops alike.
-	again, err := c.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 4, ResumeAfter: &tok})
+	again, err := c.Watch(ctx, nil, ttldb.ChangeStreamOptions{MaxLag: 4, ResumeAfter: &tok})
 	require.NoError(t, err)
 	defer again.Close(context.Background())
 	insert(20, 24)
@@ -439,7 +439,7 @@ func TestChangeStreamResumeLagCountsFromResume(t *testing.T) {
 
 	// Resumed, then 10 more ops than MaxLag allows: the stream reads its
 	// first op, then ends lagged with a later token.
-	third, err := c.Watch(ctx, ttldb.ChangeStreamOptions{MaxLag: 4, ResumeAfter: &tok})
+	third, err := c.Watch(ctx, nil, ttldb.ChangeStreamOptions{MaxLag: 4, ResumeAfter: &tok})
 	require.NoError(t, err)
 	defer third.Close(context.Background())
 	insert(24, 34)
@@ -458,7 +458,7 @@ func TestChangeStreamDecodeAndTokenText(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openStore(t)
 	c := db.Collection("c")
-	cs, err := c.Watch(ctx)
+	cs, err := c.Watch(ctx, nil)
 	require.NoError(t, err)
 	defer cs.Close(context.Background())
 	mustInsert(t, c, ttldb.Document{"_id": 1, "v": "a"}, ttldb.Document{"_id": 2, "v": "b"})
@@ -474,7 +474,7 @@ func TestChangeStreamDecodeAndTokenText(t *testing.T) {
 	tok, err := ttldb.ParseResumeToken(cs.ResumeToken().String())
 	require.NoError(t, err)
 	require.Equal(t, cs.ResumeToken(), tok)
-	resumed, err := c.Watch(ctx, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
+	resumed, err := c.Watch(ctx, nil, ttldb.ChangeStreamOptions{ResumeAfter: &tok})
 	require.NoError(t, err)
 	defer resumed.Close(context.Background())
 	require.True(t, resumed.Next(ctx))

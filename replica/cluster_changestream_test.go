@@ -60,13 +60,13 @@ func TestClusterChangeStreamResumeAfterFailover(t *testing.T) {
 		if tn == l {
 			continue
 		}
-		cs, err := tn.node.DB().Watch(context.Background(), ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{}})
+		cs, err := tn.node.DB().Watch(context.Background(), nil, ttldb.ChangeStreamOptions{ResumeAfter: &ttldb.ResumeToken{}})
 		require.NoError(t, err)
 		defer cs.Close(context.Background())
 		fromStart[tn.id] = cs
 	}
 	c.insertDoc("first") // creates the collection (op 1, not an insert event)
-	lw, err := l.node.DB().Watch(context.Background())
+	lw, err := l.node.DB().Watch(context.Background(), nil)
 	require.NoError(t, err)
 	defer lw.Close(context.Background())
 
@@ -83,7 +83,7 @@ func TestClusterChangeStreamResumeAfterFailover(t *testing.T) {
 	nl := c.leader()
 	// The new leader has applied every committed entry (it is ready).
 	require.GreaterOrEqual(t, nl.node.Status().AppliedSeq+1, token.Seq)
-	resumed, err := nl.node.DB().Watch(context.Background(), ttldb.ChangeStreamOptions{ResumeAfter: &token})
+	resumed, err := nl.node.DB().Watch(context.Background(), nil, ttldb.ChangeStreamOptions{ResumeAfter: &token})
 	require.NoError(t, err, "the new leader's buffer holds the ops since its first")
 	defer resumed.Close(context.Background())
 	for i := range after {
@@ -138,7 +138,7 @@ func TestClusterChangeStreamNoUncommittedEvent(t *testing.T) {
 	old := c.leader()
 	c.insertDoc("first")
 	oldDB := old.node.DB()
-	lw, err := oldDB.Watch(context.Background())
+	lw, err := oldDB.Watch(context.Background(), nil)
 	require.NoError(t, err)
 	defer lw.Close(context.Background())
 	c.insertDoc("committed")
@@ -180,7 +180,7 @@ func TestClusterChangeStreamNoUncommittedEvent(t *testing.T) {
 	c.connectAll()
 	c.converged()
 	assert.Zero(t, count(t, old.node.DB(), "w", ttldb.Document{"_id": "lost"}))
-	resumed, err := old.node.DB().Watch(context.Background(), ttldb.ChangeStreamOptions{ResumeAfter: &token})
+	resumed, err := old.node.DB().Watch(context.Background(), nil, ttldb.ChangeStreamOptions{ResumeAfter: &token})
 	require.NoError(t, err)
 	defer resumed.Close(context.Background())
 	got := readEvents(t, resumed, 2)

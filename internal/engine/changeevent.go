@@ -172,6 +172,27 @@ type UpdateDescription struct {
 	// RemovedFields are the paths $unset (and the source of a $rename)
 	// removed, sorted.
 	RemovedFields []string
+	// TruncatedArrays lists the arrays an update shortened in place
+	// (MongoDB's truncatedArrays, which it sends since 4.7, empty but for
+	// pipeline-style updates). ttldb's updates are operator updates: an
+	// array an operator changed ($pop, $pull, $push...) comes whole in
+	// UpdatedFields, so this is always empty, never nil.
+	TruncatedArrays []TruncatedArray
+	// DisambiguatedPaths maps each ambiguous path of UpdatedFields and
+	// RemovedFields to its components, as MongoDB 6.1+ reports it: a
+	// path is ambiguous when a component after the first is a number,
+	// which may name an array element or a field ("a.0" in {a: {"0":
+	// 1}}). Components are strings, except array indices, which are
+	// int32. Set only with ChangeStreamOptions.ShowExpandedEvents and an
+	// ambiguous path (nil otherwise), as MongoDB does.
+	DisambiguatedPaths Document
+}
+
+// TruncatedArray is an array an update shortened: Field kept its first
+// NewSize elements.
+type TruncatedArray struct {
+	Field   string
+	NewSize int32
 }
 
 // ChangeEvent is one change, as MongoDB's change streams describe it,
@@ -248,7 +269,7 @@ func (cs *ChangeStream) eventOf(ev *ChangeEvent, op *Op, i int) error {
 			ev.FullDocument = doc
 		}
 		if op.Kind == OpUpdate && i < len(op.Updates) && op.Updates[i] != nil {
-			ev.UpdateDescription = describeUpdate(op.Updates[i], doc)
+			ev.UpdateDescription = describeUpdate(op.Updates[i], doc, cs.expanded)
 		}
 		if op.Kind == OpInsert {
 			return nil
@@ -314,12 +335,12 @@ func (cs *ChangeStream) documentKey(doc RawDocument) RawDocument {
 }
 
 // describeUpdate builds the UpdateDescription of an update document (as
-// applied) and the document it produced. A replacement-style or unknown
-// form yields nil.
-func describeUpdate(update, after RawDocument) *UpdateDescription {
+// applied) and the document it produced, with DisambiguatedPaths when
+// disambiguate is set. A replacement-style or unknown form yields nil.
+func describeUpdate(update, after RawDocument, disambiguate bool) *UpdateDescription {
 	u := update.Document()
 	var post Document
-	d := &UpdateDescription{UpdatedFields: Document{}}
+	d := &UpdateDescription{UpdatedFields: Document{}, TruncatedArrays: []TruncatedArray{}}
 	for op, arg := range u {
 		fields, ok := arg.(map[string]any)
 		if !ok || !strings.HasPrefix(op, "$") {
@@ -351,7 +372,71 @@ func describeUpdate(update, after RawDocument) *UpdateDescription {
 		}
 	}
 	slices.Sort(d.RemovedFields)
+	if disambiguate {
+		if post == nil {
+			post = after.Document()
+		}
+		for path := range d.UpdatedFields {
+			d.disambiguate(post, path)
+		}
+		for _, path := range d.RemovedFields {
+			d.disambiguate(post, path)
+		}
+	}
 	return d
+}
+
+// disambiguate adds path to DisambiguatedPaths if a component after the
+// first is a number, with each component as the document after the
+// update resolves it: an array index as an int32, a field name as a
+// string. A removed path is resolved as far as it still exists: its last
+// component by the kind of its parent.
+func (d *UpdateDescription) disambiguate(post Document, path string) {
+	parts := strings.Split(path, ".")
+	ambiguous := false
+	for _, p := range parts[1:] {
+		if isNumeric(p) {
+			ambiguous = true
+		}
+	}
+	if !ambiguous {
+		return
+	}
+	comps := make([]any, len(parts))
+	var cur any = post
+	for i, p := range parts {
+		comps[i] = p
+		if m, ok := codec.AsDocument(cur); ok {
+			cur = m[p]
+			continue
+		}
+		if elems, ok := codec.ArrayElements(cur); ok && isNumeric(p) {
+			n, _ := strconv.Atoi(p)
+			comps[i] = int32(n)
+			if n < len(elems) {
+				cur = elems[n]
+				continue
+			}
+		}
+		cur = nil
+	}
+	if d.DisambiguatedPaths == nil {
+		d.DisambiguatedPaths = Document{}
+	}
+	d.DisambiguatedPaths[path] = comps
+}
+
+// isNumeric reports whether a path component is all digits.
+func isNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // valueAtPath returns the value at a dotted path of doc, descending into

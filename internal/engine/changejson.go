@@ -31,7 +31,8 @@ func (r RawDocument) MarshalJSON() ([]byte, error) {
 //	 "wallTime": {"$date": "2026-01-01T00:00:00Z"},
 //	 "ns": {"coll": "sessions"},
 //	 "documentKey": {"_id": ...},
-//	 "updateDescription": {"updatedFields": {...}, "removedFields": [...]},
+//	 "updateDescription": {"updatedFields": {...}, "removedFields": [...],
+//	                       "truncatedArrays": [], "disambiguatedPaths": {...}},
 //	 "fullDocument": {...},
 //	 "fullDocumentBeforeChange": {...},
 //	 "operationDescription": {...},
@@ -79,7 +80,23 @@ func (e ChangeEvent) AppendJSON(dst []byte) []byte {
 			}
 			dst = codec.AppendJSONString(dst, f)
 		}
-		dst = append(dst, "]}"...)
+		dst = append(dst, `],"truncatedArrays":[`...)
+		for i, a := range u.TruncatedArrays {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"field":`...)
+			dst = codec.AppendJSONString(dst, a.Field)
+			dst = append(dst, `,"newSize":`...)
+			dst = strconv.AppendInt(dst, int64(a.NewSize), 10)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+		if u.DisambiguatedPaths != nil {
+			dst = append(dst, `,"disambiguatedPaths":`...)
+			dst = codec.AppendExtJSONValue(dst, map[string]any(u.DisambiguatedPaths))
+		}
+		dst = append(dst, '}')
 	}
 	raw("fullDocument", e.FullDocument)
 	raw("fullDocumentBeforeChange", e.FullDocumentBeforeChange)

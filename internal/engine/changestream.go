@@ -188,9 +188,10 @@ type ChangeStream struct {
 
 	// The filters: a mask of operationTypes bits, the collections (nil:
 	// all).
-	types   uint16
-	colls   []string
-	fullDoc bool
+	types    uint16
+	colls    []string
+	fullDoc  bool
+	expanded bool // ShowExpandedEvents: also DisambiguatedPaths
 	before  FullDocument
 	maxLag  uint64
 	// batch and maxAwait: ChangeStreamOptions.BatchSize and MaxAwaitTime.
@@ -218,6 +219,10 @@ type ChangeStream struct {
 	// tail is the stream's place in the log, when it reads its ops there
 	// (changestream_log.go).
 	tail streamTail
+	// pipe is the stream's pipeline (nil: none), cur the current event
+	// as the pipeline left it (changepipeline.go).
+	pipe *changePipeline
+	cur  Document
 
 	ev   ChangeEvent
 	has  bool   // ev holds the event Next returned
@@ -263,15 +268,15 @@ func (e *ChangeStreamLagError) Unwrap() []error {
 }
 
 // Watch implements ttldb.DB.Watch, whose documentation is the contract.
-func (db *DB) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
+func (db *DB) Watch(ctx context.Context, pipeline any, opts ...ChangeStreamOptions) (*ChangeStream, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
 	}
-	return db.watch(ctx, mergeChangeStreamOptions(opts))
+	return db.watch(ctx, pipeline, mergeChangeStreamOptions(opts))
 }
 
 // Watch implements ttldb.Collection.Watch, whose documentation is the contract.
-func (c *Collection) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*ChangeStream, error) {
+func (c *Collection) Watch(ctx context.Context, pipeline any, opts ...ChangeStreamOptions) (*ChangeStream, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -280,10 +285,10 @@ func (c *Collection) Watch(ctx context.Context, opts ...ChangeStreamOptions) (*C
 		return nil, fmt.Errorf("%w: Watch: Collections is for DB.Watch; collection %q watches its own", ErrInvalidOptions, c.name)
 	}
 	o.Collections = []string{c.name}
-	return c.db.watch(ctx, o)
+	return c.db.watch(ctx, pipeline, o)
 }
 
-func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, error) {
+func (db *DB) watch(ctx context.Context, pipeline any, o ChangeStreamOptions) (*ChangeStream, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -291,6 +296,11 @@ func (db *DB) watch(ctx context.Context, o ChangeStreamOptions) (*ChangeStream, 
 	if err := cs.setOptions(o); err != nil {
 		return nil, err
 	}
+	pipe, err := compileChangePipeline(pipeline)
+	if err != nil {
+		return nil, err
+	}
+	cs.pipe = pipe
 	size := uint64(db.cfg.changes.Size)
 	if size == 0 {
 		size = DefaultChangeStreamBufferSize
@@ -357,6 +367,7 @@ func (cs *ChangeStream) setOptions(o ChangeStreamOptions) error {
 		return fmt.Errorf("%w: Watch: ResumeAfter and StartAfter both set", ErrInvalidOptions)
 	}
 	cs.types = 1<<len(operationTypes) - 1
+	cs.expanded = o.ShowExpandedEvents
 	if !o.ShowExpandedEvents {
 		cs.types &^= expandedTypes
 	}
@@ -439,6 +450,18 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 					cs.err = err
 					return false
 				}
+				if cs.pipe != nil {
+					out, keep, err := cs.pipe.apply(cs.ev.document())
+					if err != nil {
+						cs.idx--
+						cs.err = err
+						return false
+					}
+					if !keep {
+						continue
+					}
+					cs.cur = out
+				}
 				cs.has = true
 				return true
 			}
@@ -513,7 +536,10 @@ func (cs *ChangeStream) Decode(v any) error {
 	if !cs.has {
 		return fmt.Errorf("%w: Decode: no current change event", ErrNotFound)
 	}
-	doc := cs.ev.document()
+	doc := cs.cur
+	if cs.pipe == nil {
+		doc = cs.ev.document()
+	}
 	if p, ok := v.(*Document); ok && p != nil {
 		*p = doc
 		return nil
@@ -523,6 +549,22 @@ func (cs *ChangeStream) Decode(v any) error {
 		return err
 	}
 	return codec.DecodeIntoWith(enc, v, cs.db.cfg.bson)
+}
+
+// Current implements ttldb.ChangeStream.Current, whose documentation is the contract.
+func (cs *ChangeStream) Current() RawDocument {
+	if !cs.has {
+		return nil
+	}
+	doc := cs.cur
+	if cs.pipe == nil {
+		doc = cs.ev.document()
+	}
+	enc, err := codec.Encode(doc, nil)
+	if err != nil {
+		return nil // an event's document always encodes
+	}
+	return RawDocument(enc)
 }
 
 // Err implements ttldb.ChangeStream.Err, whose documentation is the contract.
@@ -574,7 +616,15 @@ func (e *ChangeEvent) document() Document {
 		for i, f := range u.RemovedFields {
 			removed[i] = f
 		}
-		d["updateDescription"] = Document{"updatedFields": u.UpdatedFields, "removedFields": removed}
+		truncated := make([]any, len(u.TruncatedArrays))
+		for i, a := range u.TruncatedArrays {
+			truncated[i] = Document{"field": a.Field, "newSize": a.NewSize}
+		}
+		ud := Document{"updatedFields": u.UpdatedFields, "removedFields": removed, "truncatedArrays": truncated}
+		if u.DisambiguatedPaths != nil {
+			ud["disambiguatedPaths"] = u.DisambiguatedPaths
+		}
+		d["updateDescription"] = ud
 	}
 	if e.Expired {
 		d["expired"] = true

@@ -45,7 +45,7 @@ func BenchmarkWatchMassExpiry(b *testing.B) {
 				}
 				done := make(chan result, 1)
 				if watchers == 1 {
-					cs, err := db.Watch(ctx)
+					cs, err := db.Watch(ctx, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -28,7 +28,7 @@ func TestWatchDeliversNoOpWhoseLogWriteFailed(t *testing.T) {
 			db := mustOpenDurable(t, ttltest.NewClock(opEpoch), "d", withFS(m), WithSync(SyncAlways))
 			ctx := context.Background()
 			c := db.Collection("c")
-			cs, err := db.Watch(ctx)
+			cs, err := db.Watch(ctx, nil)
 			require.NoError(t, err)
 			_, err = c.InsertOne(ctx, Document{"_id": 1})
 			require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestWatchWaitsForTheLogWrite(t *testing.T) {
 			db := mustOpenDurable(t, ttltest.NewClock(opEpoch), t.TempDir(), WithSync(policy))
 			ctx := context.Background()
 			c := db.Collection("c")
-			cs, err := db.Watch(ctx)
+			cs, err := db.Watch(ctx, nil)
 			require.NoError(t, err)
 			type got struct {
 				seq, written uint64
@@ -114,7 +114,7 @@ func TestWatchWaitsForTheLogWrite(t *testing.T) {
 func TestTryNextHurriesTheLog(t *testing.T) {
 	db := mustOpenDurable(t, ttltest.NewClock(opEpoch), t.TempDir())
 	ctx := context.Background()
-	cs, err := db.Watch(ctx)
+	cs, err := db.Watch(ctx, nil)
 	require.NoError(t, err)
 	_, err = db.Collection("c").InsertOne(ctx, Document{"_id": 1})
 	require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestWatchUnderSyncAlwaysDeliversOnlyFsynced(t *testing.T) {
 	db := mustOpenDurable(t, clk, "d", withFS(m), WithSync(SyncAlways))
 	ctx := context.Background()
 	c := db.Collection("c")
-	cs, err := db.Watch(ctx)
+	cs, err := db.Watch(ctx, nil)
 	require.NoError(t, err)
 	delivered := make(chan int, 1000)
 	go func() {

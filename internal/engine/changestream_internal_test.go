@@ -81,7 +81,7 @@ func commitOps(db *DB, ops ...Op) {
 
 func watchT(t testing.TB, db *DB, opts ...ChangeStreamOptions) *ChangeStream {
 	t.Helper()
-	cs, err := db.Watch(context.Background(), opts...)
+	cs, err := db.Watch(context.Background(), nil, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(context.Background()) })
 	return cs
@@ -167,7 +167,7 @@ func TestChangeStreamFilters(t *testing.T) {
 	deletes := watchT(t, db, ChangeStreamOptions{OperationTypes: []OperationType{OperationDelete}})
 	idx := watchT(t, db, ChangeStreamOptions{OperationTypes: []OperationType{OperationCreateIndexes}})
 	onlyB := watchT(t, db, ChangeStreamOptions{Collections: []string{"b"}})
-	collA, err := db.Collection("a").Watch(context.Background())
+	collA, err := db.Collection("a").Watch(context.Background(), nil)
 	require.NoError(t, err)
 	defer collA.Close(context.Background())
 
@@ -220,18 +220,18 @@ func TestChangeStreamBadOptions(t *testing.T) {
 		"token ahead":       {ResumeAfter: &future},
 		"token ahead index": {ResumeAfter: &ResumeToken{Seq: 1, Index: 1}},
 	} {
-		_, err := db.Watch(ctx, o)
+		_, err := db.Watch(ctx, nil, o)
 		assert.ErrorIs(t, err, ErrInvalidOptions, name)
 		assert.False(t, db.ops.opsWanted(), "%s: a refused Watch attaches nothing", name)
 		assert.Nil(t, db.changeBuf, name)
 	}
-	_, err := db.Collection("a").Watch(ctx, ChangeStreamOptions{Collections: []string{"b"}})
+	_, err := db.Collection("a").Watch(ctx, nil, ChangeStreamOptions{Collections: []string{"b"}})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = db.Collection("a$").Watch(ctx)
+	_, err = db.Collection("a$").Watch(ctx, nil)
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = db.Watch(cctx)
+	_, err = db.Watch(cctx, nil)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.False(t, db.ops.opsWanted())
 	_, err = Open(WithChangeStreamBuffer(ChangeStreamBufferOptions{Size: MaxChangeStreamBufferSize + 1}))
@@ -263,8 +263,9 @@ func TestChangeStreamFullDocumentAndUpdateDescription(t *testing.T) {
 	assert.Nil(t, p[0].FullDocument, "update events carry no document by default")
 	assert.Equal(t, 1, p[0].DocumentKey.ID())
 	assert.Equal(t, &UpdateDescription{
-		UpdatedFields: Document{"a.b": 2, "n": 3, "arr": []any{1, 2, 9}, "new": "x"},
-		RemovedFields: []string{"gone", "old"},
+		UpdatedFields:   Document{"a.b": 2, "n": 3, "arr": []any{1, 2, 9}, "new": "x"},
+		RemovedFields:   []string{"gone", "old"},
+		TruncatedArrays: []TruncatedArray{}, // always present, as MongoDB 4.7+ sends it
 	}, p[0].UpdateDescription)
 	assert.Nil(t, p[1].UpdateDescription)
 	assert.Equal(t, OperationReplace, p[2].OperationType)
@@ -286,9 +287,9 @@ func TestChangeStreamPreImages(t *testing.T) {
 	db := openCS(t)
 	ctx := context.Background()
 	assert.False(t, db.ops.preImagesWanted())
-	when, err := db.Watch(ctx, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentWhenAvailable})
+	when, err := db.Watch(ctx, nil, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentWhenAvailable})
 	require.NoError(t, err)
-	req, err := db.Watch(ctx, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
+	req, err := db.Watch(ctx, nil, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
 	require.NoError(t, err)
 	none := watchT(t, db)
 	assert.True(t, db.ops.preImagesWanted())
@@ -343,7 +344,7 @@ func TestChangeStreamPreImageBarrier(t *testing.T) {
 	st.writeMu.Lock() // a write under way
 	opened := make(chan *ChangeStream)
 	go func() {
-		cs, err := db.Watch(context.Background(), ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
+		cs, err := db.Watch(context.Background(), nil, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
 		assert.NoError(t, err)
 		opened <- cs
 	}()
@@ -374,7 +375,7 @@ func TestChangeStreamPreImageBarrierTimeSeries(t *testing.T) {
 	st.ts.mu.Lock() // a time-series write under way
 	opened := make(chan *ChangeStream)
 	go func() {
-		cs, err := db.Watch(context.Background(), ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
+		cs, err := db.Watch(context.Background(), nil, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired})
 		assert.NoError(t, err)
 		opened <- cs
 	}()
@@ -461,9 +462,9 @@ func TestChangeStreamHistoryLost(t *testing.T) {
 	assert.ErrorIs(t, slow.Err(), ErrChangeStreamLagged)
 	assert.ErrorIs(t, slow.Err(), ErrChangeStreamHistoryLost)
 	assert.Equal(t, tok, lag.Resume)
-	_, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &lag.Resume})
+	_, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &lag.Resume})
 	assert.ErrorIs(t, err, ErrChangeStreamHistoryLost)
-	_, err = db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &ResumeToken{}})
+	_, err = db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &ResumeToken{}})
 	assert.ErrorIs(t, err, ErrChangeStreamHistoryLost, "the start of history is gone too")
 	oldest := ResumeToken{Seq: 3}
 	r := watchT(t, db, ChangeStreamOptions{ResumeAfter: &oldest})
@@ -473,7 +474,7 @@ func TestChangeStreamHistoryLost(t *testing.T) {
 	// held; the next op's token is fine.
 	db2 := openCS(t)
 	db2.ops.commit([]Op{insOp(t, "c", 1)}) // as if another sink had numbered it
-	_, err = db2.Watch(ctx, ChangeStreamOptions{ResumeAfter: &ResumeToken{Seq: 1}})
+	_, err = db2.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &ResumeToken{Seq: 1}})
 	assert.ErrorIs(t, err, ErrChangeStreamHistoryLost)
 	assert.Nil(t, db2.changeBuf)
 	watchT(t, db2, ChangeStreamOptions{ResumeAfter: &ResumeToken{Seq: 2}})
@@ -509,7 +510,7 @@ func TestChangeStreamWaitsAndWakes(t *testing.T) {
 	assert.False(t, open, "Close ends a waiting Next")
 	assert.ErrorIs(t, cs.Err(), ErrClosed)
 	assert.False(t, cs.Next(ctx))
-	_, err := db.Watch(ctx)
+	_, err := db.Watch(ctx, nil)
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
@@ -666,7 +667,7 @@ func TestChangeEventJSON(t *testing.T) {
 			`"arr":[1,2],"bin":{"$binary":{"base64":"/wA=","subType":"00"}},"nan":0.0,"old":{"$date":{"$numberLong":"-31536000000"}},` +
 			`"when":{"$date":"2026-01-02T03:04:05Z"},"z":1.0}}`, // to the millisecond, as Extended JSON writes dates
 		`{"_id":{"_data":"3:0"},"operationType":"update","clusterTime":2,"wallTime":{"$date":"2026-01-02T03:04:05Z"},"ns":{"coll":"s"},` +
-			`"documentKey":{"_id":1},"updateDescription":{"updatedFields":{"n":5},"removedFields":["x"]},"fullDocument":{"_id":1,"n":5}}`,
+			`"documentKey":{"_id":1},"updateDescription":{"updatedFields":{"n":5},"removedFields":["x"],"truncatedArrays":[]},"fullDocument":{"_id":1,"n":5}}`,
 		`{"_id":{"_data":"4:0"},"operationType":"delete","clusterTime":3,"wallTime":{"$date":"2026-01-02T03:04:05Z"},"ns":{"coll":"s"},` +
 			`"documentKey":{"_id":7},"expired":true,"index":"lastSeen_1","cutoff":{"$date":"2026-01-02T03:04:04Z"}}`,
 		`{"_id":{"_data":"5:0"},"operationType":"createIndexes","clusterTime":4,"wallTime":{"$date":"2026-01-02T03:04:05Z"},"ns":{"coll":"s"},` +
@@ -699,9 +700,9 @@ func TestChangeEventJSON(t *testing.T) {
 func TestChangeStreamClosedDBFirst(t *testing.T) {
 	db := openCS(t)
 	require.NoError(t, db.Close())
-	_, err := db.Watch(context.Background(), ChangeStreamOptions{OperationTypes: []OperationType{"bogus"}})
+	_, err := db.Watch(context.Background(), nil, ChangeStreamOptions{OperationTypes: []OperationType{"bogus"}})
 	assert.ErrorIs(t, err, ErrClosed, "a closed DB answers ErrClosed before checking options")
-	_, err = db.Collection("a").Watch(context.Background())
+	_, err = db.Collection("a").Watch(context.Background(), nil)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.False(t, errors.Is(err, ErrInvalidOptions))
 }
@@ -738,7 +739,7 @@ func TestChangeStreamPreImageBarrierWithDrops(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 200 {
-			cs, err := db.Watch(ctx, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired, OperationTypes: []OperationType{OperationDelete}})
+			cs, err := db.Watch(ctx, nil, ChangeStreamOptions{FullDocumentBeforeChange: FullDocumentRequired, OperationTypes: []OperationType{OperationDelete}})
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -820,10 +821,10 @@ func TestChangeStreamBatchSize(t *testing.T) {
 	_, open := <-got
 	assert.False(t, open)
 
-	_, err := db.Watch(ctx, ChangeStreamOptions{BatchSize: 65})
+	_, err := db.Watch(ctx, nil, ChangeStreamOptions{BatchSize: 65})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = db.Watch(ctx, ChangeStreamOptions{BatchSize: -1})
+	_, err = db.Watch(ctx, nil, ChangeStreamOptions{BatchSize: -1})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = db.Watch(ctx, ChangeStreamOptions{BatchSize: 2, MaxAwaitTime: -time.Second})
+	_, err = db.Watch(ctx, nil, ChangeStreamOptions{BatchSize: 2, MaxAwaitTime: -time.Second})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 }

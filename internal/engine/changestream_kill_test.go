@@ -68,7 +68,7 @@ func TestKillWatchChild(t *testing.T) {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &token})
+	cs, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &token})
 	if err != nil {
 		say("err watch %v", err)
 		os.Exit(2)
@@ -182,7 +182,7 @@ func TestSoakKillWatch(t *testing.T) {
 		if len(mine) > 0 {
 			last = mine[len(mine)-1].token
 		}
-		backlog, err := db.Watch(context.Background(), ChangeStreamOptions{ResumeAfter: &last})
+		backlog, err := db.Watch(context.Background(), nil, ChangeStreamOptions{ResumeAfter: &last})
 		require.NoError(t, err, "cycle %d: resuming after the last event delivered", cycle)
 		later := map[int]bool{}
 		for backlog.TryNext(context.Background()) {
@@ -214,7 +214,7 @@ func TestSoakKillWatch(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()
-	cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &ResumeToken{}})
+	cs, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &ResumeToken{}})
 	require.NoError(t, err)
 	var history []watchEvent
 	for cs.TryNext(ctx) {

@@ -67,7 +67,7 @@ func TestWatchResumesAcrossRestarts(t *testing.T) {
 			_, err := c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("at")}, ExpireAfterSeconds: Seconds(60)})
 			require.NoError(t, err)
 		}
-		cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: token})
+		cs, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: token})
 		require.NoError(t, err, "round %d: resume after %s", round, token)
 		read := func(n int) {
 			for range n {
@@ -141,7 +141,7 @@ func TestWatchResumesAcrossRestarts(t *testing.T) {
 	db, err := Open(WithDir(dir), WithClock(clk), WithMonitor(MonitorOptions{Disabled: true}), WithLogRetention(LogRetention{Bytes: 1 << 30}))
 	require.NoError(t, err)
 	defer db.Close()
-	cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: token})
+	cs, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: token})
 	require.NoError(t, err)
 	for len(got) < len(want) {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -169,6 +170,25 @@ func (r RawDocument) Document() Document { return codec.Decode(r) }
 // Lookup returns the value of the top-level field name, decoding nothing
 // else.
 func (r RawDocument) Lookup(name string) (any, bool) { return codec.EncodedField(r, name) }
+
+// Decode decodes the document into v, as SingleResult.Decode does: a
+// pointer to a struct (bson or ttldb tags), a map or a Document. A value
+// that does not fit its field is ErrDecode (a *DecodeError naming the
+// field), and v is then unchanged; a nil RawDocument is ErrNotFound. It
+// allocates what v needs, never the RawDocument's bytes, which v may
+// outlive. A change event's documents (FullDocument,
+// FullDocumentBeforeChange, DocumentKey) decode this way into the
+// application's own types.
+func (r RawDocument) Decode(v any) error {
+	if r == nil {
+		return fmt.Errorf("%w: Decode: no document", ErrNotFound)
+	}
+	if p, ok := v.(*Document); ok && p != nil {
+		*p = r.Document()
+		return nil
+	}
+	return codec.DecodeInto(r, v)
+}
 
 // ID returns the document's _id.
 func (r RawDocument) ID() any {

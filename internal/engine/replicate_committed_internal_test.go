@@ -151,7 +151,7 @@ func TestReplicatedStreamLateAttach(t *testing.T) {
 	require.NoError(t, err)
 	cs := watchT(t, db)
 	assert.Equal(t, ResumeToken{Seq: 3}, cs.ResumeToken(), "starts after the ops numbered before it")
-	_, err = db.Watch(context.Background(), ChangeStreamOptions{ResumeAfter: &ResumeToken{Seq: 3}})
+	_, err = db.Watch(context.Background(), nil, ChangeStreamOptions{ResumeAfter: &ResumeToken{Seq: 3}})
 	assert.ErrorIs(t, err, ErrInvalidOptions, "op 2 is not committed: token 3 is ahead of the committed history")
 	_, err = c.InsertOne(context.Background(), Document{"_id": 2}) // op 3
 	require.NoError(t, err)

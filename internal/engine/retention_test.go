@@ -38,7 +38,7 @@ func insertRange(t *testing.T, db *DB, from, to int) {
 func resumeFrom(t *testing.T, db *DB, token ResumeToken) ([]int, error) {
 	t.Helper()
 	ctx := context.Background()
-	cs, err := db.Watch(ctx, ChangeStreamOptions{ResumeAfter: &token})
+	cs, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &token})
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func watchHandler(db *ttldb.DB, keepAlive time.Duration) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		cs, err := db.Watch(r.Context(), opts)
+		cs, err := db.Watch(r.Context(), nil, opts)
 		switch {
 		case errors.Is(err, ttldb.ErrChangeStreamHistoryLost):
 			http.Error(w, err.Error(), http.StatusGone)
