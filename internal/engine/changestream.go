@@ -192,8 +192,8 @@ type ChangeStream struct {
 	colls    []string
 	fullDoc  bool
 	expanded bool // ShowExpandedEvents: also DisambiguatedPaths
-	before  FullDocument
-	maxLag  uint64
+	before   FullDocument
+	maxLag   uint64
 	// batch and maxAwait: ChangeStreamOptions.BatchSize and MaxAwaitTime.
 	batch    int
 	maxAwait time.Duration
