@@ -13,6 +13,18 @@ type Metrics = engine.Metrics
 // the process.
 type DurabilityMetrics = engine.DurabilityMetrics
 
+// ChangeStreamMetrics describe a DB's change streams and their buffer
+// (Metrics().ChangeStreams): gauges, but for each stream's Events.
+type ChangeStreamMetrics = engine.ChangeStreamMetrics
+
+// StreamMetrics describe one change stream named by
+// ChangeStreamOptions.Name: how far behind it is, in ops and in time,
+// and how much of the buffer its unread ops fill.
+type StreamMetrics = engine.StreamMetrics
+
+// MaxStreamNameLen bounds ChangeStreamOptions.Name, in bytes.
+const MaxStreamNameLen = engine.MaxStreamNameLen
+
 // IndexRef names an index of a collection. As a map key it makes Metrics
 // JSON-encodable: its text form is "collection.index" (see MarshalText).
 type IndexRef = engine.IndexRef

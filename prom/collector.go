@@ -42,7 +42,23 @@ import (
 //	collection_documents{collection}                   documents stored (expired ones not yet deleted included)
 //	collection_bytes{collection}                       memory the collection holds, as WithMemoryLimit accounts it
 //	memory_limit_bytes                                 the WithMemoryLimit limit (absent when there is none)
+//	change_streams_open                                change streams open
+//	change_stream_buffer_ops                           ops the change-stream buffer holds
+//	change_stream_buffer_capacity_ops                  its capacity (ChangeStreamBufferOptions.Size)
+//	change_stream_max_lag_ops                          the largest lag of any stream, in ops published it has not read
+//	change_stream_max_lag_seconds                      the largest lag of any stream, as the age of its oldest unread op
+//	change_stream_lag_ops{stream}                      a named stream's lag in ops (ChangeStreamOptions.Name)
+//	change_stream_lag_seconds{stream}                  a named stream's lag as the age of its oldest unread op
+//	change_stream_buffer_use_ratio{stream}             a named stream's unread ops over the buffer's capacity (1: at its edge)
+//	change_stream_events_total{stream}                 events a named stream delivered (restarts with the stream)
+//	log_size_bytes                                     the log's files (WithDir)
+//	log_retained_bytes                                 the part of them kept for change streams only (WithLogRetention)
+//	log_retained_from_seq                              the oldest op a change stream can resume from
 //
+// The change-stream series appear once the first Watch attached the
+// buffer; per-stream series only for streams the application named, so
+// that the label set is the application's choice, never one per stream.
+// The log's series appear on a DB opened WithDir.
 // Every TTL index has its series from the start (0 until it deletes or
 // falls behind); an index that is dropped keeps its deleted-documents
 // counter and loses its gauges. The expiry rules of time-series
@@ -61,6 +77,10 @@ type descs struct {
 	passDuration, lastPass         *prometheus.Desc
 	indexErrors, hookErr, hookPans *prometheus.Desc
 	documents, bytes, memLimit     *prometheus.Desc
+	streamsOpen, bufferOps         *prometheus.Desc
+	bufferCap, maxLagOps, maxLag   *prometheus.Desc
+	lagOps, lag, bufferUse, events *prometheus.Desc
+	logSize, logRetained, logFirst *prometheus.Desc
 }
 
 // NewCollector returns a Collector for db. constLabels are added to every
@@ -91,6 +111,18 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		documents:           d("collection_documents", "Documents stored in the collection, expired ones not yet deleted included.", []string{"collection"}),
 		bytes:               d("collection_bytes", "Memory the collection holds, as the DB accounts it for its memory limit.", []string{"collection"}),
 		memLimit:            d("memory_limit_bytes", "The DB's memory limit (WithMemoryLimit).", nil),
+		streamsOpen:         d("change_streams_open", "Change streams open.", nil),
+		bufferOps:           d("change_stream_buffer_ops", "Ops the change-stream buffer holds.", nil),
+		bufferCap:           d("change_stream_buffer_capacity_ops", "The change-stream buffer's capacity, in ops.", nil),
+		maxLagOps:           d("change_stream_max_lag_ops", "The largest lag of any change stream: ops published that it has not read.", nil),
+		maxLag:              d("change_stream_max_lag_seconds", "The largest lag of any change stream: the age of its oldest unread op (DB clock).", nil),
+		lagOps:              d("change_stream_lag_ops", "Ops published that the named change stream has not read.", []string{"stream"}),
+		lag:                 d("change_stream_lag_seconds", "Age of the oldest op the named change stream has not read (DB clock); 0 when caught up.", []string{"stream"}),
+		bufferUse:           d("change_stream_buffer_use_ratio", "The named change stream's unread ops over the buffer's capacity (1: its next op is about to leave the buffer).", []string{"stream"}),
+		events:              d("change_stream_events_total", "Events the named change stream delivered.", []string{"stream"}),
+		logSize:             d("log_size_bytes", "Bytes in the log's files (WithDir).", nil),
+		logRetained:         d("log_retained_bytes", "Bytes of the log kept for change streams only (WithLogRetention).", nil),
+		logFirst:            d("log_retained_from_seq", "The oldest op the log holds: a change stream can resume from it.", nil),
 	}}
 }
 
@@ -101,6 +133,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.passes, d.subPasses, d.deleted, d.deletedMeasurements, d.backlog, d.oldestAge, d.failedDocs, d.failedAge,
 		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans,
 		d.documents, d.bytes, d.memLimit,
+		d.streamsOpen, d.bufferOps, d.bufferCap, d.maxLagOps, d.maxLag, d.lagOps, d.lag, d.bufferUse, d.events,
+		d.logSize, d.logRetained, d.logFirst,
 	} {
 		ch <- x
 	}
@@ -162,6 +196,24 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if all.Storage.Limit > 0 {
 		gauge(d.memLimit, float64(all.Storage.Limit))
+	}
+	if cs := all.ChangeStreams; cs.BufferSize > 0 {
+		gauge(d.streamsOpen, float64(cs.Open))
+		gauge(d.bufferOps, float64(cs.BufferOps))
+		gauge(d.bufferCap, float64(cs.BufferSize))
+		gauge(d.maxLagOps, float64(cs.MaxLagOps))
+		gauge(d.maxLag, seconds(cs.MaxLag))
+		for name, s := range cs.Streams {
+			gauge(d.lagOps, float64(s.LagOps), name)
+			gauge(d.lag, seconds(s.Lag), name)
+			gauge(d.bufferUse, s.BufferUse, name)
+			counter(d.events, s.Events, name)
+		}
+	}
+	if l := all.Durability; l.LogSize > 0 {
+		gauge(d.logSize, float64(l.LogSize))
+		gauge(d.logRetained, float64(l.RetainedLogBytes))
+		gauge(d.logFirst, float64(l.RetainedFromSeq))
 	}
 }
 

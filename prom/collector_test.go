@@ -326,3 +326,68 @@ ttldb_ttl_deleted_measurements_total 5
 	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, nil), strings.NewReader(want),
 		"ttldb_collection_documents", "ttldb_ttl_deleted_documents_total", "ttldb_ttl_deleted_measurements_total"))
 }
+
+// Rule: the change-stream series appear once a Watch attached the
+// buffer; a named stream has its own series (lag in ops and seconds,
+// buffer use, events), an unnamed one counts only in the DB-wide ones;
+// a DB opened WithDir exports its log's size and retention.
+func TestCollectorChangeStreamsAndLog(t *testing.T) {
+	clk := ttltest.NewClock(t0)
+	db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}), ttldb.WithDir(t.TempDir()),
+		ttldb.WithSync(ttldb.SyncAlways))
+	require.NoError(t, err)
+	defer db.Close()
+	c := prom.NewCollector(db, nil)
+	assert.Zero(t, testutil.CollectAndCount(c, "ttldb_change_streams_open"), "no series before the first Watch")
+	ctx := context.Background()
+	audit, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{Name: "audit"})
+	require.NoError(t, err)
+	defer audit.Close(ctx)
+	anon, err := db.Watch(ctx, nil)
+	require.NoError(t, err)
+	defer anon.Close(ctx)
+	for i := range 3 {
+		_, err := db.Collection("s").InsertOne(ctx, ttldb.Document{"_id": i})
+		require.NoError(t, err)
+	}
+	clk.Advance(2 * time.Second)
+	require.True(t, audit.Next(ctx))
+	m := db.Metrics()
+	require.Greater(t, m.Durability.LogSize, int64(0))
+	want := fmt.Sprintf(`
+# HELP ttldb_change_stream_buffer_use_ratio The named change stream's unread ops over the buffer's capacity (1: its next op is about to leave the buffer).
+# TYPE ttldb_change_stream_buffer_use_ratio gauge
+ttldb_change_stream_buffer_use_ratio{stream="audit"} %g
+# HELP ttldb_change_stream_events_total Events the named change stream delivered.
+# TYPE ttldb_change_stream_events_total counter
+ttldb_change_stream_events_total{stream="audit"} 1
+# HELP ttldb_change_stream_lag_ops Ops published that the named change stream has not read.
+# TYPE ttldb_change_stream_lag_ops gauge
+ttldb_change_stream_lag_ops{stream="audit"} 2
+# HELP ttldb_change_stream_lag_seconds Age of the oldest op the named change stream has not read (DB clock); 0 when caught up.
+# TYPE ttldb_change_stream_lag_seconds gauge
+ttldb_change_stream_lag_seconds{stream="audit"} 2
+# HELP ttldb_change_stream_max_lag_ops The largest lag of any change stream: ops published that it has not read.
+# TYPE ttldb_change_stream_max_lag_ops gauge
+ttldb_change_stream_max_lag_ops 4
+# HELP ttldb_change_streams_open Change streams open.
+# TYPE ttldb_change_streams_open gauge
+ttldb_change_streams_open 2
+# HELP ttldb_log_retained_from_seq The oldest op the log holds: a change stream can resume from it.
+# TYPE ttldb_log_retained_from_seq gauge
+ttldb_log_retained_from_seq 1
+# HELP ttldb_log_size_bytes Bytes in the log's files (WithDir).
+# TYPE ttldb_log_size_bytes gauge
+ttldb_log_size_bytes %d
+`, 2.0/ttldb.DefaultChangeStreamBufferSize, m.Durability.LogSize)
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
+		"ttldb_change_stream_buffer_use_ratio", "ttldb_change_stream_events_total", "ttldb_change_stream_lag_ops",
+		"ttldb_change_stream_lag_seconds", "ttldb_change_stream_max_lag_ops", "ttldb_change_streams_open",
+		"ttldb_log_retained_from_seq", "ttldb_log_size_bytes"))
+	assert.Equal(t, 1, testutil.CollectAndCount(c, "ttldb_change_stream_lag_ops"), "the unnamed stream has no series of its own")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}

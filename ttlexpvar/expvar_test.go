@@ -156,3 +156,24 @@ func TestPublishAfterClose(t *testing.T) {
 	assert.Equal(t, int64(4), got.TTL.DeletedDocuments)
 	assert.Equal(t, want.TTL.Passes, got.TTL.Passes)
 }
+
+// Rule: the variable carries the change streams' figures: a named
+// stream's lag, in ops and time, and the DB-wide largest lag.
+func TestPublishChangeStreamLag(t *testing.T) {
+	db := openWithExpired(t, "c", 0)
+	ctx := context.Background()
+	cs, err := db.Watch(ctx, nil, ttldb.ChangeStreamOptions{Name: "audit"})
+	require.NoError(t, err)
+	defer cs.Close(ctx)
+	for i := range 3 {
+		_, err := db.Collection("w").InsertOne(ctx, ttldb.Document{"_id": i})
+		require.NoError(t, err)
+	}
+	name := uniqueName("ttldb.streams")
+	require.NoError(t, ttlexpvar.Publish(name, db))
+	got := decode(t, name).ChangeStreams
+	assert.Equal(t, 1, got.Open)
+	assert.Equal(t, uint64(4), got.Streams["audit"].LagOps, "the collection's creation and 3 inserts")
+	assert.Equal(t, uint64(4), got.MaxLagOps)
+	assert.Equal(t, db.Metrics().ChangeStreams, got)
+}

@@ -113,6 +113,12 @@ type ChangeStreamOptions struct {
 	// keep a stream spinning. Ops, not events: one op may hold many
 	// events.
 	BatchSize int
+	// Name, if set, names the stream in Metrics().ChangeStreams.Streams
+	// (and the prom collector's per-stream series): at most
+	// MaxStreamNameLen bytes of UTF-8. Unnamed streams count only in the
+	// DB-wide figures, so that the set of series stays what the user
+	// chose.
+	Name string
 	// MaxAwaitTime bounds, with BatchSize above 1, how long Next waits
 	// for a batch to fill (by the DB's clock): then it returns what is
 	// there, or the next op as soon as one comes. 0 means
@@ -155,6 +161,9 @@ func mergeChangeStreamOptions(opts []ChangeStreamOptions) ChangeStreamOptions {
 		}
 		if x.MaxAwaitTime != 0 {
 			o.MaxAwaitTime = x.MaxAwaitTime
+		}
+		if x.Name != "" {
+			o.Name = x.Name
 		}
 	}
 	return o
@@ -223,6 +232,9 @@ type ChangeStream struct {
 	// as the pipeline left it (changepipeline.go).
 	pipe *changePipeline
 	cur  Document
+	// stat is what the stream publishes for Metrics
+	// (changestream_metrics.go).
+	stat *streamStat
 
 	ev   ChangeEvent
 	has  bool   // ev holds the event Next returned
@@ -296,6 +308,9 @@ func (db *DB) watch(ctx context.Context, pipeline any, o ChangeStreamOptions) (*
 	if err := cs.setOptions(o); err != nil {
 		return nil, err
 	}
+	if err := checkStreamName(o.Name); err != nil {
+		return nil, err
+	}
 	pipe, err := compileChangePipeline(pipeline)
 	if err != nil {
 		return nil, err
@@ -358,6 +373,7 @@ func (db *DB) watch(ctx context.Context, pipeline any, o ChangeStreamOptions) (*
 		cs.next, cs.skip = start.Seq, int(start.Index)
 		cs.base, cs.mustRead = head, true
 	}
+	cs.register(o.Name)
 	return cs, nil
 }
 
@@ -413,10 +429,26 @@ func (cs *ChangeStream) wants(op *Op) bool {
 }
 
 // Next implements ttldb.ChangeStream.Next, whose documentation is the contract.
-func (cs *ChangeStream) Next(ctx context.Context) bool { return cs.advance(ctx, true) }
+func (cs *ChangeStream) Next(ctx context.Context) bool { return cs.published(cs.advance(ctx, true)) }
 
 // TryNext implements ttldb.ChangeStream.TryNext, whose documentation is the contract.
-func (cs *ChangeStream) TryNext(ctx context.Context) bool { return cs.advance(ctx, false) }
+func (cs *ChangeStream) TryNext(ctx context.Context) bool {
+	return cs.published(cs.advance(ctx, false))
+}
+
+// published stores the stream's place for Metrics after a Next and
+// returns ok: two atomic operations.
+func (cs *ChangeStream) published(ok bool) bool {
+	next := cs.next
+	if cs.op != nil && cs.idx < cs.n {
+		next = cs.op.Seq // the op under way is not read yet
+	}
+	cs.stat.next.Store(next)
+	if ok {
+		cs.stat.events.Add(1)
+	}
+	return ok
+}
 
 func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 	if ctx == nil {
@@ -589,6 +621,7 @@ func (cs *ChangeStream) Close(ctx context.Context) error {
 		if cs.preImages {
 			cs.db.ops.requestPreImages(false)
 		}
+		cs.db.streams.remove(cs.stat)
 	})
 	return nil
 }

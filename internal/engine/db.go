@@ -47,6 +47,9 @@ type DB struct {
 	// takes to end every stream.
 	changesMu sync.Mutex
 	changeBuf *changeBuffer
+	// streams holds the open change streams' figures for Metrics
+	// (changestream_metrics.go).
+	streams streamRegistry
 	persist   *persistence // the data directory (durability.go); nil: in memory
 	restored  RecoveryInfo // what WithRestore loaded, without a directory
 }

@@ -31,6 +31,10 @@ type Metrics struct {
 	// Durability describes the data directory of a DB opened WithDir
 	// (zero otherwise).
 	Durability DurabilityMetrics
+
+	// ChangeStreams describes the change streams and their buffer:
+	// gauges (Sub keeps m's), read in O(open streams).
+	ChangeStreams ChangeStreamMetrics
 }
 
 // DurabilityMetrics describe a DB's data directory. The counters count
@@ -319,6 +323,7 @@ func (db *DB) Metrics() Metrics {
 	var now time.Time
 	if open {
 		now = db.clock.Now()
+		m.ChangeStreams = db.changeStreamMetrics(now)
 	}
 	work := 0
 	for _, s := range db.snapshotCollections() {
