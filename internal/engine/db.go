@@ -49,9 +49,9 @@ type DB struct {
 	changeBuf *changeBuffer
 	// streams holds the open change streams' figures for Metrics
 	// (changestream_metrics.go).
-	streams streamRegistry
-	persist   *persistence // the data directory (durability.go); nil: in memory
-	restored  RecoveryInfo // what WithRestore loaded, without a directory
+	streams  streamRegistry
+	persist  *persistence // the data directory (durability.go); nil: in memory
+	restored RecoveryInfo // what WithRestore loaded, without a directory
 }
 
 // Option configures Open.
