@@ -400,7 +400,7 @@ func (db *DB) attachChanges() {
 	switch {
 	case db.cfg.replicator != nil:
 		b.gate = &db.ops.committed
-	case db.persist != nil:
+	case db.persist != nil && !db.cfg.durable.ungated:
 		k := db.persist.sink
 		b.gate, b.hurry, b.failed, b.failure = &k.durable, k.hurry, k.failedCh, k.err
 	}

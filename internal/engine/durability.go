@@ -92,6 +92,9 @@ type durableConfig struct {
 	// retention is what the log keeps once a snapshot covers it.
 	retention LogRetention
 	noDelay   bool // no group commit delay (tests, benchmarks)
+	// ungated delivers ops to change streams at commit, before the log
+	// has them (benchmarks: what durable-before-delivered costs).
+	ungated bool
 }
 
 // defaults fills in the zero values.
@@ -188,6 +191,16 @@ func WithSalvage() Option {
 func withFS(fsys vfs.FS) Option {
 	return func(cfg *config) error {
 		cfg.durable.fs = fsys
+		return nil
+	}
+}
+
+// withUngatedStreams lets change streams deliver an op at commit, before
+// the log holds it, as before durable-before-delivered (benchmarks measure
+// what the rule costs; never for users).
+func withUngatedStreams() Option {
+	return func(cfg *config) error {
+		cfg.durable.ungated = true
 		return nil
 	}
 }

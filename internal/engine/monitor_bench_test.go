@@ -20,9 +20,9 @@ import (
 
 // massExpiryDB opens a DB on the system clock with the monitor off and n
 // expired documents (plus live ones) in collection "events".
-func massExpiryDB(b *testing.B, n, live int) (*DB, *Collection, []any) {
+func massExpiryDB(b *testing.B, n, live int, opts ...Option) (*DB, *Collection, []any) {
 	b.Helper()
-	db, err := Open(WithMonitor(MonitorOptions{Disabled: true, Interval: 10000 * time.Hour}))
+	db, err := Open(append([]Option{WithMonitor(MonitorOptions{Disabled: true, Interval: 10000 * time.Hour})}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
