@@ -161,12 +161,18 @@ const (
 // unreachable, though it keeps writes copying pre-images if it asked for
 // them.
 //
-// On a DB with a Replicator a stream delivers only committed ops, as
-// MongoDB's deliver only majority-committed changes: a local write's
-// events wait until the replicator marks its ops committed
-// (DB.MarkCommitted); ops applied with DB.Apply are delivered at once.
-// A write that fails to replicate is never delivered, so a resume token
-// names a place in the replicated history, the same op on every replica.
+// On a DB opened WithDir a stream delivers an op only once the log holds
+// it as durably as the sync policy promises (fsynced under SyncAlways,
+// written to the operating system under the others), so that a crash of
+// the process never takes back an event a consumer saw (under SyncAlways,
+// neither does a power cut); an op the buffer no longer holds, or never
+// held (a token saved before a restart), is read from the log. On a DB
+// with a Replicator a stream delivers only committed ops, as MongoDB's
+// deliver only majority-committed changes: a local write's events wait
+// until the replicator marks its ops committed (DB.MarkCommitted); ops
+// applied with DB.Apply are delivered at once. A write that fails to
+// replicate is never delivered, so a resume token names a place in the
+// replicated history, the same op on every replica.
 //
 // A ChangeStream is for one goroutine at a time, except Close, which may
 // be called from any goroutine, also while Next waits.
@@ -176,9 +182,10 @@ type ChangeStream engine.ChangeStream
 // ErrChangeStreamLagged). Resume is the token to resume from
 // (ChangeStreamOptions.ResumeAfter, with the same MaxLag or another): the
 // place after the last event the stream returned or skipped. The resumed
-// stream reads on from there (see MaxLag). When Lost is set, the buffer had already
-// overwritten the next op and the error matches
-// ErrChangeStreamHistoryLost too: resuming fails, events were lost.
+// stream reads on from there (see MaxLag). When Lost is set, neither the
+// buffer nor the log (on a DB opened WithDir) held the next op any more,
+// and the error matches ErrChangeStreamHistoryLost too: resuming fails,
+// events were lost.
 type ChangeStreamLagError = engine.ChangeStreamLagError
 
 // Watch opens a change stream of every collection of the DB, as the

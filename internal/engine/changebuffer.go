@@ -38,10 +38,12 @@ type ChangeStreamBufferOptions struct {
 	// the first Watch, so that a stream can start from the DB's first
 	// write (ResumeAfter with a zero ResumeToken) while it is retained.
 	// Writes then build ops from the start (which costs what one
-	// attached watcher costs them; see the README's benchmarks). On a DB
-	// loaded at Open (WithDir, WithRestore) the buffer starts after the
-	// loaded ops: a resume from before them is ErrChangeStreamHistoryLost.
-	// A replica that applies its primary's ops (DB.Apply) from its first
+	// attached watcher costs them; see the README's benchmarks). A DB
+	// opened WithDir needs no buffer to resume from before its first
+	// Watch: its log holds those ops (what WithLogRetention keeps). On a
+	// DB loaded by WithRestore alone, the buffer starts after the loaded
+	// ops: a resume from before them is ErrChangeStreamHistoryLost. A
+	// replica that applies its primary's ops (DB.Apply) from its first
 	// holds them all, so that a stream can resume there after a failover.
 	AttachAtOpen bool
 	// PreImages keeps every update's, replacement's and deletion's
@@ -275,11 +277,6 @@ type waitState struct {
 // after each wake (a wake for another stream's target is spurious for this
 // one).
 func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAwait time.Duration, clock Clock, done <-chan struct{}, ws *waitState) error {
-	if b.hurry != nil && b.appended.Load() >= seq {
-		// Appended, held back by the log's durable mark: have the log
-		// write it now rather than at its next flush.
-		b.hurry()
-	}
 	if batch <= 1 && !ws.noSpin {
 		if b.waitSpin(seq) {
 			ws.spins++
@@ -315,6 +312,10 @@ func (b *changeBuffer) waitFor(ctx context.Context, seq uint64, batch int, maxAw
 		w := b.wake
 		b.mu.Unlock()
 		if b.hurry != nil && b.appended.Load() >= seq {
+			// Appended, held back by the log's durable mark: have the
+			// log write it now rather than at its next flush. Not
+			// during the spin: while a busy writer keeps a stream
+			// spinning, the ops appended meanwhile share one write.
 			b.hurry()
 		}
 		parked = true

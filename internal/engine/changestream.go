@@ -78,10 +78,12 @@ type ChangeStreamOptions struct {
 	// ResumeAfter starts the stream just after the event whose ID (or
 	// the stream's ResumeToken) it is, and the zero token at the start of
 	// the DB's history. The token's op must still be in the change-stream
-	// buffer, else Watch fails with ErrChangeStreamHistoryLost; a token
-	// ahead of the DB's history (on a DB with a Replicator: of its
-	// committed history, e.g. a replica that has not applied the token's
-	// op yet) is ErrInvalidOptions. Nil: start with the next write.
+	// buffer or, on a DB opened WithDir, in its log (which keeps what
+	// WithLogRetention says, across restarts), else Watch fails with
+	// ErrChangeStreamHistoryLost, whose message says why; a token ahead
+	// of the DB's history (on a DB with a Replicator: of its committed
+	// history, e.g. a replica that has not applied the token's op yet) is
+	// ErrInvalidOptions. Nil: start with the next write.
 	ResumeAfter *ResumeToken
 	// StartAfter is ResumeAfter (MongoDB's startAfter differs only after
 	// an invalidate event, which ttldb never sends). Setting both is
@@ -89,17 +91,20 @@ type ChangeStreamOptions struct {
 	StartAfter *ResumeToken
 
 	// MaxLag is how many ops the stream may fall behind the newest op
-	// before it ends with ErrChangeStreamLagged: 1 to the buffer's Size;
-	// 0 means the buffer's Size, so that the stream ends only when the
-	// buffer overwrote its next op (and ErrChangeStreamHistoryLost
-	// matches too). A smaller MaxLag ends a slow stream while its next op
-	// is still retained: resumed at once from the error's token, it
-	// misses nothing. A resumed stream (ResumeAfter, StartAfter) counts
-	// its lag from the newest op at Watch: the backlog it resumes into
-	// is not held against it, only the ops committed after Watch that it
-	// has not read; and it reads its first event whatever its lag. A
-	// resume from a lag error's token with the same MaxLag thus always
-	// moves on, and with writers at rest delivers the whole backlog.
+	// before it ends with ErrChangeStreamLagged: 1 to the buffer's Size.
+	// 0 means, on an in-memory DB, the buffer's Size, so that the stream
+	// ends only when the buffer overwrote its next op (and
+	// ErrChangeStreamHistoryLost matches too); on a DB opened WithDir, no
+	// limit: a stream the buffer left behind reads its ops from the log,
+	// and ends only if the log's retention dropped its next op. A smaller
+	// MaxLag ends a slow stream while its next op is still retained:
+	// resumed at once from the error's token, it misses nothing. A
+	// resumed stream (ResumeAfter, StartAfter) counts its lag from the
+	// newest op at Watch: the backlog it resumes into is not held against
+	// it, only the ops committed after Watch that it has not read; and it
+	// reads its first event whatever its lag. A resume from a lag error's
+	// token with the same MaxLag thus always moves on, and with writers
+	// at rest delivers the whole backlog.
 	MaxLag int
 
 	// BatchSize is how many ops a Next that has nothing to return lets
@@ -182,12 +187,18 @@ func mergeChangeStreamOptions(opts []ChangeStreamOptions) ChangeStreamOptions {
 // unreachable, though it keeps writes copying pre-images if it asked for
 // them.
 //
-// On a DB with a Replicator a stream delivers only committed ops, as
-// MongoDB's deliver only majority-committed changes: a local write's
-// events wait until the replicator marks its ops committed
-// (DB.MarkCommitted); ops applied with DB.Apply are delivered at once.
-// A write that fails to replicate is never delivered, so a resume token
-// names a place in the replicated history, the same op on every replica.
+// On a DB opened WithDir a stream delivers an op only once the log holds
+// it as durably as the sync policy promises (fsynced under SyncAlways,
+// written to the operating system under the others), so that a crash of
+// the process never takes back an event a consumer saw (under SyncAlways,
+// neither does a power cut); an op the buffer no longer holds, or never
+// held (a token saved before a restart), is read from the log. On a DB
+// with a Replicator a stream delivers only committed ops, as MongoDB's
+// deliver only majority-committed changes: a local write's events wait
+// until the replicator marks its ops committed (DB.MarkCommitted); ops
+// applied with DB.Apply are delivered at once. A write that fails to
+// replicate is never delivered, so a resume token names a place in the
+// replicated history, the same op on every replica.
 //
 // A ChangeStream is for one goroutine at a time, except Close, which may
 // be called from any goroutine, also while Next waits.
@@ -233,8 +244,11 @@ type ChangeStream struct {
 	pipe *changePipeline
 	cur  Document
 	// stat is what the stream publishes for Metrics
-	// (changestream_metrics.go).
-	stat *streamStat
+	// (changestream_metrics.go): its place as of pubNext, and events,
+	// the events it delivered.
+	stat    *streamStat
+	pubNext uint64
+	events  int64
 
 	ev   ChangeEvent
 	has  bool   // ev holds the event Next returned
@@ -251,9 +265,10 @@ type ChangeStream struct {
 // ErrChangeStreamLagged). Resume is the token to resume from
 // (ChangeStreamOptions.ResumeAfter, with the same MaxLag or another): the
 // place after the last event the stream returned or skipped. The resumed
-// stream reads on from there (see MaxLag). When Lost is set, the buffer had already
-// overwritten the next op and the error matches
-// ErrChangeStreamHistoryLost too: resuming fails, events were lost.
+// stream reads on from there (see MaxLag). When Lost is set, neither the
+// buffer nor the log (on a DB opened WithDir) held the next op any more,
+// and the error matches ErrChangeStreamHistoryLost too: resuming fails,
+// events were lost.
 type ChangeStreamLagError struct {
 	Resume ResumeToken
 	// Behind is how many ops had been committed after Resume when the
@@ -436,16 +451,22 @@ func (cs *ChangeStream) TryNext(ctx context.Context) bool {
 	return cs.published(cs.advance(ctx, false))
 }
 
-// published stores the stream's place for Metrics after a Next and
-// returns ok: two atomic operations.
+// published stores the stream's place and event count for Metrics after
+// a Next, and returns ok. It stores them when the place moved to another
+// op only: a few nanoseconds per op, nothing per event (the count a
+// Metrics call reads is at most one op's events behind).
 func (cs *ChangeStream) published(ok bool) bool {
+	if ok {
+		cs.events++
+	}
 	next := cs.next
 	if cs.op != nil && cs.idx < cs.n {
 		next = cs.op.Seq // the op under way is not read yet
 	}
-	cs.stat.next.Store(next)
-	if ok {
-		cs.stat.events.Add(1)
+	if next != cs.pubNext {
+		cs.pubNext = next
+		cs.stat.next.Store(next)
+		cs.stat.events.Store(cs.events)
 	}
 	return ok
 }
@@ -502,6 +523,14 @@ func (cs *ChangeStream) advance(ctx context.Context, wait bool) bool {
 		head := cs.buf.head.Load()
 		if head < cs.next {
 			if !wait {
+				if cs.buf.failed != nil {
+					select {
+					case <-cs.buf.failed: // the gate will not move again
+						cs.err = cs.buf.failure()
+						return false
+					default:
+					}
+				}
 				if cs.buf.hurry != nil && cs.buf.appended.Load() >= cs.next {
 					cs.buf.hurry() // for the next TryNext
 				}

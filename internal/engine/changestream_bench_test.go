@@ -248,6 +248,7 @@ func BenchmarkWatchInsertDurable(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := testutil.ProcessCPU()
+			rec0 := db.Metrics().Durability.LogRecords
 			for i := range b.N {
 				if _, err := c.InsertOne(ctx, Document{"_id": i, "g": i % 100, "s": "payload"}); err != nil {
 					b.Fatal(err)
@@ -261,6 +262,7 @@ func BenchmarkWatchInsertDurable(b *testing.B) {
 				cs.Close(ctx)
 			}
 			b.ReportMetric(float64(testutil.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(db.Metrics().Durability.LogRecords-rec0)/float64(b.N), "records/op")
 		})
 	}
 }

@@ -42,6 +42,7 @@ func TestWatchDeliversNoOpWhoseLogWriteFailed(t *testing.T) {
 			require.Equal(t, first+1, db.ops.lastSeq(), "the op is committed in memory")
 
 			require.False(t, cs.TryNext(ctx), "an op the log did not take is delivered")
+			require.ErrorIs(t, cs.Err(), ErrLogFailed, "TryNext says the log failed")
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			require.False(t, cs.Next(wctx))

@@ -48,7 +48,8 @@ type StreamMetrics struct {
 	// with a log goes on reading the log).
 	BufferUse float64
 	// Events counts the events the stream delivered (Next or TryNext
-	// returned true): a counter.
+	// returned true): a counter, published as the stream finishes each
+	// op (at most one op's events behind).
 	Events int64
 }
 
@@ -99,7 +100,7 @@ func checkStreamName(name string) error {
 func (cs *ChangeStream) register(name string) {
 	s := &streamStat{name: name}
 	s.next.Store(cs.next)
-	cs.stat = s
+	cs.stat, cs.pubNext = s, cs.next
 	reg := &cs.db.streams
 	reg.add(s)
 	runtime.AddCleanup(cs, func(s *streamStat) { reg.remove(s) }, s)
