@@ -177,3 +177,71 @@ func sortedIDs(m map[int]time.Time) []int {
 	slices.Sort(keys)
 	return keys
 }
+
+// TestWatchFromLogGivesCommittedDocuments: events read from the log after
+// a restart carry what the live stream would have given: FullDocument
+// always (insert, replace; update with FullDocument set), and pre-images
+// for the ops committed while pre-images were asked for (here
+// ChangeStreamBufferOptions.PreImages); an op committed without one has
+// none (FullDocumentRequired then ends the stream with ErrNoPreImage).
+func TestWatchFromLogGivesCommittedDocuments(t *testing.T) {
+	ctx := context.Background()
+	clk := ttltest.NewClock(opEpoch)
+	dir := t.TempDir()
+	open := func(pre bool) *DB {
+		db, err := Open(WithDir(dir), WithClock(clk), WithMonitor(MonitorOptions{Disabled: true}),
+			WithChangeStreamBuffer(ChangeStreamBufferOptions{PreImages: pre, AttachAtOpen: pre}))
+		require.NoError(t, err)
+		return db
+	}
+	db := open(true)
+	c := db.Collection("c")
+	_, err := c.InsertOne(ctx, Document{"_id": 1, "v": "a"})
+	require.NoError(t, err)
+	_, err = c.UpdateOne(ctx, Document{"_id": 1}, Document{"$set": Document{"v": "b"}})
+	require.NoError(t, err)
+	_, err = c.DeleteOne(ctx, Document{"_id": 1})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	db = open(false) // no pre-images for what follows
+	_, err = db.Collection("c").InsertOne(ctx, Document{"_id": 2, "v": "c"})
+	require.NoError(t, err)
+	_, err = db.Collection("c").DeleteOne(ctx, Document{"_id": 2})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	db = open(false)
+	defer db.Close()
+	cs, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &ResumeToken{},
+		FullDocument: FullDocumentUpdateLookup, FullDocumentBeforeChange: FullDocumentWhenAvailable})
+	require.NoError(t, err)
+	var evs []ChangeEvent
+	for cs.TryNext(ctx) {
+		evs = append(evs, cs.Event())
+	}
+	require.NoError(t, cs.Err())
+	require.Len(t, evs, 5)
+	assert := func(i int, kind OperationType, full, before any) {
+		t.Helper()
+		require.Equal(t, kind, evs[i].OperationType, "event %d", i)
+		var gotFull, gotBefore any
+		if evs[i].FullDocument != nil {
+			gotFull, _ = evs[i].FullDocument.Lookup("v")
+		}
+		if evs[i].FullDocumentBeforeChange != nil {
+			gotBefore, _ = evs[i].FullDocumentBeforeChange.Lookup("v")
+		}
+		require.Equal(t, full, gotFull, "event %d's FullDocument", i)
+		require.Equal(t, before, gotBefore, "event %d's pre-image", i)
+	}
+	assert(0, OperationInsert, "a", nil)
+	assert(1, OperationUpdate, "b", "a")
+	assert(2, OperationDelete, nil, "b")
+	assert(3, OperationInsert, "c", nil)
+	assert(4, OperationDelete, nil, nil) // committed with no pre-image asked for
+
+	required, err := db.Watch(ctx, nil, ChangeStreamOptions{ResumeAfter: &evs[3].ID, FullDocumentBeforeChange: FullDocumentRequired})
+	require.NoError(t, err)
+	require.False(t, required.TryNext(ctx))
+	require.ErrorIs(t, required.Err(), ErrNoPreImage)
+}
