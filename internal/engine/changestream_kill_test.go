@@ -1,17 +1,14 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -103,18 +100,13 @@ func TestKillWatchChild(t *testing.T) {
 }
 
 // idOfKey is idOf without a test: the child reports an unreadable key as
-// -1, which the parent refuses.
+// -1, which the parent refuses (its _ids are not negative).
 func idOfKey(key RawDocument) int {
-	v, _ := key.Lookup("_id")
-	switch x := v.(type) {
-	case int:
-		return x
-	case int32:
-		return int(x)
-	case int64:
-		return int(x)
+	id, ok := intID(key)
+	if !ok {
+		return -1
 	}
-	return -1
+	return id
 }
 
 // watchEvent is one event the children reported.
@@ -230,56 +222,10 @@ func TestSoakKillWatch(t *testing.T) {
 // ready, and returns the lines it said.
 func runKillWatchChild(t *testing.T, spec killWatchSpec, d time.Duration) []string {
 	t.Helper()
-	raw, err := json.Marshal(spec)
-	require.NoError(t, err)
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillWatchChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killWatchEnv+"="+string(raw), "GOTRACEBACK=none")
-	cmd.ExtraFiles = []*os.File{w}
-	require.NoError(t, cmd.Start())
-	w.Close()
-	lines := make(chan string, 1<<16)
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var said []string
-	var deadline <-chan time.Time
-	startup := time.NewTimer(60 * time.Second)
-	defer startup.Stop()
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				_ = cmd.Wait()
-				t.Fatalf("the child ended before it was killed; it said: %v", said[max(len(said)-5, 0):])
-			}
-			said = append(said, line)
-			if strings.HasPrefix(line, "err") {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatalf("child: %s", line)
-			}
-			if line == "ready" {
-				deadline = time.After(d)
-			}
-			continue
-		case <-deadline:
-			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		case <-startup.C:
-			_ = cmd.Process.Kill()
-			t.Fatal("the child did not get ready")
-		}
-		break
+	events, _ := runChildUntilKilled(t, "TestKillWatchChild", killWatchEnv, spec, d)
+	lines := make([]string, len(events))
+	for i, ev := range events {
+		lines[i] = ev.line
 	}
-	_ = cmd.Wait()
-	for line := range lines { // what was in the pipe when it died
-		said = append(said, line)
-	}
-	return said
+	return lines
 }

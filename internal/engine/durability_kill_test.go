@@ -144,17 +144,29 @@ type killEvent struct {
 	at   time.Time
 }
 
-// runKillChild starts the child on dir, lets it run for d after it is
-// ready, kills it and returns what it said.
+// runKillChild runs the kill test's child with spec and SIGKILLs it d
+// after it is ready.
 func runKillChild(t *testing.T, spec killSpec, d time.Duration) (events []killEvent, killed time.Time) {
+	t.Helper()
+	return runChildUntilKilled(t, "TestKillChild", killChildEnv, spec, d)
+}
+
+// runChildUntilKilled re-executes this test binary to run the test
+// childTest alone, with spec (as JSON) in the environment variable env,
+// reads the lines it says on its file descriptor 3 with the time each
+// arrived, and SIGKILLs it d after it said "ready". A line starting with
+// "err" or "openerr" fails the test (the child says what went wrong). It
+// returns the lines, those still in the pipe when the child died
+// included, and when it was killed.
+func runChildUntilKilled(t *testing.T, childTest, env string, spec any, d time.Duration) (events []killEvent, killed time.Time) {
 	t.Helper()
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killChildEnv+"="+string(raw), "GOTRACEBACK=none")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+childTest+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+string(raw), "GOTRACEBACK=none")
 	cmd.ExtraFiles = []*os.File{w}
 	require.NoError(t, cmd.Start())
 	w.Close()

@@ -203,16 +203,7 @@ func pathValue(v any, parts []string) (any, bool) {
 // SetPath sets the dotted path of doc to v, making the documents on the
 // way (a value that is not a document on the way is replaced by one).
 func SetPath(doc codec.Document, path string, v any) {
-	parts := strings.Split(path, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := codec.AsDocument(doc[p])
-		if !ok {
-			next = codec.Document{}
-			doc[p] = next
-		}
-		doc = next
-	}
-	doc[parts[len(parts)-1]] = v
+	insertNested(doc, strings.Split(path, "."), v)
 }
 
 // UnsetPath removes the dotted path from doc, if present.

@@ -745,9 +745,10 @@ func equalityValue(cond any) (any, bool) {
 	return cond, true
 }
 
-// insertNested sets v at parts in doc, creating documents on the way. The
-// paths of one seed never conflict, so the way is always documents this
-// function created.
+// insertNested sets v at parts in doc, creating documents on the way (a
+// value on the way that is not a document is replaced by one: the paths
+// of one upsert seed never conflict, so there the way is always documents
+// this function created).
 func insertNested(doc codec.Document, parts []string, v any) {
 	for _, p := range parts[:len(parts)-1] {
 		next, ok := codec.AsDocument(doc[p])
