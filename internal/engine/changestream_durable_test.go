@@ -172,7 +172,7 @@ func TestWatchUnderSyncAlwaysDeliversOnlyFsynced(t *testing.T) {
 			break
 		}
 	}
-	_ = <-writes // fails after the cut, or finished
+	<-writes // fails after the cut, or finished
 	_ = db.Close()
 	db2 := mustOpenDurable(t, clk, "d", withFS(m))
 	for _, id := range seen {
