@@ -41,6 +41,20 @@ type TTLMetrics = engine.TTLMetrics
 // IndexBacklog is one TTL index's backlog (see TTLMetrics.Backlog).
 type IndexBacklog = engine.IndexBacklog
 
+// IndexExpiry is one TTL index's expiry telemetry
+// (TTLMetrics.ExpiryByIndex): the histogram of how late the monitor
+// deleted its documents, the keeping-up ratio, and whether it is stalled
+// and why.
+type IndexExpiry = engine.IndexExpiry
+
+// The causes of a stalled TTL index (IndexExpiry.StallCause).
+const (
+	StallMonitorDisabled = engine.StallMonitorDisabled // SetTTLMonitorEnabled(false), MonitorOptions.Disabled
+	StallNotPrimary      = engine.StallNotPrimary      // a replica whose leader deletes
+	StallHooksFailing    = engine.StallHooksFailing    // FailedDeliveries holds documents of the index
+	StallUnknown         = engine.StallUnknown
+)
+
 // DurationHistogram counts observed durations in cumulative buckets, as a
 // Prometheus histogram does. Buckets are sorted by UpperBound; each counts
 // the observations at or below its bound, so a bucket's Count includes the

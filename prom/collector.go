@@ -35,6 +35,9 @@ import (
 //	ttl_failed_delivery_documents{collection,index}    expired documents whose expire hook failed, waiting for a retry
 //	ttl_failed_delivery_oldest_age_seconds{collection,index} how long ago the oldest of those failures was
 //	ttl_pass_duration_seconds                          histogram of every pass's duration
+//	ttl_expiry_lag_seconds{collection,index}           histogram of how late the monitor deleted documents (threshold to deletion)
+//	ttl_keep_up_ratio{collection,index}                deleted over became due between the last two passes' ends (1: keeping up)
+//	ttl_stalled{collection,index,cause}                1 when the index's backlog grows with nothing deleted (cause: why), else 0 with cause=""
 //	ttl_last_pass_timestamp_seconds                    the start of the last pass to end (absent before the first)
 //	ttl_index_errors_total                             failed index visits
 //	ttl_hook_errors_total                              failed expire-hook calls
@@ -81,6 +84,7 @@ type descs struct {
 	bufferCap, maxLagOps, maxLag   *prometheus.Desc
 	lagOps, lag, bufferUse, events *prometheus.Desc
 	logSize, logRetained, logFirst *prometheus.Desc
+	expiryLag, keepUp, stalled     *prometheus.Desc
 }
 
 // NewCollector returns a Collector for db. constLabels are added to every
@@ -123,6 +127,9 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		logSize:             d("log_size_bytes", "Bytes in the log's files (WithDir).", nil),
 		logRetained:         d("log_retained_bytes", "Bytes of the log kept for change streams only (WithLogRetention).", nil),
 		logFirst:            d("log_retained_from_seq", "The oldest op the log holds: a change stream can resume from it.", nil),
+		expiryLag:           d("ttl_expiry_lag_seconds", "How late the TTL monitor deleted the index's documents: from a document's threshold to its deletion.", byIndex),
+		keepUp:              d("ttl_keep_up_ratio", "Documents the TTL monitor deleted over those that became due, between the ends of its last two passes (1: keeping up).", byIndex),
+		stalled:             d("ttl_stalled", "1 when the TTL index's backlog grows while nothing is deleted (the cause label says why), else 0.", append(byIndex, "cause")),
 	}}
 }
 
@@ -134,7 +141,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.passDuration, d.lastPass, d.indexErrors, d.hookErr, d.hookPans,
 		d.documents, d.bytes, d.memLimit,
 		d.streamsOpen, d.bufferOps, d.bufferCap, d.maxLagOps, d.maxLag, d.lagOps, d.lag, d.bufferUse, d.events,
-		d.logSize, d.logRetained, d.logFirst,
+		d.logSize, d.logRetained, d.logFirst, d.expiryLag, d.keepUp, d.stalled,
 	} {
 		ch <- x
 	}
@@ -169,6 +176,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		f := m.FailedDeliveries[ref]
 		gauge(d.failedDocs, float64(f.Count), ref.Collection, ref.Index)
 		gauge(d.failedAge, seconds(f.OldestAge), ref.Collection, ref.Index)
+	}
+	for ref, x := range m.ExpiryByIndex {
+		lag := make(map[float64]uint64, len(x.Lag.Buckets))
+		for _, b := range x.Lag.Buckets {
+			lag[seconds(b.UpperBound)] = uint64(b.Count)
+		}
+		ch <- prometheus.MustNewConstHistogram(d.expiryLag, uint64(x.Lag.Count), seconds(x.Lag.Sum), lag, ref.Collection, ref.Index)
+		gauge(d.keepUp, x.KeepUp, ref.Collection, ref.Index)
+		stalled := 0.0
+		if x.Stalled {
+			stalled = 1
+		}
+		gauge(d.stalled, stalled, ref.Collection, ref.Index, x.StallCause)
 	}
 	// A failed delivery of an index gone since (dropped mid-retry) still
 	// shows until its index's next retry clears it.

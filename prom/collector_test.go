@@ -161,7 +161,21 @@ ttldb_collection_bytes{collection="sessions",db="main"} %d
 func TestCollectorExposition(t *testing.T) {
 	db, _ := openScenario(t)
 	c := prom.NewCollector(db, prometheus.Labels{"db": "main"})
-	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expectedFor(t, db))))
+	want := expectedFor(t, db)
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want), namesIn(want)...))
+}
+
+// namesIn lists the metrics an exposition text declares (its # TYPE
+// lines): the series compared, the expiry telemetry's (tested on their
+// own, their histograms being long) left out.
+func namesIn(exposition string) []string {
+	var names []string
+	for _, line := range strings.Split(exposition, "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "#" && f[1] == "TYPE" {
+			names = append(names, f[2])
+		}
+	}
+	return names
 }
 
 // Rule: the histogram has every pass, not only the last, with its
@@ -269,7 +283,8 @@ func TestCollectorScrapeOverHTTP(t *testing.T) {
 		assert.Contains(t, text, line+"\n")
 	}
 	// What the scrape served is what the collector gives.
-	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, prometheus.Labels{"db": "main"}), strings.NewReader(expectedFor(t, db))))
+	want := expectedFor(t, db)
+	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, prometheus.Labels{"db": "main"}), strings.NewReader(want), namesIn(want)...))
 }
 
 // Rule: collecting works after Close (the DB's last counters; no backlog is
@@ -387,6 +402,51 @@ ttldb_log_size_bytes %d
 	assert.Equal(t, 1, testutil.CollectAndCount(c, "ttldb_change_stream_lag_ops"), "the unnamed stream has no series of its own")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+// Rule: each TTL index has its expiry-lag histogram (seconds, the
+// engine's buckets), its keeping-up ratio and its stalled gauge with the
+// cause as a label.
+func TestCollectorExpiryTelemetry(t *testing.T) {
+	db, _ := openScenario(t)
+	c := prom.NewCollector(db, nil)
+	m := db.Metrics().TTL.ExpiryByIndex
+	sessions := m[ttldb.IndexRef{Collection: "sessions", Index: "at_1"}]
+	require.Equal(t, int64(3), sessions.Lag.Count, "the three sessions the pass deleted")
+	want := `
+# HELP ttldb_ttl_keep_up_ratio Documents the TTL monitor deleted over those that became due, between the ends of its last two passes (1: keeping up).
+# TYPE ttldb_ttl_keep_up_ratio gauge
+ttldb_ttl_keep_up_ratio{collection="carts",index="at_1"} 1
+ttldb_ttl_keep_up_ratio{collection="sessions",index="at_1"} 1
+# HELP ttldb_ttl_stalled 1 when the TTL index's backlog grows while nothing is deleted (the cause label says why), else 0.
+# TYPE ttldb_ttl_stalled gauge
+ttldb_ttl_stalled{cause="monitor disabled",collection="carts",index="at_1"} 1
+ttldb_ttl_stalled{cause="monitor disabled",collection="sessions",index="at_1"} 1
+`
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want), "ttldb_ttl_keep_up_ratio", "ttldb_ttl_stalled"))
+	// The histogram: one series per bucket, the count and the sum.
+	n := testutil.CollectAndCount(c, "ttldb_ttl_expiry_lag_seconds")
+	assert.Equal(t, 2, n, "one histogram per TTL index")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() != "ttldb_ttl_expiry_lag_seconds" {
+			continue
+		}
+		for _, mm := range f.GetMetric() {
+			h := mm.GetHistogram()
+			if mm.GetLabel()[0].GetValue() == "sessions" {
+				assert.Equal(t, uint64(3), h.GetSampleCount())
+				assert.InDelta(t, sessions.Lag.Sum.Seconds(), h.GetSampleSum(), 1e-9)
+			}
+			assert.Len(t, h.GetBucket(), len(sessions.Lag.Buckets))
+		}
+	}
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems)

@@ -181,7 +181,7 @@ func (m *monitor) deliverInWay(s *collState, met []metDoc, approved map[uint64]b
 		if _, ok := byIndex[d.ix]; !ok {
 			order = append(order, d.ix)
 		}
-		byIndex[d.ix] = append(byIndex[d.ix], chosenDoc{d.rec})
+		byIndex[d.ix] = append(byIndex[d.ix], chosenDoc{rec: d.rec})
 	}
 	for _, ix := range order {
 		docs := byIndex[ix]

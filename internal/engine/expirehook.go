@@ -237,7 +237,7 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 				continue
 			}
 			p.rec = cur
-			chosen = append(chosen, chosenDoc{cur})
+			chosen = append(chosen, chosenDoc{rec: cur})
 		}
 		d.mu.Unlock()
 		if len(chosen) > 0 {
@@ -255,7 +255,7 @@ func (d *deliveries) choose(s *collState, ix *index, passNow time.Time, limit in
 		if e != nil && e.parked[string(rec.key)] != nil {
 			return // its retry is scheduled
 		}
-		chosen = append(chosen, chosenDoc{rec})
+		chosen = append(chosen, chosenDoc{rec: rec})
 	}
 	if len(w.behind) > 0 {
 		// Entries added behind the walk, in tree order: those still in the

@@ -163,6 +163,13 @@ type TTLMetrics struct {
 	// is absent. A document deleted or revived by a write meanwhile leaves
 	// the count at its index's next retry. A gauge: Sub keeps m's.
 	FailedDeliveries map[IndexRef]FailedDeliveries
+
+	// ExpiryByIndex is each TTL index's expiry telemetry: the lag
+	// histogram, the keeping-up ratio and whether the index is stalled
+	// (see IndexExpiry). Every TTL index of the DB has an entry, as in
+	// BacklogByIndex. Its Lag is a counter (Sub subtracts prev's); the
+	// rest are gauges.
+	ExpiryByIndex map[IndexRef]IndexExpiry
 }
 
 // IndexBacklog is one TTL index's backlog (see TTLMetrics.Backlog).
@@ -215,6 +222,13 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 	t.DeletedByCollection = subMap(m.TTL.DeletedByCollection, p.DeletedByCollection)
 	t.DeletedByIndex = subMap(m.TTL.DeletedByIndex, p.DeletedByIndex)
 	t.PassDurations = m.TTL.PassDurations.Sub(p.PassDurations)
+	if m.TTL.ExpiryByIndex != nil {
+		t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(m.TTL.ExpiryByIndex))
+		for ref, x := range m.TTL.ExpiryByIndex {
+			x.Lag = x.Lag.Sub(p.ExpiryByIndex[ref].Lag)
+			t.ExpiryByIndex[ref] = x
+		}
+	}
 	dd, pd := &d.Durability, prev.Durability
 	dd.LogRecords -= pd.LogRecords
 	dd.LogBytes -= pd.LogBytes
@@ -266,10 +280,12 @@ type metricsRecorder struct {
 	// cumulative; the last slot is +Inf); passDurSum is their total.
 	passDurs   [len(passDurationBounds) + 1]int64
 	passDurSum time.Duration
+	// byIndexExpiry is each TTL index's expiry telemetry (expirylag.go).
+	byIndexExpiry map[IndexRef]*indexExpiry
 }
 
 func newMetricsRecorder() *metricsRecorder {
-	return &metricsRecorder{byCollection: map[string]int64{}, byIndex: map[IndexRef]int64{}}
+	return &metricsRecorder{byCollection: map[string]int64{}, byIndex: map[IndexRef]int64{}, byIndexExpiry: map[IndexRef]*indexExpiry{}}
 }
 
 func (r *metricsRecorder) addDeleted(ref IndexRef, n int) {
@@ -333,6 +349,7 @@ func (db *DB) Metrics() Metrics {
 		t.Backlog += b.Documents
 		t.OldestBacklogAge = max(t.OldestBacklogAge, b.OldestAge)
 	}
+	db.expiryMetrics(t)
 	r.backlogWork.Add(int64(work))
 	return m
 }

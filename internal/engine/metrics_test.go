@@ -306,9 +306,16 @@ func TestMetricsSub(t *testing.T) {
 	for i := range zeroHist.Buckets {
 		zeroHist.Buckets[i].Count = 0
 	}
+	assert.Equal(t, int64(1), d.TTL.ExpiryByIndex[IndexRef{"a", "lastModifiedDate_1"}].Lag.Count, "the lags are a counter")
+	assert.Equal(t, int64(5), d.TTL.ExpiryByIndex[IndexRef{"b", "lastModifiedDate_1"}].Lag.Count)
+	zeroLags := map[IndexRef]IndexExpiry{}
+	for ref, x := range after.TTL.ExpiryByIndex {
+		x.Lag = (&lagCounts{}).histogram()
+		zeroLags[ref] = x
+	}
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
 		LastPassStart: after.TTL.LastPassStart, PassDurations: zeroHist, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
-		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed}, Storage: after.Storage, Documents: after.Documents,
+		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed, ExpiryByIndex: zeroLags}, Storage: after.Storage, Documents: after.Documents,
 		DocumentBytes: after.DocumentBytes}, after.Sub(after))
 	assert.Equal(t, after.Storage, d.Storage, "gauges")
 }

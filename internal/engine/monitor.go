@@ -377,6 +377,9 @@ type monitor struct {
 
 	pace pacer   // when to pause between batches (monitor_pace.go)
 	ids  idBatch // the _id values of a batch, for the observers
+	// lags counts the expiry lags of the batch under way, added to the
+	// metrics once it is counted (expirylag.go).
+	lags lagCounts
 
 	started  bool
 	loopGoid atomic.Uint64 // the monitor goroutine's id, for Close
@@ -654,8 +657,10 @@ func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
 		res.Deleted = ps.deleted
 		m.delivery.endPass(db, &res)
 		// A clock stepped back during the pass gives 0, not a negative.
-		res.Duration = max(db.clock.Now().Sub(ps.now), 0)
+		end := db.clock.Now()
+		res.Duration = max(end.Sub(ps.now), 0)
 		db.metrics.passDone(ps.now, res.Duration)
+		db.metrics.passEnded(end, db.backlogs(end))
 	}()
 	for {
 		if err := m.stopped(ctx); err != nil {
@@ -788,6 +793,7 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		ps.deleted += n
 		ps.byCollection[t.coll] += n
 		db.metrics.addDeleted(ref, n)
+		db.metrics.addLags(ref, &m.lags)
 		if len(ids) > 0 {
 			// Counted first: an observer sees metrics that include its event.
 			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow, removed: t.removed()})
@@ -894,14 +900,19 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		}
 	}
 	for _, c := range chosen {
+		var date time.Time
 		if recheck {
 			var ok, changed bool
-			c.rec, ok, changed = s.stillToDelete(ix, c, cutoff)
+			c.rec, ok, changed, date = s.stillToDelete(ix, c, cutoff)
 			retry = retry || changed
 			if !ok {
 				continue
 			}
+		} else {
+			date = time.Unix(c.sec, int64(c.nsec))
 		}
+		// Its lag: cutoff - date is batchNow - (date + expireAfter).
+		m.lags.observe(cutoff, date)
 		if observed {
 			m.ids.add(&c.rec)
 		}
@@ -1009,15 +1020,18 @@ func (m *monitor) proposeBatch(p ExpireProposer, s *collState, ix *index, chosen
 	cutoff := ix.ttl.cutoff(batchNow)
 	keep := m.gone[:0] // reused from batch to batch, as in deleteBatch
 	defer func() { clear(keep); m.gone = keep[:0] }()
+	var lags lagCounts // counted once the batch committed
 	for _, c := range chosen {
+		date := time.Unix(c.sec, int64(c.nsec))
 		if recheck {
 			var ok, changed bool
-			c.rec, ok, changed = s.stillToDelete(ix, c, cutoff)
+			c.rec, ok, changed, date = s.stillToDelete(ix, c, cutoff)
 			retry = retry || changed
 			if !ok {
 				continue
 			}
 		}
+		lags.observe(cutoff, date)
 		keep = append(keep, c.rec)
 	}
 	if len(keep) == 0 {
@@ -1035,6 +1049,7 @@ func (m *monitor) proposeBatch(p ExpireProposer, s *collState, ix *index, chosen
 	if err != nil {
 		return 0, nil, retry, err
 	}
+	lags.addTo(&m.lags)
 	return n, ids, retry, nil
 }
 
@@ -1087,19 +1102,19 @@ const (
 // taken: still stored, still expired under the index as it is now, and the
 // same version (an update stores a new version) the hooks saw. It returns
 // the document's current record. Call holding writeMu.
-func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) (recheckResult, record) {
+func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) (recheckResult, record, time.Time) {
 	cur, found := s.lookup(c.rec.key)
 	if !found {
-		return recheckGone, cur
+		return recheckGone, cur, time.Time{}
 	}
 	d, ok := ix.storedDate(&docRef{rec: cur})
 	switch {
 	case !ok || d.After(cutoff):
-		return recheckGone, cur
+		return recheckGone, cur, d
 	case cur.ver != c.rec.ver:
-		return recheckChanged, cur
+		return recheckChanged, cur, d
 	}
-	return recheckDelete, cur
+	return recheckDelete, cur, d
 }
 
 // stillToDelete re-checks a chosen document (recheck) for a batch: ok when
@@ -1108,15 +1123,19 @@ func (s *collState) recheck(ix *index, c chosenDoc, cutoff time.Time) (recheckRe
 // chosen); changed when another version is still expired: the hooks have
 // not seen it, so the caller offers it in the next batch rather than leave
 // it for the next pass. Call holding writeMu.
-func (s *collState) stillToDelete(ix *index, c chosenDoc, cutoff time.Time) (rec record, ok, changed bool) {
-	verdict, rec := s.recheck(ix, c, cutoff)
-	return rec, verdict == recheckDelete, verdict == recheckChanged
+func (s *collState) stillToDelete(ix *index, c chosenDoc, cutoff time.Time) (rec record, ok, changed bool, date time.Time) {
+	verdict, rec, date := s.recheck(ix, c, cutoff)
+	return rec, verdict == recheckDelete, verdict == recheckChanged, date
 }
 
 // chosenDoc is a document picked for deletion: the record (a version of
 // it, whose bytes never change) found under the lock that chose it.
 type chosenDoc struct {
 	rec record
+	// sec and nsec are the date the TTL tree listed it under, when
+	// appendExpired chose it (a re-check reads the date again).
+	sec  int64
+	nsec int32
 }
 
 // appendExpired appends to out up to limit records at the head of ix's
@@ -1127,7 +1146,7 @@ func (s *collState) appendExpired(out []chosenDoc, ix *index, now time.Time, lim
 		if !entryNotAfter(e, cutoff) {
 			return false
 		}
-		out = append(out, chosenDoc{s.rec(e.slot)})
+		out = append(out, chosenDoc{rec: s.rec(e.slot), sec: e.sec, nsec: e.nsec})
 		return len(out) < limit
 	})
 	return out
