@@ -50,9 +50,26 @@ type lagCounts struct {
 
 // observe counts a document whose threshold was at th, deleted at now.
 func (c *lagCounts) observe(now, th time.Time) {
-	d := now.Sub(th)
+	c.observeUnix(now.Unix(), int32(now.Nanosecond()), th.Unix(), int32(th.Nanosecond()))
+}
+
+// observeUnix is observe with both instants as Unix seconds and
+// nanoseconds: the monitor's per-document path, a subtraction and a few
+// bit operations (no time.Time arithmetic).
+func (c *lagCounts) observeUnix(nowSec int64, nowNsec int32, thSec int64, thNsec int32) {
+	ds := nowSec - thSec
+	switch {
+	case ds < 0 || ds == 0 && nowNsec <= thNsec:
+		c.n[0]++ // on time (a clock stepped back): no lag
+		return
+	case ds >= 1<<(lagMaxShift-29): // beyond the last bound (2^44 ns is about 2^14.3 s)
+		c.n[lagBuckets]++
+		c.sum += time.Duration(min(ds, 1<<33)) * time.Second
+		return
+	}
+	d := time.Duration(ds)*time.Second + time.Duration(nowNsec-thNsec)
 	c.n[lagBucket(d)]++
-	c.sum += max(d, 0)
+	c.sum += d
 }
 
 // total returns how many lags c counts.

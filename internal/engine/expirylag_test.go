@@ -155,3 +155,22 @@ func TestKeepUpAndStall(t *testing.T) {
 		assert.False(t, expiry(db).Stalled)
 	})
 }
+
+// TestLagObserveUnix: the monitor's Unix-seconds path counts a lag in the
+// bucket lagBucket gives it, on time and late, and beyond the last bound.
+func TestLagObserveUnix(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 500, time.UTC)
+	for _, lag := range []time.Duration{-time.Hour, -1, 0, 1, 70 * time.Microsecond, 999 * time.Millisecond, time.Second + 1,
+		17 * time.Minute, 4 * time.Hour, 5 * time.Hour, 9 * time.Hour, 400 * 24 * time.Hour} {
+		var c lagCounts
+		c.observe(now, now.Add(-lag))
+		want := lagBucket(lag)
+		require.Equal(t, int64(1), c.n[want], "a lag of %v counts in bucket %d", lag, want)
+		require.Equal(t, int64(1), c.total())
+		if lag > 0 {
+			require.Equal(t, lag, c.sum, "the sum of a lag of %v", lag)
+		} else {
+			require.Zero(t, c.sum)
+		}
+	}
+}

@@ -899,20 +899,20 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 			x.ttl.counts.deferAdds()
 		}
 	}
+	cutSec, cutNsec := cutoff.Unix(), int32(cutoff.Nanosecond())
 	for _, c := range chosen {
-		var date time.Time
 		if recheck {
 			var ok, changed bool
+			var date time.Time
 			c.rec, ok, changed, date = s.stillToDelete(ix, c, cutoff)
 			retry = retry || changed
 			if !ok {
 				continue
 			}
-		} else {
-			date = time.Unix(c.sec, int64(c.nsec))
+			c.sec, c.nsec = date.Unix(), int32(date.Nanosecond())
 		}
 		// Its lag: cutoff - date is batchNow - (date + expireAfter).
-		m.lags.observe(cutoff, date)
+		m.lags.observeUnix(cutSec, cutNsec, c.sec, c.nsec)
 		if observed {
 			m.ids.add(&c.rec)
 		}
