@@ -29,7 +29,7 @@ import (
 //	ttl_subpasses_total                                sub-passes ended (metrics.ttl.subPasses)
 //	ttl_deleted_documents_total{collection,index}      documents the monitor deleted (metrics.ttl.deletedDocuments, split;
 //	                                                   buckets, for a time-series collection)
-//	ttl_deleted_measurements_total                     measurements removed from time-series collections
+//	ttl_deleted_measurements_total{collection}         measurements removed from time-series collections
 //	ttl_backlog_documents{collection,index}            expired documents not yet deleted
 //	ttl_oldest_expired_age_seconds{collection,index}   how long ago the earliest of them expired (0 if none)
 //	ttl_failed_delivery_documents{collection,index}    expired documents whose expire hook failed, waiting for a retry
@@ -54,9 +54,17 @@ import (
 //	change_stream_lag_seconds{stream}                  a named stream's lag as the age of its oldest unread op
 //	change_stream_buffer_use_ratio{stream}             a named stream's unread ops over the buffer's capacity (1: at its edge)
 //	change_stream_events_total{stream}                 events a named stream delivered (restarts with the stream)
+//	collection_document_bytes{collection}              the collection's documents in ttldb's encoding (Metrics().DocumentBytes)
 //	log_size_bytes                                     the log's files (WithDir)
+//	log_segments                                       the log's segment files
 //	log_retained_bytes                                 the part of them kept for change streams only (WithLogRetention)
 //	log_retained_from_seq                              the oldest op a change stream can resume from
+//	log_records_total, log_written_bytes_total         records and bytes written to the log since Open
+//	log_syncs_total                                    fsyncs of the log since Open
+//	log_sync_duration_seconds                          histogram of those fsyncs' durations
+//	snapshots_total, snapshot_bytes                    snapshots written since Open; the current one's size
+//	recovery_log_ops, recovery_duration_seconds        what Open loaded from the log, and how long loading took
+//	recovery_truncated_bytes                           the bytes of a torn log tail Open cut off
 //
 // The change-stream series appear once the first Watch attached the
 // buffer; per-stream series only for streams the application named, so
@@ -73,18 +81,22 @@ type Collector struct {
 }
 
 type descs struct {
-	passes, subPasses, deleted     *prometheus.Desc
-	deletedMeasurements            *prometheus.Desc
-	backlog, oldestAge             *prometheus.Desc
-	failedDocs, failedAge          *prometheus.Desc
-	passDuration, lastPass         *prometheus.Desc
-	indexErrors, hookErr, hookPans *prometheus.Desc
-	documents, bytes, memLimit     *prometheus.Desc
-	streamsOpen, bufferOps         *prometheus.Desc
-	bufferCap, maxLagOps, maxLag   *prometheus.Desc
-	lagOps, lag, bufferUse, events *prometheus.Desc
-	logSize, logRetained, logFirst *prometheus.Desc
-	expiryLag, keepUp, stalled     *prometheus.Desc
+	passes, subPasses, deleted       *prometheus.Desc
+	deletedMeasurements              *prometheus.Desc
+	backlog, oldestAge               *prometheus.Desc
+	failedDocs, failedAge            *prometheus.Desc
+	passDuration, lastPass           *prometheus.Desc
+	indexErrors, hookErr, hookPans   *prometheus.Desc
+	documents, bytes, memLimit       *prometheus.Desc
+	streamsOpen, bufferOps           *prometheus.Desc
+	bufferCap, maxLagOps, maxLag     *prometheus.Desc
+	lagOps, lag, bufferUse, events   *prometheus.Desc
+	logSize, logRetained, logFirst   *prometheus.Desc
+	expiryLag, keepUp, stalled       *prometheus.Desc
+	docBytes, logSegments            *prometheus.Desc
+	logRecords, logBytes, logSyncs   *prometheus.Desc
+	logSyncDur, snapshots, snapBytes *prometheus.Desc
+	recOps, recDur, recTruncated     *prometheus.Desc
 }
 
 // NewCollector returns a Collector for db. constLabels are added to every
@@ -102,7 +114,7 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		passes:              d("ttl_passes_total", "TTL monitor passes ended, completed or cut short (MongoDB's metrics.ttl.passes).", nil),
 		subPasses:           d("ttl_subpasses_total", "TTL monitor sub-passes ended, completed or cut short (MongoDB's metrics.ttl.subPasses).", nil),
 		deleted:             d("ttl_deleted_documents_total", "Documents the TTL monitor deleted, by collection and TTL index.", byIndex),
-		deletedMeasurements: d("ttl_deleted_measurements_total", "Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.", nil),
+		deletedMeasurements: d("ttl_deleted_measurements_total", "Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.", []string{"collection"}),
 		backlog:             d("ttl_backlog_documents", "Documents expired but not yet deleted, by TTL index (counted to the second).", byIndex),
 		oldestAge:           d("ttl_oldest_expired_age_seconds", "How long ago the earliest expired, undeleted document of the TTL index expired; 0 if none.", byIndex),
 		failedDocs:          d("ttl_failed_delivery_documents", "Expired documents whose expire hook failed and that wait for a retry, by TTL index.", byIndex),
@@ -130,6 +142,17 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		expiryLag:           d("ttl_expiry_lag_seconds", "How late the TTL monitor deleted the index's documents: from a document's threshold to its deletion.", byIndex),
 		keepUp:              d("ttl_keep_up_ratio", "Documents the TTL monitor deleted over those that became due, between the ends of its last two passes (1: keeping up).", byIndex),
 		stalled:             d("ttl_stalled", "1 when the TTL index's backlog grows while nothing is deleted (the cause label says why), else 0.", append(byIndex, "cause")),
+		docBytes:            d("collection_document_bytes", "Bytes of the collection's stored documents in ttldb's encoding.", []string{"collection"}),
+		logSegments:         d("log_segments", "Segment files of the log (WithDir).", nil),
+		logRecords:          d("log_records_total", "Records written to the log since Open.", nil),
+		logBytes:            d("log_written_bytes_total", "Bytes written to the log since Open, framing included.", nil),
+		logSyncs:            d("log_syncs_total", "Fsyncs of the log since Open (group commits, flushes, segment changes, Close).", nil),
+		logSyncDur:          d("log_sync_duration_seconds", "Duration of the log's fsyncs (DB clock).", nil),
+		snapshots:           d("snapshots_total", "Snapshots written since Open (automatic and DB.Snapshot).", nil),
+		snapBytes:           d("snapshot_bytes", "Size of the current snapshot file.", nil),
+		recOps:              d("recovery_log_ops", "Ops Open applied from the log after the snapshot.", nil),
+		recDur:              d("recovery_duration_seconds", "How long Open took to load the data directory (DB clock).", nil),
+		recTruncated:        d("recovery_truncated_bytes", "Bytes of a torn log tail Open cut off.", nil),
 	}}
 }
 
@@ -142,6 +165,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.documents, d.bytes, d.memLimit,
 		d.streamsOpen, d.bufferOps, d.bufferCap, d.maxLagOps, d.maxLag, d.lagOps, d.lag, d.bufferUse, d.events,
 		d.logSize, d.logRetained, d.logFirst, d.expiryLag, d.keepUp, d.stalled,
+		d.docBytes, d.logSegments, d.logRecords, d.logBytes, d.logSyncs, d.logSyncDur, d.snapshots, d.snapBytes,
+		d.recOps, d.recDur, d.recTruncated,
 	} {
 		ch <- x
 	}
@@ -159,7 +184,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(d.passes, m.Passes)
 	counter(d.subPasses, m.SubPasses)
-	counter(d.deletedMeasurements, m.DeletedMeasurements)
+	for coll, n := range m.DeletedMeasurementsByCollection {
+		counter(d.deletedMeasurements, n, coll)
+	}
 	counter(d.indexErrors, m.IndexErrors)
 	counter(d.hookErr, m.HookErrors)
 	counter(d.hookPans, m.HookPanics)
@@ -178,11 +205,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(d.failedAge, seconds(f.OldestAge), ref.Collection, ref.Index)
 	}
 	for ref, x := range m.ExpiryByIndex {
-		lag := make(map[float64]uint64, len(x.Lag.Buckets))
-		for _, b := range x.Lag.Buckets {
-			lag[seconds(b.UpperBound)] = uint64(b.Count)
-		}
-		ch <- prometheus.MustNewConstHistogram(d.expiryLag, uint64(x.Lag.Count), seconds(x.Lag.Sum), lag, ref.Collection, ref.Index)
+		histogram(ch, d.expiryLag, x.Lag, ref.Collection, ref.Index)
 		gauge(d.keepUp, x.KeepUp, ref.Collection, ref.Index)
 		stalled := 0.0
 		if x.Stalled {
@@ -199,12 +222,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 
-	h := m.PassDurations
-	buckets := make(map[float64]uint64, len(h.Buckets))
-	for _, b := range h.Buckets {
-		buckets[seconds(b.UpperBound)] = uint64(b.Count)
-	}
-	ch <- prometheus.MustNewConstHistogram(d.passDuration, uint64(h.Count), seconds(h.Sum), buckets)
+	histogram(ch, d.passDuration, m.PassDurations)
 	if !m.LastPassStart.IsZero() {
 		gauge(d.lastPass, float64(m.LastPassStart.UnixNano())/1e9)
 	}
@@ -213,6 +231,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for coll, n := range all.Storage.ByCollection {
 		gauge(d.bytes, float64(n), coll)
+	}
+	for coll, n := range all.DocumentBytes {
+		gauge(d.docBytes, float64(n), coll)
 	}
 	if all.Storage.Limit > 0 {
 		gauge(d.memLimit, float64(all.Storage.Limit))
@@ -234,7 +255,26 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(d.logSize, float64(l.LogSize))
 		gauge(d.logRetained, float64(l.RetainedLogBytes))
 		gauge(d.logFirst, float64(l.RetainedFromSeq))
+		gauge(d.logSegments, float64(l.LogSegments))
+		counter(d.logRecords, l.LogRecords)
+		counter(d.logBytes, l.LogBytes)
+		counter(d.logSyncs, l.LogSyncs)
+		histogram(ch, d.logSyncDur, l.LogSyncDurations)
+		counter(d.snapshots, l.Snapshots)
+		gauge(d.snapBytes, float64(l.SnapshotBytes))
+		gauge(d.recOps, float64(l.RecoveredLogOps))
+		gauge(d.recDur, seconds(l.RecoveryDuration))
+		gauge(d.recTruncated, float64(l.RecoveryTruncatedBytes))
 	}
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// histogram sends h as a Prometheus histogram in seconds.
+func histogram(ch chan<- prometheus.Metric, desc *prometheus.Desc, h ttldb.DurationHistogram, labels ...string) {
+	buckets := make(map[float64]uint64, len(h.Buckets))
+	for _, b := range h.Buckets {
+		buckets[seconds(b.UpperBound)] = uint64(b.Count)
+	}
+	ch <- prometheus.MustNewConstHistogram(desc, uint64(h.Count), seconds(h.Sum), buckets, labels...)
+}

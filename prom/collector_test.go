@@ -83,9 +83,6 @@ ttldb_ttl_backlog_documents{collection="sessions",db="main",index="at_1"} 1
 # TYPE ttldb_ttl_deleted_documents_total counter
 ttldb_ttl_deleted_documents_total{collection="carts",db="main",index="at_1"} 0
 ttldb_ttl_deleted_documents_total{collection="sessions",db="main",index="at_1"} 3
-# HELP ttldb_ttl_deleted_measurements_total Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.
-# TYPE ttldb_ttl_deleted_measurements_total counter
-ttldb_ttl_deleted_measurements_total{db="main"} 0
 # HELP ttldb_ttl_failed_delivery_documents Expired documents whose expire hook failed and that wait for a retry, by TTL index.
 # TYPE ttldb_ttl_failed_delivery_documents gauge
 ttldb_ttl_failed_delivery_documents{collection="carts",db="main",index="at_1"} 0
@@ -336,7 +333,7 @@ ttldb_collection_documents{collection="weather"} 1
 ttldb_ttl_deleted_documents_total{collection="weather",index="$expireAfterSeconds"} 1
 # HELP ttldb_ttl_deleted_measurements_total Measurements the TTL monitor removed from time-series collections, with their buckets or trimmed out of them.
 # TYPE ttldb_ttl_deleted_measurements_total counter
-ttldb_ttl_deleted_measurements_total 5
+ttldb_ttl_deleted_measurements_total{collection="weather"} 5
 `
 	require.NoError(t, testutil.CollectAndCompare(prom.NewCollector(db, nil), strings.NewReader(want),
 		"ttldb_collection_documents", "ttldb_ttl_deleted_documents_total", "ttldb_ttl_deleted_measurements_total"))
@@ -447,6 +444,58 @@ ttldb_ttl_stalled{cause="monitor disabled",collection="sessions",index="at_1"} 1
 			assert.Len(t, h.GetBucket(), len(sessions.Lag.Buckets))
 		}
 	}
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+// Rule: a DB opened WithDir exports its log (records, bytes, fsyncs and
+// their durations, segments), its snapshots and what Open recovered; the
+// per-collection document bytes are exported too.
+func TestCollectorDurability(t *testing.T) {
+	clk := ttltest.NewClock(t0)
+	dir := t.TempDir()
+	open := func() *ttldb.DB {
+		db, err := ttldb.Open(ttldb.WithClock(clk), ttldb.WithMonitor(ttldb.MonitorOptions{Disabled: true}), ttldb.WithDir(dir),
+			ttldb.WithSync(ttldb.SyncAlways))
+		require.NoError(t, err)
+		return db
+	}
+	db := open()
+	for i := range 3 {
+		_, err := db.Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": i})
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Snapshot(context.Background()))
+	_, err := db.Collection("s").InsertOne(context.Background(), ttldb.Document{"_id": 9})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	db = open()
+	defer db.Close()
+	c := prom.NewCollector(db, nil)
+	m := db.Metrics()
+	want := fmt.Sprintf(`
+# HELP ttldb_collection_document_bytes Bytes of the collection's stored documents in ttldb's encoding.
+# TYPE ttldb_collection_document_bytes gauge
+ttldb_collection_document_bytes{collection="s"} %d
+# HELP ttldb_recovery_log_ops Ops Open applied from the log after the snapshot.
+# TYPE ttldb_recovery_log_ops gauge
+ttldb_recovery_log_ops 1
+# HELP ttldb_snapshot_bytes Size of the current snapshot file.
+# TYPE ttldb_snapshot_bytes gauge
+ttldb_snapshot_bytes %d
+# HELP ttldb_log_segments Segment files of the log (WithDir).
+# TYPE ttldb_log_segments gauge
+ttldb_log_segments %d
+`, m.DocumentBytes["s"], m.Durability.SnapshotBytes, m.Durability.LogSegments)
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
+		"ttldb_collection_document_bytes", "ttldb_recovery_log_ops", "ttldb_snapshot_bytes", "ttldb_log_segments"))
+	for _, name := range []string{"ttldb_log_records_total", "ttldb_log_written_bytes_total", "ttldb_log_syncs_total",
+		"ttldb_log_sync_duration_seconds", "ttldb_snapshots_total", "ttldb_recovery_duration_seconds", "ttldb_recovery_truncated_bytes"} {
+		assert.Equal(t, 1, testutil.CollectAndCount(c, name), name)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems)

@@ -848,6 +848,15 @@ func (db *DB) syncLog() error {
 func (p *persistence) metrics() DurabilityMetrics {
 	st := p.log.Stats()
 	first, retained := p.retained()
+	syncs := DurationHistogram{Sum: st.SyncDurationSum, Buckets: make([]HistogramBucket, len(wal.SyncDurationBounds))}
+	for i, ub := range wal.SyncDurationBounds {
+		syncs.Count += st.SyncDurations[i]
+		syncs.Buckets[i] = HistogramBucket{UpperBound: ub, Count: syncs.Count}
+	}
+	syncs.Count += st.SyncDurations[len(wal.SyncDurationBounds)]
+	rec := &p.recovery
 	return DurabilityMetrics{LogRecords: st.Appends, LogBytes: st.Bytes, LogSyncs: st.Syncs, LogSize: st.Size,
-		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load(), RetainedFromSeq: first, RetainedLogBytes: retained}
+		Snapshots: p.snapshots.Load(), SnapshotBytes: p.snapBytes.Load(), RetainedFromSeq: first, RetainedLogBytes: retained,
+		LogSegments: st.Segments, LogSyncDurations: syncs,
+		RecoveredLogOps: rec.LogOps, RecoveryDuration: rec.Duration, RecoveryTruncatedBytes: rec.TruncatedBytes}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/ttltest"
 )
 
 // TestLagBuckets: adjacent bounds are at most 1.25 apart from 100 µs up;
@@ -173,4 +174,44 @@ func TestLagObserveUnix(t *testing.T) {
 			require.Zero(t, c.sum)
 		}
 	}
+}
+
+// TestDeletedMeasurementsByCollection: the measurements the monitor
+// removes from a time-series collection are counted under its name too.
+func TestDeletedMeasurementsByCollection(t *testing.T) {
+	expire := int32(60)
+	db, clk, c := openTS(t, t0, weatherOpts(0, &expire))
+	for i := range 5 {
+		_, err := c.InsertOne(context.Background(), Document{"timestamp": t0.Add(time.Duration(i) * time.Second), "sensor": "s1", "v": i})
+		require.NoError(t, err)
+	}
+	clk.Advance(24 * time.Hour) // past the bucket's span too
+	tsPass(t, db)
+	m := db.Metrics().TTL
+	require.Equal(t, int64(5), m.DeletedMeasurements)
+	assert.Equal(t, map[string]int64{"w": 5}, m.DeletedMeasurementsByCollection)
+}
+
+// TestDurabilityMetricsExport: Metrics has the log's segments, its
+// fsyncs' durations (one observation per fsync) and what Open recovered.
+func TestDurabilityMetricsExport(t *testing.T) {
+	clk := ttltest.NewClock(opEpoch)
+	dir := t.TempDir()
+	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
+	for i := range 5 {
+		_, err := db.Collection("c").InsertOne(context.Background(), Document{"_id": i})
+		require.NoError(t, err)
+	}
+	d := db.Metrics().Durability
+	assert.GreaterOrEqual(t, d.LogSegments, 1)
+	assert.Equal(t, d.LogSyncs, d.LogSyncDurations.Count, "every fsync timed")
+	assert.Len(t, d.LogSyncDurations.Buckets, 14)
+	require.NoError(t, db.Close())
+	db = mustOpenDurable(t, clk, dir)
+	d = db.Metrics().Durability
+	rec := db.Recovery()
+	assert.Equal(t, rec.LogOps, d.RecoveredLogOps)
+	assert.Positive(t, d.RecoveredLogOps)
+	assert.Equal(t, rec.Duration, d.RecoveryDuration)
+	assert.Equal(t, rec.TruncatedBytes, d.RecoveryTruncatedBytes)
 }

@@ -56,6 +56,19 @@ type DurabilityMetrics struct {
 	// streams (a gauge): segments the last snapshot covers, kept by
 	// WithLogRetention.
 	RetainedLogBytes int64
+	// LogSegments is how many segment files the log has (a gauge).
+	LogSegments int
+	// LogSyncDurations is the distribution of the log's fsyncs' durations
+	// (by the DB's clock; bounds from 50 µs to 1 s), counted with
+	// LogSyncs.
+	LogSyncDurations DurationHistogram
+	// RecoveredLogOps, RecoveryDuration and RecoveryTruncatedBytes repeat
+	// what Open loaded (DB.Recovery): the ops applied from the log, how
+	// long loading took, the bytes of a torn tail cut off. Gauges, fixed
+	// at Open.
+	RecoveredLogOps        int
+	RecoveryDuration       time.Duration
+	RecoveryTruncatedBytes int64
 }
 
 // IndexRef names an index of a collection. As a map key it makes Metrics
@@ -124,6 +137,9 @@ type TTLMetrics struct {
 
 	DeletedByCollection map[string]int64   // DeletedDocuments split by collection
 	DeletedByIndex      map[IndexRef]int64 // DeletedDocuments split by TTL index
+	// DeletedMeasurementsByCollection splits DeletedMeasurements by
+	// time-series collection.
+	DeletedMeasurementsByCollection map[string]int64
 
 	LastPassStart    time.Time     // the "now" of the last pass to end (zero before the first)
 	LastPassDuration time.Duration // clock time the last pass to end took (0 if the clock stepped back)
@@ -221,6 +237,7 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 	t.HookPanics -= p.HookPanics
 	t.DeletedByCollection = subMap(m.TTL.DeletedByCollection, p.DeletedByCollection)
 	t.DeletedByIndex = subMap(m.TTL.DeletedByIndex, p.DeletedByIndex)
+	t.DeletedMeasurementsByCollection = subMap(m.TTL.DeletedMeasurementsByCollection, p.DeletedMeasurementsByCollection)
 	t.PassDurations = m.TTL.PassDurations.Sub(p.PassDurations)
 	if m.TTL.ExpiryByIndex != nil {
 		t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(m.TTL.ExpiryByIndex))
@@ -234,6 +251,7 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 	dd.LogBytes -= pd.LogBytes
 	dd.LogSyncs -= pd.LogSyncs
 	dd.Snapshots -= pd.Snapshots
+	dd.LogSyncDurations = m.Durability.LogSyncDurations.Sub(pd.LogSyncDurations)
 	return d
 }
 
@@ -282,10 +300,13 @@ type metricsRecorder struct {
 	passDurSum time.Duration
 	// byIndexExpiry is each TTL index's expiry telemetry (expirylag.go).
 	byIndexExpiry map[IndexRef]*indexExpiry
+	// measurementsByCollection splits deletedMeasurements.
+	measurementsByCollection map[string]int64
 }
 
 func newMetricsRecorder() *metricsRecorder {
-	return &metricsRecorder{byCollection: map[string]int64{}, byIndex: map[IndexRef]int64{}, byIndexExpiry: map[IndexRef]*indexExpiry{}}
+	return &metricsRecorder{byCollection: map[string]int64{}, byIndex: map[IndexRef]int64{}, byIndexExpiry: map[IndexRef]*indexExpiry{},
+		measurementsByCollection: map[string]int64{}}
 }
 
 func (r *metricsRecorder) addDeleted(ref IndexRef, n int) {
@@ -323,6 +344,7 @@ func (db *DB) Metrics() Metrics {
 	t.HookPanics = r.hookPan.Load()
 	r.mu.Lock()
 	t.DeletedByCollection = maps.Clone(r.byCollection)
+	t.DeletedMeasurementsByCollection = maps.Clone(r.measurementsByCollection)
 	t.DeletedByIndex = maps.Clone(r.byIndex)
 	t.LastPassStart, t.LastPassDuration = r.lastPassStart, r.lastPassDur
 	t.PassDurations = r.passDurations()

@@ -313,7 +313,7 @@ func TestMetricsSub(t *testing.T) {
 		x.Lag = (&lagCounts{}).histogram()
 		zeroLags[ref] = x
 	}
-	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{},
+	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{}, DeletedMeasurementsByCollection: map[string]int64{},
 		LastPassStart: after.TTL.LastPassStart, PassDurations: zeroHist, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
 		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed, ExpiryByIndex: zeroLags}, Storage: after.Storage, Documents: after.Documents,
 		DocumentBytes: after.DocumentBytes}, after.Sub(after))

@@ -602,7 +602,7 @@ func (ts *tsColl) applyOp(op *Op) error {
 	case OpExpire:
 		var removed int
 		n, removed, ids, rem, err = ts.applyRemoval(op, true, nil)
-		ts.db.countDeletedMeasurements(removed)
+		ts.db.countDeletedMeasurements(ts.name, removed)
 		note = true
 	default:
 		err = fmt.Errorf("%w: %w: a time-series collection has no %s ops", ErrInvalidOp, ErrTimeSeries, op.Kind)
@@ -636,11 +636,16 @@ func (ts *tsColl) applyInsert(op *Op, mode applyMode) error {
 	return err
 }
 
-// countDeletedMeasurements adds n expired measurements removed to the
-// metrics (DeletedMeasurements).
-func (db *DB) countDeletedMeasurements(n int) {
+// countDeletedMeasurements adds n expired measurements removed from
+// collection coll to the metrics (DeletedMeasurements and its split by
+// collection).
+func (db *DB) countDeletedMeasurements(coll string, n int) {
 	if n > 0 {
-		db.metrics.deletedMeasurements.Add(int64(n))
+		r := db.metrics
+		r.deletedMeasurements.Add(int64(n))
+		r.mu.Lock()
+		r.measurementsByCollection[coll] += int64(n)
+		r.mu.Unlock()
 	}
 }
 

@@ -306,7 +306,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 			ts.commitOps(batchNow, op)
 		}
 		ts.unlockWrite()
-		m.db.countDeletedMeasurements(removed)
+		m.db.countDeletedMeasurements(ts.name, removed)
 	}
 	e.lastMeasurements, e.lastRemoved = removed, rem
 	return n, ids, !more && !retry, batchNow, nil
@@ -320,7 +320,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 func (ts *tsColl) proposeRemoval(p ExpireProposer, op Op, marks *tsMarks) (n, removed int, ids []any, rem *tsRemoved, err error) {
 	err = ts.db.proposeExpire(p, &op, func(op *Op) (err error) {
 		n, removed, ids, rem, err = ts.applyRemoval(op, true, marks)
-		ts.db.countDeletedMeasurements(removed)
+		ts.db.countDeletedMeasurements(ts.name, removed)
 		return err
 	})
 	return n, removed, ids, rem, err

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,6 +160,9 @@ type Log struct {
 	durable atomic.Uint64         // every record up to this seq is fsynced
 	written atomic.Uint64         // lastSeq, for the group commit's leader
 	syncs   atomic.Int64
+	// syncDurs and syncDurSum time the fsyncs (Stats.SyncDurations).
+	syncDurs   [len(SyncDurationBounds) + 1]atomic.Int64
+	syncDurSum atomic.Int64
 
 	// The group commit: one caller at a time (the leader) fsyncs, the
 	// others wait on groupCond for its result.
@@ -233,12 +237,11 @@ func (l *Log) Close() error {
 		err = l.writePending()
 	}
 	if err == nil {
-		if serr := l.f.Sync(); serr != nil {
+		if _, serr := l.fsync(l.f); serr != nil {
 			err = l.fail(serr)
 		} else {
 			l.durable.Store(l.lastSeq)
 		}
-		l.syncs.Add(1)
 	}
 	if cerr := l.f.Close(); cerr != nil && err == nil {
 		err = cerr
@@ -274,13 +277,44 @@ type Stats struct {
 	Syncs    int64 // fsyncs of segment files since Open (group commits, flushes, rolls, Close)
 	Segments int   // segment files now
 	Size     int64 // bytes in all segment files now, the buffer's included
+	// SyncDurations counts the fsyncs by duration (Options.Now): entry i
+	// those at or below SyncDurationBounds[i] and above the bound before
+	// (not cumulative), the last one those above every bound;
+	// SyncDurationSum is their total.
+	SyncDurations   [len(SyncDurationBounds) + 1]int64
+	SyncDurationSum time.Duration
+}
+
+// SyncDurationBounds are the bounds of Stats.SyncDurations: an fsync
+// takes tens of microseconds on a fast SSD, milliseconds on a disk, and
+// longer when the device is busy.
+var SyncDurationBounds = [...]time.Duration{
+	50 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond,
+	500 * time.Millisecond, time.Second,
+}
+
+// fsync fsyncs f, counting it and its duration, and returns the duration.
+func (l *Log) fsync(f interface{ Sync() error }) (time.Duration, error) {
+	start := l.opts.Now()
+	err := f.Sync()
+	took := max(l.opts.Now().Sub(start), 0)
+	l.syncs.Add(1)
+	i, _ := slices.BinarySearch(SyncDurationBounds[:], took) // the first bound >= took
+	l.syncDurs[i].Add(1)
+	l.syncDurSum.Add(int64(took))
+	return took, err
 }
 
 // Stats returns the log's counts. It takes the log's lock briefly.
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := Stats{Appends: l.appends, Bytes: l.bytes, Syncs: l.syncs.Load(), Segments: len(l.segs)}
+	s := Stats{Appends: l.appends, Bytes: l.bytes, Syncs: l.syncs.Load(), Segments: len(l.segs), SyncDurationSum: time.Duration(l.syncDurSum.Load())}
+	for i := range s.SyncDurations {
+		s.SyncDurations[i] = l.syncDurs[i].Load()
+	}
 	for _, g := range l.segs {
 		s.Size += g.size
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/ttldb/ttldb/internal/vfs"
@@ -117,4 +118,28 @@ func TestSegmentInfos(t *testing.T) {
 	}
 	require.Equal(t, l.Stats().Size, size)
 	require.Equal(t, uint64(1), infos[0].Base)
+}
+
+// TestSyncDurations: every fsync is timed by Options.Now and counted in
+// the bucket of its duration; the counts add up to Syncs.
+func TestSyncDurations(t *testing.T) {
+	m := vfs.NewFaultFS()
+	var now time.Time
+	step := 3 * time.Millisecond // each reading of the clock moves it
+	clock := func() time.Time { now = now.Add(step); return now }
+	l := open(t, m, Options{Sync: SyncAlways, SegmentSize: 512, Now: clock, NoCommitDelay: true})
+	defer l.Close()
+	appendN(t, l, 1, 50)
+	st := l.Stats()
+	var n int64
+	for _, c := range st.SyncDurations {
+		n += c
+	}
+	require.Equal(t, st.Syncs, n, "every fsync counted once")
+	i := 0
+	for SyncDurationBounds[i] < step {
+		i++
+	}
+	require.Equal(t, st.Syncs, st.SyncDurations[i], "each took one step of the clock: %v", step)
+	require.Equal(t, time.Duration(st.Syncs)*step, st.SyncDurationSum)
 }

@@ -452,8 +452,7 @@ func (l *Log) newActive(base uint64) error {
 		}
 		return &noSegmentError{err}
 	}
-	err = f.Sync()
-	l.syncs.Add(1)
+	_, err = l.fsync(f)
 	if err == nil {
 		err = l.fsys.SyncDir(l.dir)
 	}

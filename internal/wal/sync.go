@@ -133,10 +133,7 @@ func (l *Log) leadSync(seq uint64) error {
 	l.mu.Unlock()
 	// The fsync runs without mu: writers go on appending meanwhile, and the
 	// next fsync covers them. syncMu keeps f from being closed.
-	start := l.opts.Now()
-	err := f.Sync()
-	took := l.opts.Now().Sub(start)
-	l.syncs.Add(1)
+	took, err := l.fsync(f)
 	if err != nil {
 		return l.fail(err)
 	}

@@ -146,8 +146,7 @@ func (l *Log) roll() error {
 		return err
 	}
 	old, oldSeg := l.f, l.segs[len(l.segs)-1]
-	err := old.Sync()
-	l.syncs.Add(1)
+	_, err := l.fsync(old)
 	if err != nil {
 		return l.fail(err)
 	}
@@ -167,8 +166,7 @@ func (l *Log) roll() error {
 			return l.fail(err)
 		}
 		l.segs[len(l.segs)-2].size += sealSize
-		err := old.Sync()
-		l.syncs.Add(1)
+		_, err := l.fsync(old)
 		if err != nil {
 			old.Close()
 			return l.fail(err)
