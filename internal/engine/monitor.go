@@ -82,6 +82,21 @@ type MonitorOptions struct {
 	// off.
 	BatchPause time.Duration
 
+	// MaxDeletesPerSecond, if above 0, caps the monitor's deletion rate
+	// over all TTL indexes, as CockroachDB's TTL rate limit does: a token
+	// bucket on the DB's clock that holds at most one batch (or one
+	// second's deletions, if fewer), from which each batch takes its
+	// documents; the monitor waits for a whole batch's tokens between
+	// batches. Off (0) by default: the adaptive pacing above alone
+	// decides. Negative is ErrInvalidOptions.
+	MaxDeletesPerSecond int
+	// MaxDutyCycle, if above 0, caps the share of wall time (by the DB's
+	// clock) the monitor spends deleting, as Redis bounds its active
+	// expiry to 25% of a core: after a batch that took b, the monitor
+	// waits b·(1-MaxDutyCycle)/MaxDutyCycle before the next. Off (0) by
+	// default; 1 is no cap. Outside 0..1 is ErrInvalidOptions.
+	MaxDutyCycle float64
+
 	// DeadlineWake makes the monitor sleep until the earliest expiry
 	// threshold of any TTL index (but at least DeadlineWakeFloor, and at
 	// most Interval) instead of a fixed Interval, and wakes it early when a
@@ -155,8 +170,11 @@ func (o MonitorOptions) validate() error {
 	case o.Interval < 0, o.PerIndexMaxTime < 0, o.SubPassMaxTime < 0 && o.SubPassMaxTime != SubPassEveryRound, o.DeadlineWakeFloor < 0,
 		o.BatchPause < 0 && o.BatchPause != NoBatchPause:
 		return fmt.Errorf("%w: MonitorOptions: negative duration", ErrInvalidOptions)
-	case o.PerIndexMaxDeletes < 0, o.MaxTotalRemoves < 0, o.MaxCollectionRemoves < 0, o.BatchSize < 0, o.ProposalBatchSize < 0:
+	case o.PerIndexMaxDeletes < 0, o.MaxTotalRemoves < 0, o.MaxCollectionRemoves < 0, o.BatchSize < 0, o.ProposalBatchSize < 0,
+		o.MaxDeletesPerSecond < 0:
 		return fmt.Errorf("%w: MonitorOptions: negative count", ErrInvalidOptions)
+	case !(o.MaxDutyCycle >= 0 && o.MaxDutyCycle <= 1): // NaN too
+		return fmt.Errorf("%w: MonitorOptions: MaxDutyCycle %v is outside 0..1", ErrInvalidOptions, o.MaxDutyCycle)
 	}
 	return nil
 }
@@ -375,8 +393,9 @@ type monitor struct {
 	// reused likewise. Cleared between batches.
 	gone []record
 
-	pace pacer   // when to pause between batches (monitor_pace.go)
-	ids  idBatch // the _id values of a batch, for the observers
+	pace     pacer    // when to pause between batches (monitor_pace.go)
+	throttle throttle // the rate and duty-cycle ceilings (monitor_pace.go)
+	ids      idBatch  // the _id values of a batch, for the observers
 	// lags counts the expiry lags of the batch under way, added to the
 	// metrics once it is counted (expirylag.go).
 	lags lagCounts
@@ -779,6 +798,11 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if limit <= 0 {
 			return true, nil
 		}
+		limit, err := m.admit(ctx, o, limit) // the rate ceiling
+		if err != nil {
+			return false, err
+		}
+		busySince := db.clock.Now()
 		if err := db.logErr(); err != nil {
 			return false, err // deletions that cannot be logged would come back
 		}
@@ -797,6 +821,9 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 		if len(ids) > 0 {
 			// Counted first: an observer sees metrics that include its event.
 			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow, removed: t.removed()})
+		}
+		if err := m.charge(ctx, o, n, db.clock.Now().Sub(busySince)); err != nil {
+			return false, err
 		}
 		next := *m.current.Load()
 		next.Deleted = deleted

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"time"
@@ -129,4 +130,59 @@ func (m *monitor) pause(ctx context.Context, d time.Duration) error {
 	}
 	t.Stop()
 	return m.stopped(ctx)
+}
+
+// throttle enforces MonitorOptions.MaxDeletesPerSecond (a token bucket on
+// the DB's clock) and MaxDutyCycle. It is the monitor's (passes are
+// serialized).
+type throttle struct {
+	tokens float64   // deletions allowed now
+	last   time.Time // when tokens was last refilled (zero: never: full)
+	waits  int       // waits taken, ever (tests)
+}
+
+// refill adds the tokens accrued since the last refill, up to burst.
+func (t *throttle) refill(now time.Time, rate, burst float64) {
+	if t.last.IsZero() {
+		t.tokens = burst
+	} else if d := now.Sub(t.last); d > 0 {
+		t.tokens = min(burst, t.tokens+rate*d.Seconds())
+	}
+	t.last = now
+}
+
+// admit returns the size of the coming batch under the rate ceiling (want
+// without one), first waiting, on the DB's clock, until the bucket holds
+// a whole batch's tokens.
+func (m *monitor) admit(ctx context.Context, o *MonitorOptions, want int) (int, error) {
+	if o.MaxDeletesPerSecond <= 0 || want <= 0 {
+		return want, nil
+	}
+	rate := float64(o.MaxDeletesPerSecond)
+	burst := float64(min(o.BatchSize, o.MaxDeletesPerSecond))
+	want = min(want, int(burst))
+	t := &m.throttle
+	t.refill(m.db.clock.Now(), rate, burst)
+	if short := float64(want) - t.tokens; short > 0 {
+		t.waits++
+		if err := m.pause(ctx, time.Duration(math.Ceil(short/rate*float64(time.Second)))); err != nil {
+			return 0, err
+		}
+		t.refill(m.db.clock.Now(), rate, burst)
+	}
+	return max(1, min(want, int(t.tokens))), nil
+}
+
+// charge takes a batch's n deletions from the bucket and, under a duty
+// cycle ceiling, waits what keeps the monitor's share of wall time at or
+// below it, given the batch took busy.
+func (m *monitor) charge(ctx context.Context, o *MonitorOptions, n int, busy time.Duration) error {
+	if o.MaxDeletesPerSecond > 0 {
+		m.throttle.tokens -= float64(n)
+	}
+	if d := o.MaxDutyCycle; d > 0 && d < 1 && busy > 0 {
+		m.throttle.waits++
+		return m.pause(ctx, time.Duration(float64(busy)*(1-d)/d))
+	}
+	return nil
 }

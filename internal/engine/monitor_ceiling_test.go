@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countDocs returns how many documents c holds.
+func countDocs(t *testing.T, c *Collection) int {
+	t.Helper()
+	n, err := c.CountDocuments(context.Background(), nil)
+	require.NoError(t, err)
+	return int(n)
+}
+
+// TestMaxDeletesPerSecond: with a rate ceiling the monitor deletes a
+// batch's worth of tokens at a time, then waits on the DB's clock for the
+// next batch's; at no instant has it deleted more than the burst plus the
+// rate times the time elapsed.
+func TestMaxDeletesPerSecond(t *testing.T) {
+	const rate, batch, n = 100, 50, 275 // the last batch is short: the index is then known exhausted
+	db, clk := openMon(t, quiet(MonitorOptions{MaxDeletesPerSecond: rate, BatchSize: batch, PerIndexMaxTime: time.Hour}))
+	c := ttlColl(t, db, "a", 0)
+	insertDated(t, c, "x", n, t0)
+	clk.Advance(time.Second)
+	start := clk.Now()
+	done := make(chan PassResult, 1)
+	go func() {
+		res, err := db.RunTTLPass(context.Background())
+		assert.NoError(t, err)
+		done <- res
+	}()
+	for {
+		select {
+		case res := <-done:
+			require.Equal(t, n, res.Deleted)
+			elapsed := clk.Now().Sub(start)
+			assert.Equal(t, time.Duration(n/batch)*batch*time.Second/rate, elapsed, "the first batch from the full bucket, each other after its tokens accrued")
+			assert.Equal(t, n/batch, db.monitor.throttle.waits)
+			return
+		default:
+		}
+		wake, ok := clk.NextWake()
+		if !ok || wake.Sub(clk.Now()) > time.Hour {
+			time.Sleep(100 * time.Microsecond) // the monitor is between two steps, not waiting on the clock
+			continue
+		}
+		deleted := n - countDocs(t, c)
+		require.LessOrEqual(t, float64(deleted), batch+rate*clk.Now().Sub(start).Seconds(), "over the ceiling at %v", clk.Now().Sub(start))
+		require.Equal(t, time.Duration(batch)*time.Second/rate, wake.Sub(clk.Now()), "it waits for a whole batch's tokens")
+		clk.Advance(wake.Sub(clk.Now()))
+	}
+}
+
+// TestMaxDutyCycle: with a duty-cycle ceiling of 25%, a batch that took
+// 10 ms (here: a delete observer that advances the clock) is followed by a
+// wait of 30 ms.
+func TestMaxDutyCycle(t *testing.T) {
+	var clkp atomic.Pointer[func(time.Duration)]
+	observe := WithDeleteObserver(func(DeleteEvent) {
+		if f := clkp.Load(); f != nil {
+			(*f)(10 * time.Millisecond) // the batch's work takes 10 ms
+		}
+	})
+	db, clk := openMon(t, quiet(MonitorOptions{MaxDutyCycle: 0.25, BatchSize: 10, PerIndexMaxTime: time.Hour}), observe)
+	advance := clk.Advance
+	clkp.Store(&advance)
+	c := ttlColl(t, db, "a", 0)
+	insertDated(t, c, "x", 40, t0)
+	clk.Advance(time.Second)
+	done := make(chan PassResult, 1)
+	go func() {
+		res, err := db.RunTTLPass(context.Background())
+		assert.NoError(t, err)
+		done <- res
+	}()
+	waits := 0
+	for {
+		select {
+		case res := <-done:
+			require.Equal(t, 40, res.Deleted)
+			assert.Equal(t, 4, waits, "a wait after each batch")
+			return
+		default:
+		}
+		wake, ok := clk.NextWake()
+		if !ok || wake.Sub(clk.Now()) > time.Hour {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		require.Equal(t, 30*time.Millisecond, wake.Sub(clk.Now()), "busy 10 ms at 25%: 30 ms off")
+		waits++
+		clk.Advance(wake.Sub(clk.Now()))
+	}
+}
+
+// TestCeilingOptionsRefused: a negative rate or a duty cycle outside 0..1
+// is ErrInvalidOptions.
+func TestCeilingOptionsRefused(t *testing.T) {
+	for _, o := range []MonitorOptions{{MaxDeletesPerSecond: -1}, {MaxDutyCycle: -0.1}, {MaxDutyCycle: 1.5}} {
+		_, err := Open(WithMonitor(o))
+		require.ErrorIs(t, err, ErrInvalidOptions, "%+v", o)
+	}
+}
