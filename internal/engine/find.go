@@ -1138,6 +1138,15 @@ type Explanation struct {
 	BatchSize       int
 	Batches         int
 	ExpireAfterSecs *int32
+	// The dry run of ExplainTTLDelete: Due is how many of the index's
+	// documents are due now, all of them (counted to the second, as
+	// Metrics counts the backlog); DrainRate the deletions per second the
+	// estimate assumes (the monitor's last pass that deleted anything,
+	// capped by MaxDeletesPerSecond; 0: unknown); DrainTime how long
+	// deleting Due takes at that rate, from a pass's start (0: unknown).
+	Due       int64
+	DrainRate float64
+	DrainTime time.Duration
 
 	// Time-series collections: BucketsExamined is the buckets the scan
 	// visited (for a BATCHED_DELETE, the buckets it would delete or trim),

@@ -302,6 +302,9 @@ type metricsRecorder struct {
 	byIndexExpiry map[IndexRef]*indexExpiry
 	// measurementsByCollection splits deletedMeasurements.
 	measurementsByCollection map[string]int64
+	// lastRate is the deletions per second of the last pass that deleted
+	// anything (ExplainTTLDelete's drain estimate); 0 before one.
+	lastRate float64
 }
 
 func newMetricsRecorder() *metricsRecorder {
@@ -320,9 +323,12 @@ func (r *metricsRecorder) addDeleted(ref IndexRef, n int) {
 	r.mu.Unlock()
 }
 
-func (r *metricsRecorder) passDone(start time.Time, dur time.Duration) {
+func (r *metricsRecorder) passDone(start time.Time, dur time.Duration, deleted int) {
 	r.mu.Lock()
 	r.lastPassStart, r.lastPassDur = start, dur
+	if deleted > 0 && dur > 0 {
+		r.lastRate = float64(deleted) / dur.Seconds()
+	}
 	b, _ := slices.BinarySearch(passDurationBounds[:], dur) // first bound >= dur
 	r.passDurs[b]++
 	r.passDurSum += dur

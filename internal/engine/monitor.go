@@ -678,7 +678,7 @@ func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
 		// A clock stepped back during the pass gives 0, not a negative.
 		end := db.clock.Now()
 		res.Duration = max(end.Sub(ps.now), 0)
-		db.metrics.passDone(ps.now, res.Duration)
+		db.metrics.passDone(ps.now, res.Duration, ps.deleted)
 		db.metrics.passEnded(end, db.backlogs(end))
 	}()
 	for {
@@ -1192,6 +1192,21 @@ func (m *monitor) observe(ev DeleteEvent) {
 	}
 }
 
+// drainRate returns the deletions per second the monitor achieves under
+// options o: the rate of its last pass that deleted anything, capped by
+// MaxDeletesPerSecond; the cap alone before such a pass; 0 (unknown)
+// without either.
+func (db *DB) drainRate(o *MonitorOptions) float64 {
+	r := db.metrics
+	r.mu.Lock()
+	rate := r.lastRate
+	r.mu.Unlock()
+	if c := float64(o.MaxDeletesPerSecond); c > 0 && (rate == 0 || c < rate) {
+		rate = c
+	}
+	return rate
+}
+
 // ExplainTTLDelete implements ttldb.Collection.ExplainTTLDelete, whose documentation is the contract.
 func (c *Collection) ExplainTTLDelete(ctx context.Context, indexName string) (Explanation, error) {
 	if err := c.usable(); err != nil {
@@ -1246,7 +1261,16 @@ func (c *Collection) ExplainTTLDelete(ctx context.Context, indexName string) (Ex
 		})
 	}
 	secs := int32(ix.ttl.expireAfter.Load())
+	due, _, _, _ := ix.ttl.backlog(now)
+	rate := c.db.drainRate(o)
+	var drain time.Duration
+	if rate > 0 {
+		drain = time.Duration(float64(due) / rate * float64(time.Second))
+	}
 	return Explanation{
+		Due:             due,
+		DrainRate:       rate,
+		DrainTime:       drain,
 		Collection:      c.name,
 		Stage:           "BATCHED_DELETE",
 		IndexName:       ix.name,

@@ -107,3 +107,48 @@ func TestCeilingOptionsRefused(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidOptions, "%+v", o)
 	}
 }
+
+// TestExplainTTLDeleteDryRun: ExplainTTLDelete says how many documents
+// are due now, all of them, and how long draining them takes at the
+// current budgets: the rate ceiling, or the rate of the monitor's last
+// pass that deleted anything, whichever is lower.
+func TestExplainTTLDeleteDryRun(t *testing.T) {
+	ctx := context.Background()
+	var clkp atomic.Pointer[func(time.Duration)]
+	observe := WithDeleteObserver(func(DeleteEvent) {
+		if f := clkp.Load(); f != nil {
+			(*f)(time.Second) // each batch takes a second of the DB's clock
+		}
+	})
+	db, clk := openMon(t, quiet(MonitorOptions{PerIndexMaxDeletes: 20, BatchSize: 100, PerIndexMaxTime: time.Hour}), observe)
+	advance := clk.Advance
+	clkp.Store(&advance)
+	c := ttlColl(t, db, "a", 0)
+	insertDated(t, c, "x", 30, t0)
+	clk.Advance(time.Second)
+
+	e, err := c.ExplainTTLDelete(ctx, "lastModifiedDate_1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(30), e.Due, "every document due, beyond the visit's cap")
+	assert.Equal(t, 20, e.DocsExamined, "the first visit's deletions, capped")
+	assert.Zero(t, e.DrainRate, "no pass has deleted yet, no ceiling: unknown")
+	assert.Zero(t, e.DrainTime)
+
+	res, err := db.RunTTLPass(ctx) // 30 deleted in two visits of a batch each: 2 s
+	require.NoError(t, err)
+	require.Equal(t, 30, res.Deleted)
+	insertDated(t, c, "y", 45, t0)
+	e, err = c.ExplainTTLDelete(ctx, "lastModifiedDate_1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(45), e.Due)
+	assert.Equal(t, 15.0, e.DrainRate, "the last pass: 30 in 2 s")
+	assert.Equal(t, 3*time.Second, e.DrainTime)
+
+	o := *db.monitor.opts.Load()
+	o.MaxDeletesPerSecond = 5
+	db.monitor.opts.Store(&o)
+	e, err = c.ExplainTTLDelete(ctx, "lastModifiedDate_1")
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, e.DrainRate, "the ceiling, lower")
+	assert.Equal(t, 9*time.Second, e.DrainTime)
+}
