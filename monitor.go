@@ -205,8 +205,14 @@ func (db *DB) RunTTLPass(ctx context.Context) (PassResult, error) {
 // KeysExamined and DocsExamined are the documents the visit would delete
 // (capped at PerIndexMaxDeletes and the per-pass caps; the time budgets are
 // not modelled), BatchSize the monitor's batch size and Batches the number
-// of write-lock holds that would delete them. A missing collection or index
-// is ErrNotFound; an index without TTL is ErrInvalidIndex.
+// of write-lock holds that would delete them. As a dry run of the whole
+// drain, Due is every document of the index due now (counted to the
+// second, as Metrics counts the backlog), DrainRate the deletions per
+// second the monitor achieves at the current budgets (its last pass that
+// deleted anything, capped by MonitorOptions.MaxDeletesPerSecond; 0 when
+// unknown) and DrainTime how long deleting Due takes at that rate (for a
+// time-series collection's rule, these three are 0). A missing collection
+// or index is ErrNotFound; an index without TTL is ErrInvalidIndex.
 func (c *Collection) ExplainTTLDelete(ctx context.Context, indexName string) (Explanation, error) {
 	return (*engine.Collection)(c).ExplainTTLDelete(ctx, indexName)
 }
