@@ -180,6 +180,10 @@ type TTLMetrics struct {
 	// the count at its index's next retry. A gauge: Sub keeps m's.
 	FailedDeliveries map[IndexRef]FailedDeliveries
 
+	// RestoreGuard reports that MonitorOptions.RestoreGuard holds: the
+	// monitor deletes at its bounded rate until a pass leaves no backlog.
+	RestoreGuard bool
+
 	// ExpiryByIndex is each TTL index's expiry telemetry: the lag
 	// histogram, the keeping-up ratio and whether the index is stalled
 	// (see IndexExpiry). Every TTL index of the DB has an entry, as in
@@ -378,6 +382,7 @@ func (db *DB) Metrics() Metrics {
 		t.OldestBacklogAge = max(t.OldestBacklogAge, b.OldestAge)
 	}
 	db.expiryMetrics(t)
+	t.RestoreGuard = db.monitor.guard.Load()
 	r.backlogWork.Add(int64(work))
 	return m
 }

@@ -96,6 +96,11 @@ type MonitorOptions struct {
 	// waits b·(1-MaxDutyCycle)/MaxDutyCycle before the next. Off (0) by
 	// default; 1 is no cap. Outside 0..1 is ErrInvalidOptions.
 	MaxDutyCycle float64
+	// RestoreGuard, if set, drains the backlog a DB opens with at a
+	// bounded rate rather than in a burst, as TiDB switches TTL off after
+	// a restore so that restored data is not mass-deleted at once: see
+	// RestoreGuard. Nil (the default): no guard.
+	RestoreGuard *RestoreGuard
 
 	// DeadlineWake makes the monitor sleep until the earliest expiry
 	// threshold of any TTL index (but at least DeadlineWakeFloor, and at
@@ -110,6 +115,22 @@ type MonitorOptions struct {
 	// DeadlineWake, a document whose delivery failed wakes the monitor only
 	// for its retry, not at every floor.
 	DeadlineWakeFloor time.Duration
+}
+
+// RestoreGuard bounds the TTL monitor's deletion rate after Open
+// (MonitorOptions.RestoreGuard). It holds from Open when the DB was loaded
+// WithRestore, or when the TTL indexes' backlog at Open (counted as
+// Metrics counts it) is at least Backlog; it is released at the end of
+// the first pass that leaves no backlog. While it holds the monitor
+// deletes at most MaxDeletesPerSecond a second (as
+// MonitorOptions.MaxDeletesPerSecond does, the lower of the two applying),
+// and Metrics().TTL.RestoreGuard is true.
+type RestoreGuard struct {
+	// Backlog is the backlog at Open from which the guard holds; 0: only
+	// after WithRestore. Negative is ErrInvalidOptions.
+	Backlog int64
+	// MaxDeletesPerSecond is the rate while the guard holds: at least 1.
+	MaxDeletesPerSecond int
 }
 
 // SubPassEveryRound, as MonitorOptions.SubPassMaxTime, is a sub-pass target
@@ -175,6 +196,8 @@ func (o MonitorOptions) validate() error {
 		return fmt.Errorf("%w: MonitorOptions: negative count", ErrInvalidOptions)
 	case !(o.MaxDutyCycle >= 0 && o.MaxDutyCycle <= 1): // NaN too
 		return fmt.Errorf("%w: MonitorOptions: MaxDutyCycle %v is outside 0..1", ErrInvalidOptions, o.MaxDutyCycle)
+	case o.RestoreGuard != nil && (o.RestoreGuard.Backlog < 0 || o.RestoreGuard.MaxDeletesPerSecond < 1):
+		return fmt.Errorf("%w: MonitorOptions: RestoreGuard needs a Backlog of 0 or more and a MaxDeletesPerSecond of 1 or more", ErrInvalidOptions)
 	}
 	return nil
 }
@@ -393,9 +416,10 @@ type monitor struct {
 	// reused likewise. Cleared between batches.
 	gone []record
 
-	pace     pacer    // when to pause between batches (monitor_pace.go)
-	throttle throttle // the rate and duty-cycle ceilings (monitor_pace.go)
-	ids      idBatch  // the _id values of a batch, for the observers
+	pace     pacer       // when to pause between batches (monitor_pace.go)
+	guard    atomic.Bool // the RestoreGuard holds
+	throttle throttle    // the rate and duty-cycle ceilings (monitor_pace.go)
+	ids      idBatch     // the _id values of a batch, for the observers
 	// lags counts the expiry lags of the batch under way, added to the
 	// metrics once it is counted (expirylag.go).
 	lags lagCounts
@@ -423,6 +447,18 @@ func newMonitor(db *DB, o MonitorOptions) *monitor {
 }
 
 func (m *monitor) start() {
+	if g := m.opts.Load().RestoreGuard; g != nil {
+		db := m.db
+		restored := db.cfg.durable.restore != nil
+		if !restored && g.Backlog > 0 {
+			var total int64
+			for _, n := range db.backlogs(db.clock.Now()) {
+				total += n
+			}
+			restored = total >= g.Backlog
+		}
+		m.guard.Store(restored)
+	}
 	m.started = true
 	go m.loop()
 }
@@ -679,7 +715,17 @@ func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
 		end := db.clock.Now()
 		res.Duration = max(end.Sub(ps.now), 0)
 		db.metrics.passDone(ps.now, res.Duration, ps.deleted)
-		db.metrics.passEnded(end, db.backlogs(end))
+		backlogs := db.backlogs(end)
+		db.metrics.passEnded(end, backlogs)
+		if m.guard.Load() && err == nil {
+			var left int64
+			for _, n := range backlogs {
+				left += n
+			}
+			if left == 0 {
+				m.guard.Store(false) // drained: the restore guard is released
+			}
+		}
 	}()
 	for {
 		if err := m.stopped(ctx); err != nil {
@@ -1194,14 +1240,14 @@ func (m *monitor) observe(ev DeleteEvent) {
 
 // drainRate returns the deletions per second the monitor achieves under
 // options o: the rate of its last pass that deleted anything, capped by
-// MaxDeletesPerSecond; the cap alone before such a pass; 0 (unknown)
-// without either.
+// its rate ceiling (MaxDeletesPerSecond, the restore guard's); the cap
+// alone before such a pass; 0 (unknown) without either.
 func (db *DB) drainRate(o *MonitorOptions) float64 {
 	r := db.metrics
 	r.mu.Lock()
 	rate := r.lastRate
 	r.mu.Unlock()
-	if c := float64(o.MaxDeletesPerSecond); c > 0 && (rate == 0 || c < rate) {
+	if c := float64(db.monitor.rateCeiling(o)); c > 0 && (rate == 0 || c < rate) {
 		rate = c
 	}
 	return rate

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"sync/atomic"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/ttltest"
 )
 
 // countDocs returns how many documents c holds.
@@ -151,4 +153,87 @@ func TestExplainTTLDeleteDryRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, e.DrainRate, "the ceiling, lower")
 	assert.Equal(t, 9*time.Second, e.DrainTime)
+}
+
+// TestRestoreGuard: a DB loaded WithRestore, or opened with a backlog at
+// or above the guard's threshold, deletes at the guard's rate until a
+// pass leaves no backlog, then at full speed; below the threshold, or
+// without a guard, there is no wait.
+func TestRestoreGuard(t *testing.T) {
+	ctx := context.Background()
+	clk := ttltest.NewClock(t0)
+	// dirWithBacklog returns a data directory holding 120 documents due.
+	dirWithBacklog := func(t *testing.T) string {
+		dir := t.TempDir()
+		db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways)) // no writer goroutine's timers on the clock
+		insertDated(t, ttlColl(t, db, "a", 0), "x", 120, t0)
+		require.NoError(t, db.Close())
+		return dir
+	}
+	var backup bytes.Buffer
+	{
+		db, err := Open(WithClock(clk), quiet(MonitorOptions{}))
+		require.NoError(t, err)
+		insertDated(t, ttlColl(t, db, "a", 0), "x", 120, t0)
+		require.NoError(t, db.Backup(ctx, &backup))
+		require.NoError(t, db.Close())
+	}
+	clk.Advance(time.Second)
+	mon := func(g *RestoreGuard) Option {
+		return quiet(MonitorOptions{RestoreGuard: g, BatchSize: 50, PerIndexMaxTime: time.Hour})
+	}
+	for _, tc := range []struct {
+		name  string
+		opts  func(t *testing.T) []Option
+		holds bool
+	}{
+		{"restored", func(*testing.T) []Option {
+			return []Option{WithRestore(bytes.NewReader(backup.Bytes())), mon(&RestoreGuard{MaxDeletesPerSecond: 50})}
+		}, true},
+		{"backlog at the threshold", func(t *testing.T) []Option {
+			return []Option{WithDir(dirWithBacklog(t)), WithSync(SyncAlways), mon(&RestoreGuard{Backlog: 120, MaxDeletesPerSecond: 50})}
+		}, true},
+		{"backlog below the threshold", func(t *testing.T) []Option {
+			return []Option{WithDir(dirWithBacklog(t)), WithSync(SyncAlways), mon(&RestoreGuard{Backlog: 121, MaxDeletesPerSecond: 50})}
+		}, false},
+		{"no guard", func(*testing.T) []Option {
+			return []Option{WithRestore(bytes.NewReader(backup.Bytes())), mon(nil)}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := Open(append([]Option{WithClock(clk)}, tc.opts(t)...)...)
+			require.NoError(t, err)
+			defer db.Close()
+			require.Equal(t, tc.holds, db.Metrics().TTL.RestoreGuard)
+			done := make(chan PassResult, 1)
+			go func() {
+				res, err := db.RunTTLPass(ctx)
+				assert.NoError(t, err)
+				done <- res
+			}()
+			start := clk.Now()
+			for {
+				select {
+				case res := <-done:
+					require.Equal(t, 120, res.Deleted)
+					if tc.holds {
+						assert.Equal(t, 2*time.Second, clk.Now().Sub(start), "120 at 50/s: the first 50 at once, then 50 a second")
+					} else {
+						assert.Zero(t, clk.Now().Sub(start), "no guard: no wait")
+					}
+					assert.False(t, db.Metrics().TTL.RestoreGuard, "released once the backlog is gone")
+					return
+				default:
+				}
+				wake, ok := clk.NextWake()
+				if !ok || wake.Sub(clk.Now()) > time.Hour {
+					time.Sleep(100 * time.Microsecond)
+					continue
+				}
+				clk.Advance(wake.Sub(clk.Now()))
+			}
+		})
+	}
+	_, err := Open(WithMonitor(MonitorOptions{RestoreGuard: &RestoreGuard{}}))
+	require.ErrorIs(t, err, ErrInvalidOptions, "a guard's rate of 0")
 }

@@ -155,11 +155,12 @@ func (t *throttle) refill(now time.Time, rate, burst float64) {
 // without one), first waiting, on the DB's clock, until the bucket holds
 // a whole batch's tokens.
 func (m *monitor) admit(ctx context.Context, o *MonitorOptions, want int) (int, error) {
-	if o.MaxDeletesPerSecond <= 0 || want <= 0 {
+	limit := m.rateCeiling(o)
+	if limit <= 0 || want <= 0 {
 		return want, nil
 	}
-	rate := float64(o.MaxDeletesPerSecond)
-	burst := float64(min(o.BatchSize, o.MaxDeletesPerSecond))
+	rate := float64(limit)
+	burst := float64(min(o.BatchSize, limit))
 	want = min(want, int(burst))
 	t := &m.throttle
 	t.refill(m.db.clock.Now(), rate, burst)
@@ -177,7 +178,7 @@ func (m *monitor) admit(ctx context.Context, o *MonitorOptions, want int) (int, 
 // cycle ceiling, waits what keeps the monitor's share of wall time at or
 // below it, given the batch took busy.
 func (m *monitor) charge(ctx context.Context, o *MonitorOptions, n int, busy time.Duration) error {
-	if o.MaxDeletesPerSecond > 0 {
+	if m.rateCeiling(o) > 0 {
 		m.throttle.tokens -= float64(n)
 	}
 	if d := o.MaxDutyCycle; d > 0 && d < 1 && busy > 0 {
@@ -185,4 +186,15 @@ func (m *monitor) charge(ctx context.Context, o *MonitorOptions, n int, busy tim
 		return m.pause(ctx, time.Duration(float64(busy)*(1-d)/d))
 	}
 	return nil
+}
+
+// rateCeiling returns the deletions per second the monitor may make now
+// (0: no ceiling): MaxDeletesPerSecond, and while the restore guard holds
+// its rate, the lower of the two.
+func (m *monitor) rateCeiling(o *MonitorOptions) int {
+	limit := o.MaxDeletesPerSecond
+	if g := o.RestoreGuard; g != nil && m.guard.Load() && (limit == 0 || g.MaxDeletesPerSecond < limit) {
+		limit = g.MaxDeletesPerSecond
+	}
+	return limit
 }
