@@ -153,6 +153,65 @@ func BenchmarkReadLatencyDuringExpiry(b *testing.B) {
 	}
 }
 
+// BenchmarkDrainTradeoff is BenchmarkReadLatencyDuringExpiry's expiry
+// mode under each way of giving the processor back: the default
+// (adaptive: pauses when goroutines waited for a processor), a duty-cycle
+// ceiling (MaxDutyCycle) and a rate ceiling (MaxDeletesPerSecond). It
+// reports the removal rate (docs/s) beside the open-loop reader's
+// quantiles: the trade-off curve. Run with
+//
+//	go test -run '^$' -bench 'DrainTradeoff' -benchtime 1x -count 3 .
+func BenchmarkDrainTradeoff(b *testing.B) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	const live = 10_000
+	for _, run := range []struct {
+		name string
+		o    MonitorOptions
+	}{
+		{"adaptive", MonitorOptions{}},
+		{"duty=0.5", MonitorOptions{MaxDutyCycle: 0.5}},
+		{"duty=0.25", MonitorOptions{MaxDutyCycle: 0.25}},
+		{"rate=1M", MonitorOptions{MaxDeletesPerSecond: 1_000_000}},
+		{"rate=250k", MonitorOptions{MaxDeletesPerSecond: 250_000}},
+	} {
+		b.Run(run.name, func(b *testing.B) {
+			var all []time.Duration
+			var passes time.Duration
+			b.StopTimer()
+			for range b.N {
+				o := run.o
+				o.Disabled, o.Interval, o.PerIndexMaxTime = true, 10000*time.Hour, time.Hour
+				db, c, liveIDs := massExpiryDB(b, n, live, WithMonitor(o))
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					start := time.Now()
+					res, err := db.RunTTLPass(context.Background())
+					passes += time.Since(start)
+					if err != nil || res.Deleted != n {
+						b.Errorf("pass: deleted %d of %d: %v", res.Deleted, n, err)
+					}
+				}()
+				b.StartTimer()
+				all = append(all, openLoopReads(b, c, liveIDs, 10*time.Microsecond, done)...)
+				b.StopTimer()
+				_ = db.Close()
+			}
+			slices.Sort(all)
+			q := func(p float64) float64 {
+				return float64(all[min(int(p*float64(len(all))), len(all)-1)]) / float64(time.Microsecond)
+			}
+			b.ReportMetric(float64(n*b.N)/passes.Seconds(), "docs/s")
+			b.ReportMetric(q(0.50), "p50-µs")
+			b.ReportMetric(q(0.99), "p99-µs")
+			b.ReportMetric(q(0.999), "p99.9-µs")
+		})
+	}
+}
+
 // openLoopReads issues FindOne by _id every interval (on schedule, however
 // late the previous read returned) until done is closed, and returns each
 // read's latency measured from its scheduled start.
