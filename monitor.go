@@ -23,6 +23,13 @@ type FailedDeliveries = engine.FailedDeliveries
 // defaults are MongoDB's.
 type MonitorOptions = engine.MonitorOptions
 
+// RestoreGuard bounds the TTL monitor's deletion rate after Open
+// (MonitorOptions.RestoreGuard): from Open when the DB was loaded
+// WithRestore, or when the backlog at Open is at least Backlog, until a
+// pass leaves no backlog, the monitor deletes at most MaxDeletesPerSecond
+// a second. Metrics().TTL.RestoreGuard reports whether it holds.
+type RestoreGuard = engine.RestoreGuard
+
 // SubPassEveryRound, as MonitorOptions.SubPassMaxTime, is a sub-pass target
 // of 0: every round ends its sub-pass, and the next sub-pass re-reads the
 // list of TTL indexes. (A zero SubPassMaxTime takes the default.) It is the
