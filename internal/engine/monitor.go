@@ -84,16 +84,18 @@ type MonitorOptions struct {
 
 	// MaxDeletesPerSecond, if above 0, caps the monitor's deletion rate
 	// over all TTL indexes, as CockroachDB's TTL rate limit does: a token
-	// bucket on the DB's clock that holds at most one batch (or one
-	// second's deletions, if fewer), from which each batch takes its
-	// documents; the monitor waits for a whole batch's tokens between
-	// batches. Off (0) by default: the adaptive pacing above alone
-	// decides. Negative is ErrInvalidOptions.
+	// bucket on the DB's clock holding a batch's deletions, or 10 ms'
+	// worth if more, from which each batch takes its documents; when it
+	// runs short, the monitor waits until it is full again (one wait per
+	// 10 ms or so at high rates, rather than one per batch). Off (0) by
+	// default: the adaptive pacing above alone decides. Negative is
+	// ErrInvalidOptions.
 	MaxDeletesPerSecond int
 	// MaxDutyCycle, if above 0, caps the share of wall time (by the DB's
 	// clock) the monitor spends deleting, as Redis bounds its active
-	// expiry to 25% of a core: after a batch that took b, the monitor
-	// waits b·(1-MaxDutyCycle)/MaxDutyCycle before the next. Off (0) by
+	// expiry to 25% of a core: once its batches have taken b, at least
+	// MaxDutyCycle·10 ms, it waits b·(1-MaxDutyCycle)/MaxDutyCycle (one
+	// wait per window of about 10 ms, not one per batch). Off (0) by
 	// default; 1 is no cap. Outside 0..1 is ErrInvalidOptions.
 	MaxDutyCycle float64
 	// RestoreGuard, if set, drains the backlog a DB opens with at a

@@ -237,3 +237,45 @@ func TestRestoreGuard(t *testing.T) {
 	_, err := Open(WithMonitor(MonitorOptions{RestoreGuard: &RestoreGuard{}}))
 	require.ErrorIs(t, err, ErrInvalidOptions, "a guard's rate of 0")
 }
+
+// TestMaxDutyCycleWindow: batches shorter than the ceiling's window add
+// up: at 25%, batches of 1 ms wait 9 ms after every third (3 ms busy, past
+// 2.5 ms), not 3 ms after each.
+func TestMaxDutyCycleWindow(t *testing.T) {
+	var clkp atomic.Pointer[func(time.Duration)]
+	observe := WithDeleteObserver(func(DeleteEvent) {
+		if f := clkp.Load(); f != nil {
+			(*f)(time.Millisecond)
+		}
+	})
+	db, clk := openMon(t, quiet(MonitorOptions{MaxDutyCycle: 0.25, BatchSize: 4, PerIndexMaxTime: time.Hour}), observe)
+	advance := clk.Advance
+	clkp.Store(&advance)
+	c := ttlColl(t, db, "a", 0)
+	insertDated(t, c, "x", 38, t0) // ten batches, the last short
+	clk.Advance(time.Second)
+	done := make(chan PassResult, 1)
+	go func() {
+		res, err := db.RunTTLPass(context.Background())
+		assert.NoError(t, err)
+		done <- res
+	}()
+	var waits []int // documents left at each wait
+	for {
+		select {
+		case res := <-done:
+			require.Equal(t, 38, res.Deleted)
+			assert.Equal(t, []int{38 - 12, 38 - 24, 38 - 36}, waits, "a wait after batches 3, 6 and 9")
+			return
+		default:
+		}
+		wake, ok := clk.NextWake()
+		if !ok || wake.Sub(clk.Now()) > time.Hour {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		require.Equal(t, 9*time.Millisecond, wake.Sub(clk.Now()))
+		waits = append(waits, countDocs(t, c))
+		clk.Advance(wake.Sub(clk.Now()))
+	}
+}

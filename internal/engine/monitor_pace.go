@@ -136,12 +136,14 @@ func (m *monitor) pause(ctx context.Context, d time.Duration) error {
 // the DB's clock) and MaxDutyCycle. It is the monitor's (passes are
 // serialized).
 type throttle struct {
-	tokens float64   // deletions allowed now
-	last   time.Time // when tokens was last refilled (zero: never: full)
-	waits  int       // waits taken, ever (tests)
+	tokens float64       // deletions allowed now
+	last   time.Time     // when tokens was last refilled (zero: never: full)
+	busy   time.Duration // batches' time since the duty cycle's last wait
+	waits  int           // waits taken, ever (tests)
 }
 
-// refill adds the tokens accrued since the last refill, up to burst.
+// refill adds the tokens accrued since the last refill, up to burst (a
+// first refill fills the bucket).
 func (t *throttle) refill(now time.Time, rate, burst float64) {
 	if t.last.IsZero() {
 		t.tokens = burst
@@ -151,22 +153,31 @@ func (t *throttle) refill(now time.Time, rate, burst float64) {
 	t.last = now
 }
 
+// ceilingWindow is the shortest wait a ceiling makes: rather than a wait
+// after every batch (tens of microseconds each, every one a timer and a
+// processor switch, which cost the program's readers more than the
+// deletions they make room for: BenchmarkDrainTradeoff), the monitor runs
+// batches until a ceiling is reached over about this much time, then
+// waits once.
+const ceilingWindow = 10 * time.Millisecond
+
 // admit returns the size of the coming batch under the rate ceiling (want
-// without one), first waiting, on the DB's clock, until the bucket holds
-// a whole batch's tokens.
+// without one). When the bucket holds less than a batch, it first waits,
+// on the DB's clock, until the bucket is full: a batch's tokens, or
+// ceilingWindow's worth if more.
 func (m *monitor) admit(ctx context.Context, o *MonitorOptions, want int) (int, error) {
 	limit := m.rateCeiling(o)
 	if limit <= 0 || want <= 0 {
 		return want, nil
 	}
 	rate := float64(limit)
-	burst := float64(min(o.BatchSize, limit))
-	want = min(want, int(burst))
+	want = min(want, o.BatchSize, limit)
+	burst := max(float64(want), rate*ceilingWindow.Seconds())
 	t := &m.throttle
 	t.refill(m.db.clock.Now(), rate, burst)
-	if short := float64(want) - t.tokens; short > 0 {
+	if t.tokens < float64(want) {
 		t.waits++
-		if err := m.pause(ctx, time.Duration(math.Ceil(short/rate*float64(time.Second)))); err != nil {
+		if err := m.pause(ctx, time.Duration(math.Ceil((burst-t.tokens)/rate*float64(time.Second)))); err != nil {
 			return 0, err
 		}
 		t.refill(m.db.clock.Now(), rate, burst)
@@ -175,17 +186,26 @@ func (m *monitor) admit(ctx context.Context, o *MonitorOptions, want int) (int, 
 }
 
 // charge takes a batch's n deletions from the bucket and, under a duty
-// cycle ceiling, waits what keeps the monitor's share of wall time at or
-// below it, given the batch took busy.
+// cycle ceiling d, adds the batch's busy time to the window's: once that
+// reaches d·ceilingWindow, the monitor waits what keeps its share of wall
+// time at d (busy·(1-d)/d).
 func (m *monitor) charge(ctx context.Context, o *MonitorOptions, n int, busy time.Duration) error {
+	t := &m.throttle
 	if m.rateCeiling(o) > 0 {
-		m.throttle.tokens -= float64(n)
+		t.tokens -= float64(n)
 	}
-	if d := o.MaxDutyCycle; d > 0 && d < 1 && busy > 0 {
-		m.throttle.waits++
-		return m.pause(ctx, time.Duration(float64(busy)*(1-d)/d))
+	d := o.MaxDutyCycle
+	if d <= 0 || d >= 1 || busy <= 0 {
+		return nil
 	}
-	return nil
+	t.busy += busy
+	if t.busy < time.Duration(d*float64(ceilingWindow)) {
+		return nil
+	}
+	wait := time.Duration(float64(t.busy) * (1 - d) / d)
+	t.busy = 0
+	t.waits++
+	return m.pause(ctx, wait)
 }
 
 // rateCeiling returns the deletions per second the monitor may make now
