@@ -20,6 +20,34 @@ func countDocs(t *testing.T, c *Collection) int {
 	return int(n)
 }
 
+// drivePass runs a TTL pass on another goroutine and drives the fake
+// clock for it: each time the pass waits on the clock (a ceiling's or the
+// restore guard's wait), it calls onWait with the wait, then advances the
+// clock by it. It returns the pass's result.
+func drivePass(t *testing.T, db *DB, clk *ttltest.Clock, onWait func(wait time.Duration)) PassResult {
+	t.Helper()
+	done := make(chan PassResult, 1)
+	go func() {
+		res, err := db.RunTTLPass(context.Background())
+		assert.NoError(t, err)
+		done <- res
+	}()
+	for {
+		select {
+		case res := <-done:
+			return res
+		default:
+		}
+		wake, ok := clk.NextWake()
+		if !ok || wake.Sub(clk.Now()) > time.Hour {
+			time.Sleep(100 * time.Microsecond) // between two steps, not waiting on the clock
+			continue
+		}
+		onWait(wake.Sub(clk.Now()))
+		clk.Advance(wake.Sub(clk.Now()))
+	}
+}
+
 // TestMaxDeletesPerSecond: with a rate ceiling the monitor deletes a
 // batch's worth of tokens at a time, then waits on the DB's clock for the
 // next batch's; at no instant has it deleted more than the burst plus the
@@ -31,32 +59,14 @@ func TestMaxDeletesPerSecond(t *testing.T) {
 	insertDated(t, c, "x", n, t0)
 	clk.Advance(time.Second)
 	start := clk.Now()
-	done := make(chan PassResult, 1)
-	go func() {
-		res, err := db.RunTTLPass(context.Background())
-		assert.NoError(t, err)
-		done <- res
-	}()
-	for {
-		select {
-		case res := <-done:
-			require.Equal(t, n, res.Deleted)
-			elapsed := clk.Now().Sub(start)
-			assert.Equal(t, time.Duration(n/batch)*batch*time.Second/rate, elapsed, "the first batch from the full bucket, each other after its tokens accrued")
-			assert.Equal(t, n/batch, db.monitor.throttle.waits)
-			return
-		default:
-		}
-		wake, ok := clk.NextWake()
-		if !ok || wake.Sub(clk.Now()) > time.Hour {
-			time.Sleep(100 * time.Microsecond) // the monitor is between two steps, not waiting on the clock
-			continue
-		}
+	res := drivePass(t, db, clk, func(wait time.Duration) {
 		deleted := n - countDocs(t, c)
 		require.LessOrEqual(t, float64(deleted), batch+rate*clk.Now().Sub(start).Seconds(), "over the ceiling at %v", clk.Now().Sub(start))
-		require.Equal(t, time.Duration(batch)*time.Second/rate, wake.Sub(clk.Now()), "it waits for a whole batch's tokens")
-		clk.Advance(wake.Sub(clk.Now()))
-	}
+		require.Equal(t, time.Duration(batch)*time.Second/rate, wait, "it waits for a whole batch's tokens")
+	})
+	require.Equal(t, n, res.Deleted)
+	assert.Equal(t, time.Duration(n/batch)*batch*time.Second/rate, clk.Now().Sub(start), "the first batch from the full bucket, each other after its tokens accrued")
+	assert.Equal(t, n/batch, db.monitor.throttle.waits)
 }
 
 // TestMaxDutyCycle: with a duty-cycle ceiling of 25%, a batch that took
@@ -75,30 +85,13 @@ func TestMaxDutyCycle(t *testing.T) {
 	c := ttlColl(t, db, "a", 0)
 	insertDated(t, c, "x", 40, t0)
 	clk.Advance(time.Second)
-	done := make(chan PassResult, 1)
-	go func() {
-		res, err := db.RunTTLPass(context.Background())
-		assert.NoError(t, err)
-		done <- res
-	}()
 	waits := 0
-	for {
-		select {
-		case res := <-done:
-			require.Equal(t, 40, res.Deleted)
-			assert.Equal(t, 4, waits, "a wait after each batch")
-			return
-		default:
-		}
-		wake, ok := clk.NextWake()
-		if !ok || wake.Sub(clk.Now()) > time.Hour {
-			time.Sleep(100 * time.Microsecond)
-			continue
-		}
-		require.Equal(t, 30*time.Millisecond, wake.Sub(clk.Now()), "busy 10 ms at 25%: 30 ms off")
+	res := drivePass(t, db, clk, func(wait time.Duration) {
+		require.Equal(t, 30*time.Millisecond, wait, "busy 10 ms at 25%: 30 ms off")
 		waits++
-		clk.Advance(wake.Sub(clk.Now()))
-	}
+	})
+	require.Equal(t, 40, res.Deleted)
+	assert.Equal(t, 4, waits, "a wait after each batch")
 }
 
 // TestCeilingOptionsRefused: a negative rate or a duty cycle outside 0..1
@@ -205,33 +198,15 @@ func TestRestoreGuard(t *testing.T) {
 			require.NoError(t, err)
 			defer db.Close()
 			require.Equal(t, tc.holds, db.Metrics().TTL.RestoreGuard)
-			done := make(chan PassResult, 1)
-			go func() {
-				res, err := db.RunTTLPass(ctx)
-				assert.NoError(t, err)
-				done <- res
-			}()
 			start := clk.Now()
-			for {
-				select {
-				case res := <-done:
-					require.Equal(t, 120, res.Deleted)
-					if tc.holds {
-						assert.Equal(t, 2*time.Second, clk.Now().Sub(start), "120 at 50/s: the first 50 at once, then 50 a second")
-					} else {
-						assert.Zero(t, clk.Now().Sub(start), "no guard: no wait")
-					}
-					assert.False(t, db.Metrics().TTL.RestoreGuard, "released once the backlog is gone")
-					return
-				default:
-				}
-				wake, ok := clk.NextWake()
-				if !ok || wake.Sub(clk.Now()) > time.Hour {
-					time.Sleep(100 * time.Microsecond)
-					continue
-				}
-				clk.Advance(wake.Sub(clk.Now()))
+			res := drivePass(t, db, clk, func(time.Duration) {})
+			require.Equal(t, 120, res.Deleted)
+			if tc.holds {
+				assert.Equal(t, 2*time.Second, clk.Now().Sub(start), "120 at 50/s: the first 50 at once, then 50 a second")
+			} else {
+				assert.Zero(t, clk.Now().Sub(start), "no guard: no wait")
 			}
+			assert.False(t, db.Metrics().TTL.RestoreGuard, "released once the backlog is gone")
 		})
 	}
 	_, err := Open(WithMonitor(MonitorOptions{RestoreGuard: &RestoreGuard{}}))
@@ -254,28 +229,11 @@ func TestMaxDutyCycleWindow(t *testing.T) {
 	c := ttlColl(t, db, "a", 0)
 	insertDated(t, c, "x", 38, t0) // ten batches, the last short
 	clk.Advance(time.Second)
-	done := make(chan PassResult, 1)
-	go func() {
-		res, err := db.RunTTLPass(context.Background())
-		assert.NoError(t, err)
-		done <- res
-	}()
 	var waits []int // documents left at each wait
-	for {
-		select {
-		case res := <-done:
-			require.Equal(t, 38, res.Deleted)
-			assert.Equal(t, []int{38 - 12, 38 - 24, 38 - 36}, waits, "a wait after batches 3, 6 and 9")
-			return
-		default:
-		}
-		wake, ok := clk.NextWake()
-		if !ok || wake.Sub(clk.Now()) > time.Hour {
-			time.Sleep(100 * time.Microsecond)
-			continue
-		}
-		require.Equal(t, 9*time.Millisecond, wake.Sub(clk.Now()))
+	res := drivePass(t, db, clk, func(wait time.Duration) {
+		require.Equal(t, 9*time.Millisecond, wait)
 		waits = append(waits, countDocs(t, c))
-		clk.Advance(wake.Sub(clk.Now()))
-	}
+	})
+	require.Equal(t, 38, res.Deleted)
+	assert.Equal(t, []int{38 - 12, 38 - 24, 38 - 36}, waits, "a wait after batches 3, 6 and 9")
 }
