@@ -54,14 +54,21 @@ type CollModResult = engine.CollModResult
 
 // CollMod changes the ExpireAfterSeconds of a TTL index, or turns a
 // non-TTL single-field index into a TTL index (reading dates in the default
-// TTLValueForms), as MongoDB's collMod does. Changing the value re-keys
-// nothing: the TTL B-tree is keyed by the indexed date. Beware, as MongoDB
-// warns: lowering the value can make many documents eligible for deletion
-// at once.
+// TTLValueForms), as MongoDB's collMod does. With TTLPaused alone it
+// pauses or resumes the TTL deletion of the whole collection (as
+// CockroachDB's ttl_pause): the monitor skips it while HideExpired still
+// hides its expired documents, and the pause, an op like any CollMod, is
+// logged, replicated and kept by snapshots (SetTTLMonitorEnabled, by
+// contrast, stops this DB's whole monitor, in memory only). Changing the
+// value re-keys nothing: the TTL B-tree is keyed by the indexed date.
+// Beware, as MongoDB warns: lowering the value can make many documents
+// eligible for deletion at once.
 //
 // It fails with ErrNotFound for a missing collection or index,
 // ErrInvalidTTL for a bad value, an _id index, a compound index or a capped
-// collection, and ErrInvalidIndex for an unclear selection.
+// collection, ErrInvalidIndex for an unclear selection, and
+// ErrInvalidOptions for TTLPaused given with an index or a value (or, with
+// ErrTimeSeries, on a time-series collection, not supported yet).
 func (db *DB) CollMod(ctx context.Context, collection string, m CollModIndex) (CollModResult, error) {
 	return (*engine.DB)(db).CollMod(ctx, collection, m)
 }

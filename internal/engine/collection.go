@@ -193,6 +193,11 @@ type collState struct {
 	writeMu sync.Mutex
 	mu      sync.RWMutex
 
+	// ttlPaused: TTL deletion of the collection is paused (CollMod with
+	// TTLPaused; an op, logged and replicated, kept in snapshots). Set
+	// under writeMu; read by the monitor without a lock.
+	ttlPaused atomic.Bool
+
 	// st holds the documents and the _id map. Lookups by _id load it
 	// without the collection lock; Compact replaces it (under both locks)
 	// by a compacted copy, and a reader still in the old one reads a

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	snapfile "github.com/ttldb/ttldb/internal/snapshot"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -132,8 +133,8 @@ func TestFormatVersions(t *testing.T) {
 			dir := durableWithData(t, clk, 10, 10, true)
 			newer, supported := "version 3", "versions 1 to 2" // the log's segments
 			if file == "snapshot" {
-				setSnapshotVersion(t, onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), 4)
-				newer, supported = "version 4", "versions 1 to 3"
+				setSnapshotVersion(t, onlyFile(t, filepath.Join(dir, "snapshot-*.ttldb")), snapfile.Version+1)
+				newer, supported = fmt.Sprintf("version %d", snapfile.Version+1), fmt.Sprintf("versions 1 to %d", snapfile.Version)
 			} else {
 				setSegmentVersion(t, onlyFile(t, filepath.Join(dir, logDirName, "*.wal")), 3)
 			}

@@ -120,16 +120,17 @@ type IndexExpiry struct {
 	KeepUp float64
 	// Stalled reports a backlog that grew over the last interval while the
 	// monitor deleted nothing under the index, or any backlog while the
-	// monitor is off or this DB is not the primary (a replica whose
-	// leader deletes); StallCause says why, as far as the DB knows:
-	// StallMonitorDisabled, StallNotPrimary, StallHooksFailing, or
-	// StallUnknown.
+	// collection's TTL is paused, the monitor is off or this DB is not the
+	// primary (a replica whose leader deletes); StallCause says why, as
+	// far as the DB knows: StallPaused, StallMonitorDisabled,
+	// StallNotPrimary, StallHooksFailing, or StallUnknown.
 	Stalled    bool
 	StallCause string
 }
 
 // The causes of a stalled TTL index (IndexExpiry.StallCause).
 const (
+	StallPaused          = "ttl paused"          // CollMod with TTLPaused
 	StallMonitorDisabled = "monitor disabled"    // SetTTLMonitorEnabled(false), MonitorOptions.Disabled
 	StallNotPrimary      = "not primary"         // a replica whose ExpireProposer is not the leader
 	StallHooksFailing    = "expire hook failing" // FailedDeliveries holds documents of the index
@@ -220,6 +221,12 @@ func (db *DB) backlogs(now time.Time) map[IndexRef]int64 {
 func (db *DB) expiryMetrics(t *TTLMetrics) {
 	r := db.metrics
 	enabled, primary := db.monitor.enabled.Load(), db.monitor.isPrimary()
+	paused := map[string]bool{}
+	for _, s := range db.snapshotCollections() {
+		if s.ttlPaused.Load() {
+			paused[s.name] = true
+		}
+	}
 	t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(t.BacklogByIndex))
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -233,6 +240,8 @@ func (db *DB) expiryMetrics(t *TTLMetrics) {
 		}
 		switch {
 		case b.Documents == 0 && b.OldestAge == 0:
+		case paused[ref.Collection]:
+			x.Stalled, x.StallCause = true, StallPaused
 		case !enabled:
 			x.Stalled, x.StallCause = true, StallMonitorDisabled
 		case !primary:

@@ -569,6 +569,9 @@ func (db *DB) earliestThreshold() (time.Time, bool) {
 	var best time.Time
 	found := false
 	for _, s := range db.snapshotCollections() {
+		if s.ttlPaused.Load() {
+			continue // nothing of it is deleted: no reason to wake
+		}
 		if s.ts != nil {
 			if th, ok := s.ts.earliestThreshold(); ok && (!found || th.Before(best)) {
 				best, found = th, true // time-series: tsexpiry.go
@@ -648,6 +651,9 @@ type ttlTarget struct {
 func (db *DB) ttlTargets() []ttlTarget {
 	var out []ttlTarget
 	for _, s := range db.snapshotCollections() {
+		if s.ttlPaused.Load() {
+			continue // CollMod TTLPaused
+		}
 		s.mu.RLock()
 		for _, ix := range s.indexes {
 			if ix.ttl != nil {

@@ -13,8 +13,10 @@ import (
 // other with ErrOpVersion. Version 2 has version 1's layout; its documents
 // may hold the encodings of the driver's bson types and '$'-prefixed and
 // dotted field names (docs/FORMAT.md), which a reader of version 1 would
-// take for malformed.
-const OpVersion = 2
+// take for malformed. Version 3 has version 2's layout; an OpCollMod may
+// have no Index and the Spec {ttlPaused: bool} (CollMod's TTLPaused),
+// which a reader of version 2 would refuse as malformed.
+const OpVersion = 3
 
 // MinOpVersion is the oldest binary form of an Op this version reads.
 const MinOpVersion = 1

@@ -530,6 +530,14 @@ func (s *collState) applyDropIndex(op *Op) error {
 }
 
 func (s *collState) applyCollMod(op *Op) error {
+	if op.Index == "" {
+		paused, err := pausedOf(op.Spec)
+		if err != nil {
+			return err
+		}
+		s.setPaused(paused)
+		return nil
+	}
 	secs, off, err := collModOf(op.Spec)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -66,8 +67,8 @@ func TestOpBinaryErrors(t *testing.T) {
 	var op Op
 	err = op.UnmarshalBinary(other)
 	require.ErrorIs(t, err, ErrOpVersion)
-	require.Contains(t, err.Error(), "version 3")
-	require.Contains(t, err.Error(), "reads versions 1 to 2")
+	require.Contains(t, err.Error(), fmt.Sprintf("of version %d", OpVersion+1))
+	require.Contains(t, err.Error(), fmt.Sprintf("reads versions 1 to %d", OpVersion))
 	other[0] = 0
 	require.ErrorIs(t, op.UnmarshalBinary(other), ErrOpVersion)
 

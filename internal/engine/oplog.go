@@ -389,6 +389,28 @@ func collModSpec(secs *int32) RawDocument {
 	return enc
 }
 
+// pauseSpec is the Spec of an OpCollMod that pauses (or resumes) a
+// collection's TTL deletion: {ttlPaused: paused}, with no Index.
+func pauseSpec(paused bool) RawDocument {
+	enc, _ := codec.EncodeExpr(Document{"ttlPaused": paused})
+	return enc
+}
+
+// pausedOf reads a pauseSpec.
+func pausedOf(spec RawDocument) (bool, error) {
+	d, err := decodeSpec(spec)
+	if err != nil {
+		return false, err
+	}
+	r := &specReader{d: d}
+	r.known("ttlPaused")
+	p, ok := d["ttlPaused"].(bool)
+	if r.err == nil && !ok {
+		r.err = fmt.Errorf("%w: a collMod without an index needs ttlPaused", ErrInvalidOp)
+	}
+	return p, r.err
+}
+
 // specReader reads the fields of a decoded specification, refusing
 // values of the wrong type.
 type specReader struct {

@@ -487,7 +487,7 @@ func (l *loader) collection(payload []byte) error {
 			return corrupt("collection %q: %v", c.Name, err)
 		}
 	}
-	multikey, tsExpire, err := parseCollectionState(c.State)
+	multikey, tsExpire, paused, err := parseCollectionState(c.State)
 	if err != nil {
 		return corrupt("collection %q: %v", c.Name, err)
 	}
@@ -504,6 +504,7 @@ func (l *loader) collection(payload []byte) error {
 			ix.multikey = ix.multikey || multikey[ix.name]
 		}
 	}
+	s.ttlPaused.Store(paused)
 	l.db.collections[c.Name] = s
 	l.byID[c.ID] = s
 	if s.ts != nil {
@@ -646,6 +647,14 @@ func (l *loader) applyOp(op Op) error {
 	case OpDropIndex:
 		s.dropIndex(op.Index)
 	case OpCollMod:
+		if op.Index == "" {
+			paused, err := pausedOf(op.Spec)
+			if err != nil {
+				return corrupt("collMod spec: %v", err)
+			}
+			s.ttlPaused.Store(paused)
+			return nil
+		}
 		secs, _, err := collModOf(op.Spec)
 		if err != nil || secs == nil {
 			return corrupt("collMod spec: %v", err)

@@ -217,7 +217,7 @@ func (s *collState) writeTo(sw *snapfile.Writer, id uint32, capture *opCapture, 
 			multikey = append(multikey, ix.name)
 		}
 	}
-	c.State = collectionState(multikey, nil)
+	c.State = collectionState(multikey, nil, s.ttlPaused.Load())
 	// The newest document's insertion sequence that no captured write
 	// gave: what a captured write inserted comes from its op alone.
 	last := capture.walkEnd(s.name, s.nextSeq)
@@ -281,12 +281,16 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 }
 
 // collectionState encodes a collection block's state document: the names
-// of the multikey indexes, and a time-series collection's current expiry
-// (-1: off; nil: not a time-series collection).
-func collectionState(multikey []any, tsExpire *int64) []byte {
+// of the multikey indexes, a time-series collection's current expiry (-1:
+// off; nil: not a time-series collection), and whether its TTL deletion
+// is paused (written only when it is).
+func collectionState(multikey []any, tsExpire *int64, ttlPaused bool) []byte {
 	d := Document{}
 	if len(multikey) > 0 {
 		d["multikey"] = multikey
+	}
+	if ttlPaused {
+		d["ttlPaused"] = true
 	}
 	if tsExpire != nil {
 		d["expireAfterSeconds"] = *tsExpire
@@ -302,12 +306,12 @@ func collectionState(multikey []any, tsExpire *int64) []byte {
 }
 
 // parseCollectionState reads collectionState's document.
-func parseCollectionState(b []byte) (multikey map[string]bool, tsExpire *int64, err error) {
+func parseCollectionState(b []byte) (multikey map[string]bool, tsExpire *int64, ttlPaused bool, err error) {
 	if len(b) == 0 {
-		return nil, nil, nil
+		return nil, nil, false, nil
 	}
 	if err := codec.Validate(b); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	d := codec.Decode(b)
 	for k, v := range d {
@@ -315,25 +319,31 @@ func parseCollectionState(b []byte) (multikey map[string]bool, tsExpire *int64, 
 		case "multikey":
 			names, ok := v.([]any)
 			if !ok {
-				return nil, nil, fmt.Errorf("state field multikey: a %T", v)
+				return nil, nil, false, fmt.Errorf("state field multikey: a %T", v)
 			}
 			multikey = map[string]bool{}
 			for _, n := range names {
 				name, ok := n.(string)
 				if !ok {
-					return nil, nil, fmt.Errorf("state field multikey: an element is a %T", n)
+					return nil, nil, false, fmt.Errorf("state field multikey: an element is a %T", n)
 				}
 				multikey[name] = true
 			}
 		case "expireAfterSeconds":
 			e, ok := v.(int64)
 			if !ok || e < -1 || e > math.MaxInt32 {
-				return nil, nil, fmt.Errorf("state field expireAfterSeconds: %v", v)
+				return nil, nil, false, fmt.Errorf("state field expireAfterSeconds: %v", v)
 			}
 			tsExpire = &e
+		case "ttlPaused":
+			p, ok := v.(bool)
+			if !ok {
+				return nil, nil, false, fmt.Errorf("state field ttlPaused: a %T", v)
+			}
+			ttlPaused = p
 		default:
-			return nil, nil, fmt.Errorf("unknown state field %q", k)
+			return nil, nil, false, fmt.Errorf("unknown state field %q", k)
 		}
 	}
-	return multikey, tsExpire, nil
+	return multikey, tsExpire, ttlPaused, nil
 }

@@ -357,6 +357,15 @@ type CollModIndex struct {
 	Name       string
 	// ExpireAfterSeconds is the new value, 0 to 2147483647. Required.
 	ExpireAfterSeconds *int32
+	// TTLPaused, given alone (no index selected, no
+	// ExpireAfterSeconds), pauses (true) or resumes (false) TTL deletion
+	// of the whole collection, as CockroachDB's ttl_pause: the monitor
+	// skips its TTL indexes while reads still hide its expired documents
+	// under HideExpired (a write that meets one still replaces it). The
+	// pause is an op, logged and replicated, and kept by snapshots: it
+	// survives a restart and a failover, unlike SetTTLMonitorEnabled,
+	// which stops the whole monitor of this DB, in memory only.
+	TTLPaused *bool
 }
 
 // CollModResult reports what CollMod changed, as MongoDB's reply does.
@@ -366,6 +375,9 @@ type CollModResult struct {
 	// a TTL index.
 	ExpireAfterSecondsOld *int32
 	ExpireAfterSecondsNew int32
+	// TTLPaused is whether the collection's TTL deletion is paused after
+	// the call.
+	TTLPaused bool
 }
 
 // CollMod implements ttldb.DB.CollMod, whose documentation is the contract.
@@ -390,6 +402,9 @@ func (c *Collection) collModBegun(m CollModIndex) (CollModResult, error) {
 	var res CollModResult
 	if err := c.usable(); err != nil {
 		return res, err
+	}
+	if m.TTLPaused != nil {
+		return c.setTTLPaused(m)
 	}
 	if ts := c.timeSeries(); ts != nil {
 		return ts.collModIndex(m, nil) // time-series: tsindex.go
@@ -456,4 +471,43 @@ func (s *collState) collMod(where string, m CollModIndex, res *CollModResult) er
 		s.db.monitor.notifyThreshold(ix.ttl.threshold(e))
 	}
 	return nil
+}
+
+// setTTLPaused is CollMod with TTLPaused: it pauses or resumes the
+// collection's TTL deletion, recording an OpCollMod without an index.
+func (c *Collection) setTTLPaused(m CollModIndex) (CollModResult, error) {
+	where := fmt.Sprintf("collMod %q", c.name)
+	if m.Name != "" || len(m.KeyPattern) > 0 || m.ExpireAfterSeconds != nil {
+		return CollModResult{}, fmt.Errorf("%w: %s: TTLPaused applies to the whole collection: give it alone, without an index or ExpireAfterSeconds", ErrInvalidOptions, where)
+	}
+	s, err := c.read()
+	if err != nil {
+		return CollModResult{}, err
+	}
+	if s == nil {
+		return CollModResult{}, fmt.Errorf("%w: %s: no such collection", ErrNotFound, where)
+	}
+	if s.ts != nil {
+		return CollModResult{}, fmt.Errorf("%w: %w: %s: pausing a time-series collection's expiry is not supported yet", ErrInvalidOptions, ErrTimeSeries, where)
+	}
+	err = c.write(func(s *collState) error {
+		s.setPaused(*m.TTLPaused)
+		if r := s.oprec; r != nil {
+			r.add(s, Op{Kind: OpCollMod, Spec: pauseSpec(*m.TTLPaused)})
+		}
+		return nil
+	})
+	if err != nil {
+		return CollModResult{}, err
+	}
+	return CollModResult{TTLPaused: *m.TTLPaused}, nil
+}
+
+// setPaused pauses or resumes the collection's TTL deletion; resuming
+// wakes a monitor that sleeps until a deadline. Call holding writeMu.
+func (s *collState) setPaused(paused bool) {
+	s.ttlPaused.Store(paused)
+	if !paused {
+		s.db.monitor.poke()
+	}
 }

@@ -32,7 +32,10 @@ const Magic = "TTLDBSNP"
 // regular expressions, Decimal128, MinKey and MaxKey, and '$'-prefixed and
 // dotted field names), which a reader of version 2 would refuse as
 // malformed: the version makes it refuse the file as newer instead.
-const Version = 3
+// Version 4 has version 3's layout; a collection block's state document
+// may hold ttlPaused (CollMod's TTLPaused), which a reader of version 3
+// refuses as an unknown state field.
+const Version = 4
 
 // MinVersion is the oldest format version this package reads.
 const MinVersion = 1
