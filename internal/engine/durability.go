@@ -742,6 +742,18 @@ func (p *persistence) snapshot() (err error) {
 	if err != nil {
 		return err
 	}
+	// Every op the snapshot holds is in the log first, fsynced: a write
+	// that committed before or during the snapshot may not have reached
+	// the log yet (its writer flushes after releasing its locks), and a
+	// crash after the rename would otherwise leave the snapshot ahead of
+	// the log: the DB whole, but those ops in no log, where a change
+	// stream resumed across the restart could not find them.
+	if err := p.sink.flush(info.endSeq); err != nil {
+		return err
+	}
+	if err := p.log.Sync(); err != nil {
+		return p.sink.fail(err)
+	}
 	name := snapshotName(info.endSeq)
 	if err := p.fs.Rename(tmp, p.join(name)); err != nil {
 		return err
