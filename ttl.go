@@ -67,8 +67,7 @@ type CollModResult = engine.CollModResult
 // It fails with ErrNotFound for a missing collection or index,
 // ErrInvalidTTL for a bad value, an _id index, a compound index or a capped
 // collection, ErrInvalidIndex for an unclear selection, and
-// ErrInvalidOptions for TTLPaused given with an index or a value (or, with
-// ErrTimeSeries, on a time-series collection, not supported yet).
+// ErrInvalidOptions for TTLPaused given with an index or a value.
 func (db *DB) CollMod(ctx context.Context, collection string, m CollModIndex) (CollModResult, error) {
 	return (*engine.DB)(db).CollMod(ctx, collection, m)
 }

@@ -571,6 +571,11 @@ func (ts *tsColl) applyOp(op *Op) error {
 	case OpDropIndex:
 		return invalid(ts.dropIndex(op.Index, op))
 	case OpCollMod:
+		if op.Index == "" {
+			if paused, err := pausedOf(op.Spec); err == nil {
+				return invalid(ts.setPaused(paused, op))
+			}
+		}
 		secs, off, err := collModOf(op.Spec)
 		if err != nil {
 			return err

@@ -373,6 +373,24 @@ func (ts *tsColl) setCollExpiry(next *int32, applied *Op) (TimeSeriesCollModResu
 	return res, nil
 }
 
+// setPaused pauses or resumes the collection's expiry (CollMod's
+// TTLPaused), committing its op, or applied's.
+func (ts *tsColl) setPaused(paused bool, applied *Op) error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.dropped {
+		return ts.errDropped()
+	}
+	ts.state.ttlPaused.Store(paused)
+	if err := ts.emit(applied, func() Op { return Op{Kind: OpCollMod, Spec: pauseSpec(paused)} }); err != nil {
+		return err
+	}
+	if !paused {
+		ts.db.monitor.poke()
+	}
+	return nil
+}
+
 // TimeSeriesInfo describes a time-series collection's options as they
 // apply now (MongoDB's listCollections options).
 type TimeSeriesInfo struct {

@@ -53,7 +53,7 @@ func (s *collState) tsWriteTo(sw *snapfile.Writer, id uint32) error {
 		}
 	}
 	exp := ts.collExp.expireAfter.Load()
-	c.State = collectionState(multikey, &exp, false)
+	c.State = collectionState(multikey, &exp, ts.state.ttlPaused.Load())
 	bs := make([]tsSnapBucket, 0, ts.buckets.Len())
 	ts.buckets.Ascend(func(b *bucket) bool {
 		n := len(b.offs)

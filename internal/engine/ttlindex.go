@@ -488,7 +488,10 @@ func (c *Collection) setTTLPaused(m CollModIndex) (CollModResult, error) {
 		return CollModResult{}, fmt.Errorf("%w: %s: no such collection", ErrNotFound, where)
 	}
 	if s.ts != nil {
-		return CollModResult{}, fmt.Errorf("%w: %w: %s: pausing a time-series collection's expiry is not supported yet", ErrInvalidOptions, ErrTimeSeries, where)
+		if err := s.ts.setPaused(*m.TTLPaused, nil); err != nil {
+			return CollModResult{}, err
+		}
+		return CollModResult{TTLPaused: *m.TTLPaused}, nil
 	}
 	err = c.write(func(s *collState) error {
 		s.setPaused(*m.TTLPaused)

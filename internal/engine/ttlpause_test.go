@@ -49,8 +49,7 @@ func TestTTLPause(t *testing.T) {
 }
 
 // TestTTLPauseRefusals: TTLPaused goes alone; a missing collection is
-// ErrNotFound; a time-series collection is refused for now; nothing
-// changes.
+// ErrNotFound; nothing changes.
 func TestTTLPauseRefusals(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openMon(t, quiet(MonitorOptions{}))
@@ -67,11 +66,46 @@ func TestTTLPauseRefusals(t *testing.T) {
 	assert.False(t, db.collections["a"].ttlPaused.Load())
 	_, err := db.Collection("nope").CollMod(ctx, CollModIndex{TTLPaused: &yes})
 	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// TestTTLPauseTimeSeries: a time-series collection's expiry pauses too,
+// through the log, a snapshot and Apply.
+func TestTTLPauseTimeSeries(t *testing.T) {
+	ctx := context.Background()
+	clk := ttltest.NewClock(t0)
+	dir := t.TempDir()
+	db := mustOpenDurable(t, clk, dir)
+	rec := &recordingSink{}
+	db.ops.attach(rec)
 	expire := int32(60)
-	_, err = db.CreateCollection(ctx, "w", weatherOpts(0, &expire))
+	w, err := db.CreateCollection(ctx, "w", weatherOpts(0, &expire))
 	require.NoError(t, err)
-	_, err = db.Collection("w").CollMod(ctx, CollModIndex{TTLPaused: &yes})
-	require.ErrorIs(t, err, ErrTimeSeries)
+	for i := range 3 {
+		_, err := w.InsertOne(ctx, Document{"timestamp": t0.Add(time.Duration(i) * time.Second), "sensor": "s", "v": i})
+		require.NoError(t, err)
+	}
+	pause(t, w, true)
+	clk.Advance(24 * time.Hour)
+	res, err := db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, res.Deleted, "paused")
+	require.NoError(t, db.Snapshot(ctx))
+	ops := rec.take()
+	require.NoError(t, db.Close())
+
+	db = mustOpenDurable(t, clk, dir)
+	require.True(t, db.collections["w"].ttlPaused.Load(), "from the snapshot")
+	res, err = db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, res.Deleted)
+	pause(t, db.Collection("w"), false)
+	res, err = db.RunTTLPass(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Deleted, "the bucket, resumed")
+
+	replica, _ := openMon(t, quiet(MonitorOptions{}))
+	require.NoError(t, replica.Apply(ctx, ops...))
+	require.True(t, replica.collections["w"].ttlPaused.Load(), "applied")
 }
 
 // TestTTLPauseSurvivesRestart: a pause is an op: it is in the log, in
