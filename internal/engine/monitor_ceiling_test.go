@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +17,18 @@ func countDocs(t *testing.T, c *Collection) int {
 	n, err := c.CountDocuments(context.Background(), nil)
 	require.NoError(t, err)
 	return int(n)
+}
+
+// openMonBusy is openMon with a delete observer that advances the clock
+// by step after each batch: each batch then takes step of the DB's clock.
+func openMonBusy(t *testing.T, step time.Duration, opts ...Option) (*DB, *ttltest.Clock) {
+	t.Helper()
+	clk := ttltest.NewClock(t0)
+	busy := WithDeleteObserver(func(DeleteEvent) { clk.Advance(step) })
+	db, err := Open(append([]Option{WithClock(clk), busy}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db, clk
 }
 
 // drivePass runs a TTL pass on another goroutine and drives the fake
@@ -73,15 +84,7 @@ func TestMaxDeletesPerSecond(t *testing.T) {
 // 10 ms (here: a delete observer that advances the clock) is followed by a
 // wait of 30 ms.
 func TestMaxDutyCycle(t *testing.T) {
-	var clkp atomic.Pointer[func(time.Duration)]
-	observe := WithDeleteObserver(func(DeleteEvent) {
-		if f := clkp.Load(); f != nil {
-			(*f)(10 * time.Millisecond) // the batch's work takes 10 ms
-		}
-	})
-	db, clk := openMon(t, quiet(MonitorOptions{MaxDutyCycle: 0.25, BatchSize: 10, PerIndexMaxTime: time.Hour}), observe)
-	advance := clk.Advance
-	clkp.Store(&advance)
+	db, clk := openMonBusy(t, 10*time.Millisecond, quiet(MonitorOptions{MaxDutyCycle: 0.25, BatchSize: 10, PerIndexMaxTime: time.Hour}))
 	c := ttlColl(t, db, "a", 0)
 	insertDated(t, c, "x", 40, t0)
 	clk.Advance(time.Second)
@@ -109,15 +112,7 @@ func TestCeilingOptionsRefused(t *testing.T) {
 // pass that deleted anything, whichever is lower.
 func TestExplainTTLDeleteDryRun(t *testing.T) {
 	ctx := context.Background()
-	var clkp atomic.Pointer[func(time.Duration)]
-	observe := WithDeleteObserver(func(DeleteEvent) {
-		if f := clkp.Load(); f != nil {
-			(*f)(time.Second) // each batch takes a second of the DB's clock
-		}
-	})
-	db, clk := openMon(t, quiet(MonitorOptions{PerIndexMaxDeletes: 20, BatchSize: 100, PerIndexMaxTime: time.Hour}), observe)
-	advance := clk.Advance
-	clkp.Store(&advance)
+	db, clk := openMonBusy(t, time.Second, quiet(MonitorOptions{PerIndexMaxDeletes: 20, BatchSize: 100, PerIndexMaxTime: time.Hour}))
 	c := ttlColl(t, db, "a", 0)
 	insertDated(t, c, "x", 30, t0)
 	clk.Advance(time.Second)
@@ -217,15 +212,7 @@ func TestRestoreGuard(t *testing.T) {
 // up: at 25%, batches of 1 ms wait 9 ms after every third (3 ms busy, past
 // 2.5 ms), not 3 ms after each.
 func TestMaxDutyCycleWindow(t *testing.T) {
-	var clkp atomic.Pointer[func(time.Duration)]
-	observe := WithDeleteObserver(func(DeleteEvent) {
-		if f := clkp.Load(); f != nil {
-			(*f)(time.Millisecond)
-		}
-	})
-	db, clk := openMon(t, quiet(MonitorOptions{MaxDutyCycle: 0.25, BatchSize: 4, PerIndexMaxTime: time.Hour}), observe)
-	advance := clk.Advance
-	clkp.Store(&advance)
+	db, clk := openMonBusy(t, time.Millisecond, quiet(MonitorOptions{MaxDutyCycle: 0.25, BatchSize: 4, PerIndexMaxTime: time.Hour}))
 	c := ttlColl(t, db, "a", 0)
 	insertDated(t, c, "x", 38, t0) // ten batches, the last short
 	clk.Advance(time.Second)
