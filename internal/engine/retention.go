@@ -112,17 +112,11 @@ func (p *persistence) segmentStart(base uint64) time.Time {
 	if t, ok := p.segStarts[base]; ok {
 		return t
 	}
-	var t time.Time
-	errFound := errors.New("found")
-	_, err := p.log.NewReader(base).Read(1, func(_ uint64, payload []byte) error {
-		return decodeRecord(payload, func(uint64) {}, func(op Op) error {
-			t = op.Time
-			return errFound
-		})
-	})
-	if err != nil && !errors.Is(err, errFound) {
+	op, ok := p.firstOpFrom(base)
+	if !ok {
 		return time.Time{}
 	}
+	t := op.Time
 	if p.segStarts == nil {
 		p.segStarts = map[uint64]time.Time{}
 	}
@@ -151,14 +145,25 @@ func (p *persistence) firstLogged(base uint64) uint64 {
 	if c := p.firstOp.Load(); c != nil && c[0] == base {
 		return c[1]
 	}
-	var seq uint64
-	_, err := p.log.NewReader(base).Read(1, func(_ uint64, payload []byte) error {
-		seq, _ = recordFirstSeq(payload)
-		return nil
-	})
-	if err != nil || seq == 0 {
+	op, ok := p.firstOpFrom(base)
+	if !ok {
 		return p.db.ops.lastSeq() + 1
 	}
-	p.firstOp.Store(&[2]uint64{base, seq})
-	return seq
+	p.firstOp.Store(&[2]uint64{base, op.Seq})
+	return op.Seq
+}
+
+// firstOpFrom returns the first op of the log's first record at or after
+// seq base (the first op of the segment whose base it is), or false when
+// there is none or it cannot be read.
+func (p *persistence) firstOpFrom(base uint64) (Op, bool) {
+	var first Op
+	errFound := errors.New("found")
+	_, err := p.log.NewReader(base).Read(1, func(_ uint64, payload []byte) error {
+		return decodeRecord(payload, func(uint64) {}, func(op Op) error {
+			first = op
+			return errFound
+		})
+	})
+	return first, errors.Is(err, errFound)
 }
