@@ -584,7 +584,12 @@ func closedCalls() []closedCall {
 	badOpts := ttldb.FindOptions{Limit: -1}
 	badIndex := ttldb.IndexModel{Keys: []ttldb.IndexKey{{Field: "x", Order: 7}}}
 	noSeconds := ttldb.CollModIndex{Name: "x_1"}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
 	return []closedCall{
+		{"SetTTLPaused", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			return db.SetTTLPaused(done, true) // a done ctx
+		}},
 		{"CreateCollection", func(db *ttldb.DB, _ *ttldb.Collection) error {
 			_, err := db.CreateCollection(context.Background(), "$bad", ttldb.CollectionOptions{Capped: true})
 			return err

@@ -30,6 +30,7 @@ var noCtxMethods = map[string]bool{
 	"DB.MarkCommitted":             true, // the Replicator's bookkeeping, never blocks
 	"DB.SetPrimary":                true, // a flag
 	"DB.SetTTLMonitorEnabled":      true, // a flag
+	"DB.TTLPaused":                 true, // a flag
 	"DB.SetTTLMonitorInterval":     true, // a setting
 	"Collection.Name":              true, // the handle's name
 	"Cursor.Decode":                true, // decodes the current document, in memory

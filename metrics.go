@@ -49,7 +49,7 @@ type IndexExpiry = engine.IndexExpiry
 
 // The causes of a stalled TTL index (IndexExpiry.StallCause).
 const (
-	StallPaused          = engine.StallPaused          // CollMod with TTLPaused
+	StallPaused          = engine.StallPaused          // CollMod with TTLPaused, or SetTTLPaused
 	StallMonitorDisabled = engine.StallMonitorDisabled // SetTTLMonitorEnabled(false), MonitorOptions.Disabled
 	StallNotPrimary      = engine.StallNotPrimary      // a replica whose leader deletes
 	StallHooksFailing    = engine.StallHooksFailing    // FailedDeliveries holds documents of the index

@@ -174,6 +174,28 @@ func (db *DB) SetTTLMonitorEnabled(on bool) {
 	(*engine.DB)(db).SetTTLMonitorEnabled(on)
 }
 
+// SetTTLPaused pauses (true) or resumes (false) the TTL deletion of every
+// collection of the DB, as CollMod's TTLPaused does for one: the monitor
+// deletes nothing while it holds (a pass already running ends after its
+// batch under way), and HideExpired collections still hide their expired
+// documents. Unlike SetTTLMonitorEnabled, which switches this process's
+// monitor in memory, the pause is an op: logged under WithDir, replicated
+// (on a replica.Node only the leader accepts it, and it holds on every
+// node and after a failover), kept by snapshots and backups, so it
+// survives a restart. A collection paused by CollMod stays paused when the
+// DB resumes. Resuming wakes the monitor. It makes no change event.
+//
+// It fails, changing nothing, with the ctx's error, ErrClosed,
+// ErrLogFailed, or ErrNotPrimary on a replica that is not the leader; and,
+// as any write, with the log's or the replicator's failure to make it
+// durable.
+func (db *DB) SetTTLPaused(ctx context.Context, paused bool) error {
+	return (*engine.DB)(db).SetTTLPaused(ctx, paused)
+}
+
+// TTLPaused reports whether SetTTLPaused(true) holds.
+func (db *DB) TTLPaused() bool { return (*engine.DB)(db).TTLPaused() }
+
 // SetTTLMonitorInterval changes the sleep between passes while the monitor
 // runs; the new interval takes effect at once (the current sleep is
 // re-armed from now). A d <= 0 is ignored.

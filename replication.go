@@ -58,6 +58,10 @@ const (
 	// empty, the time-series options of Collection (TimeSeriesCollMod, in
 	// Spec).
 	OpCollMod = engine.OpCollMod
+	// OpDBMod changes the DB as a whole (Collection empty): the Spec
+	// {ttlPaused: bool} pauses or resumes every collection's TTL deletion
+	// (DB.SetTTLPaused). It makes no change event.
+	OpDBMod = engine.OpDBMod
 )
 
 // Op is one change a DB committed, described with every value its origin

@@ -340,6 +340,33 @@ func (s *collState) lockWrite() error {
 	return nil
 }
 
+// lockForegroundWrite is lockWrite for a write of the program (not the
+// monitor's, nor Apply's), counting it in DB.foregroundWaits if writeMu
+// was held: the TTL monitor's pacer gives way when that count moves. The
+// count costs nothing when the lock is free (TryLock is the same atomic
+// operation as Lock's fast path).
+func (s *collState) lockForegroundWrite() error {
+	if !s.writeMu.TryLock() {
+		s.db.foregroundWaits.Add(1)
+		s.writeMu.Lock()
+	}
+	if s.dropped {
+		s.writeMu.Unlock()
+		return errCollectionDropped
+	}
+	return nil
+}
+
+// rlock takes mu for reading for a read of the program, counting it in
+// DB.foregroundWaits if it had to wait (a writer held mu: a write, or a
+// TTL batch): as lockForegroundWrite.
+func (s *collState) rlock() {
+	if !s.mu.TryRLock() {
+		s.db.foregroundWaits.Add(1)
+		s.mu.RLock()
+	}
+}
+
 // errCollectionDropped tells a write that raced with DropCollection to look
 // the collection up again.
 var errCollectionDropped = fmt.Errorf("%w: collection dropped", ErrNotFound)
@@ -381,7 +408,7 @@ func (c *Collection) writeBegun(fn func(s *collState) error) error {
 		if err != nil {
 			return err
 		}
-		if err := s.lockWrite(); err != nil {
+		if err := s.lockForegroundWrite(); err != nil {
 			if attempt < 3 {
 				continue
 			}

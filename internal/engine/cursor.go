@@ -99,7 +99,7 @@ func (cur *Cursor) Next(ctx context.Context) bool {
 func (cur *Cursor) fetch(ctx context.Context) {
 	s, q := cur.s, cur.q
 	cur.batch, cur.next = cur.batch[:0], 0
-	s.mu.RLock()
+	s.rlock()
 	if s.dropped {
 		s.mu.RUnlock()
 		cur.done = true

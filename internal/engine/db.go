@@ -30,14 +30,22 @@ type DB struct {
 	mu          sync.RWMutex
 	collections map[string]*collState
 
-	closed  atomic.Bool
-	writes  atomic.Uint64 // the last record version given (record.ver)
-	seed    maphash.Seed  // of every collection's _id hash
-	mem     atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
-	monitor *monitor
-	metrics *metricsRecorder
-	ops     committer  // numbers committed ops and hands them on (commit.go)
-	applyMu sync.Mutex // serializes Apply calls (opapply.go)
+	closed atomic.Bool
+	writes atomic.Uint64 // the last record version given (record.ver)
+	seed   maphash.Seed  // of every collection's _id hash
+	mem    atomic.Int64  // accounted bytes of all collections, plus reservations (memory.go)
+	// foregroundWaits counts reads and writes that found a collection's
+	// lock held and waited for it (collState.rlock, lockForegroundWrite):
+	// one of the signals the TTL monitor gives way to (monitor_pace.go).
+	foregroundWaits atomic.Uint64
+	// ttlPaused: TTL deletion of every collection is paused (SetTTLPaused,
+	// ttlpause.go); pauseMu orders its changes with their ops.
+	ttlPaused atomic.Bool
+	pauseMu   sync.Mutex
+	monitor   *monitor
+	metrics   *metricsRecorder
+	ops       committer  // numbers committed ops and hands them on (commit.go)
+	applyMu   sync.Mutex // serializes Apply calls (opapply.go)
 	// An applied OpExpire's head records (applyExpire), reused from op
 	// to op; guarded by applyMu.
 	expireHeads []record

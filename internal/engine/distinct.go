@@ -47,7 +47,7 @@ func (c *Collection) Distinct(ctx context.Context, field string, filterArgument 
 	if err != nil || s == nil {
 		return []any{}, err
 	}
-	s.mu.RLock()
+	s.rlock()
 	s.execute(s.plan(q), q, c.db.clock.Now(), func(r *docRef) bool {
 		var vals []any
 		if r.doc != nil {
@@ -135,7 +135,7 @@ func (c *Collection) EstimatedDocumentCount(ctx context.Context) (int64, error) 
 	if err != nil || s == nil {
 		return 0, err
 	}
-	s.mu.RLock()
+	s.rlock()
 	defer s.mu.RUnlock()
 	return int64(s.natural.Len()), nil
 }

@@ -181,7 +181,7 @@ func (d *deliveries) endPass(db *DB, res *PassResult) {
 	}
 	clear(d.walks)
 	live := map[*index]bool{}
-	for _, t := range db.ttlTargets() {
+	for _, t := range db.ttlIndexes(true) { // a paused index keeps its deliveries
 		live[t.ix] = true
 	}
 	d.mu.Lock()

@@ -223,7 +223,7 @@ func (db *DB) expiryMetrics(t *TTLMetrics) {
 	enabled, primary := db.monitor.enabled.Load(), db.monitor.isPrimary()
 	paused := map[string]bool{}
 	for _, s := range db.snapshotCollections() {
-		if s.ttlPaused.Load() {
+		if s.ttlPaused.Load() || db.ttlPaused.Load() {
 			paused[s.name] = true
 		}
 	}

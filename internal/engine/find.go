@@ -188,7 +188,7 @@ func (c *Collection) find(ctx context.Context, filterArgument any, opts []FindOp
 	if s == nil {
 		return &Cursor{done: true}, nil
 	}
-	s.mu.RLock()
+	s.rlock()
 	err = s.applyHint(q)
 	p := s.plan(q)
 	s.mu.RUnlock()
@@ -257,7 +257,7 @@ func (c *Collection) findOne(ctx context.Context, filterArgument any, opts []Fin
 	}
 	var docs []cursorDoc
 	if s != nil {
-		s.mu.RLock()
+		s.rlock()
 		err := s.applyHint(q)
 		s.mu.RUnlock()
 		if err != nil {
@@ -342,7 +342,7 @@ func (s *collState) findID(k []byte) (enc []byte, found bool) {
 	}
 	var r store.Record
 	if s.opts.HideExpired {
-		s.mu.RLock()
+		s.rlock()
 		r, found = s.store().Get(k)
 		if found && s.hideExpiredActive() && s.expiredAt(&docRef{rec: recordOf(r)}, s.db.clock.Now()) {
 			found = false
@@ -419,7 +419,7 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 	if o.Limit > 0 {
 		enough = o.Skip + o.Limit
 	}
-	s.mu.RLock()
+	s.rlock()
 	defer s.mu.RUnlock()
 	if err := s.applyHint(q); err != nil {
 		return 0, err
@@ -437,7 +437,7 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 // keeps only the Skip+Limit best documents as it goes (topK). It returns
 // nil results and q.err if q.ctx ended during the scan.
 func (s *collState) run(q *findQuery, now time.Time) ([]cursorDoc, *Explanation) {
-	s.mu.RLock()
+	s.rlock()
 	defer s.mu.RUnlock()
 	p := s.plan(q)
 	ex := &Explanation{}
@@ -1185,7 +1185,7 @@ func (c *Collection) Explain(ctx context.Context, filterArgument any, opts ...Fi
 	if s == nil {
 		return Explanation{Collection: c.name, Stage: "EOF", Filter: filter}, nil
 	}
-	s.mu.RLock()
+	s.rlock()
 	err = s.applyHint(q)
 	s.mu.RUnlock()
 	if err != nil {

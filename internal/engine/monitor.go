@@ -64,22 +64,23 @@ type MonitorOptions struct {
 	// it is not used.
 	ProposalBatchSize int
 	// BatchPause is how long the monitor waits, on the DB's Clock, between
-	// two batches of one index visit while other goroutines of the program
-	// (readers, writers, the host service's) wait for a processor: on 2
-	// cores a monitor that deletes batch after batch delays them by
-	// milliseconds. With the system clock the monitor pauses only when the
-	// Go runtime reports a goroutine that waited 100 µs or more for a
-	// processor since the previous batch (runtime/metrics
-	// /sched/latencies:seconds), and then makes the next batch a quarter
-	// of BatchSize (a goroutine queued behind the monitor waits for a
-	// batch at most), so that an idle program's mass expiry runs at full
-	// speed; with a clock given by WithClock it pauses after every batch
-	// but the last, with whole batches. Between two batches it always yields its
-	// processor once (runtime.Gosched). 0 takes the default:
-	// DefaultBatchPause with the system clock, no pause with a clock given
-	// by WithClock (a fake clock's timers wait for the test to advance
-	// them: set BatchPause to pace on it). NoBatchPause turns the pause
-	// off.
+	// two batches of one index visit while the program has foreground
+	// work: on 2 cores a monitor that deletes batch after batch delays the
+	// program's goroutines (readers, writers, the host service's) by
+	// milliseconds. With the system clock the monitor pauses only when,
+	// since the previous batch, a goroutine waited 100 µs or more for a
+	// processor (runtime/metrics /sched/latencies:seconds), a read or
+	// write of the DB waited for a collection's lock, or goroutines
+	// assisted the garbage collector (/cpu/classes/gc/mark/assist); it
+	// then makes the next batch a quarter of BatchSize (a goroutine queued
+	// behind the monitor waits for a batch at most). An idle program's
+	// mass expiry thus runs at full speed. With a clock given by WithClock
+	// it pauses after every batch but the last, with whole batches.
+	// Between two batches it always yields its processor once
+	// (runtime.Gosched). 0 takes the default: DefaultBatchPause with the
+	// system clock, no pause with a clock given by WithClock (a fake
+	// clock's timers wait for the test to advance them: set BatchPause to
+	// pace on it). NoBatchPause turns the pause off.
 	BatchPause time.Duration
 
 	// MaxDeletesPerSecond, if above 0, caps the monitor's deletion rate
@@ -435,6 +436,7 @@ func newMonitor(db *DB, o MonitorOptions) *monitor {
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	o = o.withDefaults()
 	m.pace.adaptive = db.clock == SystemClock()
+	m.pace.signals, m.pace.waits = defaultPaceSignals, &db.foregroundWaits
 	if o.BatchPause == 0 {
 		o.BatchPause = NoBatchPause
 		if m.pace.adaptive {
@@ -568,6 +570,9 @@ func (m *monitor) notifyThreshold(th time.Time) {
 func (db *DB) earliestThreshold() (time.Time, bool) {
 	var best time.Time
 	found := false
+	if db.ttlPaused.Load() {
+		return best, false // SetTTLPaused: nothing is deleted
+	}
 	for _, s := range db.snapshotCollections() {
 		if s.ttlPaused.Load() {
 			continue // nothing of it is deleted: no reason to wake
@@ -648,11 +653,22 @@ type ttlTarget struct {
 	ts   *tsExpiry // a time-series expiry rule (tsexpiry.go); ix stands for it
 }
 
+// ttlTargets returns the TTL indexes a pass visits: those of collections
+// whose TTL deletion is not paused (SetTTLPaused, CollMod TTLPaused).
 func (db *DB) ttlTargets() []ttlTarget {
+	if db.ttlPaused.Load() {
+		return nil
+	}
+	return db.ttlIndexes(false)
+}
+
+// ttlIndexes returns every TTL index (time-series expiry rules included),
+// those of paused collections too if withPaused.
+func (db *DB) ttlIndexes(withPaused bool) []ttlTarget {
 	var out []ttlTarget
 	for _, s := range db.snapshotCollections() {
-		if s.ttlPaused.Load() {
-			continue // CollMod TTLPaused
+		if s.ttlPaused.Load() && !withPaused {
+			continue
 		}
 		s.mu.RLock()
 		for _, ix := range s.indexes {

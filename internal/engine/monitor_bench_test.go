@@ -155,7 +155,8 @@ func BenchmarkReadLatencyDuringExpiry(b *testing.B) {
 
 // BenchmarkDrainTradeoff is BenchmarkReadLatencyDuringExpiry's expiry
 // mode under each way of giving the processor back: the default
-// (adaptive: pauses when goroutines waited for a processor), a duty-cycle
+// (adaptive: pauses on any signal of foreground work), the adaptive pacer
+// with fewer signals ("none": it only yields), a duty-cycle
 // ceiling (MaxDutyCycle) and a rate ceiling (MaxDeletesPerSecond). It
 // reports the removal rate (docs/s) beside the open-loop reader's
 // quantiles: the trade-off curve. Run with
@@ -168,23 +169,32 @@ func BenchmarkDrainTradeoff(b *testing.B) {
 	}
 	const live = 10_000
 	for _, run := range []struct {
-		name string
-		o    MonitorOptions
+		name    string
+		o       MonitorOptions
+		signals paceSignals // the adaptive pacer's (0: its default)
 	}{
-		{"adaptive", MonitorOptions{}},
-		{"duty=0.5", MonitorOptions{MaxDutyCycle: 0.5}},
-		{"duty=0.25", MonitorOptions{MaxDutyCycle: 0.25}},
-		{"rate=1M", MonitorOptions{MaxDeletesPerSecond: 1_000_000}},
-		{"rate=250k", MonitorOptions{MaxDeletesPerSecond: 250_000}},
+		{"adaptive", MonitorOptions{}, 0},
+		{"signals=sched", MonitorOptions{}, signalSchedLatency},
+		{"signals=sched+locks", MonitorOptions{}, signalSchedLatency | signalForegroundWaits},
+		{"signals=none", MonitorOptions{}, 1 << 7},
+		{"duty=0.5", MonitorOptions{MaxDutyCycle: 0.5}, 0},
+		{"duty=0.25", MonitorOptions{MaxDutyCycle: 0.25}, 0},
+		{"rate=1M", MonitorOptions{MaxDeletesPerSecond: 1_000_000}, 0},
+		{"rate=250k", MonitorOptions{MaxDeletesPerSecond: 250_000}, 0},
 	} {
 		b.Run(run.name, func(b *testing.B) {
 			var all []time.Duration
 			var passes time.Duration
+			pauses := 0
 			b.StopTimer()
 			for range b.N {
 				o := run.o
 				o.Disabled, o.Interval, o.PerIndexMaxTime = true, 10000*time.Hour, time.Hour
 				db, c, liveIDs := massExpiryDB(b, n, live, WithMonitor(o))
+				if run.signals != 0 {
+					db.monitor.pace.signals = run.signals
+				}
+				p0 := db.monitor.pace.pauses
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
@@ -198,6 +208,7 @@ func BenchmarkDrainTradeoff(b *testing.B) {
 				b.StartTimer()
 				all = append(all, openLoopReads(b, c, liveIDs, 10*time.Microsecond, done)...)
 				b.StopTimer()
+				pauses += db.monitor.pace.pauses - p0
 				_ = db.Close()
 			}
 			slices.Sort(all)
@@ -208,6 +219,7 @@ func BenchmarkDrainTradeoff(b *testing.B) {
 			b.ReportMetric(q(0.50), "p50-µs")
 			b.ReportMetric(q(0.99), "p99-µs")
 			b.ReportMetric(q(0.999), "p99.9-µs")
+			b.ReportMetric(float64(pauses)/float64(b.N), "pauses/op")
 		})
 	}
 }

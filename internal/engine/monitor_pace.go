@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,14 +16,30 @@ import (
 // preempts the monitor, about 10 ms later, and the others share what is
 // left with the garbage collector. So between two batches the monitor
 // yields its processor (runtime.Gosched, which runs what is queued on it),
-// and, when goroutines of the program have been waiting for a processor,
-// it also parks for BatchPause on the DB's clock, so that its processor
-// takes work queued elsewhere, and makes its next batch shorter. Whether
-// goroutines waited is what the runtime measures itself: the count of
-// scheduling latencies of at least paceThreshold in
-// /sched/latencies:seconds since the previous batch.
+// and, when the program has foreground work, it also parks for BatchPause
+// on the DB's clock, so that its processor takes work queued elsewhere,
+// and makes its next batch shorter. An idle program's mass expiry runs at
+// full speed.
+//
+// Foreground work is told by signals read since the previous batch
+// (paceSignals), each a counter that only moves when the program was
+// kept waiting:
+//   - goroutines that waited at least paceThreshold for a processor: the
+//     runtime's own count (/sched/latencies:seconds);
+//   - reads and writes that found a collection's lock held by a writer (a
+//     TTL batch among them) and waited for it (DB.foregroundWaits);
+//   - time goroutines spent assisting the garbage collector
+//     (/cpu/classes/gc/mark/assist:cpu-seconds): allocation of the program
+//     slowed because the collector, sharing the processors with the
+//     monitor, fell behind.
+// A counter of reads and writes in flight was weighed and left out: it
+// costs every call two atomic operations on one shared cache line, and
+// work in flight that waits for nothing is not slowed by the monitor; the
+// lock-wait count costs nothing on a call that does not wait.
+// BenchmarkDrainTradeoff measures each set of signals (the removal rate
+// against an open-loop reader's p99).
 
-// While goroutines wait, batches are a quarter of BatchSize: a goroutine
+// While the program waits, batches are a quarter of BatchSize: a goroutine
 // queued on the monitor's processor waits for the batch under way, so
 // shorter batches bound that wait (about 50 µs instead of 200 µs on 2
 // cores), at the cost of a lock hold and a pause per quarter batch.
@@ -32,20 +49,47 @@ const contendedBatchDivisor = 4
 // kept waiting by the monitor: a few times what a free processor takes.
 const paceThreshold = 100 * time.Microsecond
 
+// paceSignals is a set of the signals of foreground work the pacer reads.
+type paceSignals uint8
+
+const (
+	signalSchedLatency    paceSignals = 1 << iota // goroutines waited for a processor
+	signalForegroundWaits                         // reads or writes waited for a collection's lock
+	signalGCAssist                                // goroutines assisted the garbage collector
+
+	// defaultPaceSignals is every signal: BenchmarkDrainTradeoff.
+	defaultPaceSignals = signalSchedLatency | signalForegroundWaits | signalGCAssist
+)
+
+// paceReading is the signals' counters at one instant; each only grows.
+type paceReading struct {
+	slowSchedules   uint64  // scheduling latencies of at least paceThreshold
+	foregroundWaits uint64  // DB.foregroundWaits
+	assistSeconds   float64 // CPU time spent in GC assists
+	ok              bool    // the runtime gave its counters
+}
+
 // pacer decides whether the monitor pauses between two batches. It is the
 // monitor's (passes are serialized).
 type pacer struct {
-	// adaptive: pause only when goroutines waited (the system clock);
-	// otherwise after every batch (a fake clock drives the pause).
+	// adaptive: pause only when the program has foreground work (the
+	// system clock); otherwise after every batch (a fake clock drives the
+	// pause).
 	adaptive bool
-	sample   []metrics.Sample
-	seen     uint64 // latencies of at least paceThreshold counted so far
-	// waited, if not nil, replaces the runtime's count (tests).
-	waited func() uint64
+	signals  paceSignals
+	// waits is the DB's foregroundWaits.
+	waits  *atomic.Uint64
+	sample []metrics.Sample
+	seen   paceReading // at the last look
+	// probe, if not nil, replaces the runtime's counters (tests).
+	probe  func() paceReading
 	pauses int // pauses taken, ever (tests)
-	// short: goroutines waited before the coming batch, which is then a
-	// quarter of BatchSize (adaptive pacing only).
+	// short: the program had foreground work before the coming batch,
+	// which is then a quarter of BatchSize (adaptive pacing only).
 	short bool
+	// why counts the looks that found each signal moved, by signal bit
+	// (tests and BenchmarkDrainTradeoff).
+	why [3]int
 }
 
 // batchSize returns the size of the coming batch.
@@ -56,53 +100,73 @@ func (p *pacer) batchSize(full int) int {
 	return full
 }
 
-// slowSchedules returns how many times, since the program started, a
-// goroutine waited at least paceThreshold for a processor, or false if the
-// runtime does not say.
-func (p *pacer) slowSchedules() (uint64, bool) {
-	if p.waited != nil {
-		return p.waited(), true
+// read returns the signals' counters now.
+func (p *pacer) read() paceReading {
+	if p.probe != nil {
+		return p.probe()
+	}
+	var r paceReading
+	if p.waits != nil {
+		r.foregroundWaits = p.waits.Load()
 	}
 	if p.sample == nil {
-		p.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+		p.sample = []metrics.Sample{
+			{Name: "/sched/latencies:seconds"},
+			{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
+		}
 	}
 	metrics.Read(p.sample)
 	if p.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
-		return 0, false
+		return r
 	}
 	h := p.sample[0].Value.Float64Histogram()
-	var n uint64
 	for i, c := range h.Counts {
 		if h.Buckets[i] >= paceThreshold.Seconds() {
-			n += c
+			r.slowSchedules += c
 		}
 	}
-	return n, true
+	if p.sample[1].Value.Kind() == metrics.KindFloat64 {
+		r.assistSeconds = p.sample[1].Value.Float64()
+	}
+	r.ok = true
+	return r
 }
 
-// begin starts a visit: only waits from now on count, and its first batch
-// is whole.
+// begin starts a visit: only signals from now on count, and its first
+// batch is whole.
 func (p *pacer) begin() {
 	p.short = false
 	if p.adaptive {
-		p.seen, _ = p.slowSchedules()
+		p.seen = p.read()
 	}
 }
 
-// contended reports whether goroutines waited since the last look.
+// contended reports whether any of the pacer's signals moved since the
+// last look.
 func (p *pacer) contended() bool {
-	n, ok := p.slowSchedules()
-	if !ok {
+	r := p.read()
+	if !r.ok {
+		p.seen = r
 		return true // the runtime does not say: pause
 	}
-	waited := n != p.seen
-	p.seen = n
-	return waited
+	moved := false
+	for i, m := range [3]bool{
+		p.signals&signalSchedLatency != 0 && r.slowSchedules != p.seen.slowSchedules,
+		p.signals&signalForegroundWaits != 0 && r.foregroundWaits != p.seen.foregroundWaits,
+		p.signals&signalGCAssist != 0 && r.assistSeconds != p.seen.assistSeconds,
+	} {
+		if m {
+			p.why[i]++
+			moved = true
+		}
+	}
+	p.seen = r
+	return moved
 }
 
 // betweenBatches runs between two batches of a visit: it yields the
 // processor, and pauses BatchPause if set and (with the system clock) if
-// goroutines waited, then also shortening the next batch.
+// the program had foreground work, then also shortening the next batch.
 func (m *monitor) betweenBatches(ctx context.Context, o *MonitorOptions) error {
 	runtime.Gosched()
 	if o.BatchPause <= 0 {

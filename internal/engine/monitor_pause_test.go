@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,7 +134,7 @@ func TestBatchPauseOnlyWhenGoroutinesWait(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	require.True(t, db.monitor.pace.adaptive)
-	db.monitor.pace.waited = func() uint64 { return uint64(waits) }
+	db.monitor.pace.probe = func() paceReading { return paceReading{slowSchedules: uint64(waits), ok: true} }
 	c := ttlColl(t, db, "c", 0)
 	insertDated(t, c, "d", 260, time.Now().Add(-time.Hour))
 	res, err := db.RunTTLPass(context.Background())
@@ -148,8 +149,8 @@ func TestBatchPauseOnlyWhenGoroutinesWait(t *testing.T) {
 // running until the runtime preempts it) show as contention.
 func TestPacerSeesGoroutinesWaiting(t *testing.T) {
 	p := pacer{adaptive: true}
-	_, ok := p.slowSchedules()
-	require.True(t, ok, "the runtime reports /sched/latencies:seconds")
+	p.signals = signalSchedLatency
+	require.True(t, p.read().ok, "the runtime reports /sched/latencies:seconds")
 	p.begin()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -171,4 +172,150 @@ func TestPacerSeesGoroutinesWaiting(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	assert.True(t, seen, "no scheduling latency of %v or more seen", paceThreshold)
+}
+
+// Each signal of foreground work alone makes the monitor give way (a
+// pause, then a quarter batch), and with no signal moving it never pauses
+// and keeps whole batches: the signals are the probe's counters, moved
+// from the DeleteObserver after the odd batches.
+func TestBatchPauseOnEachForegroundSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sig   paceSignals
+		moved func(r *paceReading, waits int)
+	}{
+		{"sched latency", signalSchedLatency, func(r *paceReading, w int) { r.slowSchedules = uint64(w) }},
+		{"lock waits", signalForegroundWaits, func(r *paceReading, w int) { r.foregroundWaits = uint64(w) }},
+		{"gc assist", signalGCAssist, func(r *paceReading, w int) { r.assistSeconds = float64(w) / 1e6 }},
+	} {
+		for _, on := range []bool{true, false} {
+			name := tc.name + "/on"
+			if !on {
+				name = tc.name + "/not listened to"
+			}
+			t.Run(name, func(t *testing.T) {
+				var waits int
+				var sizes []int
+				obs := func(ev DeleteEvent) {
+					sizes = append(sizes, len(ev.IDs))
+					if len(sizes)%2 == 1 {
+						waits++
+					}
+				}
+				db, err := Open(WithMonitor(MonitorOptions{Disabled: true, BatchSize: 40}), WithDeleteObserver(obs))
+				require.NoError(t, err)
+				defer db.Close()
+				p := &db.monitor.pace
+				require.True(t, p.adaptive)
+				p.signals = defaultPaceSignals
+				if !on {
+					p.signals &^= tc.sig
+				}
+				p.probe = func() paceReading {
+					r := paceReading{ok: true}
+					tc.moved(&r, waits)
+					return r
+				}
+				c := ttlColl(t, db, "c", 0)
+				insertDated(t, c, "d", 260, time.Now().Add(-time.Hour))
+				res, err := db.RunTTLPass(context.Background())
+				require.NoError(t, err)
+				assert.Equal(t, 260, res.Deleted)
+				if on {
+					assert.Equal(t, []int{40, 10, 40, 10, 40, 10, 40, 10, 40, 10, 10}, sizes)
+					assert.Equal(t, 5, p.pauses, "one before each short batch")
+				} else {
+					assert.Equal(t, []int{40, 40, 40, 40, 40, 40, 20}, sizes)
+					assert.Zero(t, p.pauses, "a signal not listened to never pauses")
+				}
+			})
+		}
+	}
+}
+
+// A read or write that finds a collection's lock held waits for it and is
+// counted in DB.foregroundWaits; one that finds it free is not. Through
+// the real counter (no probe), a reader kept waiting by a lock hold
+// between two batches makes the monitor's next batch short, after a
+// pause; with no waiting it keeps whole batches.
+func TestForegroundWaitsCountReadsAndWritesKeptWaiting(t *testing.T) {
+	db, err := Open(WithMonitor(MonitorOptions{Disabled: true, BatchSize: 40}))
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	c := ttlColl(t, db, "c", 0)
+	_, err = c.InsertOne(ctx, Document{"_id": "x", "k": 1})
+	require.NoError(t, err)
+	s, err := db.state("c", false)
+	require.NoError(t, err)
+
+	_, err = c.Find(ctx, Document{"k": 1})
+	require.NoError(t, err)
+	_, err = c.InsertOne(ctx, Document{"_id": "y"})
+	require.NoError(t, err)
+	require.Zero(t, db.foregroundWaits.Load(), "calls that found the locks free")
+
+	// waitCounted runs call while lock is held, and releases it once the
+	// call is counted as waiting.
+	waitCounted := func(lock, unlock func(), call func() error) {
+		t.Helper()
+		before := db.foregroundWaits.Load()
+		lock()
+		done := make(chan error, 1)
+		go func() { done <- call() }()
+		for deadline := time.Now().Add(10 * time.Second); db.foregroundWaits.Load() == before; {
+			require.True(t, time.Now().Before(deadline), "the call was never counted")
+			runtime.Gosched()
+		}
+		unlock()
+		require.NoError(t, <-done)
+		assert.Equal(t, before+1, db.foregroundWaits.Load())
+	}
+	waitCounted(s.mu.Lock, s.mu.Unlock, func() error { _, err := c.CountDocuments(ctx, Document{"k": 1}); return err })
+	waitCounted(s.mu.Lock, s.mu.Unlock, func() error { _, err := c.Find(ctx, Document{"k": 1}); return err })
+	waitCounted(s.writeMu.Lock, s.writeMu.Unlock, func() error { _, err := c.InsertOne(ctx, Document{"_id": "z"}); return err })
+
+	// The monitor listens to this counter alone here (the runtime's
+	// others move with the machine's load).
+	var sizes []int
+	held := false
+	obs := func(ev DeleteEvent) {
+		sizes = append(sizes, len(ev.IDs))
+		if len(sizes) == 1 && held {
+			waitCounted(s.mu.Lock, s.mu.Unlock, func() error { _, err := c.Find(ctx, Document{"k": 1}); return err })
+		}
+	}
+	for _, hold := range []bool{false, true} {
+		db2, err := Open(WithMonitor(MonitorOptions{Disabled: true, BatchSize: 40}), WithDeleteObserver(obs))
+		require.NoError(t, err)
+		db2.monitor.pace.signals = signalForegroundWaits
+		c2 := ttlColl(t, db2, "c", 0)
+		insertDated(t, c2, "d", 100, time.Now().Add(-time.Hour))
+		db, c, held, sizes = db2, c2, hold, nil
+		s, err = db2.state("c", false)
+		require.NoError(t, err)
+		res, err := db2.RunTTLPass(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 100, res.Deleted)
+		if hold {
+			assert.Equal(t, []int{40, 10, 40, 10}, sizes, "a reader waited after the first batch: the second is short")
+			assert.Equal(t, 1, db2.monitor.pace.pauses)
+		} else {
+			assert.Equal(t, []int{40, 40, 20}, sizes, "nobody waited: whole batches, no pause")
+			assert.Zero(t, db2.monitor.pace.pauses)
+		}
+		require.NoError(t, db2.Close())
+	}
+}
+
+// The runtime exports the counters the pacer reads.
+func TestPacerReadsTheRuntimesCounters(t *testing.T) {
+	names := map[string]bool{}
+	for _, d := range metrics.All() {
+		names[d.Name] = true
+	}
+	assert.True(t, names["/sched/latencies:seconds"])
+	assert.True(t, names["/cpu/classes/gc/mark/assist:cpu-seconds"])
+	p := pacer{adaptive: true}
+	require.True(t, p.read().ok)
 }

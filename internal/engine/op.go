@@ -15,8 +15,10 @@ import (
 // dotted field names (docs/FORMAT.md), which a reader of version 1 would
 // take for malformed. Version 3 has version 2's layout; an OpCollMod may
 // have no Index and the Spec {ttlPaused: bool} (CollMod's TTLPaused),
-// which a reader of version 2 would refuse as malformed.
-const OpVersion = 3
+// which a reader of version 2 would refuse as malformed. Version 4 has
+// version 3's layout and adds the kind OpDBMod, which a reader of version
+// 3 would refuse as unknown.
+const OpVersion = 4
 
 // MinOpVersion is the oldest binary form of an Op this version reads.
 const MinOpVersion = 1
@@ -61,7 +63,14 @@ const (
 	// empty, the time-series options of Collection (TimeSeriesCollMod, in
 	// Spec).
 	OpCollMod OpKind = 10
+	// OpDBMod changes the DB as a whole, Collection empty: the Spec
+	// {ttlPaused: bool} pauses or resumes the TTL deletion of every
+	// collection (DB.SetTTLPaused). It makes no change event.
+	OpDBMod OpKind = 11
 )
+
+// maxOpKind is the greatest kind this version knows.
+const maxOpKind = OpDBMod
 
 // Op is one change a DB committed, described with every value its origin
 // resolved: generated _id values, $currentDate times, the documents an

@@ -42,7 +42,7 @@ func (db *DB) Apply(ctx context.Context, ops ...Op) (err error) {
 
 // String names the kind: "insert", "update", "replace", "delete",
 // "expire", "createCollection", "dropCollection", "createIndex",
-// "dropIndex", "collMod", or "OpKind(n)" for another value.
+// "dropIndex", "collMod", "dbMod", or "OpKind(n)" for another value.
 func (k OpKind) String() string {
 	switch k {
 	case OpInsert:
@@ -65,6 +65,8 @@ func (k OpKind) String() string {
 		return "dropIndex"
 	case OpCollMod:
 		return "collMod"
+	case OpDBMod:
+		return "dbMod"
 	}
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }
@@ -73,6 +75,9 @@ func (k OpKind) String() string {
 func (db *DB) applyOp(op *Op) error {
 	if op.Kind == OpCreateCollection {
 		return db.applyCreate(op)
+	}
+	if op.Kind == OpDBMod {
+		return db.applyDBMod(op)
 	}
 	if op.Kind < OpInsert || op.Kind > OpCollMod {
 		return fmt.Errorf("%w: unknown kind %d", ErrInvalidOp, uint8(op.Kind))

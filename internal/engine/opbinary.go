@@ -38,7 +38,7 @@ import (
 // ErrInvalidOp; it does not check the documents (UnmarshalBinary does).
 // Cost: one pass over the op, no allocation beyond b's growth.
 func (op Op) AppendBinary(b []byte) ([]byte, error) {
-	if op.Kind < OpInsert || op.Kind > OpCollMod {
+	if op.Kind < OpInsert || op.Kind > maxOpKind {
 		return b, fmt.Errorf("%w: unknown kind %d", ErrInvalidOp, uint8(op.Kind))
 	}
 	b = append(b, OpVersion)
@@ -132,7 +132,7 @@ func (op *Op) UnmarshalBinary(data []byte) error {
 	var out Op
 	out.Seq = r.uvarint("seq")
 	out.Kind = OpKind(r.byte("kind"))
-	if r.err == nil && (out.Kind < OpInsert || out.Kind > OpCollMod) {
+	if r.err == nil && (out.Kind < OpInsert || out.Kind > maxOpKind) {
 		r.fail("kind", "unknown kind %d", uint8(out.Kind))
 	}
 	out.Collection = r.name("collection")

@@ -77,6 +77,11 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 	h, headerOK := r.Header()
 	l.lastSeq = h.StartSeq
 	l.snapshotID = h.ID
+	paused, err := parseDBState(h.State)
+	if err != nil {
+		return corrupt("snapshot header state: %v", err)
+	}
+	l.db.ttlPaused.Store(paused)
 	if !headerOK {
 		l.lossy = true
 	}
@@ -545,6 +550,17 @@ func (l *loader) apply(op Op) error {
 
 func (l *loader) applyOp(op Op) error {
 	db := l.db
+	if op.Kind == OpDBMod {
+		if op.Collection != "" {
+			return corrupt("a dbMod names collection %q", op.Collection)
+		}
+		paused, err := pausedOf(op.Spec)
+		if err != nil {
+			return corrupt("dbMod spec: %v", err)
+		}
+		db.ttlPaused.Store(paused)
+		return nil
+	}
 	if err := validateCollectionName(op.Collection); err != nil {
 		return corrupt("%v", err)
 	}

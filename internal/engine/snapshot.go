@@ -156,7 +156,9 @@ func (db *DB) writeSnapshotAbortable(w io.Writer, abort <-chan struct{}) (snapsh
 		s.writeMu.Unlock()
 	}
 
-	h := snapfile.Header{StartSeq: start, Created: db.clock.Now().UnixNano()}
+	// The DB-wide state is read after start: as of start or later, and
+	// the captured ops set it again from there (ttlpause.go).
+	h := snapfile.Header{StartSeq: start, Created: db.clock.Now().UnixNano(), State: dbState(db.ttlPaused.Load())}
 	if p := db.persist; p != nil {
 		h.ID = p.id // a Backup carries it too: WithRestore gives the copy a new one
 	}

@@ -185,7 +185,7 @@ func (ts *tsColl) insert(docs []any) ([]any, error) {
 		}
 		prepared[i] = m
 	}
-	ts.mu.Lock()
+	ts.lockForeground()
 	if ts.dropped {
 		ts.mu.Unlock()
 		return nil, ts.errDropped()

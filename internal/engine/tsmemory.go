@@ -124,6 +124,24 @@ func (ts *tsColl) admit(need int64) error {
 	return nil
 }
 
+// lockForeground takes mu for writing for a write of the program, and
+// rlock for reading for a read: each counts in DB.foregroundWaits a call
+// that had to wait (as collState.rlock), a signal the TTL monitor gives
+// way to (monitor_pace.go).
+func (ts *tsColl) lockForeground() {
+	if !ts.mu.TryLock() {
+		ts.db.foregroundWaits.Add(1)
+		ts.mu.Lock()
+	}
+}
+
+func (ts *tsColl) rlock() {
+	if !ts.mu.TryRLock() {
+		ts.db.foregroundWaits.Add(1)
+		ts.mu.RLock()
+	}
+}
+
 // unlockWrite settles the account and releases mu held for writing.
 func (ts *tsColl) unlockWrite() {
 	ts.settle()

@@ -191,7 +191,7 @@ func (ts *tsColl) scan(p *tsPlan, q *findQuery, visit func(b *bucket, i int, doc
 
 // run executes a Find.
 func (ts *tsColl) run(q *findQuery) ([]Document, *Explanation, error) {
-	ts.mu.RLock()
+	ts.rlock()
 	if ts.dropped {
 		ts.mu.RUnlock()
 		return nil, nil, nil
@@ -259,7 +259,7 @@ func (c *Collection) tsCount(ctx context.Context, ts *tsColl, filter Document) (
 		return 0, err
 	}
 	q.ctx = ctx
-	ts.mu.RLock()
+	ts.rlock()
 	defer ts.mu.RUnlock()
 	if ts.dropped {
 		return 0, nil
@@ -295,7 +295,7 @@ func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, 
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
 	}
 	q := &findQuery{filterDoc: f.Doc(), filter: f, ctx: ctx}
-	ts.mu.Lock()
+	ts.lockForeground()
 	defer ts.unlockWrite()
 	if ts.dropped {
 		return 0, nil
@@ -370,7 +370,7 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 		}
 	}
 	now := c.db.clock.Now()
-	ts.mu.Lock()
+	ts.lockForeground()
 	defer ts.unlockWrite()
 	if ts.dropped {
 		return res, nil
@@ -466,7 +466,7 @@ func (c *Collection) tsExpiresAt(ts *tsColl, id any) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	ts.mu.RLock()
+	ts.rlock()
 	defer ts.mu.RUnlock()
 	var best time.Time
 	found, expires := false, false

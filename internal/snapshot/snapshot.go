@@ -34,8 +34,9 @@ const Magic = "TTLDBSNP"
 // malformed: the version makes it refuse the file as newer instead.
 // Version 4 has version 3's layout; a collection block's state document
 // may hold ttlPaused (CollMod's TTLPaused), which a reader of version 3
-// refuses as an unknown state field.
-const Version = 4
+// refuses as an unknown state field. Version 5 adds a state document to
+// the header block (the DB-wide TTL pause, DB.SetTTLPaused).
+const Version = 5
 
 // MinVersion is the oldest format version this package reads.
 const MinVersion = 1
@@ -147,6 +148,10 @@ type Header struct {
 	// ID is the identity of the data directory whose DB wrote the file
 	// (zeros: none, a DB without a directory, or version 1).
 	ID [IDLen]byte
+	// State is what the DB's history set that belongs to no collection,
+	// as an encoded document (empty: nothing), as of StartSeq or later
+	// (the file's ops set it again from there). Version 5.
+	State []byte
 }
 
 // Trailer is the payload of the last block.
@@ -203,7 +208,8 @@ func appendBytes(dst, b []byte) []byte {
 func (h Header) append(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, h.StartSeq)
 	dst = binary.AppendVarint(dst, h.Created)
-	return append(dst, h.ID[:]...)
+	dst = append(dst, h.ID[:]...)
+	return appendBytes(dst, h.State)
 }
 
 func (t Trailer) append(dst []byte) []byte {
@@ -300,6 +306,11 @@ func ParseHeader(b []byte, v uint32) (Header, error) {
 		} else {
 			copy(h.ID[:], p.b)
 			p.b = p.b[IDLen:]
+		}
+	}
+	if v >= 5 {
+		if st := p.bytes("header state"); len(st) > 0 {
+			h.State = append([]byte(nil), st...)
 		}
 	}
 	return h, p.end("header")

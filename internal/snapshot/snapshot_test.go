@@ -297,3 +297,27 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// A version 5 header carries the DB's state document; one of version 2 to
+// 4 has none (nothing may follow the identity), and an empty state is
+// read as none.
+func TestHeaderState(t *testing.T) {
+	h := Header{StartSeq: 3, Created: 9, ID: sampleID, State: []byte{5, 0, 0, 0, 0}}
+	b := h.append(nil)
+	got, err := ParseHeader(b, Version)
+	require.NoError(t, err)
+	require.Equal(t, h, got)
+
+	v4 := Header{StartSeq: 3, Created: 9, ID: sampleID}
+	b4 := v4.append(nil)
+	b4 = b4[:len(b4)-1] // version 4 wrote no state length
+	got, err = ParseHeader(b4, 4)
+	require.NoError(t, err)
+	require.Equal(t, v4, got)
+	_, err = ParseHeader(b, 4)
+	require.Error(t, err, "a state where version 4 has none")
+
+	got, err = ParseHeader(v4.append(nil), Version)
+	require.NoError(t, err)
+	require.Nil(t, got.State)
+}
