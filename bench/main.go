@@ -291,7 +291,7 @@ func run(cfg config, kinds []string) {
 				continue
 			}
 			if hasStore(st) {
-				small = append(small, spec{"latency", st, cfg.latencyN})
+				small = append(small, spec{"latency", st, cfg.latencyN}, spec{slowReaderWorkload, st, cfg.latencyN})
 			}
 		}
 	}
@@ -522,7 +522,7 @@ func workloadOf(trialWorkload, metric string) string {
 		return "1-insert"
 	case strings.HasPrefix(metric, "expire_"):
 		return "2-mass-expiry"
-	case trialWorkload == "latency":
+	case trialWorkload == "latency", trialWorkload == slowReaderWorkload:
 		return "3-read-latency"
 	case strings.HasPrefix(metric, "heap"), strings.HasPrefix(metric, "gc_"), trialWorkload == "compact":
 		return "4-memory"

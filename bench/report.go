@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 func fmtNum(v float64) string {
@@ -143,6 +144,9 @@ func report(cfg config, res *runResult) {
 	if r.ranAny("mass", "latency", "compact", "lag", "host") {
 		r.targets()
 	}
+	if r.ranAny("latency", "lag", "host") {
+		r.drainTargets()
+	}
 	if r.ranAny(durableWorkloads...) {
 		r.durableTables()
 		r.durableTargets()
@@ -205,21 +209,26 @@ func (r *reporter) massTables() {
 	fmt.Printf("(k/N = 10%% and 1%%: in the full run only, at N < %s)\n", fmtN(r.cfg.big))
 }
 
-// latencyTable prints workload 3.
+// latencyTable prints workload 3, at each reader rate.
 func (r *reporter) latencyTable() {
+	r.latencyTableOf("latency", r.cfg.readEvery)
+	r.latencyTableOf(slowReaderWorkload, slowReadEvery)
+}
+
+func (r *reporter) latencyTableOf(workload string, every time.Duration) {
 	ln := r.cfg.latencyN
 	w := newTab()
-	fmt.Printf("\n== Workload 3: read latency by key, open loop every %s, while %s documents expire at once (%d live docs read); µs, corrected for coordinated omission\n", r.cfg.readEvery, fmtN(ln), r.cfg.live)
+	fmt.Printf("\n== Workload 3: read latency by key, open loop every %s, while %s documents expire at once (%d live docs read); µs, corrected for coordinated omission\n", every, fmtN(ln), r.cfg.live)
 	fmt.Fprintln(w, "store\tp50\tp99\tp99.9\tmax\t>1ms\treads\t|idle p50\tidle p99\tidle p99.9\tidle max\tidle >1ms\t|expiry ms\tttldb/peer p99\tttldb/peer max\t")
 	for _, st := range r.stores() {
-		c := func(m string) string { return r.cell("latency", st, ln, m) }
+		c := func(m string) string { return r.cell(workload, st, ln, m) }
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t|%s\t%s\t%s\t%s\t%s\t|%s\t%s\t%s\t\n", st,
 			c("read_p50_expiry"), c("read_p99_expiry"), c("read_p999_expiry"), c("read_max_expiry"), c("reads_over_1ms_expiry"), c("reads_expiry"),
 			c("read_p50_idle"), c("read_p99_idle"), c("read_p999_idle"), c("read_max_idle"), c("reads_over_1ms_idle"),
-			c("expiry_phase"), r.ratio("latency", ln, "read_p99_expiry", st), r.ratio("latency", ln, "read_max_expiry", st))
+			c("expiry_phase"), r.ratio(workload, ln, "read_p99_expiry", st), r.ratio(workload, ln, "read_max_expiry", st))
 	}
 	w.Flush()
-	if f, ok := r.med("latency", "floor", ln, "read_p99_idle"); ok && f > busyP99 {
+	if f, ok := r.med(workload, "floor", ln, "read_p99_idle"); ok && f > busyP99 {
 		fmt.Printf("   WARNING: the floor's idle read p99 was %s µs: the machine was busy, and these figures are not about the stores\n", fmtNum(f))
 	}
 }

@@ -69,6 +69,9 @@ func runTrial(p trialParams) (err error) {
 		err = trialMass(p, pct, &out)
 	case p.workload == "latency":
 		err = trialLatency(p, &out)
+	case p.workload == slowReaderWorkload:
+		p.readEvery = slowReadEvery
+		err = trialLatency(p, &out)
 	case p.workload == "compact":
 		err = trialCompact(p, &out)
 	case p.workload == "lag":
@@ -410,6 +413,13 @@ func latStats(out *trialOut, prefix, phase string, lats []time.Duration) {
 	out.add(prefix+"s_"+phase, prefix+"s", float64(len(s)))
 }
 
+// slowReaderWorkload is the latency workload with one read every
+// slowReadEvery instead of -read-every (issue 24's second reader rate).
+const (
+	slowReaderWorkload = "latency100"
+	slowReadEvery      = 100 * time.Microsecond
+)
+
 // trialLatency: n documents reach their threshold at once while one
 // goroutine reads p.live other documents by key every p.readEvery.
 func trialLatency(p trialParams, out *trialOut) error {
@@ -488,6 +498,7 @@ func trialLatency(p trialParams, out *trialOut) error {
 		}
 		latStats(out, "read", "expiry", lats)
 		out.add("expiry_phase", "ms", float64(to.Sub(tExp))/1e6)
+		out.add("removal_rate_reading", "docs/s", float64(p.n)/to.Sub(tExp).Seconds())
 		out.Series = seriesOf(ss, tExp)
 		s.close()
 		return nil
@@ -599,6 +610,7 @@ func trialLag(p trialParams, out *trialOut) error {
 	if err != nil {
 		return err
 	}
+	var histP99 float64 // ttldb: its own lag histogram's p99 (ms)
 	for factor := 2.0; ; factor *= 2 {
 		if factor > 16 {
 			return fmt.Errorf("inserts kept running past the first threshold")
@@ -607,7 +619,8 @@ func trialLag(p trialParams, out *trialOut) error {
 		lags = lags[:0]
 		mu.Unlock()
 		removed.Store(0)
-		retry, err := lagOnce(p, th, order0(p.n), est, factor, onRemoved, &removed)
+		var retry bool
+		retry, histP99, err = lagOnce(p, th, order0(p.n), est, factor, onRemoved, &removed)
 		if err != nil {
 			return err
 		}
@@ -626,6 +639,9 @@ func trialLag(p trialParams, out *trialOut) error {
 	out.add("lag_p50", "ms", q(0.5))
 	out.add("lag_p99", "ms", q(0.99))
 	out.add("lag_max", "ms", float64(lags[len(lags)-1])/1e6)
+	if histP99 > 0 {
+		out.add("lag_hist_p99", "ms", histP99)
+	}
 	return nil
 }
 
@@ -645,27 +661,35 @@ func order0(n int) []int {
 
 // lagOnce runs one attempt of the lag trial; retry reports that the
 // inserts overran the first threshold.
-func lagOnce(p trialParams, th []time.Time, order []int, est time.Duration, factor float64, onRemoved func([]string, time.Time), removed *atomic.Int64) (retry bool, err error) {
+//
+// For ttldb it also returns the p99 of the store's own lag histogram
+// (Metrics().TTL.ExpiryByIndex), in ms, read once every removal was seen.
+func lagOnce(p trialParams, th []time.Time, order []int, est time.Duration, factor float64, onRemoved func([]string, time.Time), removed *atomic.Int64) (retry bool, histP99 float64, err error) {
 	t0 := time.Now().Add(time.Duration(factor*float64(est)) + 300*time.Millisecond)
 	for i := range th {
 		th[i] = t0.Add(time.Duration(int64(p.spread) * int64(i) / int64(p.n)))
 	}
 	s, err := newStore(p.store, storeOpts{onRemoved: onRemoved, ttldbRead: "findone"})
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	defer s.close()
 	if _, err := fill(s, 0, p.n, func(i int) time.Time { return th[i] }, order); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if time.Now().After(t0) {
-		return true, nil
+		return true, 0, nil
 	}
 	deadline := th[p.n-1].Add(30 * time.Second)
 	for removed.Load() < int64(p.n) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	return false, nil
+	if ts, ok := s.(*ttldbStore); ok {
+		for _, x := range ts.db.Metrics().TTL.ExpiryByIndex {
+			histP99 = float64(x.Lag.Quantile(0.99)) / 1e6
+		}
+	}
+	return false, histP99, nil
 }
 
 // cpuProfile, if set, names the file the trial writes a CPU profile of its

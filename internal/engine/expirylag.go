@@ -109,7 +109,11 @@ type IndexExpiry struct {
 	// (DeleteEvent.BatchNow), one observation per document, since Open.
 	// Buckets are four per doubling from 81.9 µs to 4 h 53 min (adjacent
 	// bounds at most 1.25 apart), so a quantile read from it is within
-	// 25% of the truth. A counter: Sub subtracts prev's.
+	// 25% of the truth. A counter: Sub subtracts prev's. For a
+	// time-series expiry rule, one observation per measurement, from its
+	// own threshold (its time plus expireAfterSeconds): without
+	// PreciseExpiry a measurement waits for its whole bucket to expire,
+	// and the lag includes that wait.
 	Lag DurationHistogram
 	// KeepUp is the monitor's keeping-up ratio over the last interval
 	// between the ends of two of its passes: the documents it deleted under
@@ -123,7 +127,10 @@ type IndexExpiry struct {
 	// collection's TTL is paused, the monitor is off or this DB is not the
 	// primary (a replica whose leader deletes); StallCause says why, as
 	// far as the DB knows: StallPaused, StallMonitorDisabled,
-	// StallNotPrimary, StallHooksFailing, or StallUnknown.
+	// StallNotPrimary, StallHooksFailing, or StallUnknown. A time-series
+	// rule keeps no backlog count: its KeepUp stays 1, and it is stalled
+	// only while a measurement is due and the collection or the DB is
+	// paused, the monitor is off or this DB is not the primary.
 	Stalled    bool
 	StallCause string
 }
@@ -222,14 +229,39 @@ func (db *DB) expiryMetrics(t *TTLMetrics) {
 	r := db.metrics
 	enabled, primary := db.monitor.enabled.Load(), db.monitor.isPrimary()
 	paused := map[string]bool{}
+	// Time-series expiry rules keep no backlog count: whether one has a
+	// measurement due stands for it.
+	tsDue := map[IndexRef]bool{}
+	now := db.clock.Now()
 	for _, s := range db.snapshotCollections() {
 		if s.ttlPaused.Load() || db.ttlPaused.Load() {
 			paused[s.name] = true
 		}
+		for _, rule := range s.tsRulesDue(now) {
+			tsDue[IndexRef{s.name, rule.name}] = rule.due
+		}
 	}
-	t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(t.BacklogByIndex))
+	t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(t.BacklogByIndex)+len(tsDue))
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for ref, due := range tsDue {
+		x := IndexExpiry{KeepUp: 1}
+		if e := r.byIndexExpiry[ref]; e != nil {
+			x.Lag = e.lag.histogram()
+		} else {
+			x.Lag = (&lagCounts{}).histogram()
+		}
+		switch {
+		case !due:
+		case paused[ref.Collection]:
+			x.Stalled, x.StallCause = true, StallPaused
+		case !enabled:
+			x.Stalled, x.StallCause = true, StallMonitorDisabled
+		case !primary:
+			x.Stalled, x.StallCause = true, StallNotPrimary
+		}
+		t.ExpiryByIndex[ref] = x
+	}
 	for ref, b := range t.BacklogByIndex {
 		x := IndexExpiry{KeepUp: 1}
 		grewIdle := false

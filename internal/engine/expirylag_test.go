@@ -215,3 +215,72 @@ func TestDurabilityMetricsExport(t *testing.T) {
 	assert.Equal(t, rec.Duration, d.RecoveryDuration)
 	assert.Equal(t, rec.TruncatedBytes, d.RecoveryTruncatedBytes)
 }
+
+// A time-series collection's expiry rule has its lag histogram, one
+// observation per measurement from its own threshold (with PreciseExpiry,
+// only expired measurements go); it is stalled only while a measurement is
+// due and its TTL is paused.
+func TestExpiryLagTimeSeries(t *testing.T) {
+	expire := int32(60)
+	opts := weatherOpts(0, &expire)
+	opts.TimeSeries.PreciseExpiry = true
+	db, clk, c := openTS(t, t0, opts)
+	ctx := context.Background()
+	for i, at := range []time.Time{t0, t0, t0, t0.Add(30 * time.Second), t0.Add(30 * time.Second), t0.Add(time.Hour)} {
+		_, err := c.InsertOne(ctx, Document{"timestamp": at, "sensor": "s1", "v": i})
+		require.NoError(t, err)
+	}
+	clk.Set(t0.Add(100 * time.Second))
+	tsPass(t, db)
+	m := db.Metrics().TTL
+	require.Equal(t, int64(5), m.DeletedMeasurements)
+	require.Len(t, m.ExpiryByIndex, 1)
+	var ref IndexRef
+	var x IndexExpiry
+	for ref, x = range m.ExpiryByIndex {
+	}
+	assert.Equal(t, "w", ref.Collection)
+	_, named := m.DeletedByIndex[ref]
+	assert.True(t, named, "the rule is named as DeletedByIndex names it: %v", m.DeletedByIndex)
+	h := x.Lag
+	assert.Equal(t, int64(5), h.Count)
+	assert.Equal(t, 3*40*time.Second+2*10*time.Second, h.Sum)
+	assert.Equal(t, int64(2), countAtOrBelow(t, h, lagBound(lagBucket(10*time.Second))))
+	assert.Equal(t, int64(5), countAtOrBelow(t, h, lagBound(lagBucket(40*time.Second))))
+	assert.False(t, x.Stalled)
+	assert.Equal(t, 1.0, x.KeepUp)
+
+	require.NoError(t, db.SetTTLPaused(ctx, true))
+	assert.False(t, db.Metrics().TTL.ExpiryByIndex[ref].Stalled, "paused, but nothing is due")
+	clk.Set(t0.Add(2 * time.Hour))
+	x = db.Metrics().TTL.ExpiryByIndex[ref]
+	assert.True(t, x.Stalled, "paused with a measurement due")
+	assert.Equal(t, StallPaused, x.StallCause)
+}
+
+// Quantile interpolates within the bucket holding the rank, as
+// Prometheus's histogram_quantile does.
+func TestDurationHistogramQuantile(t *testing.T) {
+	h := DurationHistogram{Count: 100, Buckets: []HistogramBucket{
+		{UpperBound: 10 * time.Millisecond, Count: 50},
+		{UpperBound: 20 * time.Millisecond, Count: 90},
+		{UpperBound: 40 * time.Millisecond, Count: 98},
+	}}
+	assert.Equal(t, 5*time.Millisecond, h.Quantile(0.25))
+	assert.Equal(t, 10*time.Millisecond, h.Quantile(0.5))
+	assert.Equal(t, 15*time.Millisecond, h.Quantile(0.7))
+	assert.Equal(t, 30*time.Millisecond, h.Quantile(0.94))
+	assert.Equal(t, 40*time.Millisecond, h.Quantile(0.99), "in the +Inf bucket: the last bound")
+	assert.Equal(t, time.Duration(0), h.Quantile(-1))
+	assert.Equal(t, 40*time.Millisecond, h.Quantile(2))
+	assert.Equal(t, time.Duration(0), DurationHistogram{}.Quantile(0.5))
+
+	// From the monitor's own histogram: 100 lags of 1..100 ms; its p99
+	// is within a bucket's width (×1.25) of the true 99 ms.
+	var c lagCounts
+	for i := 1; i <= 100; i++ {
+		c.observe(t0.Add(time.Duration(i)*time.Millisecond), t0)
+	}
+	p99 := c.histogram().Quantile(0.99)
+	assert.InDelta(t, float64(99*time.Millisecond), float64(p99), 0.25*float64(99*time.Millisecond), "p99 %v", p99)
+}

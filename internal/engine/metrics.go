@@ -187,8 +187,11 @@ type TTLMetrics struct {
 	// ExpiryByIndex is each TTL index's expiry telemetry: the lag
 	// histogram, the keeping-up ratio and whether the index is stalled
 	// (see IndexExpiry). Every TTL index of the DB has an entry, as in
-	// BacklogByIndex. Its Lag is a counter (Sub subtracts prev's); the
-	// rest are gauges.
+	// BacklogByIndex, and so has every time-series collection's expiry
+	// rule that is on (its collection-level expireAfterSeconds, its
+	// partial TTL indexes), under the rule's name as DeletedByIndex names
+	// it. Its Lag is a counter (Sub subtracts prev's); the rest are
+	// gauges.
 	ExpiryByIndex map[IndexRef]IndexExpiry
 }
 
@@ -270,6 +273,30 @@ func (h DurationHistogram) Sub(prev DurationHistogram) DurationHistogram {
 		}
 	}
 	return d
+}
+
+// Quantile estimates the q-quantile (0 ≤ q ≤ 1) of the observations, as
+// Prometheus's histogram_quantile does: it finds the bucket holding the
+// rank q·Count and interpolates linearly between the bucket's lower bound
+// (the previous bucket's UpperBound, 0 for the first) and its UpperBound.
+// An estimate in the implicit +Inf bucket is the last UpperBound. It
+// returns 0 for an empty histogram and clamps q to [0, 1]. Cost:
+// O(len(Buckets)), no allocation.
+func (h DurationHistogram) Quantile(q float64) time.Duration {
+	if h.Count <= 0 || len(h.Buckets) == 0 {
+		return 0
+	}
+	q = min(max(q, 0), 1)
+	rank := q * float64(h.Count)
+	lower, below := time.Duration(0), int64(0)
+	for _, b := range h.Buckets {
+		if float64(b.Count) >= rank && b.Count > below {
+			frac := (rank - float64(below)) / float64(b.Count-below)
+			return lower + time.Duration(frac*float64(b.UpperBound-lower))
+		}
+		lower, below = b.UpperBound, b.Count
+	}
+	return h.Buckets[len(h.Buckets)-1].UpperBound
 }
 
 func subMap[K comparable](cur, prev map[K]int64) map[K]int64 {

@@ -44,6 +44,35 @@ func (s *collState) tsTargets() []ttlTarget {
 	return out
 }
 
+// tsRuleDue is a time-series expiry rule's name and whether any of its
+// measurements is due at the instant asked (expiryMetrics).
+type tsRuleDue struct {
+	name string
+	due  bool
+}
+
+// tsRulesDue lists s's time-series expiry rules that are on (none for an
+// ordinary collection), each with whether a measurement is due at now.
+func (s *collState) tsRulesDue(now time.Time) []tsRuleDue {
+	ts := s.ts
+	if ts == nil {
+		return nil
+	}
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	if ts.dropped {
+		return nil
+	}
+	var out []tsRuleDue
+	for _, e := range ts.expiries() {
+		if e.expireAfter.Load() >= 0 {
+			th, ok := e.earliestThreshold()
+			out = append(out, tsRuleDue{e.ix.name, ok && !th.After(now)})
+		}
+	}
+	return out
+}
+
 // removed returns the measurements the target's last batch removed, for a
 // DeleteEvent (nil for a TTL index).
 func (t ttlTarget) removed() *tsRemoved {
@@ -251,6 +280,11 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		chosen, more = e.choose(cut, limit, pass, batchNow)
 	}
 	retry := false
+	// Each removed measurement's lag, from its own threshold (its time
+	// plus expireAfterSeconds: without PreciseExpiry it waits for its
+	// bucket, and the lag says so), counted once the batch is done.
+	lagCut := batchNow.Add(-time.Duration(e.expireAfter.Load()) * time.Second)
+	var lags lagCounts
 	// The measurements to remove: a bucket of chosen at most once each.
 	marks := &e.marks
 	defer marks.reset()
@@ -278,6 +312,9 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		keep := make([]bool, b.len())
 		for i := range keep {
 			keep[i] = !c.removes(i)
+			if !keep[i] {
+				lags.observe(lagCut, b.timeAt(i))
+			}
 		}
 		marks.add(b, keep)
 	}
@@ -309,6 +346,7 @@ func (m *monitor) deleteBuckets(ctx context.Context, t ttlTarget, passNow time.T
 		m.db.countDeletedMeasurements(ts.name, removed)
 	}
 	e.lastMeasurements, e.lastRemoved = removed, rem
+	lags.addTo(&m.lags)
 	return n, ids, !more && !retry, batchNow, nil
 }
 
