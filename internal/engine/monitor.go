@@ -69,12 +69,14 @@ type MonitorOptions struct {
 	// program's goroutines (readers, writers, the host service's) by
 	// milliseconds. With the system clock the monitor pauses only when,
 	// since the previous batch, a goroutine waited 100 µs or more for a
-	// processor (runtime/metrics /sched/latencies:seconds), a read or
-	// write of the DB waited for a collection's lock, or goroutines
-	// assisted the garbage collector (/cpu/classes/gc/mark/assist); it
+	// processor (runtime/metrics /sched/latencies:seconds) or a read or
+	// write of the DB waited for a collection's lock; it
 	// then makes the next batch a quarter of BatchSize (a goroutine queued
-	// behind the monitor waits for a batch at most). An idle program's
-	// mass expiry thus runs at full speed. With a clock given by WithClock
+	// behind the monitor waits for a batch at most), and while the
+	// program keeps waiting, batch after batch, it doubles the pause each
+	// time, up to the last batch's own duration (the monitor then keeps
+	// half of its processor's time), halving it after a batch with no
+	// wait. An idle program's mass expiry thus runs at full speed. With a clock given by WithClock
 	// it pauses after every batch but the last, with whole batches.
 	// Between two batches it always yields its processor once
 	// (runtime.Gosched). 0 takes the default: DefaultBatchPause with the
@@ -892,7 +894,9 @@ func (m *monitor) visitIndex(ctx context.Context, o *MonitorOptions, ps *passSta
 			// Counted first: an observer sees metrics that include its event.
 			m.observe(DeleteEvent{Collection: t.coll.name, Index: t.ix.name, IDs: ids, PassNow: ps.now, BatchNow: batchNow, removed: t.removed()})
 		}
-		if err := m.charge(ctx, o, n, db.clock.Now().Sub(busySince)); err != nil {
+		busy := db.clock.Now().Sub(busySince)
+		m.pace.lastBatch = busy
+		if err := m.charge(ctx, o, n, busy); err != nil {
 			return false, err
 		}
 		next := *m.current.Load()

@@ -175,7 +175,7 @@ func BenchmarkDrainTradeoff(b *testing.B) {
 	}{
 		{"adaptive", MonitorOptions{}, 0},
 		{"signals=sched", MonitorOptions{}, signalSchedLatency},
-		{"signals=sched+locks", MonitorOptions{}, signalSchedLatency | signalForegroundWaits},
+		{"signals=all", MonitorOptions{}, allPaceSignals},
 		{"signals=none", MonitorOptions{}, 1 << 7},
 		{"duty=0.5", MonitorOptions{MaxDutyCycle: 0.5}, 0},
 		{"duty=0.25", MonitorOptions{MaxDutyCycle: 0.25}, 0},

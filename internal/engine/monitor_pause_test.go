@@ -207,7 +207,7 @@ func TestBatchPauseOnEachForegroundSignal(t *testing.T) {
 				defer db.Close()
 				p := &db.monitor.pace
 				require.True(t, p.adaptive)
-				p.signals = defaultPaceSignals
+				p.signals = allPaceSignals
 				if !on {
 					p.signals &^= tc.sig
 				}
@@ -318,4 +318,23 @@ func TestPacerReadsTheRuntimesCounters(t *testing.T) {
 	assert.True(t, names["/cpu/classes/gc/mark/assist:cpu-seconds"])
 	p := pacer{adaptive: true}
 	require.True(t, p.read().ok)
+}
+
+// The pause grows while the program keeps waiting: BatchPause at the
+// first sign, then doubled per contended batch up to the last batch's
+// own duration (the monitor keeps half its processor), halved per
+// uncontended one, and none when the program did not wait.
+func TestPauseGrowsWhileTheProgramWaits(t *testing.T) {
+	const base = 20 * time.Microsecond
+	p := pacer{lastBatch: 100 * time.Microsecond}
+	var got []time.Duration
+	for _, c := range []bool{true, true, true, true, true, false, true, false, false, false, true} {
+		got = append(got, p.nextPause(c, base))
+	}
+	us := time.Microsecond
+	assert.Equal(t, []time.Duration{20 * us, 40 * us, 80 * us, 100 * us, 100 * us, 0, 100 * us, 0, 0, 0, 25 * us}, got)
+
+	p = pacer{lastBatch: 5 * time.Microsecond} // batches shorter than the base
+	assert.Equal(t, base, p.nextPause(true, base))
+	assert.Equal(t, base, p.nextPause(true, base), "never below BatchPause")
 }
