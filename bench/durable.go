@@ -166,6 +166,9 @@ func openBuntFile(path string, pol buntdb.SyncPolicy, shrink, jsonIndex bool) (*
 
 // ttldbDoc converts a benchmark document to ttldb's input.
 func ttldbDoc(d Doc) ttldb.Document {
+	if docShape == shapeSession {
+		return ttldb.Document{"_id": d.ID, "user": d.User, "payload": d.Payload, "lastModifiedDate": d.LastModifiedDate}
+	}
 	return ttldb.Document{"_id": d.ID, "user": d.User, "kind": d.Kind, "bytes": d.Bytes, "lastModifiedDate": d.LastModifiedDate}
 }
 

@@ -20,23 +20,23 @@ const floorBatch = 256
 const floorShards = 64
 
 // floorEntry is one stored document in the floor store.
-type floorEntry struct {
+type floorEntry[V value] struct {
 	exp int64 // threshold, Unix ns
-	doc Doc
+	doc V
 }
 
-func floorLess(a, b *floorEntry) bool {
+func floorLess[V value](a, b *floorEntry[V]) bool {
 	if a.exp != b.exp {
 		return a.exp < b.exp
 	}
-	return a.doc.ID < b.doc.ID
+	return a.doc.key() < b.doc.key()
 }
 
 // floorShard is one shard of the key map, behind its own lock held for one
 // map operation only.
-type floorShard struct {
+type floorShard[V value] struct {
 	mu sync.RWMutex
-	m  map[string]*floorEntry
+	m  map[string]*floorEntry[V]
 	_  [32]byte // keep neighbouring shards' locks off one cache line
 }
 
@@ -49,12 +49,13 @@ type floorShard struct {
 // batches and releases mu between batches, with no pause: its removal rate
 // is the yardstick, so it stays as it is. Nothing that keeps an ordered
 // expiry index can do less work per document.
-type floor struct {
+type floor[V value] struct {
 	mu     sync.Mutex // writers: the tree, and the order of map changes
-	t      *btree.BTreeG[*floorEntry]
+	t      *btree.BTreeG[*floorEntry[V]]
 	seed   maphash.Seed
-	shards [floorShards]floorShard
+	shards [floorShards]floorShard[V]
 	count  atomic.Int64
+	conv   func(Doc) V
 
 	batch     int
 	armed     atomic.Int64 // the threshold the remover sleeps until
@@ -64,9 +65,10 @@ type floor struct {
 	onRemoved func(ids []string, at time.Time)
 }
 
-func newFloor(batch int, onRemoved func([]string, time.Time)) *floor {
-	f := &floor{
-		t:         btree.NewG(32, floorLess),
+func newFloor[V value](batch int, onRemoved func([]string, time.Time), conv func(Doc) V) *floor[V] {
+	f := &floor[V]{
+		conv:      conv,
+		t:         btree.NewG(32, floorLess[V]),
 		seed:      maphash.MakeSeed(),
 		batch:     batch,
 		wake:      make(chan struct{}, 1),
@@ -75,34 +77,34 @@ func newFloor(batch int, onRemoved func([]string, time.Time)) *floor {
 		onRemoved: onRemoved,
 	}
 	for i := range f.shards {
-		f.shards[i].m = map[string]*floorEntry{}
+		f.shards[i].m = map[string]*floorEntry[V]{}
 	}
 	f.armed.Store(1<<63 - 1)
 	go f.remover()
 	return f
 }
 
-func (f *floor) shard(key string) *floorShard {
+func (f *floor[V]) shard(key string) *floorShard[V] {
 	return &f.shards[maphash.String(f.seed, key)%floorShards]
 }
 
-func (f *floor) prepare(docs []Doc) any {
-	out := make([]*floorEntry, len(docs))
+func (f *floor[V]) prepare(docs []Doc) any {
+	out := make([]*floorEntry[V], len(docs))
 	for i, d := range docs {
-		out[i] = &floorEntry{exp: threshold(d).UnixNano(), doc: d}
+		out[i] = &floorEntry[V]{exp: threshold(d).UnixNano(), doc: f.conv(d)}
 	}
 	return out
 }
 
-func (f *floor) insert(b any) error {
-	es := b.([]*floorEntry)
+func (f *floor[V]) insert(b any) error {
+	es := b.([]*floorEntry[V])
 	earliest := int64(1<<63 - 1)
 	f.mu.Lock()
 	for _, e := range es {
-		sh := f.shard(e.doc.ID)
+		sh := f.shard(e.doc.key())
 		sh.mu.Lock()
-		old, ok := sh.m[e.doc.ID]
-		sh.m[e.doc.ID] = e
+		old, ok := sh.m[e.doc.key()]
+		sh.m[e.doc.key()] = e
 		sh.mu.Unlock()
 		if ok {
 			f.t.Delete(old)
@@ -122,7 +124,7 @@ func (f *floor) insert(b any) error {
 	return nil
 }
 
-func (f *floor) get(key string) bool {
+func (f *floor[V]) get(key string) bool {
 	sh := f.shard(key)
 	sh.mu.RLock()
 	_, ok := sh.m[key]
@@ -130,14 +132,14 @@ func (f *floor) get(key string) bool {
 	return ok
 }
 
-func (f *floor) remaining() int { return int(f.count.Load()) }
+func (f *floor[V]) remaining() int { return int(f.count.Load()) }
 
-func (f *floor) close() {
+func (f *floor[V]) close() {
 	close(f.stop)
 	<-f.done
 }
 
-func (f *floor) remover() {
+func (f *floor[V]) remover() {
 	defer close(f.done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -153,12 +155,12 @@ func (f *floor) remover() {
 				break
 			}
 			f.t.DeleteMin()
-			sh := f.shard(e.doc.ID)
+			sh := f.shard(e.doc.key())
 			sh.mu.Lock()
-			delete(sh.m, e.doc.ID)
+			delete(sh.m, e.doc.key())
 			sh.mu.Unlock()
 			if f.onRemoved != nil {
-				ids = append(ids, e.doc.ID)
+				ids = append(ids, e.doc.key())
 			}
 			n++
 		}

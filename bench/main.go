@@ -78,7 +78,7 @@ func main() {
 		cpuprof   = flag.String("cpuprofile", "", "with -trial: write a CPU profile of the timed phase to this file: the expiry (mass, latency), the inserts (dinsert), the commits (dgroup), Open (restart), the snapshots (dsnap)")
 		traceOut  = flag.String("trace", "", "with -trial: write an execution trace of the same phase to this file (go tool trace)")
 		maxMem    = flag.Float64("max-mem-gib", 0, "memory the big trials may use, GiB (default: MemAvailable, or the cgroup's limit)")
-		workloads = flag.String("workloads", "mass,latency,compact,lag,host,durable", "which trial kinds to run (host: workload 7; durable: dinsert,dinsert1,dgroup,restart,dsnap, the durability workloads D1-D4)")
+		workloads = flag.String("workloads", "mass,session,latency,compact,lag,host,durable", "which trial kinds to run (host: workload 7; durable: dinsert,dinsert1,dgroup,restart,dsnap, the durability workloads D1-D4)")
 		durableN  = flag.Int("durable-n", 0, "documents of the durability workloads dinsert, restart, dsnap (default 1000000; 100000 with -quick)")
 		dataDir   = flag.String("dir", os.TempDir(), "durability workloads: the directory their data directories and files are made in (removed after); put it on the disk to measure")
 		tmpDir    = flag.String("tmp", "", "internal: with -trial, the directory the trial makes its data directory in")
@@ -281,6 +281,15 @@ func run(cfg config, kinds []string) {
 			if st != "golang-lru" {
 				add("mass10")
 				add("mass1")
+			}
+		}
+	}
+	if has(sessionWorkload) {
+		for _, n := range cfg.sizes {
+			for _, st := range storeNames {
+				if hasStore(st) && n < cfg.big {
+					small = append(small, spec{sessionWorkload, st, n})
+				}
 			}
 		}
 	}
@@ -516,6 +525,9 @@ func workloadOf(trialWorkload, metric string) string {
 		return "D2-restart"
 	case "dsnap":
 		return "D3-snapshot-writers"
+	}
+	if trialWorkload == sessionWorkload {
+		return "S-session"
 	}
 	switch {
 	case strings.HasPrefix(metric, "insert"):

@@ -126,6 +126,9 @@ func report(cfg config, res *runResult) {
 		r.insertTable()
 		r.massTables()
 	}
+	if has(sessionWorkload) {
+		r.sessionTable()
+	}
 	if has("latency") {
 		r.latencyTable()
 	}
@@ -146,6 +149,9 @@ func report(cfg config, res *runResult) {
 	}
 	if r.ranAny("latency", "lag", "host") {
 		r.drainTargets()
+	}
+	if r.ranAny("mass", sessionWorkload) {
+		r.costTargets()
 	}
 	if r.ranAny(durableWorkloads...) {
 		r.durableTables()

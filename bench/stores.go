@@ -15,15 +15,62 @@ import (
 	"github.com/ttldb/ttldb"
 )
 
-// Doc is the benchmark document. Every store holds the same content: ttldb
-// as a Document, buntdb as JSON, the caches and the floor as this struct.
+// Doc is a generated benchmark document, in one of two shapes (docShape):
+// the bench's own event {_id, user, kind, bytes, lastModifiedDate}, or the
+// session services store most {_id, user, payload (200 bytes),
+// lastModifiedDate}. Every store holds the same content: ttldb as a
+// Document, buntdb as JSON, the caches and the floor as the shape's own
+// struct (Event or Session), so that no store carries the other shape's
+// fields.
 type Doc struct {
 	ID               string    `json:"_id"`
 	User             string    `json:"user"`
-	Kind             string    `json:"kind"`
-	Bytes            int       `json:"bytes"`
+	Kind             string    `json:"kind,omitempty"`
+	Bytes            int       `json:"bytes,omitempty"`
+	Payload          string    `json:"payload,omitempty"`
 	LastModifiedDate time.Time `json:"lastModifiedDate"`
 }
+
+// Event is the event shape as the struct stores hold it.
+type Event struct {
+	ID, User, Kind   string
+	Bytes            int
+	LastModifiedDate time.Time
+}
+
+// Session is the session shape as the struct stores hold it.
+type Session struct {
+	ID, User, Payload string
+	LastModifiedDate  time.Time
+}
+
+func (e Event) key() string            { return e.ID }
+func (e Event) threshold() time.Time   { return e.LastModifiedDate.Add(ttlSeconds * time.Second) }
+func (s Session) key() string          { return s.ID }
+func (s Session) threshold() time.Time { return s.LastModifiedDate.Add(ttlSeconds * time.Second) }
+func eventOf(d Doc) Event              { return Event{d.ID, d.User, d.Kind, d.Bytes, d.LastModifiedDate} }
+func sessionOf(d Doc) Session          { return Session{d.ID, d.User, d.Payload, d.LastModifiedDate} }
+
+// value is what the struct stores hold: one of the shapes' structs.
+type value interface {
+	Event | Session
+	key() string
+	threshold() time.Time
+}
+
+// The document shapes (docShape).
+const (
+	shapeEvent   = "event"
+	shapeSession = "session"
+)
+
+// docShape is the shape of the documents this trial generates: set once
+// from the workload's name (sessionWorkload) before anything runs (each
+// trial is a process of its own).
+var docShape = shapeEvent
+
+// sessionPayload is the session shape's payload length in bytes.
+const sessionPayload = 200
 
 // ttlSeconds is the ExpireAfterSeconds of ttldb's TTL index: a document
 // whose threshold is T carries lastModifiedDate T - ttlSeconds.
@@ -38,8 +85,17 @@ func keyIndex(k string) int {
 	return n
 }
 
-// genDoc returns document i, expiring (reaching its threshold) at exp.
+// genDoc returns document i of the trial's shape (docShape), expiring
+// (reaching its threshold) at exp.
 func genDoc(i int, exp time.Time) Doc {
+	if docShape == shapeSession {
+		return Doc{
+			ID:               docKey(i),
+			User:             fmt.Sprintf("user%05d", (i*7919)%10000),
+			Payload:          payloadOf(i),
+			LastModifiedDate: exp.Add(-ttlSeconds * time.Second),
+		}
+	}
 	return Doc{
 		ID:               docKey(i),
 		User:             fmt.Sprintf("user%05d", (i*7919)%10000),
@@ -50,6 +106,22 @@ func genDoc(i int, exp time.Time) Doc {
 }
 
 func threshold(d Doc) time.Time { return d.LastModifiedDate.Add(ttlSeconds * time.Second) }
+
+// payloadOf returns session i's payload: sessionPayload bytes of base-32
+// text that differ from session to session (as a token or a serialized
+// state would).
+func payloadOf(i int) string {
+	const digits = "abcdefghijklmnopqrstuvwxyz234567"
+	b := make([]byte, sessionPayload)
+	x := uint64(i)*0x9E3779B97F4A7C15 + 1
+	for j := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[j] = digits[x&31]
+	}
+	return string(b)
+}
 
 // store is one contender. prepare turns documents into the store's native
 // input outside the timed region; insert stores them (timed); get reads a
@@ -80,17 +152,28 @@ func newStore(name string, o storeOpts) (store, error) {
 		return newTTLDBStore(o)
 	case "buntdb":
 		return newBuntStore()
+	}
+	if docShape == shapeSession {
+		return newStructStore(name, o, sessionOf)
+	}
+	return newStructStore(name, o, eventOf)
+}
+
+// newStructStore makes one of the stores that hold V, a shape's struct,
+// converted from each Doc by conv.
+func newStructStore[V value](name string, o storeOpts, conv func(Doc) V) (store, error) {
+	switch name {
 	case "ttlcache":
-		return newTTLCacheStore(o), nil
+		return newTTLCacheStore(o, conv), nil
 	case "go-cache":
-		return &goCacheStore{c: gocache.New(gocache.NoExpiration, goCacheJanitor)}, nil
+		return &goCacheStore[V]{c: gocache.New(gocache.NoExpiration, goCacheJanitor), conv: conv}, nil
 	case "golang-lru":
 		if o.lruTTL <= 0 {
 			o.lruTTL = time.Hour
 		}
-		return &lruStore{c: expirable.NewLRU[string, Doc](0, nil, o.lruTTL)}, nil
+		return &lruStore[V]{c: expirable.NewLRU[string, V](0, nil, o.lruTTL), conv: conv}, nil
 	case "floor":
-		return newFloor(floorBatch, o.onRemoved), nil
+		return newFloor(floorBatch, o.onRemoved, conv), nil
 	}
 	return nil, fmt.Errorf("unknown store %q", name)
 }
@@ -147,7 +230,7 @@ func newTTLDBStore(o storeOpts) (*ttldbStore, error) {
 func (s *ttldbStore) prepare(docs []Doc) any {
 	out := make([]ttldb.Document, len(docs))
 	for i, d := range docs {
-		out[i] = ttldb.Document{"_id": d.ID, "user": d.User, "kind": d.Kind, "bytes": d.Bytes, "lastModifiedDate": d.LastModifiedDate}
+		out[i] = ttldbDoc(d)
 	}
 	return out
 }
@@ -262,76 +345,92 @@ func (s *buntStore) close() { s.db.Close() }
 
 // ---- ttlcache ----
 
-type ttlcacheStore struct {
-	c        *ttlcache.Cache[string, Doc]
+type ttlcacheStore[V value] struct {
+	c        *ttlcache.Cache[string, V]
+	conv     func(Doc) V
 	inserted atomic.Int64
 }
 
-func newTTLCacheStore(o storeOpts) *ttlcacheStore {
-	c := ttlcache.New[string, Doc](ttlcache.WithDisableTouchOnHit[string, Doc]())
+func newTTLCacheStore[V value](o storeOpts, conv func(Doc) V) *ttlcacheStore[V] {
+	c := ttlcache.New[string, V](ttlcache.WithDisableTouchOnHit[string, V]())
 	if o.onRemoved != nil {
-		c.OnEviction(func(_ context.Context, r ttlcache.EvictionReason, it *ttlcache.Item[string, Doc]) {
+		c.OnEviction(func(_ context.Context, r ttlcache.EvictionReason, it *ttlcache.Item[string, V]) {
 			if r == ttlcache.EvictionReasonExpired {
 				o.onRemoved([]string{it.Key()}, time.Now())
 			}
 		})
 	}
 	go c.Start()
-	return &ttlcacheStore{c: c}
+	return &ttlcacheStore[V]{c: c, conv: conv}
 }
 
-func (s *ttlcacheStore) prepare(docs []Doc) any { return docs }
+func (s *ttlcacheStore[V]) prepare(docs []Doc) any { return convAll(docs, s.conv) }
 
-func (s *ttlcacheStore) insert(b any) error {
-	docs := b.([]Doc)
-	for _, d := range docs {
-		s.c.Set(d.ID, d, time.Until(threshold(d)))
+// convAll converts docs to a shape's struct.
+func convAll[V value](docs []Doc, conv func(Doc) V) []V {
+	out := make([]V, len(docs))
+	for i, d := range docs {
+		out[i] = conv(d)
 	}
-	s.inserted.Add(int64(len(docs)))
+	return out
+}
+
+func (s *ttlcacheStore[V]) insert(b any) error {
+	vs := b.([]V)
+	for _, v := range vs {
+		s.c.Set(v.key(), v, time.Until(v.threshold()))
+	}
+	s.inserted.Add(int64(len(vs)))
 	return nil
 }
 
-func (s *ttlcacheStore) get(key string) bool { return s.c.Get(key) != nil }
+func (s *ttlcacheStore[V]) get(key string) bool { return s.c.Get(key) != nil }
 
 // remaining counts evictions through Metrics, which does not take the
 // cache's item lock (Len would, and would count only unexpired items).
-func (s *ttlcacheStore) remaining() int {
+func (s *ttlcacheStore[V]) remaining() int {
 	return int(s.inserted.Load() - int64(s.c.Metrics().Evictions))
 }
-func (s *ttlcacheStore) close() { s.c.Stop() }
+func (s *ttlcacheStore[V]) close() { s.c.Stop() }
 
 // ---- go-cache ----
 
-type goCacheStore struct{ c *gocache.Cache }
+type goCacheStore[V value] struct {
+	c    *gocache.Cache
+	conv func(Doc) V
+}
 
-func (s *goCacheStore) prepare(docs []Doc) any { return docs }
+func (s *goCacheStore[V]) prepare(docs []Doc) any { return convAll(docs, s.conv) }
 
-func (s *goCacheStore) insert(b any) error {
-	for _, d := range b.([]Doc) {
-		s.c.Set(d.ID, d, time.Until(threshold(d)))
+func (s *goCacheStore[V]) insert(b any) error {
+	for _, v := range b.([]V) {
+		s.c.Set(v.key(), v, time.Until(v.threshold()))
 	}
 	return nil
 }
 
-func (s *goCacheStore) get(key string) bool { _, ok := s.c.Get(key); return ok }
-func (s *goCacheStore) remaining() int      { return s.c.ItemCount() }
-func (s *goCacheStore) close()              { s.c.Flush() }
+func (s *goCacheStore[V]) get(key string) bool { _, ok := s.c.Get(key); return ok }
+func (s *goCacheStore[V]) remaining() int      { return s.c.ItemCount() }
+func (s *goCacheStore[V]) close()              { s.c.Flush() }
 
 // ---- golang-lru/v2/expirable ----
 
 // lruStore: expirable.LRU has one TTL for the whole cache, counted from
 // each Add; the documents' own thresholds are ignored.
-type lruStore struct{ c *expirable.LRU[string, Doc] }
+type lruStore[V value] struct {
+	c    *expirable.LRU[string, V]
+	conv func(Doc) V
+}
 
-func (s *lruStore) prepare(docs []Doc) any { return docs }
+func (s *lruStore[V]) prepare(docs []Doc) any { return convAll(docs, s.conv) }
 
-func (s *lruStore) insert(b any) error {
-	for _, d := range b.([]Doc) {
-		s.c.Add(d.ID, d)
+func (s *lruStore[V]) insert(b any) error {
+	for _, v := range b.([]V) {
+		s.c.Add(v.key(), v)
 	}
 	return nil
 }
 
-func (s *lruStore) get(key string) bool { _, ok := s.c.Get(key); return ok }
-func (s *lruStore) remaining() int      { return s.c.Len() }
-func (s *lruStore) close()              { s.c.Purge() } // its goroutine cannot be stopped (v2.0.7)
+func (s *lruStore[V]) get(key string) bool { _, ok := s.c.Get(key); return ok }
+func (s *lruStore[V]) remaining() int      { return s.c.Len() }
+func (s *lruStore[V]) close()              { s.c.Purge() } // its goroutine cannot be stopped (v2.0.7)

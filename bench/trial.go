@@ -64,6 +64,9 @@ type trialParams struct {
 func runTrial(p trialParams) (err error) {
 	var out trialOut
 	switch {
+	case p.workload == sessionWorkload:
+		docShape = shapeSession
+		err = trialMass(p, 100, &out)
 	case strings.HasPrefix(p.workload, "mass"):
 		pct, _ := strconv.Atoi(strings.TrimPrefix(p.workload, "mass"))
 		err = trialMass(p, pct, &out)
@@ -412,6 +415,10 @@ func latStats(out *trialOut, prefix, phase string, lats []time.Duration) {
 	out.add(prefix+"s_over_1ms_"+phase, prefix+"s", float64(over))
 	out.add(prefix+"s_"+phase, prefix+"s", float64(len(s)))
 }
+
+// sessionWorkload is workloads 1, 2 and 4 (insert, mass expiry of all N,
+// memory) with session documents (docShape) instead of the bench's own.
+const sessionWorkload = "session"
 
 // slowReaderWorkload is the latency workload with one read every
 // slowReadEvery instead of -read-every (issue 24's second reader rate).
