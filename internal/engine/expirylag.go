@@ -241,28 +241,17 @@ func (db *DB) expiryMetrics(t *TTLMetrics) {
 			tsDue[IndexRef{s.name, rule.name}] = rule.due
 		}
 	}
-	t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(t.BacklogByIndex)+len(tsDue))
+	// Whether each index has a document due: from its backlog, or for a
+	// time-series rule from its earliest threshold. (A rule's keep-up
+	// ratio stays 1 and it never "grew idle": passEnded sees backlogs only.)
+	due := tsDue
+	for ref, b := range t.BacklogByIndex {
+		due[ref] = b.Documents > 0 || b.OldestAge > 0
+	}
+	t.ExpiryByIndex = make(map[IndexRef]IndexExpiry, len(due))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for ref, due := range tsDue {
-		x := IndexExpiry{KeepUp: 1}
-		if e := r.byIndexExpiry[ref]; e != nil {
-			x.Lag = e.lag.histogram()
-		} else {
-			x.Lag = (&lagCounts{}).histogram()
-		}
-		switch {
-		case !due:
-		case paused[ref.Collection]:
-			x.Stalled, x.StallCause = true, StallPaused
-		case !enabled:
-			x.Stalled, x.StallCause = true, StallMonitorDisabled
-		case !primary:
-			x.Stalled, x.StallCause = true, StallNotPrimary
-		}
-		t.ExpiryByIndex[ref] = x
-	}
-	for ref, b := range t.BacklogByIndex {
+	for ref, d := range due {
 		x := IndexExpiry{KeepUp: 1}
 		grewIdle := false
 		if e := r.byIndexExpiry[ref]; e != nil {
@@ -271,7 +260,7 @@ func (db *DB) expiryMetrics(t *TTLMetrics) {
 			x.Lag = (&lagCounts{}).histogram()
 		}
 		switch {
-		case b.Documents == 0 && b.OldestAge == 0:
+		case !d:
 		case paused[ref.Collection]:
 			x.Stalled, x.StallCause = true, StallPaused
 		case !enabled:

@@ -116,34 +116,6 @@ func TestBatchPauseEndsAtClose(t *testing.T) {
 	assert.Zero(t, clk.Waiters(), "the pause's timer is stopped, as the monitor's sleep")
 }
 
-// With the system clock the monitor pauses only after a batch during which
-// goroutines waited for a processor (the runtime's count, here replaced by
-// one the test moves from the DeleteObserver, which runs after each
-// batch), and makes the next batch a quarter of BatchSize: waits after
-// the odd batches make the even ones short, each after a pause.
-func TestBatchPauseOnlyWhenGoroutinesWait(t *testing.T) {
-	var waits int
-	var sizes []int
-	obs := func(ev DeleteEvent) {
-		sizes = append(sizes, len(ev.IDs))
-		if len(sizes)%2 == 1 {
-			waits++
-		}
-	}
-	db, err := Open(WithMonitor(MonitorOptions{Disabled: true, BatchSize: 40}), WithDeleteObserver(obs))
-	require.NoError(t, err)
-	defer db.Close()
-	require.True(t, db.monitor.pace.adaptive)
-	db.monitor.pace.probe = func() paceReading { return paceReading{slowSchedules: uint64(waits), ok: true} }
-	c := ttlColl(t, db, "c", 0)
-	insertDated(t, c, "d", 260, time.Now().Add(-time.Hour))
-	res, err := db.RunTTLPass(context.Background())
-	require.NoError(t, err)
-	assert.Equal(t, 260, res.Deleted)
-	assert.Equal(t, []int{40, 10, 40, 10, 40, 10, 40, 10, 40, 10, 10}, sizes)
-	assert.Equal(t, 5, db.monitor.pace.pauses, "one before each short batch")
-}
-
 // The pacer reads the runtime's scheduling latencies: goroutines kept
 // waiting for a processor (more busy goroutines than processors, each
 // running until the runtime preempts it) show as contention.

@@ -54,21 +54,16 @@ type tsRuleDue struct {
 // tsRulesDue lists s's time-series expiry rules that are on (none for an
 // ordinary collection), each with whether a measurement is due at now.
 func (s *collState) tsRulesDue(now time.Time) []tsRuleDue {
-	ts := s.ts
-	if ts == nil {
+	targets := s.tsTargets()
+	if len(targets) == 0 {
 		return nil
 	}
-	ts.mu.RLock()
-	defer ts.mu.RUnlock()
-	if ts.dropped {
-		return nil
-	}
-	var out []tsRuleDue
-	for _, e := range ts.expiries() {
-		if e.expireAfter.Load() >= 0 {
-			th, ok := e.earliestThreshold()
-			out = append(out, tsRuleDue{e.ix.name, ok && !th.After(now)})
-		}
+	s.ts.mu.RLock()
+	defer s.ts.mu.RUnlock()
+	out := make([]tsRuleDue, len(targets))
+	for i, t := range targets {
+		th, ok := t.ts.earliestThreshold()
+		out[i] = tsRuleDue{t.ix.name, ok && !th.After(now)}
 	}
 	return out
 }
