@@ -101,6 +101,8 @@ func (s *collState) storeDoc(st *store.Store, w *docWrite, mode applyMode) recor
 			cur := s.rec(slot)
 			return s.rewriteDoc(st, &cur, s.storedKeys(&cur), w)
 		}
+	} else if w.hash != 0 {
+		slot = st.InsertHashed(w.hash, w.key, w.enc, w.extra, s.nextSeq, w.ver)
 	} else {
 		slot = st.Insert(w.key, w.enc, w.extra, s.nextSeq, w.ver)
 	}

@@ -478,6 +478,7 @@ type insertScratch struct {
 	batch    []docWrite
 	keyBuf   []byte // _id keys and extra bytes
 	keys     [][]byte
+	hashes   []uint64 // the keys' hashes in the store
 	dks      []indexKeys
 	seen     batchIDs
 }
@@ -555,7 +556,11 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		keys = append(keys, arena[start:len(arena):len(arena)])
 	}
 	sc.keys = keys
-	s.store().Prefetch(keys)
+	st := s.store()
+	// Each key hashed once: for the prefetch, the duplicate check and the
+	// insert.
+	hashes := st.PrefetchHashed(keys, sc.hashes[:0])
+	sc.hashes = hashes
 	keyOf := func(j int) []byte { return batch[j].key }
 	uc := newUniqueCheck(s)
 	var cost int64
@@ -572,7 +577,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, keyErr)}
 		}
 		k := keys[i]
-		if cur, ok := s.lookup(k); ok && !s.expiredInWay(cur) {
+		if slot, ok := st.LookupHashed(hashes[i], k); ok && !s.expiredInWay(s.rec(slot)) {
 			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id}}
 		}
 		if seen.add(k, i, keyOf) {
@@ -591,7 +596,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
 			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w: %w", s.name, ErrInvalidDocument, err)}
 		}
-		batch[i] = docWrite{key: k, enc: d.enc, extra: extra, dk: dk}
+		batch[i] = docWrite{key: k, enc: d.enc, extra: extra, dk: dk, hash: hashes[i]}
 		cost += s.insertCost(&plan, k, d.enc, extra, dk)
 	}
 	if err := s.inWay.ready(); err != nil {
@@ -612,7 +617,6 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 			vers = make([]uint64, 0, len(batch))
 		}
 	}
-	st := s.store()
 	s.mu.Lock()
 	s.inWay.remove(s)
 	s.deferCounts()

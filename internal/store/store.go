@@ -197,6 +197,22 @@ func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
 	return s.insert(key, doc, extra, seq, ver)
 }
 
+// InsertHashed is Insert for a key whose hash PrefetchHashed gave: a batch
+// then hashes each key once. Writer only.
+func (s *Store) InsertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Slot {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	return s.insertHashed(h, key, doc, extra, seq, ver)
+}
+
+// LookupHashed is Lookup for the writer, with the key's hash from
+// PrefetchHashed: only the writer changes the table, so it takes no lock.
+// Writer only.
+func (s *Store) LookupHashed(h uint64, key []byte) (Slot, bool) {
+	return s.find(s.shard(h), h, key)
+}
+
 // InsertNew is Insert for a key that may be stored already: it stores the
 // record only if no record has the key and reports whether it did;
 // otherwise it returns the slot of the record that has it. When the key is
