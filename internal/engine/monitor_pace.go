@@ -94,13 +94,9 @@ type pacer struct {
 	// short: the program had foreground work before the coming batch,
 	// which is then a quarter of BatchSize (adaptive pacing only).
 	short bool
-	// why counts the looks that found each signal moved, by signal bit
-	// (tests and BenchmarkDrainTradeoff).
-	why [3]int
 	// pauseLen is the length of the next pause while the program waits
 	// (nextPause); lastBatch is how long the last batch took.
 	pauseLen, lastBatch time.Duration
-	lastPause           time.Duration // the last pause taken (tests)
 }
 
 // nextPause returns how long to pause before the coming batch (0: no
@@ -178,17 +174,9 @@ func (p *pacer) contended() bool {
 		p.seen = r
 		return true // the runtime does not say: pause
 	}
-	moved := false
-	for i, m := range [3]bool{
-		p.signals&signalSchedLatency != 0 && r.slowSchedules != p.seen.slowSchedules,
-		p.signals&signalForegroundWaits != 0 && r.foregroundWaits != p.seen.foregroundWaits,
-		p.signals&signalGCAssist != 0 && r.assistSeconds != p.seen.assistSeconds,
-	} {
-		if m {
-			p.why[i]++
-			moved = true
-		}
-	}
+	moved := p.signals&signalSchedLatency != 0 && r.slowSchedules != p.seen.slowSchedules ||
+		p.signals&signalForegroundWaits != 0 && r.foregroundWaits != p.seen.foregroundWaits ||
+		p.signals&signalGCAssist != 0 && r.assistSeconds != p.seen.assistSeconds
 	p.seen = r
 	return moved
 }
@@ -209,7 +197,6 @@ func (m *monitor) betweenBatches(ctx context.Context, o *MonitorOptions) error {
 		}
 	}
 	m.pace.pauses++
-	m.pace.lastPause = d
 	return m.pause(ctx, d)
 }
 
