@@ -558,9 +558,16 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	sc.keys = keys
 	st := s.store()
 	// Each key hashed once: for the prefetch, the duplicate check and the
-	// insert.
-	hashes := st.PrefetchHashed(keys, sc.hashes[:0])
-	sc.hashes = hashes
+	// insert. One document's hash stays on the stack (DB.Apply's inserts
+	// come without a pooled scratch).
+	var hashes []uint64
+	if len(keys) == 1 {
+		var one [1]uint64
+		hashes = st.PrefetchHashed(keys, one[:0])
+	} else {
+		sc.hashes = st.PrefetchHashed(keys, sc.hashes[:0])
+		hashes = sc.hashes
+	}
 	keyOf := func(j int) []byte { return batch[j].key }
 	uc := newUniqueCheck(s)
 	var cost int64
