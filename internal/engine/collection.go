@@ -333,6 +333,12 @@ func (s *collState) lookup(k []byte) (record, bool) {
 // recreated collection) if it was dropped.
 func (s *collState) lockWrite() error {
 	s.writeMu.Lock()
+	return s.unlessDropped()
+}
+
+// unlessDropped returns errCollectionDropped, releasing writeMu, if the
+// collection was dropped. Call just after taking writeMu.
+func (s *collState) unlessDropped() error {
 	if s.dropped {
 		s.writeMu.Unlock()
 		return errCollectionDropped
@@ -350,11 +356,7 @@ func (s *collState) lockForegroundWrite() error {
 		s.db.foregroundWaits.Add(1)
 		s.writeMu.Lock()
 	}
-	if s.dropped {
-		s.writeMu.Unlock()
-		return errCollectionDropped
-	}
-	return nil
+	return s.unlessDropped()
 }
 
 // rlock takes mu for reading for a read of the program, counting it in

@@ -176,7 +176,7 @@ func BenchmarkDrainTradeoff(b *testing.B) {
 		{"adaptive", MonitorOptions{}, 0},
 		{"signals=sched", MonitorOptions{}, signalSchedLatency},
 		{"signals=all", MonitorOptions{}, allPaceSignals},
-		{"signals=none", MonitorOptions{}, 1 << 7},
+		{"signals=none", MonitorOptions{}, 1 << 7}, // a bit no signal has: it listens to none
 		{"duty=0.5", MonitorOptions{MaxDutyCycle: 0.5}, 0},
 		{"duty=0.25", MonitorOptions{MaxDutyCycle: 0.25}, 0},
 		{"rate=1M", MonitorOptions{MaxDeletesPerSecond: 1_000_000}, 0},

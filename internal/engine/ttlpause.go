@@ -27,8 +27,7 @@ func (db *DB) SetTTLPaused(ctx context.Context, paused bool) (err error) {
 		if err := db.checkOpen(); err != nil {
 			return struct{}{}, err
 		}
-		db.setTTLPaused(paused, nil)
-		return struct{}{}, nil
+		return struct{}{}, db.setTTLPaused(paused, nil)
 	})
 	return err
 }
