@@ -773,6 +773,10 @@ func closedCalls() []closedCall {
 			return db.Apply(context.Background(), ttldb.Op{Seq: 1 << 40})
 		}},
 		{"MarkCommitted", func(db *ttldb.DB, _ *ttldb.Collection) error { return db.MarkCommitted(1 << 40) }},
+		{"StartSession", func(db *ttldb.DB, _ *ttldb.Collection) error {
+			_, err := db.StartSession()
+			return err
+		}},
 	}
 }
 
@@ -817,7 +821,7 @@ func TestClosedComesFirst(t *testing.T) {
 		for i, cc := range calls {
 			if cc.method == "ListCollectionNames" || cc.method == "Indexes" && handle == "c" ||
 				cc.method == "Compact" && handle == "c" || cc.method == "TimeSeriesInfo" && handle == "c" ||
-				cc.method == "EstimatedDocumentCount" && handle == "c" {
+				cc.method == "EstimatedDocumentCount" && handle == "c" || cc.method == "StartSession" {
 				// Nothing about these calls is wrong while open.
 				assert.NoError(t, open[i], "%s on %q, open", cc.method, handle)
 			} else if cc.method != "RunTTLPass" {

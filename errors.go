@@ -132,6 +132,30 @@ var (
 	// the DB refuses every write with this error (reads go on) until it
 	// is closed and opened again, which loads what the disk really holds.
 	ErrLogFailed = engine.ErrLogFailed
+	// ErrWriteConflict is returned by a write inside a transaction to a
+	// document another open transaction wrote, or that a commit changed
+	// after the transaction's snapshot (the first writer wins). It is
+	// labeled TransientTransactionErrorLabel and the transaction is
+	// aborted: run it again (WithTransaction does).
+	ErrWriteConflict = engine.ErrWriteConflict
+	// ErrNoTransaction is returned by CommitTransaction and
+	// AbortTransaction with no transaction started, and by an operation
+	// of a transaction that was aborted (a conflict, a limit, Close…),
+	// then labeled TransientTransactionErrorLabel.
+	ErrNoTransaction = engine.ErrNoTransaction
+	// ErrTransactionInProgress is returned by StartTransaction while the
+	// session's transaction runs.
+	ErrTransactionInProgress = engine.ErrTransactionInProgress
+	// ErrTransactionLimit is returned when a transaction would pass one
+	// of TransactionLimits; the transaction is aborted and changes
+	// nothing.
+	ErrTransactionLimit = engine.ErrTransactionLimit
+	// ErrNotInTransaction is returned by an operation a transaction
+	// cannot contain (Session lists them).
+	ErrNotInTransaction = engine.ErrNotInTransaction
+	// ErrSessionEnded is returned by a session's methods after
+	// EndSession.
+	ErrSessionEnded = engine.ErrSessionEnded
 )
 
 // ValidationError reports why a document failed the collection's validator:

@@ -113,6 +113,9 @@ func (s *collState) storeDoc(st *store.Store, w *docWrite, mode applyMode) recor
 		// skips the lookup (8% of the Open of a 1M-document snapshot).
 		stored := st.Record(slot)
 		rec.key, rec.enc, rec.extra = stored.Key, stored.Doc, stored.Extra
+		if s.snapshotsOpen() {
+			s.keepBefore(rec.key, nil) // it did not exist
+		}
 	}
 	s.nextSeq++
 	s.natural.push(natItem{seq: rec.seq, slot: rec.slot})
@@ -130,6 +133,9 @@ func (s *collState) storeDoc(st *store.Store, w *docWrite, mode applyMode) recor
 //
 // Call holding writeMu and mu for writing; st is s.store().
 func (s *collState) rewriteDoc(st *store.Store, cur *record, oldKeys docKeys, w *docWrite) record {
+	if s.snapshotsOpen() {
+		s.keepBefore(cur.key, cur)
+	}
 	s.removeFromIndexes(cur, oldKeys)
 	nr := record{slot: cur.slot, seq: cur.seq, key: cur.key, enc: w.enc, extra: w.extra, ver: w.ver}
 	s.bytes += int64(len(nr.enc) - len(cur.enc))
@@ -146,6 +152,11 @@ func (s *collState) rewriteDoc(st *store.Store, cur *record, oldKeys docKeys, w 
 //
 // Call holding writeMu and mu for writing.
 func (s *collState) removeRecords(recs []record) {
+	if s.snapshotsOpen() {
+		for i := range recs {
+			s.keepBefore(recs[i].key, &recs[i])
+		}
+	}
 	if len(recs) == 1 {
 		s.unindexRecord(&recs[0])
 		s.store().Delete(recs[0].slot) // last: the key and bytes above are read from it
@@ -252,4 +263,19 @@ func (s *collState) setIndexTTL(where string, ix *index, secs int32, mode applyM
 		s.settleMemory(cost)
 	}
 	return nil, nil
+}
+
+// lockMu takes mu for writing, unless the running transaction's commit
+// holds it already (muHeld). Call holding writeMu.
+func (s *collState) lockMu() {
+	if !s.muHeld {
+		s.mu.Lock()
+	}
+}
+
+// unlockMu releases what lockMu took.
+func (s *collState) unlockMu() {
+	if !s.muHeld {
+		s.mu.Unlock()
+	}
 }

@@ -33,3 +33,11 @@ func checkCtx(ctx context.Context) error {
 func ctxError(name string, err error) error {
 	return fmt.Errorf("collection %q: %w", name, err)
 }
+
+// scanError is ctxError of a scan's error, nil if the scan ended well.
+func scanError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return ctxError(name, err)
+}

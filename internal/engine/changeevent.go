@@ -249,6 +249,13 @@ type ChangeEvent struct {
 	// deleted against: the document's threshold under Index was at or
 	// before it.
 	Cutoff time.Time
+
+	// Txn is, for the events of a transaction's commit, the transaction:
+	// its session's lsid and its txnNumber, as MongoDB's events carry
+	// them (the document form has lsid: {id: UUID} and txnNumber). A
+	// transaction's events are delivered together, in its order, after
+	// its commit. Zero for a write outside any transaction.
+	Txn TxnID
 }
 
 // eventOf fills ev with event i of op, as the stream's options ask. It
@@ -260,6 +267,7 @@ func (cs *ChangeStream) eventOf(ev *ChangeEvent, op *Op, i int) error {
 		ClusterTime:   op.Seq,
 		WallTime:      op.Time,
 		Ns:            Namespace{Coll: op.Collection},
+		Txn:           op.Txn,
 	}
 	switch op.Kind {
 	case OpInsert, OpUpdate, OpReplace:

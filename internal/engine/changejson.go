@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/base64"
 	"strconv"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -30,6 +31,8 @@ func (r RawDocument) MarshalJSON() ([]byte, error) {
 //	 "clusterTime": 42,                 // the op's Seq (a number, not a Timestamp)
 //	 "wallTime": {"$date": "2026-01-01T00:00:00Z"},
 //	 "ns": {"coll": "sessions"},
+//	 "lsid": {"id": {"$binary": {"base64": "...", "subType": "04"}}}, // a transaction's
+//	 "txnNumber": 3,                    // a transaction's
 //	 "documentKey": {"_id": ...},
 //	 "updateDescription": {"updatedFields": {...}, "removedFields": [...],
 //	                       "truncatedArrays": [], "disambiguatedPaths": {...}},
@@ -61,6 +64,12 @@ func (e ChangeEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"ns":{"coll":`...)
 	dst = codec.AppendJSONString(dst, e.Ns.Coll)
 	dst = append(dst, '}')
+	if !e.Txn.IsZero() {
+		dst = append(dst, `,"lsid":{"id":{"$binary":{"base64":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, e.Txn.LSID[:])
+		dst = append(dst, `","subType":"04"}}},"txnNumber":`...)
+		dst = strconv.AppendInt(dst, e.Txn.Number, 10)
+	}
 	raw := func(name string, r RawDocument) {
 		if r != nil {
 			dst = append(dst, ',', '"')

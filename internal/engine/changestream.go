@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -663,6 +664,10 @@ func (e *ChangeEvent) document() Document {
 		"clusterTime":   e.ClusterTime,
 		"wallTime":      e.WallTime,
 		"ns":            Document{"coll": e.Ns.Coll},
+	}
+	if !e.Txn.IsZero() {
+		d["lsid"] = Document{"id": bson.Binary{Subtype: bson.TypeBinaryUUID, Data: e.Txn.LSID[:]}}
+		d["txnNumber"] = e.Txn.Number
 	}
 	raw := func(name string, r RawDocument) {
 		if r != nil {

@@ -246,6 +246,22 @@ type collState struct {
 	// documents (Op.Versions, parallel to Docs), nil when it gives none.
 	// Guarded by writeMu.
 	applyVers []uint64
+	// undo holds, while transactions' snapshots are open, the versions of
+	// documents that changes replaced, by _id key, oldest first
+	// (txnview.go): written holding writeMu and mu, read holding either.
+	// undoLen counts them; undoTS, when set, stamps every version kept
+	// by the running change (a transaction's commit, one instant).
+	undo    map[string][]undoVer
+	undoLen atomic.Int32
+	undoTS  uint64
+	// txw is set while a transaction's write runs: the write stages its
+	// changes in the transaction instead of applying them (txnstage.go).
+	// Guarded by writeMu.
+	txw *txnWrite
+	// muHeld is set while a transaction's commit (or an applied
+	// transaction) holds mu across its whole change: the write paths it
+	// runs then do not take it again (lockMu). Guarded by writeMu.
+	muHeld bool
 	// delSlots are removeRecords' slots, reused from batch to batch.
 	// Guarded by writeMu (recovery: its inserter, the only writer).
 	delSlots []store.Slot
@@ -387,6 +403,12 @@ func (c *Collection) write(fn func(s *collState) error) (err error) {
 // second wait, after the first returned, would wait for whatever other
 // writers committed meanwhile: under SyncAlways a second fsync per write.
 func (c *Collection) writeDurableByCaller(fn func(s *collState) error) (err error) {
+	return c.writeDurableByCallerCtx(nil, fn)
+}
+
+// writeDurableByCallerCtx is writeDurableByCaller whose waits for open
+// transactions end with ctx (writeBegunCtx).
+func (c *Collection) writeDurableByCallerCtx(ctx context.Context, fn func(s *collState) error) (err error) {
 	if err := c.usable(); err != nil {
 		return err
 	}
@@ -399,11 +421,17 @@ func (c *Collection) writeDurableByCaller(fn func(s *collState) error) (err erro
 	if err != nil {
 		return err
 	}
-	return end(c.writeBegun(fn))
+	return end(c.writeBegunCtx(ctx, fn))
 }
 
 // writeBegun is write once the replicator (if any) let it begin.
 func (c *Collection) writeBegun(fn func(s *collState) error) error {
+	return c.writeBegunCtx(nil, fn)
+}
+
+// writeBegunCtx is writeBegun whose waits for open transactions end with
+// waitCtx (nil: with the transaction's lifetime only).
+func (c *Collection) writeBegunCtx(waitCtx context.Context, fn func(s *collState) error) error {
 	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
 		s, err := c.db.state(c.name, true)
@@ -422,6 +450,17 @@ func (c *Collection) writeBegun(fn func(s *collState) error) error {
 		s.endOps(err)
 		s.inWay = nil
 		s.writeMu.Unlock()
+		var tw *txnWaitError
+		if errors.As(err, &tw) {
+			// An open transaction holds a document in the way: wait for
+			// its end (bounded by its lifetime, or the write's ctx), then
+			// run again from the start.
+			if err := c.db.txns.waitFor(waitCtx, tw.t); err != nil {
+				return err
+			}
+			attempt = -1
+			continue
+		}
 		if w == nil {
 			return err
 		}

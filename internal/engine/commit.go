@@ -222,6 +222,61 @@ func (c *committer) commitAppliedLocked(ops []Op, natFrom uint64) error {
 	return nil
 }
 
+// commitGroup numbers and hands on the ops of a transaction's commit,
+// which change the collections of natFrom (their next insertion
+// sequences before the change): every sink receives them in one call, so
+// that the log writes them in one record. It returns the last op's Seq.
+// Call holding the write locks of those collections, after the change.
+func (c *committer) commitGroup(ops []Op, natFrom map[string]uint64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seq := c.seq.Load()
+	for i := range ops {
+		seq++
+		ops[i].Seq = seq
+	}
+	c.seq.Store(seq)
+	handOnGroup(c.sinks.Load(), ops, natFrom)
+	if c.replicator != nil {
+		c.replicator.Commit(ops)
+	}
+	return seq
+}
+
+// commitAppliedGroup is commitGroup for a transaction's ops DB.Apply
+// applied, keeping their Seqs (checked as commitApplied checks them).
+func (c *committer) commitAppliedGroup(ops []Op, natFrom map[string]uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seq := c.seq.Load()
+	for i := range ops {
+		if want := seq + 1 + uint64(i); ops[i].Seq != want {
+			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
+		}
+	}
+	c.seq.Store(seq + uint64(len(ops)))
+	if c.replicator != nil {
+		raiseTo(&c.committed, seq+uint64(len(ops)))
+	}
+	handOnGroup(c.sinks.Load(), ops, natFrom)
+	return nil
+}
+
+// handOnGroup is handOn for ops that change several collections.
+func handOnGroup(sinks *[]opSink, ops []Op, natFrom map[string]uint64) {
+	if sinks == nil {
+		return
+	}
+	for _, sink := range *sinks {
+		if ns, ok := sink.(natSink); ok {
+			for coll, from := range natFrom {
+				ns.noteWriteStart(coll, from)
+			}
+		}
+		sink.appendOps(ops)
+	}
+}
+
 // handOn gives committed ops to the sinks, telling those that ask where
 // the write's inserts begin (natFrom > 0). Call holding c.mu.
 func handOn(sinks *[]opSink, ops []Op, natFrom uint64) {

@@ -60,6 +60,7 @@ type DB struct {
 	streams  streamRegistry
 	persist  *persistence // the data directory (durability.go); nil: in memory
 	restored RecoveryInfo // what WithRestore loaded, without a directory
+	txns     txnManager   // open transactions (txnmanager.go)
 }
 
 // Option configures Open.
@@ -75,6 +76,7 @@ type config struct {
 	hooks       []expireHookEntry
 	observe     []DeleteObserver
 	hideExpired bool
+	txnLimits   TransactionLimits   // WithTransactionLimits
 	bson        codec.DecodeOptions // WithBSONOptions
 	memLimit    int64               // bytes; 0: none
 	changes     ChangeStreamBufferOptions
@@ -150,6 +152,7 @@ func Open(opts ...Option) (*DB, error) {
 		metrics:     newMetricsRecorder(),
 	}
 	db.monitor = newMonitor(db, cfg.monitor)
+	db.txns.init(db, cfg.txnLimits)
 	switch {
 	case cfg.durable.dir != "" && cfg.replicator != nil:
 		return nil, fmt.Errorf("%w: WithDir and WithReplicator: a replicated DB keeps its state in the replicator's log", ErrInvalidOptions)
@@ -185,6 +188,7 @@ func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	db.txns.closeAll()
 	db.monitor.stop()
 	db.closeChanges()
 	if db.persist != nil {

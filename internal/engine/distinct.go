@@ -28,6 +28,9 @@ func (c *Collection) Distinct(ctx context.Context, field string, filterArgument 
 	}
 	var set distinctSet
 	if ts := c.timeSeries(); ts != nil {
+		if err := c.refuseIn(ctx, "a time-series collection"); err != nil {
+			return nil, err
+		}
 		docs, _, err := c.tsFind(ctx, ts, filter, nil) // time-series: tsread.go
 		if err != nil {
 			return nil, err
@@ -43,12 +46,7 @@ func (c *Collection) Distinct(ctx context.Context, field string, filterArgument 
 		return nil, err
 	}
 	q.ctx = ctx
-	s, err := c.read()
-	if err != nil || s == nil {
-		return []any{}, err
-	}
-	s.rlock()
-	s.execute(s.plan(q), q, c.db.clock.Now(), func(r *docRef) bool {
+	collect := func(r *docRef) bool {
 		var vals []any
 		if r.doc != nil {
 			vals, _ = codec.PathValues(r.doc, field)
@@ -57,7 +55,23 @@ func (c *Collection) Distinct(ctx context.Context, field string, filterArgument 
 		}
 		set.add(vals)
 		return true
-	})
+	}
+	if inTxn, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
+		q.view = v
+		s.execute(s.plan(q), q, v.now, collect)
+		return scanError(c.name, q.err)
+	}); inTxn {
+		if err != nil {
+			return nil, err
+		}
+		return set.sorted(), nil
+	}
+	s, err := c.read()
+	if err != nil || s == nil {
+		return []any{}, err
+	}
+	s.rlock()
+	s.execute(s.plan(q), q, c.db.clock.Now(), collect)
 	s.mu.RUnlock()
 	if q.err != nil {
 		return nil, ctxError(c.name, q.err)
@@ -121,6 +135,9 @@ func (c *Collection) EstimatedDocumentCount(ctx context.Context) (int64, error) 
 		return 0, err
 	}
 	if err := c.started(ctx); err != nil {
+		return 0, err
+	}
+	if err := c.refuseIn(ctx, "EstimatedDocumentCount (MongoDB's count command) cannot run in a transaction: use CountDocuments"); err != nil {
 		return 0, err
 	}
 	if ts := c.timeSeries(); ts != nil {

@@ -105,6 +105,11 @@ type findQuery struct {
 	at     scanPos
 	budget int
 	paused bool
+	// view, if not nil, is the transaction's view the query reads
+	// through (txnview.go): execute skips the live documents it replaces
+	// and visits its versions after the walk, and the plan's order is
+	// not trusted (an in-memory sort orders the whole).
+	view *txnView
 }
 
 // scanPos is a walk's position: the interval (in walk order) and the
@@ -167,6 +172,9 @@ func (c *Collection) find(ctx context.Context, filterArgument any, opts []FindOp
 		return nil, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if err := c.refuseIn(ctx, "a time-series collection"); err != nil {
+			return nil, err
+		}
 		filter, err := filterArg(filterArgument)
 		if err != nil {
 			return nil, fmt.Errorf("collection %q: %w", c.name, err)
@@ -180,6 +188,20 @@ func (c *Collection) find(ctx context.Context, filterArgument any, opts []FindOp
 	q, err := c.compileQuery(filterArgument, opts)
 	if err != nil {
 		return nil, err
+	}
+	var docs []cursorDoc
+	if inTxn, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
+		if err := s.applyHint(q); err != nil {
+			return err
+		}
+		q.ctx, q.view = ctx, v
+		docs, _ = s.runLocked(q, v.now)
+		return scanError(c.name, q.err)
+	}); inTxn {
+		if err != nil {
+			return nil, err
+		}
+		return &Cursor{batch: docs, done: true}, nil
 	}
 	s, err := c.read()
 	if err != nil {
@@ -230,6 +252,9 @@ func (c *Collection) findOne(ctx context.Context, filterArgument any, opts []Fin
 		return SingleResult{err: err}
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if err := c.refuseIn(ctx, "a time-series collection"); err != nil {
+			return SingleResult{err: err}
+		}
 		filter, err := filterArg(filterArgument)
 		if err != nil {
 			return SingleResult{err: fmt.Errorf("collection %q: %w", c.name, err)}
@@ -237,7 +262,8 @@ func (c *Collection) findOne(ctx context.Context, filterArgument any, opts []Fin
 		doc, err := c.tsFindOne(ts, filter, opts) // time-series: tsread.go
 		return SingleResult{doc: doc, err: err}
 	}
-	if filter, isDoc := filterArgument.(map[string]any); isDoc && len(opts) == 0 {
+	t := txnIn(ctx, c.db)
+	if filter, isDoc := filterArgument.(map[string]any); isDoc && len(opts) == 0 && t == nil {
 		if enc, ok, err := c.findByID(filter); ok {
 			return SingleResult{enc: enc, err: err}
 		}
@@ -251,11 +277,27 @@ func (c *Collection) findOne(ctx context.Context, filterArgument any, opts []Fin
 	if err != nil {
 		return SingleResult{err: err}
 	}
+	var docs []cursorDoc
+	if t != nil {
+		if _, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
+			if err := s.applyHint(q); err != nil {
+				return err
+			}
+			q.ctx, q.view = ctx, v
+			docs, _ = s.runLocked(q, v.now)
+			return scanError(c.name, q.err)
+		}); err != nil {
+			return SingleResult{err: err}
+		}
+		if len(docs) == 0 {
+			return SingleResult{err: fmt.Errorf("%w: collection %q: no document matches", ErrNotFound, c.name)}
+		}
+		return SingleResult{enc: docs[0].enc, doc: docs[0].doc}
+	}
 	s, err := c.read()
 	if err != nil {
 		return SingleResult{err: err}
 	}
-	var docs []cursorDoc
 	if s != nil {
 		s.rlock()
 		err := s.applyHint(q)
@@ -395,6 +437,9 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 		return n
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if err := c.refuseIn(ctx, "a time-series collection"); err != nil {
+			return 0, err
+		}
 		if o.Hint != nil {
 			return 0, fmt.Errorf("%w: collection %q: a time-series collection takes no hint", ErrInvalidOptions, c.name)
 		}
@@ -410,14 +455,24 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 		return 0, err
 	}
 	q.ctx = ctx
-	s, err := c.read()
-	if err != nil || s == nil {
-		return 0, err
-	}
 	var n int64
 	enough := int64(-1) // no need to count past Skip+Limit
 	if o.Limit > 0 {
 		enough = o.Skip + o.Limit
+	}
+	if inTxn, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
+		if err := s.applyHint(q); err != nil {
+			return err
+		}
+		q.view = v
+		s.execute(s.plan(q), q, v.now, func(*docRef) bool { n++; return n != enough })
+		return scanError(c.name, q.err)
+	}); inTxn {
+		return capped(n), err
+	}
+	s, err := c.read()
+	if err != nil || s == nil {
+		return 0, err
 	}
 	s.rlock()
 	defer s.mu.RUnlock()
@@ -439,6 +494,11 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 func (s *collState) run(q *findQuery, now time.Time) ([]cursorDoc, *Explanation) {
 	s.rlock()
 	defer s.mu.RUnlock()
+	return s.runLocked(q, now)
+}
+
+// runLocked is run; call holding mu (for reading).
+func (s *collState) runLocked(q *findQuery, now time.Time) ([]cursorDoc, *Explanation) {
 	p := s.plan(q)
 	ex := &Explanation{}
 	var refs []*docRef
@@ -493,6 +553,9 @@ type selection struct {
 // (nil: never), or the hint's error. Call holding writeMu or mu.
 func (s *collState) matchingRecordsCtx(ctx context.Context, sel selection, now time.Time) ([]*docRef, error) {
 	q := &findQuery{filterDoc: sel.f.Doc(), filter: sel.f, ctx: ctx, opts: FindOptions{Sort: sel.sort, Hint: sel.hint}, sort: sortKeys(sel.sort)}
+	if w := s.txw; w != nil {
+		q.view, now = w.v, w.v.now
+	}
 	if err := s.applyHint(q); err != nil {
 		return nil, err
 	}
@@ -585,6 +648,18 @@ func (p *plan) needsSort(q *findQuery) bool { return len(q.opts.Sort) > 0 && !p.
 // beats $in beats a range), else one whose keys give the requested sort,
 // else a collection scan.
 func (s *collState) plan(q *findQuery) *plan {
+	p := s.planLive(q)
+	if q.view != nil && p.sorted {
+		// The view's own versions come after the walk: sort in memory.
+		cp := *p
+		cp.sorted = false
+		return &cp
+	}
+	return p
+}
+
+// planLive is plan over the live documents.
+func (s *collState) planLive(q *findQuery) *plan {
 	if q.hint != nil {
 		if p := s.hintedPlan(q); p != nil {
 			return p
@@ -672,6 +747,11 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 			}
 		}
 		ref := &docRef{rec: s.rec(slot)}
+		if q.view != nil {
+			if _, _, decided := q.view.versionAt(ref.rec.key); decided {
+				return true // extras visits the view's version
+			}
+		}
 		if hide && s.expiredAt(ref, now) {
 			return true
 		}
@@ -679,6 +759,34 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 			return true
 		}
 		return visit(ref)
+	}
+	if q.view != nil {
+		// The walk below, then the versions the view has of its own.
+		stopped := false
+		inner := visit
+		visit = func(r *docRef) bool {
+			if !inner(r) {
+				stopped = true
+				return false
+			}
+			return true
+		}
+		defer func() {
+			if stopped || q.err != nil || q.paused {
+				return
+			}
+			q.view.extras(func(rec record) bool {
+				ref := &docRef{rec: rec}
+				ex.DocsExamined++
+				if hide && s.expiredAt(ref, now) {
+					return true
+				}
+				if !q.filter.Matches(ref.get()) {
+					return true
+				}
+				return visit(ref)
+			})
+		}()
 	}
 	if p.byID {
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}

@@ -74,6 +74,7 @@ type FindOneAndDeleteOptions struct {
 // findModify is a compiled find-and-modify: the query that picks the
 // document and what to return.
 type findModify struct {
+	ctx    context.Context // the call's: the transaction it joins, if any
 	q      *findQuery
 	ret    ReturnDocument
 	upsert bool
@@ -97,7 +98,7 @@ func (c *Collection) compileFindModify(ctx context.Context, op string, filter an
 	if err != nil {
 		return nil, err
 	}
-	return &findModify{q: q, ret: ret, upsert: upsert}, nil
+	return &findModify{ctx: ctx, q: q, ret: ret, upsert: upsert}, nil
 }
 
 // FindOneAndUpdate implements ttldb.Collection.FindOneAndUpdate, whose documentation is the contract.
@@ -251,7 +252,7 @@ func (c *Collection) runFindModifyOnce(fm *findModify, build func(s *collState, 
 	}
 	var before, after []byte // encodings: the store's, never changed
 	var found bool
-	err := c.write(func(s *collState) error {
+	err := c.writerDurable(fm.ctx)(func(s *collState) error {
 		before, after, found = nil, nil, false // a run again after the hooks starts afresh
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
@@ -260,21 +261,19 @@ func (c *Collection) runFindModifyOnce(fm *findModify, build func(s *collState, 
 		if err := s.applyHint(fm.q); err != nil {
 			return err
 		}
-		ref := s.firstMatch(fm.q, now)
+		readAt := now
+		fm.q.view = nil
+		if w := s.txw; w != nil {
+			fm.q.view, readAt = w.v, w.v.now
+		}
+		ref := s.firstMatch(fm.q, readAt)
 		if ref == nil && !fm.upsert {
 			return nil
 		}
 		found = ref != nil
 		if build == nil { // FindOneAndDelete
 			before = ref.rec.enc
-			s.mu.Lock()
-			s.removeRecord(&ref.rec)
-			s.mu.Unlock()
-			if r := s.oprec; r != nil {
-				r.deleted(s, []record{ref.rec})
-			}
-			s.settleMemory(0)
-			return nil
+			return s.removeFound([]*docRef{ref})
 		}
 		nd, err := build(s, ref, now)
 		if err != nil {
@@ -295,7 +294,9 @@ func (c *Collection) runFindModifyOnce(fm *findModify, build func(s *collState, 
 		if _, err := s.replaceRecords([]*docRef{ref}, []Document{nd}); err != nil {
 			return err
 		}
-		if rec, ok := s.recAt(ref.rec.slot, ref.rec.seq); ok {
+		if w := s.txw; w != nil {
+			after = w.after
+		} else if rec, ok := s.recAt(ref.rec.slot, ref.rec.seq); ok {
 			after = rec.enc
 		} else {
 			// A capped collection evicted it to make room for itself.
@@ -352,7 +353,13 @@ func (s *collState) encOfID(id any) []byte {
 	if err != nil {
 		return nil
 	}
-	rec, ok := s.lookup(k)
+	var rec record
+	var ok bool
+	if w := s.txw; w != nil {
+		rec, ok = w.v.lookupVisible(k)
+	} else {
+		rec, ok = s.lookup(k)
+	}
 	if !ok {
 		return nil
 	}

@@ -35,6 +35,10 @@ type Metrics struct {
 	// ChangeStreams describes the change streams and their buffer:
 	// gauges (Sub keeps m's), read in O(open streams).
 	ChangeStreams ChangeStreamMetrics
+
+	// Transactions counts the DB's transactions (Session): counters
+	// since Open, but Open, a gauge. Sub subtracts prev's counters.
+	Transactions TransactionMetrics
 }
 
 // DurabilityMetrics describe a DB's data directory. The counters count
@@ -253,6 +257,7 @@ func (m Metrics) Sub(prev Metrics) Metrics {
 			t.ExpiryByIndex[ref] = x
 		}
 	}
+	d.Transactions = m.Transactions.Sub(prev.Transactions)
 	dd, pd := &d.Durability, prev.Durability
 	dd.LogRecords -= pd.LogRecords
 	dd.LogBytes -= pd.LogBytes
@@ -399,6 +404,7 @@ func (db *DB) Metrics() Metrics {
 	if open {
 		now = db.clock.Now()
 		m.ChangeStreams = db.changeStreamMetrics(now)
+		m.Transactions = db.txns.metrics()
 	}
 	work := 0
 	for _, s := range db.snapshotCollections() {

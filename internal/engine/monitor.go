@@ -733,6 +733,9 @@ func (m *monitor) runPass(ctx context.Context) (res PassResult, err error) {
 	db, o := m.db, m.opts.Load()
 	ps := &passState{now: db.clock.Now(), byCollection: map[*collState]int{}, failed: map[*index]bool{}}
 	res.Now = ps.now
+	if db.txns.nopen.Load() > 0 {
+		db.txns.reapExpired(ps.now) // abandoned transactions hold documents
+	}
 	m.delivery.beginPass()
 	defer func() {
 		res.Deleted = ps.deleted
@@ -973,6 +976,20 @@ func (m *monitor) deleteBatch(ctx context.Context, t ttlTarget, passNow time.Tim
 		// it keeps no chunk memory alive.
 		m.batch = chosen
 		defer clear(m.batch)
+	}
+	if m.db.txns.nlocked.Load() > 0 {
+		// A document an open transaction wrote waits for its end: a
+		// later batch deletes it if it is still expired then.
+		kept := chosen[:0]
+		for _, c := range chosen {
+			if m.db.txns.holder(s.name, c.rec.key, nil) == nil {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 && len(chosen) > 0 {
+			more = false // only held documents: the next pass
+		}
+		chosen = kept
 	}
 	if p := m.db.cfg.proposer; p != nil {
 		n, ids, retry, err := m.proposeBatch(p, s, ix, chosen, recheck, batchNow)

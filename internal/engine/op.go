@@ -17,8 +17,10 @@ import (
 // have no Index and the Spec {ttlPaused: bool} (CollMod's TTLPaused),
 // which a reader of version 2 would refuse as malformed. Version 4 has
 // version 3's layout and adds the kind OpDBMod, which a reader of version
-// 3 would refuse as unknown.
-const OpVersion = 4
+// 3 would refuse as unknown. Version 5 adds the transaction of an op
+// (Op.Txn: flags bit 1 and two fields at the end), which a reader of
+// version 4 would refuse as malformed.
+const OpVersion = 5
 
 // MinOpVersion is the oldest binary form of an Op this version reads.
 const MinOpVersion = 1
@@ -133,6 +135,10 @@ type Op struct {
 	// Spec is the definition of OpCreateCollection, OpCreateIndex and
 	// OpCollMod, as a document.
 	Spec RawDocument
+	// Txn, when not zero, is the transaction that committed the op: the
+	// ops of one transaction are consecutive, share it, and are applied
+	// by DB.Apply as one change. Each changes one document.
+	Txn TxnID
 
 	// packed, when set, holds the op's keys and Keys is nil: a TTL batch
 	// committed while only change streams take ops, whose keys stay in

@@ -29,9 +29,23 @@ func (db *DB) Apply(ctx context.Context, ops ...Op) (err error) {
 			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
 		}
 	}
-	for i := range ops {
+	for i := 0; i < len(ops); i++ {
 		if err := db.checkOpen(); err != nil {
 			return err
+		}
+		if id := ops[i].Txn; !id.IsZero() {
+			// A transaction's ops: applied as one change.
+			j := i + 1
+			for j < len(ops) && ops[j].Txn == id {
+				j++
+			}
+			// A copy: the sinks keep the group's ops, and Apply's
+			// argument must not escape (one allocation per applied op).
+			if err := db.applyTxnOps(slices.Clone(ops[i:j])); err != nil {
+				return fmt.Errorf("ops %d to %d (transaction %d): %w", ops[i].Seq, ops[j-1].Seq, id.Number, err)
+			}
+			i = j - 1
+			continue
 		}
 		if err := db.applyOp(&ops[i]); err != nil {
 			return fmt.Errorf("op %d (%s): %w", ops[i].Seq, ops[i].Kind, err)

@@ -22,9 +22,11 @@ import (
 //	before    list (entries may be empty)
 //	index     string
 //	cutoff    instant
-//	flags     byte (bit 0: Expired; the other bits 0)
+//	flags     byte (bit 0: Expired; bit 1: in a transaction (version 5
+//	          on); the other bits 0)
 //	spec      bytes (empty: none)
 //	versions  uvarint count, then count uvarints (0 or len(docs))
+//	txn       with flags bit 1 only: bytes (the lsid, 16), varint (txnNumber)
 //
 // string and bytes are a uvarint length and the bytes; a list is a
 // uvarint count and that many bytes values; an instant is a byte 0 for
@@ -56,11 +58,18 @@ func (op Op) AppendBinary(b []byte) ([]byte, error) {
 	if op.Expired {
 		flags |= 1
 	}
+	if !op.Txn.IsZero() {
+		flags |= 2
+	}
 	b = append(b, flags)
 	b = appendBytes(b, op.Spec)
 	b = binary.AppendUvarint(b, uint64(len(op.Versions)))
 	for _, v := range op.Versions {
 		b = binary.AppendUvarint(b, v)
+	}
+	if !op.Txn.IsZero() {
+		b = appendBytes(b, op.Txn.LSID[:])
+		b = binary.AppendVarint(b, op.Txn.Number)
 	}
 	return b, nil
 }
@@ -76,7 +85,7 @@ func (op Op) MarshalBinary() ([]byte, error) {
 func (op Op) binarySize() int {
 	n := 1 + binary.MaxVarintLen64 + 1 + 2*binary.MaxVarintLen64 + 1 + 2*(binary.MaxVarintLen64+binary.MaxVarintLen32)
 	n += binary.MaxVarintLen64 + len(op.Collection) + binary.MaxVarintLen64 + len(op.Index) + binary.MaxVarintLen64 + len(op.Spec)
-	n += binary.MaxVarintLen64 * (1 + len(op.Versions))
+	n += binary.MaxVarintLen64*(1+len(op.Versions)) + 1 + 16 + binary.MaxVarintLen64
 	for _, l := range [][]RawDocument{op.Docs, op.Updates, op.Keys, op.Before} {
 		n += binary.MaxVarintLen64
 		for _, d := range l {
@@ -144,7 +153,11 @@ func (op *Op) UnmarshalBinary(data []byte) error {
 	out.Index = r.name("index")
 	out.Cutoff = r.instant("cutoff")
 	flags := r.byte("flags")
-	if r.err == nil && flags&^1 != 0 {
+	known := byte(1)
+	if data[0] >= 5 {
+		known |= 2
+	}
+	if r.err == nil && flags&^known != 0 {
 		r.fail("flags", "unknown flags %#x", flags)
 	}
 	out.Expired = flags&1 != 0
@@ -160,6 +173,17 @@ func (op *Op) UnmarshalBinary(data []byte) error {
 		}
 		for i := uint64(0); i < nv && r.err == nil; i++ {
 			out.Versions = append(out.Versions, r.uvarint("versions"))
+		}
+	}
+	if flags&2 != 0 {
+		lsid := r.bytes("lsid")
+		if r.err == nil && len(lsid) != 16 {
+			r.fail("lsid", "%d bytes, not 16", len(lsid))
+		}
+		copy(out.Txn.LSID[:], lsid)
+		out.Txn.Number = r.varint("txnNumber")
+		if r.err == nil && out.Txn.IsZero() {
+			r.fail("txn", "a transaction's op with a zero TxnID")
 		}
 	}
 	if r.err == nil && r.i != len(r.b) {

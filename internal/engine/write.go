@@ -306,7 +306,7 @@ func (c *Collection) InsertOne(ctx context.Context, doc any) (*InsertOneResult, 
 	if err := c.started(ctx); err != nil {
 		return nil, err
 	}
-	ids, err := insertDocs(c, []any{doc})
+	ids, err := insertDocs(ctx, c, []any{doc})
 	if err != nil {
 		var de *docIndexError
 		if errors.As(err, &de) {
@@ -332,7 +332,7 @@ func (c *Collection) InsertMany(ctx context.Context, docs any, opts ...InsertMan
 	switch d := docs.(type) {
 	case []Document:
 		if ordered {
-			ids, err := insertDocs(c, d)
+			ids, err := insertDocs(ctx, c, d)
 			return insertManyResult(ids, err)
 		}
 		list = make([]any, len(d))
@@ -352,10 +352,10 @@ func (c *Collection) InsertMany(ctx context.Context, docs any, opts ...InsertMan
 		}
 	}
 	if ordered {
-		ids, err := insertDocs(c, list)
+		ids, err := insertDocs(ctx, c, list)
 		return insertManyResult(ids, err)
 	}
-	return c.insertUnordered(list)
+	return c.insertUnordered(ctx, list)
 }
 
 // insertManyResult shapes an ordered InsertMany's outcome: all inserted,
@@ -374,8 +374,8 @@ func insertManyResult(ids []any, err error) (*InsertManyResult, error) {
 // insertUnordered inserts every document of list that can be: all at once
 // when none fails, else one at a time, so that each failure is the
 // document's own. The error is a *BulkWriteError listing every failure.
-func (c *Collection) insertUnordered(list []any) (*InsertManyResult, error) {
-	ids, err := insertDocs(c, list)
+func (c *Collection) insertUnordered(ctx context.Context, list []any) (*InsertManyResult, error) {
+	ids, err := insertDocs(ctx, c, list)
 	if err == nil {
 		return &InsertManyResult{InsertedIDs: ids}, nil
 	}
@@ -387,7 +387,7 @@ func (c *Collection) insertUnordered(list []any) (*InsertManyResult, error) {
 	res := &InsertManyResult{InsertedIDs: []any{}}
 	var failed []WriteError
 	for i, d := range list {
-		ids, err := insertDocs(c, []any{d})
+		ids, err := insertDocs(ctx, c, []any{d})
 		if err != nil {
 			if errors.As(err, &de) {
 				err = de.err
@@ -412,15 +412,21 @@ type docIndexError struct {
 func (e *docIndexError) Error() string { return fmt.Sprintf("document %d: %v", e.index, e.err) }
 func (e *docIndexError) Unwrap() error { return e.err }
 
-func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
+func insertDocs[T any](ctx context.Context, c *Collection, docs []T) (ids []any, err error) {
 	if err := c.db.writable(); err != nil {
 		return nil, err
 	}
-	defer c.db.durable(&err)
+	t := txnIn(ctx, c.db)
+	if t == nil {
+		defer c.db.durable(&err)
+	}
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if t != nil {
+			return nil, t.refuse(c.name, "a time-series collection")
+		}
 		list := make([]any, len(docs))
 		for i, d := range docs {
 			list[i] = d
@@ -452,9 +458,12 @@ func insertDocs[T any](c *Collection, docs []T) (ids []any, err error) {
 			}
 		}
 	}
-	err = c.writeDurableByCaller(func(s *collState) error {
-		return s.insertPrepared(prepared, sc)
-	})
+	insert := func(s *collState) error { return s.insertPrepared(prepared, sc) }
+	if t != nil {
+		err = c.txnWriter(t)(insert)
+	} else {
+		err = c.writeDurableByCallerCtx(ctx, insert)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -517,6 +526,9 @@ func (sc *insertScratch) preparedFor(n int) []newDoc {
 // insertPrepared stores encoded documents, with sc's memory (nil: its
 // own). Call holding writeMu.
 func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
+	if w := s.txw; w != nil {
+		return w.stageInserts(s, docs)
+	}
 	if sc == nil {
 		sc = new(insertScratch)
 	}
@@ -584,6 +596,11 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, keyErr)}
 		}
 		k := keys[i]
+		if s.db.txns.nlocked.Load() > 0 && !s.applying {
+			if err := s.waitForKey(k); err != nil {
+				return err
+			}
+		}
 		if slot, ok := st.LookupHashed(hashes[i], k); ok && !s.expiredInWay(s.rec(slot)) {
 			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id}}
 		}
@@ -890,6 +907,9 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		return UpdateResult{}, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if t := txnIn(ctx, c.db); t != nil {
+			return UpdateResult{}, t.refuse(c.name, "a time-series collection")
+		}
 		if o := mergeUpdateOptions(opts); o.Hint != nil || o.Sort != nil || o.ArrayFilters != nil {
 			return UpdateResult{}, fmt.Errorf("%w: %w: collection %q: an update of a time-series collection takes no hint, sort or array filters", ErrInvalidOptions, ErrTimeSeries, c.name)
 		}
@@ -915,7 +935,7 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		}
 	}
 	sel := selection{f: f, limit: limit, sort: o.Sort, hint: o.Hint}
-	err = c.writeMatchingCtx(ctx, c.writeDurableByCaller, sel, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatchingCtx(ctx, c.writer(ctx), sel, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
@@ -933,6 +953,9 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		}
 		if r := s.oprec; r != nil {
 			r.replaceKind, r.update = OpUpdate, resolvedUpdate(updateDoc, now)
+		}
+		if w := s.txw; w != nil {
+			w.replaceKind, w.update = OpUpdate, resolvedUpdate(updateDoc, now)
 		}
 		newDocs := make([]Document, len(refs))
 		for i, ref := range refs {
@@ -1033,6 +1056,14 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 		extra  []byte
 		oldKey docKeys
 		newKey docKeys
+	}
+	if w := s.txw; w != nil && encs == nil {
+		return w.stageReplaces(s, refs, newDocs)
+	}
+	if !s.applying {
+		if err := s.waitForTxns(refs); err != nil {
+			return 0, err
+		}
 	}
 	uc := newUniqueCheck(s)
 	for i, ref := range refs {
@@ -1185,7 +1216,7 @@ func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replace
 		}
 	}
 	var res UpdateResult
-	err = c.writeMatching(selection{f: f, limit: 1, sort: o.Sort, hint: o.Hint}, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatchingCtx(ctx, c.writerDurable(ctx), selection{f: f, limit: 1, sort: o.Sort, hint: o.Hint}, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			doc := codec.CopyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
@@ -1213,6 +1244,9 @@ func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replace
 		}
 		if r := s.oprec; r != nil {
 			r.replaceKind = OpReplace
+		}
+		if w := s.txw; w != nil {
+			w.replaceKind = OpReplace
 		}
 		n, err := s.replaceRecords(refs, []Document{doc})
 		res.ModifiedCount = int64(n)
@@ -1274,6 +1308,9 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, ctxError(c.name, err)
 	}
 	if ts := c.timeSeries(); ts != nil {
+		if t := txnIn(ctx, c.db); t != nil {
+			return 0, t.refuse(c.name, "a time-series collection")
+		}
 		if hint != nil {
 			return 0, fmt.Errorf("%w: %w: collection %q: a delete of a time-series collection takes no hint", ErrInvalidOptions, ErrTimeSeries, c.name)
 		}
@@ -1293,7 +1330,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, err
 	}
 	n = 0
-	err = c.writeDurableByCaller(func(s *collState) error {
+	err = c.writer(ctx)(func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
 			r.now = now
@@ -1305,19 +1342,9 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		if err != nil {
 			return ctxError(s.name, err)
 		}
-		s.mu.Lock()
-		for _, ref := range refs {
-			s.removeRecord(&ref.rec)
+		if err := s.removeFound(refs); err != nil {
+			return err
 		}
-		s.mu.Unlock()
-		if r := s.oprec; r != nil {
-			recs := make([]record, len(refs))
-			for i, ref := range refs {
-				recs[i] = ref.rec
-			}
-			r.deleted(s, recs)
-		}
-		s.settleMemory(0)
 		n = len(refs)
 		return nil
 	})

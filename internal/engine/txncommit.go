@@ -1,0 +1,406 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ttldb/ttldb/internal/store"
+)
+
+// TxnID identifies the transaction an op was committed by: its session's
+// id (lsid, a UUID) and the transaction's number in the session
+// (txnNumber), as MongoDB's oplog entries and change events carry them.
+// The zero TxnID: the op was committed by a write outside any
+// transaction.
+type TxnID struct {
+	LSID   [16]byte
+	Number int64
+}
+
+// IsZero reports whether id is the zero TxnID.
+func (id TxnID) IsZero() bool { return id == TxnID{} }
+
+// txnChange is one change of a transaction being applied: the staged
+// write (or the op) resolved against the collection it changes.
+type txnChange struct {
+	s      *collState
+	kind   OpKind
+	key    []byte
+	enc    []byte // the new document (not OpDelete)
+	update RawDocument
+	dk     docKeys
+	extra  []byte
+	ver    uint64
+	base   record // the document the change replaces or deletes
+}
+
+// commit implements Session.CommitTransaction for t. Call holding the
+// session's mu.
+func (t *txn) commit(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch t.state {
+	case txnCommitted:
+		return nil // committed before: a retried commit reports it
+	case txnCommitUnknown:
+		return t.retryCommitLocked()
+	}
+	if err := t.usableLocked(); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx); err != nil {
+		return err // the transaction stays open: commit again, or abort
+	}
+	start := t.db.clock.Now()
+	if len(t.staged) == 0 {
+		t.state = txnCommitted
+		t.db.txns.end(t, true, 0)
+		t.db.txns.observeCommit(t.db.clock.Now().Sub(start))
+		return nil
+	}
+	end, err := t.db.beginWrite()
+	if err != nil {
+		// Not the primary (or closed): nothing was applied.
+		t.abortLocked(abortByError)
+		return transient(fmt.Errorf("commit of transaction %d: %w", t.number, err))
+	}
+	seq, err := t.db.commitTxn(t)
+	if err != nil {
+		_ = end(err)
+		if errors.Is(err, ErrWriteConflict) {
+			t.abortLocked(abortByConflict)
+			return transient(err)
+		}
+		t.abortLocked(abortByError)
+		return err
+	}
+	// Applied and visible: the transaction holds nothing any more.
+	t.state, t.commitSeq = txnCommitted, seq
+	t.db.txns.end(t, true, 0)
+	t.staged, t.over = nil, nil
+	err = end(nil)
+	if err == nil {
+		t.db.durable(&err)
+	}
+	if err != nil {
+		t.state = txnCommitUnknown
+		t.commitErr = err
+		return &LabeledError{Labels: []string{UnknownTransactionCommitResultLabel}, Err: fmt.Errorf("commit of transaction %d: %w", t.number, err)}
+	}
+	t.db.txns.observeCommit(t.db.clock.Now().Sub(start))
+	return nil
+}
+
+// retryCommitLocked is a commit called again after one whose outcome was
+// unknown: with a replicator, success once the replicated log committed
+// the transaction's last op (DB.MarkCommitted reached it); otherwise the
+// first commit's error again, with its label.
+func (t *txn) retryCommitLocked() error {
+	if t.db.cfg.replicator != nil && t.db.checkOpen() == nil && t.db.ops.committed.Load() >= t.commitSeq {
+		t.state = txnCommitted
+		return nil
+	}
+	return &LabeledError{Labels: []string{UnknownTransactionCommitResultLabel}, Err: fmt.Errorf("commit of transaction %d: %w", t.number, t.commitErr)}
+}
+
+// commitTxn applies t's staged writes as one change of every collection
+// they touch and commits their ops as one group (one log record, one
+// replicated entry). It returns the Seq of the group's last op (0: no
+// sink wanted ops). On error nothing changed.
+func (db *DB) commitTxn(t *txn) (uint64, error) {
+	var names []string
+	for _, sw := range t.staged {
+		if !slices.Contains(names, sw.coll) {
+			names = append(names, sw.coll)
+		}
+	}
+	slices.Sort(names) // the order a transaction takes collections' locks in
+	states := map[string]*collState{}
+	var locked []*collState
+	defer func() {
+		for _, s := range slices.Backward(locked) {
+			s.writeMu.Unlock()
+		}
+	}()
+	for _, name := range names {
+		s, err := db.state(name, true)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.lockForegroundWrite(); err != nil {
+			return 0, fmt.Errorf("%w: collection %q was dropped during the transaction", ErrWriteConflict, name)
+		}
+		locked = append(locked, s)
+		states[name] = s
+	}
+	changes := make([]txnChange, len(t.staged))
+	for i, sw := range t.staged {
+		changes[i] = txnChange{s: states[sw.coll], kind: sw.kind, key: sw.key, enc: sw.enc, update: sw.update}
+	}
+	id := TxnID{LSID: t.sess.id, Number: t.number}
+	return db.applyTxnChanges(id, changes, locked, nil, modeLocal, db.clock.Now())
+}
+
+// applyTxnChanges checks changes against the collections (locked: their
+// writeMu held, in name order), then applies them under every one's mu at
+// once, so that no reader sees part of them, and commits their ops as one
+// group. applied, for DB.Apply, are the ops being applied (their Seqs and
+// versions are kept); nil for a local commit, whose ops are built here.
+func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState, applied []Op, mode applyMode, now time.Time) (uint64, error) {
+	fail := func(format string, args ...any) error {
+		err := fmt.Errorf(format, args...)
+		if mode == modeApply {
+			return fmt.Errorf("%w: %w", ErrInvalidOp, err)
+		}
+		return fmt.Errorf("%w: %w", ErrWriteConflict, err)
+	}
+	// The state each change meets, from the live one on.
+	type cur struct {
+		s       *collState
+		rec     record
+		present bool
+		owner   int64 // the live document's slot, or -1-i for the i-th change's new one
+		last    int   // the last change of the document
+	}
+	state := map[string]*cur{}
+	lk := func(s *collState, key []byte) string { return s.name + "\x00" + string(key) }
+	for i := range changes {
+		ch := &changes[i]
+		s := ch.s
+		c := state[lk(s, ch.key)]
+		if c == nil {
+			rec, ok := s.lookup(ch.key)
+			c = &cur{s: s, rec: rec, present: ok, owner: -1 - int64(i)}
+			if ok {
+				c.owner = int64(rec.slot)
+			}
+			state[lk(s, ch.key)] = c
+		}
+		switch {
+		case ch.kind == OpInsert && c.present:
+			return 0, fail("collection %q: an inserted document's _id is stored already", s.name)
+		case ch.kind != OpInsert && !c.present:
+			return 0, fail("collection %q: a document the transaction changes is missing", s.name)
+		}
+		ch.base, c.last = c.rec, i
+		if ch.kind != OpDelete {
+			dk, err := s.computeKeys(&docRef{rec: record{enc: ch.enc}})
+			if err != nil {
+				return 0, err
+			}
+			ch.dk, ch.extra = dk, s.appendTTLExtra(nil, dk)
+			if err := store.CheckSize(len(ch.key), len(ch.enc), len(ch.extra)); err != nil {
+				return 0, fmt.Errorf("collection %q: %w: %w", s.name, ErrInvalidDocument, err)
+			}
+			c.rec = record{key: ch.key, enc: ch.enc, extra: ch.extra}
+			c.present = true
+		} else {
+			c.present = false
+		}
+	}
+	// Unique indexes, on the state the changes leave.
+	checks := map[*collState]*uniqueCheck{}
+	for _, s := range locked {
+		checks[s] = newUniqueCheck(s)
+	}
+	for _, c := range state {
+		if uc := checks[c.s]; uc != nil && c.owner >= 0 {
+			uc.batch[store.Slot(c.owner)] = true
+		}
+	}
+	for i := range changes {
+		ch := &changes[i]
+		c := state[lk(ch.s, ch.key)]
+		if ch.kind == OpDelete || c.last != i {
+			continue // not the change that leaves the document's final state
+		}
+		if err := checks[ch.s].add(c.owner, ch.dk); err != nil {
+			return 0, err
+		}
+	}
+	// Memory: what the new versions add, reserved per collection.
+	costs := map[*collState]int64{}
+	for i := range changes {
+		ch := &changes[i]
+		if ch.kind != OpDelete {
+			costs[ch.s] += store.UpdateCost(len(ch.key), len(ch.enc), len(ch.extra)) + ch.s.keysCost(ch.dk)
+		}
+	}
+	var reserved []*collState
+	for _, s := range locked {
+		if err := s.reserve(costs[s]); err != nil {
+			for _, r := range reserved {
+				db.mem.Add(-costs[r])
+			}
+			return 0, err
+		}
+		reserved = append(reserved, s)
+	}
+	// Versions: the ops' when applying them, new ones otherwise.
+	for i := range changes {
+		ch := &changes[i]
+		if ch.kind == OpDelete {
+			continue
+		}
+		if applied != nil {
+			ch.ver = applied[i].Versions[0]
+			db.raiseVersions(ch.ver)
+		} else {
+			ch.ver = db.writes.Add(1)
+		}
+	}
+	// Apply, holding every collection's mu.
+	natFrom := map[string]uint64{}
+	for _, s := range locked {
+		natFrom[s.name] = s.nextSeq
+	}
+	var stamp uint64
+	for _, s := range locked {
+		s.mu.Lock()
+	}
+	if db.txns.nsnap.Load() > 0 {
+		stamp = db.txns.clock.Add(1) // one instant for the whole transaction
+	}
+	earliest := map[*collState]time.Time{}
+	for _, s := range locked {
+		s.undoTS = stamp
+	}
+	for i := range changes {
+		ch := &changes[i]
+		s := ch.s
+		st := s.store()
+		switch ch.kind {
+		case OpInsert:
+			w := docWrite{key: ch.key, enc: ch.enc, extra: ch.extra, dk: ch.dk, ver: ch.ver}
+			s.storeDoc(st, &w, modeLocal)
+			earliest[s] = s.earliestThreshold(ch.dk, earliest[s])
+		case OpUpdate, OpReplace:
+			rec, _ := s.lookup(ch.key)
+			w := docWrite{enc: ch.enc, extra: ch.extra, dk: ch.dk, ver: ch.ver}
+			s.rewriteDoc(st, &rec, s.storedKeys(&rec), &w)
+			earliest[s] = s.earliestThreshold(ch.dk, earliest[s])
+		case OpDelete:
+			rec, _ := s.lookup(ch.key)
+			s.removeRecords([]record{rec})
+		}
+	}
+	for _, s := range slices.Backward(locked) {
+		s.undoTS = 0
+		s.mu.Unlock()
+	}
+	for _, s := range locked {
+		s.settleMemory(costs[s])
+		db.monitor.notifyThreshold(earliest[s])
+	}
+	// The ops, one group.
+	if applied != nil {
+		return applied[len(applied)-1].Seq, db.ops.commitAppliedGroup(applied, natFrom)
+	}
+	if !db.ops.opsWanted() {
+		return 0, nil
+	}
+	pre := db.ops.preImagesWanted()
+	at := opTime(now)
+	ops := make([]Op, len(changes))
+	for i := range changes {
+		ch := &changes[i]
+		op := Op{Kind: ch.kind, Collection: ch.s.name, Time: at, Txn: id}
+		switch ch.kind {
+		case OpDelete:
+			op.Keys = recordKeys([]record{ch.base})
+			if pre {
+				op.Before = []RawDocument{ch.base.enc}
+			}
+		default:
+			op.Docs, op.Versions = []RawDocument{ch.enc}, []uint64{ch.ver}
+			if ch.kind == OpUpdate && ch.update != nil {
+				op.Updates = []RawDocument{ch.update}
+			}
+			if pre && ch.kind != OpInsert {
+				op.Before = []RawDocument{ch.base.enc}
+			}
+		}
+		ops[i] = op
+	}
+	return db.ops.commitGroup(ops, natFrom), nil
+}
+
+// applyTxnOps is DB.Apply of the ops of one transaction (consecutive ops
+// with the same Txn): applied as one change of every collection they
+// touch, as the primary committed them. Call holding applyMu.
+func (db *DB) applyTxnOps(ops []Op) error {
+	var names []string
+	for i := range ops {
+		op := &ops[i]
+		switch op.Kind {
+		case OpInsert, OpUpdate, OpReplace:
+			if len(op.Docs) != 1 || len(op.Versions) != 1 {
+				return fmt.Errorf("%w: op %d: a transaction's %s op holds one document and its version", ErrInvalidOp, op.Seq, op.Kind)
+			}
+		case OpDelete:
+			if len(op.Keys) != 1 {
+				return fmt.Errorf("%w: op %d: a transaction's delete op holds one key", ErrInvalidOp, op.Seq)
+			}
+		default:
+			return fmt.Errorf("%w: op %d: a transaction holds no %s op", ErrInvalidOp, op.Seq, op.Kind)
+		}
+		if !slices.Contains(names, op.Collection) {
+			names = append(names, op.Collection)
+		}
+	}
+	last := db.ops.lastSeq()
+	for i := range ops {
+		if want := last + 1 + uint64(i); ops[i].Seq != want {
+			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
+		}
+	}
+	slices.Sort(names)
+	states := map[string]*collState{}
+	var locked []*collState
+	defer func() {
+		for _, s := range slices.Backward(locked) {
+			s.writeMu.Unlock()
+		}
+	}()
+	for _, name := range names {
+		db.mu.RLock()
+		s := db.collections[name]
+		db.mu.RUnlock()
+		if s == nil {
+			return fmt.Errorf("%w: %w: no collection %q", ErrInvalidOp, ErrNotFound, name)
+		}
+		if s.ts != nil {
+			return fmt.Errorf("%w: collection %q: a transaction cannot change a time-series collection", ErrInvalidOp, name)
+		}
+		if err := s.lockWrite(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOp, err)
+		}
+		locked = append(locked, s)
+		states[name] = s
+	}
+	changes := make([]txnChange, len(ops))
+	for i := range ops {
+		op := &ops[i]
+		s := states[op.Collection]
+		ch := txnChange{s: s, kind: op.Kind}
+		var err error
+		if op.Kind == OpDelete {
+			_, ch.key, err = checkedID(op.Keys[0])
+		} else {
+			ch.enc = op.Docs[0]
+			_, ch.key, err = checkedID(op.Docs[0])
+			if op.Kind == OpUpdate && len(op.Updates) == 1 {
+				ch.update = op.Updates[0]
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("op %d: %w", op.Seq, err)
+		}
+		changes[i] = ch
+	}
+	_, err := db.applyTxnChanges(ops[0].Txn, changes, locked, ops, modeApply, time.Time{})
+	return err
+}
