@@ -72,6 +72,11 @@ func (s *collState) pruneUndoLocked(bound uint64) {
 	s.undoLen.Add(-n)
 }
 
+// readLiveForTest breaks snapshot isolation (a transaction then reads the
+// live documents under its own writes): set only by the model test, to
+// show that it catches the anomalies that follow.
+var readLiveForTest bool
+
 // overlay is a transaction's documents in one collection, by _id key: the
 // state its staged writes leave each one in.
 type overlay struct {
@@ -106,7 +111,7 @@ func (v *txnView) versionAt(key []byte) (rec record, present, decided bool) {
 			return d.rec, d.present, true
 		}
 	}
-	if list, ok := v.s.undo[string(key)]; ok {
+	if list, ok := v.s.undo[string(key)]; ok && !readLiveForTest {
 		for i := range list {
 			if list[i].ts > v.snap {
 				return list[i].rec, list[i].present, true
@@ -137,6 +142,9 @@ func (v *txnView) extras(visit func(rec record) bool) bool {
 		}
 	}
 	for k, list := range v.s.undo {
+		if readLiveForTest {
+			break
+		}
 		if v.ov != nil {
 			if _, mine := v.ov.docs[k]; mine {
 				continue
