@@ -65,11 +65,20 @@ import (
 //	snapshots_total, snapshot_bytes                    snapshots written since Open; the current one's size
 //	recovery_log_ops, recovery_duration_seconds        what Open loaded from the log, and how long loading took
 //	recovery_truncated_bytes                           the bytes of a torn log tail Open cut off
+//	transactions_started_total                         transactions started (StartTransaction calls that opened one)
+//	transactions_committed_total                       transactions committed (ones with no write included)
+//	transactions_aborted_total{cause}                  transactions ended without a commit, by cause: caller, conflict,
+//	                                                   lifetime, limit, session, close, error
+//	transactions_write_conflicts_total                 transaction writes that failed with ErrWriteConflict
+//	transactions_open                                  transactions open now
+//	transactions_commit_duration_seconds               histogram of commits' durations (CommitTransaction's call to its return)
 //
 // The change-stream series appear once the first Watch attached the
 // buffer; per-stream series only for streams the application named, so
 // that the label set is the application's choice, never one per stream.
-// The log's series appear on a DB opened WithDir.
+// The log's series appear on a DB opened WithDir. The transactions' series
+// are there from the start, with a series per abort cause (0 until a
+// transaction ends for it).
 // Every TTL index has its series from the start (0 until it deletes or
 // falls behind); an index that is dropped keeps its deleted-documents
 // counter and loses its gauges. The expiry rules of time-series
@@ -97,14 +106,17 @@ type descs struct {
 	logRecords, logBytes, logSyncs   *prometheus.Desc
 	logSyncDur, snapshots, snapBytes *prometheus.Desc
 	recOps, recDur, recTruncated     *prometheus.Desc
+	txnStarted, txnCommitted         *prometheus.Desc
+	txnAborted, txnConflicts         *prometheus.Desc
+	txnOpen, txnCommitDur            *prometheus.Desc
 }
 
 // NewCollector returns a Collector for db. constLabels are added to every
 // metric: give each DB of a process its own value (e.g.
 // prometheus.Labels{"db": "sessions"}) so that several collectors register
-// side by side in one registry. A const label named "collection" or "index"
-// clashes with the metrics' own labels: registering the collector then
-// fails.
+// side by side in one registry. A const label named "collection", "index",
+// "stream" or "cause" clashes with the metrics' own labels: registering the
+// collector then fails.
 func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 	byIndex := []string{"collection", "index"}
 	d := func(name, help string, labels []string) *prometheus.Desc {
@@ -153,6 +165,12 @@ func NewCollector(db *ttldb.DB, constLabels prometheus.Labels) *Collector {
 		recOps:              d("recovery_log_ops", "Ops Open applied from the log after the snapshot.", nil),
 		recDur:              d("recovery_duration_seconds", "How long Open took to load the data directory (DB clock).", nil),
 		recTruncated:        d("recovery_truncated_bytes", "Bytes of a torn log tail Open cut off.", nil),
+		txnStarted:          d("transactions_started_total", "Transactions started (StartTransaction calls that opened one).", nil),
+		txnCommitted:        d("transactions_committed_total", "Transactions committed, ones with no write included.", nil),
+		txnAborted:          d("transactions_aborted_total", "Transactions ended without a commit, by cause (caller, conflict, lifetime, limit, session, close, error).", []string{"cause"}),
+		txnConflicts:        d("transactions_write_conflicts_total", "Transaction writes that failed with a write conflict (the transaction is aborted).", nil),
+		txnOpen:             d("transactions_open", "Transactions open now.", nil),
+		txnCommitDur:        d("transactions_commit_duration_seconds", "Duration of transaction commits, from CommitTransaction's call to its return (DB clock).", nil),
 	}}
 }
 
@@ -167,6 +185,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.logSize, d.logRetained, d.logFirst, d.expiryLag, d.keepUp, d.stalled,
 		d.docBytes, d.logSegments, d.logRecords, d.logBytes, d.logSyncs, d.logSyncDur, d.snapshots, d.snapBytes,
 		d.recOps, d.recDur, d.recTruncated,
+		d.txnStarted, d.txnCommitted, d.txnAborted, d.txnConflicts, d.txnOpen, d.txnCommitDur,
 	} {
 		ch <- x
 	}
@@ -266,6 +285,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(d.recDur, seconds(l.RecoveryDuration))
 		gauge(d.recTruncated, float64(l.RecoveryTruncatedBytes))
 	}
+	tx := all.Transactions
+	counter(d.txnStarted, tx.Started)
+	counter(d.txnCommitted, tx.Committed)
+	for cause, n := range tx.Aborted {
+		counter(d.txnAborted, n, cause)
+	}
+	counter(d.txnConflicts, tx.Conflicts)
+	gauge(d.txnOpen, float64(tx.Open))
+	histogram(ch, d.txnCommitDur, tx.CommitLatency)
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }

@@ -31,6 +31,14 @@ var mu sync.Mutex
 // with the documents or the backlog. Give each DB of a process its own
 // name, e.g. "ttldb.sessions".
 //
+// The JSON has every figure of Metrics under its Go field names: TTL,
+// Storage, Documents, DocumentBytes, Durability, ChangeStreams, and
+// Transactions, whose Started, Committed and Conflicts counters, Aborted
+// counts by cause ("caller", "conflict", "lifetime", "limit", "session",
+// "close", "error"), Open gauge and CommitLatency histogram are those of
+// ttldb.TransactionMetrics. Durations, histograms' sums and bounds
+// included, are in nanoseconds (time.Duration's JSON).
+//
 // An empty name or a nil db is ttldb.ErrInvalidOptions; a name already
 // published is ErrNameTaken, and nothing changes. The variable lives as
 // long as the process (expvar has no unpublish); after db.Close it keeps
