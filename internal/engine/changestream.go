@@ -300,12 +300,18 @@ func (db *DB) Watch(ctx context.Context, pipeline any, opts ...ChangeStreamOptio
 	if err := db.checkOpen(); err != nil {
 		return nil, err
 	}
+	if err := db.refuseTxn(ctx, "Watch"); err != nil {
+		return nil, err
+	}
 	return db.watch(ctx, pipeline, mergeChangeStreamOptions(opts))
 }
 
 // Watch implements ttldb.Collection.Watch, whose documentation is the contract.
 func (c *Collection) Watch(ctx context.Context, pipeline any, opts ...ChangeStreamOptions) (*ChangeStream, error) {
 	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if err := c.db.refuseTxn(ctx, "Watch"); err != nil {
 		return nil, err
 	}
 	o := mergeChangeStreamOptions(opts)

@@ -536,6 +536,9 @@ func (c *Collection) Compact(ctx context.Context) error {
 	if err := c.started(ctx); err != nil {
 		return err
 	}
+	if err := c.db.refuseTxn(ctx, "Compact"); err != nil {
+		return err
+	}
 	if ts := c.timeSeries(); ts != nil {
 		return ts.compact() // time-series: tsbucket.go
 	}

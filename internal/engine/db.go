@@ -232,6 +232,9 @@ func (db *DB) CreateCollection(ctx context.Context, name string, opts Collection
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
+	if err := db.refuseTxn(ctx, "CreateCollection"); err != nil {
+		return nil, err
+	}
 	defer db.durable(&err)
 	return replicated(db, func() (*Collection, error) { return db.createCollectionBegun(name, opts) })
 }
@@ -304,6 +307,9 @@ func (db *DB) DropCollection(ctx context.Context, name string) (err error) {
 		return err
 	}
 	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := db.refuseTxn(ctx, "DropCollection"); err != nil {
 		return err
 	}
 	defer db.durable(&err)

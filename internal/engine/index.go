@@ -549,6 +549,9 @@ func (c *Collection) CreateIndex(ctx context.Context, m IndexModel) (name string
 	if err := c.db.writable(); err != nil {
 		return "", err
 	}
+	if err := c.db.refuseTxn(ctx, "CreateIndex"); err != nil {
+		return "", err
+	}
 	defer c.db.durable(&err)
 	return replicated(c.db, func() (string, error) { return c.createIndexBegun(ctx, m) })
 }
@@ -596,6 +599,9 @@ func (c *Collection) DropIndex(ctx context.Context, name string) (err error) {
 		return err
 	}
 	if err := c.started(ctx); err != nil {
+		return err
+	}
+	if err := c.db.refuseTxn(ctx, "DropIndex"); err != nil {
 		return err
 	}
 	defer c.db.durable(&err)

@@ -309,6 +309,9 @@ func (c *Collection) CollModTimeSeries(ctx context.Context, m TimeSeriesCollMod)
 	if err := c.started(ctx); err != nil {
 		return TimeSeriesCollModResult{}, err
 	}
+	if err := c.db.refuseTxn(ctx, "CollModTimeSeries"); err != nil {
+		return TimeSeriesCollModResult{}, err
+	}
 	defer c.db.durable(&err)
 	return replicated(c.db, func() (TimeSeriesCollModResult, error) { return c.collModTimeSeriesBegun(m) })
 }

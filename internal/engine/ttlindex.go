@@ -393,6 +393,9 @@ func (c *Collection) CollMod(ctx context.Context, m CollModIndex) (res CollModRe
 	if err := c.started(ctx); err != nil {
 		return CollModResult{}, err
 	}
+	if err := c.db.refuseTxn(ctx, "CollMod"); err != nil {
+		return CollModResult{}, err
+	}
 	defer c.db.durable(&err)
 	return replicated(c.db, func() (CollModResult, error) { return c.collModBegun(m) })
 }

@@ -22,6 +22,9 @@ func (db *DB) SetTTLPaused(ctx context.Context, paused bool) (err error) {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
+	if err := db.refuseTxn(ctx, "SetTTLPaused"); err != nil {
+		return err
+	}
 	defer db.durable(&err)
 	_, err = replicated(db, func() (struct{}, error) {
 		if err := db.checkOpen(); err != nil {

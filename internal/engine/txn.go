@@ -368,20 +368,32 @@ func SessionFromContext(ctx context.Context) *Session {
 // (txn.usable).
 func txnIn(ctx context.Context, db *DB) *txn {
 	s := SessionFromContext(ctx)
-	if s == nil || s.db != db {
+	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
-	t := s.txn
+	t, ended := s.txn, s.ended
 	s.mu.Unlock()
+	if s.db != db {
+		if t != nil && t.open() {
+			// Not silently outside the transaction: refused.
+			return &txn{db: db, state: txnForeign}
+		}
+		return nil
+	}
+	if ended {
+		return &txn{db: db, state: txnEnded}
+	}
 	if t == nil {
 		return nil
 	}
 	t.mu.Lock()
-	st := t.state
+	st, cause := t.state, t.cause
 	t.mu.Unlock()
-	if st == txnCommitted {
-		return nil // the driver runs later operations outside it
+	if st == txnCommitted || st == txnAborted && cause == abortByCaller {
+		// The driver runs the session's later operations outside any
+		// transaction, until the next StartTransaction.
+		return nil
 	}
 	return t
 }
@@ -395,6 +407,8 @@ const (
 	txnCommitted              // committed
 	txnCommitUnknown          // a commit whose outcome is not known yet (replicated)
 	txnAborted                // aborted: by the caller, a conflict, a limit, Close
+	txnForeign                // (txnIn) the ctx's session is another DB's
+	txnEnded                  // (txnIn) the ctx's session was ended
 )
 
 // abortCause says why a transaction was aborted (TransactionMetrics).
@@ -463,6 +477,10 @@ func (t *txn) expired() bool {
 // t if it outlived its lifetime. Call holding mu.
 func (t *txn) usableLocked() error {
 	switch t.state {
+	case txnForeign:
+		return fmt.Errorf("%w: the ctx's session, with a transaction running, belongs to another DB", ErrInvalidOptions)
+	case txnEnded:
+		return fmt.Errorf("%w: the ctx carries it", ErrSessionEnded)
 	case txnAborted:
 		return transient(fmt.Errorf("%w: transaction %d was aborted (%s)", ErrNoTransaction, t.number, t.cause))
 	case txnCommitted, txnCommitUnknown:

@@ -273,6 +273,119 @@ func TestTxnRefusals(t *testing.T) {
 	n, err := db.Collection("w").CountDocuments(bg, nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
+	c := db.Collection("c")
+	_, err = c.CreateIndex(ctx, IndexModel{Keys: []IndexKey{Asc("x")}})
+	require.ErrorIs(t, err, ErrNotInTransaction)
+	require.ErrorIs(t, c.DropIndex(ctx, "x_1"), ErrNotInTransaction)
+	_, err = c.CollMod(ctx, CollModIndex{Name: "x_1"})
+	require.ErrorIs(t, err, ErrNotInTransaction)
+	_, err = db.CreateCollection(ctx, "d", CollectionOptions{})
+	require.ErrorIs(t, err, ErrNotInTransaction)
+	require.ErrorIs(t, db.DropCollection(ctx, "capped"), ErrNotInTransaction)
+	_, err = db.Watch(ctx, nil)
+	require.ErrorIs(t, err, ErrNotInTransaction)
+	_, err = c.Watch(ctx, nil)
+	require.ErrorIs(t, err, ErrNotInTransaction)
+	require.ErrorIs(t, db.SetTTLPaused(ctx, true), ErrNotInTransaction)
+	require.ErrorIs(t, c.Compact(ctx), ErrNotInTransaction)
+	names, err := db.ListCollectionNames(bg)
+	require.NoError(t, err)
+	require.NotContains(t, names, "d", "refused: nothing created")
+}
+
+// Rule: a session of another DB, or an ended one, is refused rather than
+// ignored; after AbortTransaction the session's operations run outside
+// any transaction (as the driver's), after a conflict they fail.
+func TestTxnSessionMisuse(t *testing.T) {
+	bg := context.Background()
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	other, _ := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("c")
+	s, ctx := inTxn(t, other)
+	_, err := c.InsertOne(ctx, Document{"_id": 1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = c.Find(ctx, nil)
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.NoError(t, s.AbortTransaction(bg))
+	_, err = c.InsertOne(ctx, Document{"_id": 1})
+	require.NoError(t, err, "no transaction running: the session is not used")
+
+	s2, ctx2 := inTxn(t, db)
+	require.NoError(t, s2.AbortTransaction(bg))
+	_, err = c.InsertOne(ctx2, Document{"_id": 2})
+	require.NoError(t, err, "after AbortTransaction, outside any transaction")
+	require.NoError(t, c.FindOne(bg, Document{"_id": 2}).Err())
+	require.ErrorIs(t, s2.StartTransaction(), nil)
+	require.ErrorIs(t, s2.StartTransaction(), ErrTransactionInProgress)
+	s2.EndSession(bg)
+	_, err = c.InsertOne(ctx2, Document{"_id": 3})
+	require.ErrorIs(t, err, ErrSessionEnded)
+	require.ErrorIs(t, s2.StartTransaction(), ErrSessionEnded)
+	require.EqualValues(t, 1, db.Metrics().Transactions.Aborted["session"])
+}
+
+// Rule: within a transaction, upserts, FindOneAnd*, a delete then an
+// insert of the same _id, and ReplaceOne behave as outside one; a unique
+// index is checked at the commit, which then changes nothing.
+func TestTxnWriteMethods(t *testing.T) {
+	bg := context.Background()
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("c")
+	_, err := c.CreateIndex(bg, IndexModel{Keys: []IndexKey{Asc("email")}, Unique: true})
+	require.NoError(t, err)
+	_, err = c.InsertMany(bg, []Document{{"_id": 1, "email": "a"}, {"_id": 2, "email": "b"}})
+	require.NoError(t, err)
+
+	s, ctx := inTxn(t, db)
+	res, err := c.UpdateOne(ctx, Document{"_id": 3}, Document{"$set": Document{"email": "c"}}, UpdateOptions{Upsert: true})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.UpsertedID)
+	var d Document
+	require.NoError(t, c.FindOneAndUpdate(ctx, Document{"_id": 3}, Document{"$set": Document{"n": 1}}, FindOneAndUpdateOptions{ReturnDocument: After}).Decode(&d))
+	require.Equal(t, Document{"_id": 3, "email": "c", "n": 1}, d)
+	require.NoError(t, c.FindOneAndDelete(ctx, Document{"_id": 1}).Decode(&d))
+	require.Equal(t, "a", d["email"])
+	_, err = c.InsertOne(ctx, Document{"_id": 1, "email": "a2"})
+	require.NoError(t, err, "deleted in the transaction: free again")
+	_, err = c.InsertOne(ctx, Document{"_id": 2})
+	require.ErrorIs(t, err, ErrDuplicateKey)
+	require.ErrorIs(t, s.CommitTransaction(bg), ErrNoTransaction, "a write error aborts the transaction")
+	require.Equal(t, []any{1, 2}, idsOf(t, c, bg, Document{}))
+
+	s, ctx = inTxn(t, db)
+	rr, err := c.ReplaceOne(ctx, Document{"_id": 2}, Document{"email": "b2"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, rr.ModifiedCount)
+	_, err = c.InsertOne(ctx, Document{"_id": 4, "email": "a"}) // taken by _id 1
+	require.NoError(t, err, "unique secondary indexes are checked at the commit")
+	err = s.CommitTransaction(bg)
+	require.ErrorIs(t, err, ErrDuplicateKey)
+	require.NoError(t, c.FindOne(bg, Document{"_id": 2}).Decode(&d))
+	require.Equal(t, "b", d["email"], "the failed commit changed nothing")
+	require.EqualValues(t, 2, db.Metrics().Transactions.Aborted["error"], "the duplicate _id, then the failed commit")
+
+	// Swapping a unique key between two documents commits.
+	s, ctx = inTxn(t, db)
+	_, err = c.UpdateOne(ctx, Document{"_id": 1}, Document{"$set": Document{"email": "b"}})
+	require.NoError(t, err)
+	_, err = c.UpdateOne(ctx, Document{"_id": 2}, Document{"$set": Document{"email": "a"}})
+	require.NoError(t, err)
+	require.NoError(t, s.CommitTransaction(bg))
+	require.NoError(t, c.FindOne(bg, Document{"email": "a"}).Decode(&d))
+	require.Equal(t, 2, d["_id"])
+}
+
+// Rule: Close aborts every open transaction; nothing of it remains.
+func TestTxnCloseAborts(t *testing.T) {
+	bg := context.Background()
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	s, ctx := inTxn(t, db)
+	_, err := db.Collection("c").InsertOne(ctx, Document{"_id": 1})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.ErrorIs(t, s.CommitTransaction(bg), ErrClosed)
+	require.EqualValues(t, 1, db.txns.aborted[abortByClose].Load())
+	require.Zero(t, db.txns.nopen.Load())
 }
 
 // Rule: each limit aborts the transaction with ErrTransactionLimit and

@@ -347,3 +347,13 @@ func (c *Collection) refuseIn(ctx context.Context, op string) error {
 	}
 	return nil
 }
+
+// refuseTxn returns ErrNotInTransaction if ctx carries an open transaction
+// of db: op changes indexes, collections or the DB, or watches, which a
+// transaction cannot contain (as in MongoDB).
+func (db *DB) refuseTxn(ctx context.Context, op string) error {
+	if t := txnIn(ctx, db); t != nil {
+		return fmt.Errorf("%w: %s", ErrNotInTransaction, op)
+	}
+	return nil
+}
