@@ -316,7 +316,7 @@ func TestMetricsSub(t *testing.T) {
 	assert.Equal(t, Metrics{TTL: TTLMetrics{DeletedByCollection: map[string]int64{}, DeletedByIndex: map[IndexRef]int64{}, DeletedMeasurementsByCollection: map[string]int64{},
 		LastPassStart: after.TTL.LastPassStart, PassDurations: zeroHist, Backlog: 1, OldestBacklogAge: after.TTL.OldestBacklogAge,
 		BacklogByIndex: after.TTL.BacklogByIndex, FailedDeliveries: failed, ExpiryByIndex: zeroLags}, Storage: after.Storage, Documents: after.Documents,
-		DocumentBytes: after.DocumentBytes, Transactions: TransactionMetrics{Aborted: map[string]int64{}, CommitLatency: (&lagCounts{}).histogram()}}, after.Sub(after))
+		DocumentBytes: after.DocumentBytes, Transactions: TransactionMetrics{Aborted: map[string]int64{}, CommitLatency: (&txnManager{}).metrics().CommitLatency}}, after.Sub(after))
 	assert.Equal(t, after.Storage, d.Storage, "gauges")
 }
 

@@ -454,7 +454,7 @@ type txn struct {
 	// locks are the document keys this transaction holds
 	// (txnManager.locks); done is closed when it ends, waking writers
 	// waiting for its documents.
-	locks []string
+	locks []docID
 	done  chan struct{}
 	// commitSeq is the Seq of the transaction's last op once committed
 	// (a retried commit reports success).

@@ -29,6 +29,8 @@ type txnChange struct {
 	s      *collState
 	kind   OpKind
 	key    []byte
+	id     string // key, as a string
+	cur    int    // the document's entry in applyTxnChanges' states
 	enc    []byte // the new document (not OpDelete)
 	update RawDocument
 	dk     docKeys
@@ -54,6 +56,9 @@ func (t *txn) commit(ctx context.Context) error {
 	if err := ctxErr(ctx); err != nil {
 		return err // the transaction stays open: commit again, or abort
 	}
+	// The commit reads no snapshot: with no other open, its changes keep
+	// no versions.
+	t.db.txns.releaseSnapshot(t)
 	start := t.db.clock.Now()
 	if len(t.staged) == 0 {
 		t.state = txnCommitted
@@ -138,7 +143,7 @@ func (db *DB) commitTxn(t *txn) (uint64, error) {
 	}
 	changes := make([]txnChange, len(t.staged))
 	for i, sw := range t.staged {
-		changes[i] = txnChange{s: states[sw.coll], kind: sw.kind, key: sw.key, enc: sw.enc, update: sw.update}
+		changes[i] = txnChange{s: states[sw.coll], kind: sw.kind, key: sw.key, id: sw.id, enc: sw.enc, update: sw.update}
 	}
 	id := TxnID{LSID: t.sess.id, Number: t.number}
 	return db.applyTxnChanges(id, changes, locked, nil, modeLocal, db.clock.Now())
@@ -165,19 +170,30 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		owner   int64 // the live document's slot, or -1-i for the i-th change's new one
 		last    int   // the last change of the document
 	}
-	state := map[string]*cur{}
-	lk := func(s *collState, key []byte) string { return s.name + "\x00" + string(key) }
+	type stateKey struct {
+		s   *collState
+		key string
+	}
+	at := make(map[stateKey]int, len(changes)) // index in curs
+	curs := make([]cur, 0, len(changes))
 	for i := range changes {
 		ch := &changes[i]
 		s := ch.s
-		c := state[lk(s, ch.key)]
-		if c == nil {
-			rec, ok := s.lookup(ch.key)
-			c = &cur{s: s, rec: rec, present: ok, owner: -1 - int64(i)}
-			if ok {
-				c.owner = int64(rec.slot)
+		j, seen := at[stateKey{s, ch.id}]
+		if !seen {
+			j = len(curs)
+			at[stateKey{s, ch.id}] = j
+			curs = append(curs, cur{s: s, owner: -1 - int64(i)})
+		}
+		ch.cur = j
+		c := &curs[j]
+		if !seen {
+			if ch.kind == OpInsert {
+				// Only its absence matters (and no slot is read).
+				_, c.present = s.store().Lookup(ch.key)
+			} else if c.rec, c.present = s.lookup(ch.key); c.present {
+				c.owner = int64(c.rec.slot)
 			}
-			state[lk(s, ch.key)] = c
 		}
 		switch {
 		case ch.kind == OpInsert && c.present:
@@ -206,14 +222,14 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 	for _, s := range locked {
 		checks[s] = newUniqueCheck(s)
 	}
-	for _, c := range state {
+	for _, c := range curs {
 		if uc := checks[c.s]; uc != nil && c.owner >= 0 {
 			uc.batch[store.Slot(c.owner)] = true
 		}
 	}
 	for i := range changes {
 		ch := &changes[i]
-		c := state[lk(ch.s, ch.key)]
+		c := &curs[ch.cur]
 		if ch.kind == OpDelete || c.last != i {
 			continue // not the change that leaves the document's final state
 		}
@@ -303,11 +319,11 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		return 0, nil
 	}
 	pre := db.ops.preImagesWanted()
-	at := opTime(now)
+	opAt := opTime(now)
 	ops := make([]Op, len(changes))
 	for i := range changes {
 		ch := &changes[i]
-		op := Op{Kind: ch.kind, Collection: ch.s.name, Time: at, Txn: id}
+		op := Op{Kind: ch.kind, Collection: ch.s.name, Time: opAt, Txn: id}
 		switch ch.kind {
 		case OpDelete:
 			op.Keys = recordKeys([]record{ch.base})
@@ -399,6 +415,7 @@ func (db *DB) applyTxnOps(ops []Op) error {
 		if err != nil {
 			return fmt.Errorf("op %d: %w", op.Seq, err)
 		}
+		ch.id = string(ch.key)
 		changes[i] = ch
 	}
 	_, err := db.applyTxnChanges(ops[0].Txn, changes, locked, ops, modeApply, time.Time{})

@@ -26,14 +26,16 @@ type stagedWrite struct {
 	coll   string
 	kind   OpKind // OpInsert, OpUpdate, OpReplace, OpDelete
 	key    []byte
+	id     string // key as a string: the overlay's and the lock table's key
 	enc    []byte      // the new document (not OpDelete)
 	update RawDocument // OpUpdate: the update as applied, for change events
 }
 
 // txnWrite is a transaction's write running in one collection.
 type txnWrite struct {
-	t *txn
-	v *txnView
+	t    *txn
+	v    *txnView // &view
+	view txnView
 	// replaceKind and update describe the next replaceEncoded, as
 	// opRecorder's do.
 	replaceKind OpKind
@@ -68,7 +70,9 @@ func (c *Collection) txnWriter(t *txn) func(fn func(*collState) error) error {
 		if err := s.lockForegroundWrite(); err != nil {
 			return err
 		}
-		s.txw = &txnWrite{t: t, v: t.view(s)}
+		w := &txnWrite{t: t, view: t.viewOf(s)}
+		w.v = &w.view
+		s.txw = w
 		err = fn(s)
 		s.txw = nil
 		s.writeMu.Unlock()
@@ -127,7 +131,8 @@ func (w *txnWrite) stage(s *collState, sw stagedWrite, extra []byte) error {
 		t.db.mem.Add(n)
 	}
 	t.bytes += n
-	if err := t.db.txns.acquire(t, s.name, sw.key); err != nil {
+	sw.id = string(sw.key)
+	if err := t.db.txns.acquire(t, s.name, sw.id); err != nil {
 		return err
 	}
 	sw.coll = s.name
@@ -137,12 +142,12 @@ func (w *txnWrite) stage(s *collState, sw stagedWrite, extra []byte) error {
 	}
 	ov := t.over[s.name]
 	if ov == nil {
-		ov = &overlay{docs: map[string]*overDoc{}}
+		ov = &overlay{docs: map[string]overDoc{}}
 		t.over[s.name] = ov
 		v.ov = ov
 	}
-	d := &overDoc{present: sw.kind != OpDelete, rec: record{key: sw.key, enc: sw.enc, extra: extra}}
-	ov.docs[string(sw.key)] = d
+	d := overDoc{present: sw.kind != OpDelete, rec: record{key: sw.key, enc: sw.enc, extra: extra}}
+	ov.docs[sw.id] = d
 	if d.present {
 		w.after = sw.enc
 	}
@@ -162,6 +167,9 @@ func keyID(sw stagedWrite) any {
 // ttlExtraOf returns the TTL extra bytes of a document: what HideExpired
 // reads to hide it.
 func (s *collState) ttlExtraOf(enc []byte, doc Document) ([]byte, error) {
+	if !s.hideExpiredActive() {
+		return nil, nil // no read hides anything: the commit computes the keys
+	}
 	dk, err := s.computeKeys(&docRef{rec: record{enc: enc}, doc: doc})
 	if err != nil {
 		return nil, err
@@ -182,7 +190,7 @@ func (w *txnWrite) stageInserts(s *collState, docs []newDoc) error {
 		if err != nil {
 			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, err)}
 		}
-		if _, present := w.v.lookupVisible(key); present || w.liveHolds(key) {
+		if w.idTaken(key) {
 			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: d.id}}
 		}
 		enc := append([]byte(nil), d.enc...)
@@ -200,15 +208,16 @@ func (w *txnWrite) stageInserts(s *collState, docs []newDoc) error {
 	return nil
 }
 
-// liveHolds reports whether the live store holds key while the view sees
-// no document there: an expired document HideExpired hides, not yet
-// deleted. An insert of its _id in a transaction fails (outside one, the
-// write would delete it first, through the expire hooks).
-func (w *txnWrite) liveHolds(key []byte) bool {
-	if _, _, decided := w.v.versionAt(key); decided {
-		return false
+// idTaken reports whether an insert of key in the transaction meets a
+// document: one the view sees, or an expired document HideExpired hides
+// but the monitor has not deleted yet (outside a transaction, the write
+// would delete it first, through the expire hooks; inside one, the insert
+// fails).
+func (w *txnWrite) idTaken(key []byte) bool {
+	if _, present, decided := w.v.versionAt(key); decided {
+		return present
 	}
-	_, ok := w.v.s.lookup(key)
+	_, ok := w.v.s.store().Lookup(key)
 	return ok
 }
 

@@ -80,7 +80,7 @@ var readLiveForTest bool
 // overlay is a transaction's documents in one collection, by _id key: the
 // state its staged writes leave each one in.
 type overlay struct {
-	docs map[string]*overDoc
+	docs map[string]overDoc
 }
 
 type overDoc struct {
@@ -99,7 +99,13 @@ type txnView struct {
 
 // view returns t's view of s. Call holding t.mu, with the snapshot taken.
 func (t *txn) view(s *collState) *txnView {
-	return &txnView{t: t, s: s, snap: t.snap, ov: t.over[s.name], now: t.readTime}
+	v := t.viewOf(s)
+	return &v
+}
+
+// viewOf is view, by value.
+func (t *txn) viewOf(s *collState) txnView {
+	return txnView{t: t, s: s, snap: t.snap, ov: t.over[s.name], now: t.readTime}
 }
 
 // versionAt returns the version of the document of key that the view
