@@ -189,8 +189,12 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		c := &curs[j]
 		if !seen {
 			if ch.kind == OpInsert {
-				// Only its absence matters (and no slot is read).
-				_, c.present = s.store().Lookup(ch.key)
+				// Only its absence matters. A local commit knows it: the
+				// transaction holds the _id since it found it free in its
+				// snapshot, and no write takes a held _id (they wait).
+				if mode == modeApply {
+					_, c.present = s.store().Lookup(ch.key)
+				}
 			} else if c.rec, c.present = s.lookup(ch.key); c.present {
 				c.owner = int64(c.rec.slot)
 			}
@@ -218,12 +222,19 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		}
 	}
 	// Unique indexes, on the state the changes leave.
-	checks := map[*collState]*uniqueCheck{}
-	for _, s := range locked {
-		checks[s] = newUniqueCheck(s)
+	// What each collection's change adds up to (locked's order).
+	type collChange struct {
+		uc       *uniqueCheck
+		cost     int64
+		earliest time.Time
+	}
+	per := make([]collChange, len(locked))
+	pos := func(s *collState) int { return slices.Index(locked, s) }
+	for i, s := range locked {
+		per[i].uc = newUniqueCheck(s)
 	}
 	for _, c := range curs {
-		if uc := checks[c.s]; uc != nil && c.owner >= 0 {
+		if uc := per[pos(c.s)].uc; uc != nil && c.owner >= 0 {
 			uc.batch[store.Slot(c.owner)] = true
 		}
 	}
@@ -233,27 +244,24 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		if ch.kind == OpDelete || c.last != i {
 			continue // not the change that leaves the document's final state
 		}
-		if err := checks[ch.s].add(c.owner, ch.dk); err != nil {
+		if err := per[pos(ch.s)].uc.add(c.owner, ch.dk); err != nil {
 			return 0, err
 		}
 	}
 	// Memory: what the new versions add, reserved per collection.
-	costs := map[*collState]int64{}
 	for i := range changes {
 		ch := &changes[i]
 		if ch.kind != OpDelete {
-			costs[ch.s] += store.UpdateCost(len(ch.key), len(ch.enc), len(ch.extra)) + ch.s.keysCost(ch.dk)
+			per[pos(ch.s)].cost += store.UpdateCost(len(ch.key), len(ch.enc), len(ch.extra)) + ch.s.keysCost(ch.dk)
 		}
 	}
-	var reserved []*collState
-	for _, s := range locked {
-		if err := s.reserve(costs[s]); err != nil {
-			for _, r := range reserved {
-				db.mem.Add(-costs[r])
+	for i, s := range locked {
+		if err := s.reserve(per[i].cost); err != nil {
+			for _, r := range per[:i] {
+				db.mem.Add(-r.cost)
 			}
 			return 0, err
 		}
-		reserved = append(reserved, s)
 	}
 	// Versions: the ops' when applying them, new ones otherwise.
 	for i := range changes {
@@ -269,9 +277,12 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		}
 	}
 	// Apply, holding every collection's mu.
-	natFrom := map[string]uint64{}
-	for _, s := range locked {
-		natFrom[s.name] = s.nextSeq
+	var natFrom map[string]uint64
+	if applied != nil || db.ops.opsWanted() {
+		natFrom = make(map[string]uint64, len(locked))
+		for _, s := range locked {
+			natFrom[s.name] = s.nextSeq
+		}
 	}
 	var stamp uint64
 	for _, s := range locked {
@@ -280,7 +291,6 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 	if db.txns.nsnap.Load() > 0 {
 		stamp = db.txns.clock.Add(1) // one instant for the whole transaction
 	}
-	earliest := map[*collState]time.Time{}
 	for _, s := range locked {
 		s.undoTS = stamp
 	}
@@ -292,12 +302,14 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		case OpInsert:
 			w := docWrite{key: ch.key, enc: ch.enc, extra: ch.extra, dk: ch.dk, ver: ch.ver}
 			s.storeDoc(st, &w, modeLocal)
-			earliest[s] = s.earliestThreshold(ch.dk, earliest[s])
+			e := &per[pos(s)].earliest
+			*e = s.earliestThreshold(ch.dk, *e)
 		case OpUpdate, OpReplace:
 			rec, _ := s.lookup(ch.key)
 			w := docWrite{enc: ch.enc, extra: ch.extra, dk: ch.dk, ver: ch.ver}
 			s.rewriteDoc(st, &rec, s.storedKeys(&rec), &w)
-			earliest[s] = s.earliestThreshold(ch.dk, earliest[s])
+			e := &per[pos(s)].earliest
+			*e = s.earliestThreshold(ch.dk, *e)
 		case OpDelete:
 			rec, _ := s.lookup(ch.key)
 			s.removeRecords([]record{rec})
@@ -307,9 +319,9 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		s.undoTS = 0
 		s.mu.Unlock()
 	}
-	for _, s := range locked {
-		s.settleMemory(costs[s])
-		db.monitor.notifyThreshold(earliest[s])
+	for i, s := range locked {
+		s.settleMemory(per[i].cost)
+		db.monitor.notifyThreshold(per[i].earliest)
 	}
 	// The ops, one group.
 	if applied != nil {

@@ -26,7 +26,7 @@ type stagedWrite struct {
 	coll   string
 	kind   OpKind // OpInsert, OpUpdate, OpReplace, OpDelete
 	key    []byte
-	id     string // key as a string: the overlay's and the lock table's key
+	id     string      // key as a string: the overlay's and the lock table's key
 	enc    []byte      // the new document (not OpDelete)
 	update RawDocument // OpUpdate: the update as applied, for change events
 }
