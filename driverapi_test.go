@@ -32,6 +32,7 @@ var noCtxMethods = map[string]bool{
 	"DB.SetTTLMonitorEnabled":      true, // a flag
 	"DB.TTLPaused":                 true, // a flag
 	"DB.StartSession":              true, // a handle (the driver's Client.StartSession takes no ctx)
+	"DB.TransactionCommitted":      true, // an in-memory record, for a Replicator's CommitResolver
 	"DB.SetTTLMonitorInterval":     true, // a setting
 	"Collection.Name":              true, // the handle's name
 	"Cursor.Decode":                true, // decodes the current document, in memory

@@ -125,6 +125,24 @@ func SessionFromContext(ctx context.Context) *Session {
 	return engine.SessionFromContext(ctx)
 }
 
+// CommitResolver is an optional interface of a Replicator: one that
+// implements it lets CommitTransaction, called again after a commit whose
+// outcome was unknown (its End failed in a leadership change), report
+// what became of it — nil if the replicated log committed it, an error
+// labeled TransientTransactionErrorLabel if not — instead of repeating
+// the first error. replica.Node implements it.
+type CommitResolver = engine.CommitResolver
+
+// TransactionCommitted reports whether the DB applied the ops of
+// transaction id: committed here, applied with Apply (a replica), or
+// replayed from its log at Open. It remembers the last 65536
+// transactions, in memory only (a DB restored from a snapshot or backup
+// knows none of those before it). A CommitResolver asks it of the DB that
+// follows the replicated log. Cost: a map lookup under a short lock.
+func (db *DB) TransactionCommitted(id TxnID) bool {
+	return (*engine.DB)(db).TransactionCommitted(id)
+}
+
 // HasErrorLabel reports whether err, or an error it wraps, carries label
 // (TransientTransactionErrorLabel, UnknownTransactionCommitResultLabel):
 // any error with a HasErrorLabel(string) bool method counts, the driver's

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -104,6 +105,21 @@ type Replicator interface {
 // its batch is proposed, its reads wait too.
 type ExpireProposer interface {
 	ProposeExpire(op Op, apply func() error) error
+}
+
+// CommitResolver is an optional interface of a Replicator: one that
+// implements it settles a transaction's commit whose End failed (a
+// leadership change while its entry was in flight), so that
+// CommitTransaction called again reports what became of it rather than
+// its first error.
+//
+// ResolveCommit waits, within ctx, until the replicated log decided the
+// entry of the transaction id (committed under some leader, or replaced
+// by another leader's entries), and reports whether it was committed
+// (DB.TransactionCommitted on the DB that now follows the log says so).
+// An error means the outcome is not known yet.
+type CommitResolver interface {
+	ResolveCommit(ctx context.Context, id TxnID) (committed bool, err error)
 }
 
 // WithReplicator implements ttldb.WithReplicator, whose documentation is the contract.

@@ -564,6 +564,9 @@ func (l *loader) applyOp(op Op) error {
 	if err := validateCollectionName(op.Collection); err != nil {
 		return corrupt("%v", err)
 	}
+	if !op.Txn.IsZero() {
+		db.txns.noteApplied(op.Txn) // the log holds its whole record
+	}
 	switch op.Kind {
 	case OpInsert, OpUpdate, OpReplace, OpDelete, OpExpire:
 	default:

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/ttltest"
 )
 
 // inTxn starts a transaction on a new session of db and returns the ctx
@@ -506,4 +507,80 @@ func mustRaw(t testing.TB, d Document) RawDocument {
 	enc, err := codec.Encode(d, nil)
 	require.NoError(t, err)
 	return enc
+}
+
+// resolvingReplicator is a Replicator whose End fails once (a leadership
+// change during the commit) and that resolves commits as told.
+type resolvingReplicator struct {
+	failNext  bool
+	committed bool
+	resolved  int
+}
+
+func (r *resolvingReplicator) Begin() error { return nil }
+func (r *resolvingReplicator) Commit([]Op)  {}
+func (r *resolvingReplicator) End(err error) error {
+	if r.failNext {
+		r.failNext = false
+		return errors.New("leadership lost")
+	}
+	return err
+}
+func (r *resolvingReplicator) ResolveCommit(ctx context.Context, id TxnID) (bool, error) {
+	r.resolved++
+	return r.committed, nil
+}
+
+// Rule: a commit whose replicated outcome is unknown fails with
+// UnknownTransactionCommitResultLabel; called again, it reports what the
+// replicator resolved: success once (never a second commit), or an
+// abort labeled transient.
+func TestTxnCommitUnknownResolves(t *testing.T) {
+	bg := context.Background()
+	r := &resolvingReplicator{}
+	db, _ := openMon(t, quiet(MonitorOptions{}), WithReplicator(r))
+	c := db.Collection("c")
+	for _, committed := range []bool{true, false} {
+		r.failNext, r.committed, r.resolved = true, committed, 0
+		s, ctx := inTxn(t, db)
+		_, err := c.InsertOne(ctx, Document{"note": committed})
+		require.NoError(t, err)
+		err = s.CommitTransaction(bg)
+		require.True(t, HasErrorLabel(err, UnknownTransactionCommitResultLabel), "%v", err)
+		err = s.CommitTransaction(bg)
+		require.Equal(t, 1, r.resolved)
+		if committed {
+			require.NoError(t, err)
+			require.NoError(t, s.CommitTransaction(bg), "reported again, not committed again")
+			require.Equal(t, 1, r.resolved)
+		} else {
+			require.ErrorIs(t, err, ErrNoTransaction)
+			require.True(t, HasErrorLabel(err, TransientTransactionErrorLabel))
+		}
+		require.True(t, db.TransactionCommitted(TxnID{LSID: s.ID(), Number: 1}), "applied here either way")
+	}
+}
+
+// Rule: TransactionCommitted knows the transactions a DB committed,
+// applied with Apply, or replayed from its log.
+func TestTransactionCommitted(t *testing.T) {
+	bg := context.Background()
+	dir := t.TempDir()
+	clk := ttltest.NewClock(t0)
+	db := mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
+	rec := &recordingSink{}
+	db.ops.attach(rec)
+	s, ctx := inTxn(t, db)
+	_, err := db.Collection("c").InsertOne(ctx, Document{"_id": 1})
+	require.NoError(t, err)
+	require.NoError(t, s.CommitTransaction(bg))
+	id := TxnID{LSID: s.ID(), Number: 1}
+	require.True(t, db.TransactionCommitted(id))
+	require.False(t, db.TransactionCommitted(TxnID{LSID: s.ID(), Number: 2}))
+	replica, _ := openMon(t, quiet(MonitorOptions{}))
+	require.NoError(t, replica.Apply(bg, rec.take()...))
+	require.True(t, replica.TransactionCommitted(id))
+	require.NoError(t, db.Close())
+	db = mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
+	require.True(t, db.TransactionCommitted(id))
 }

@@ -48,7 +48,7 @@ func (t *txn) commit(ctx context.Context) error {
 	case txnCommitted:
 		return nil // committed before: a retried commit reports it
 	case txnCommitUnknown:
-		return t.retryCommitLocked()
+		return t.retryCommitLocked(ctx)
 	}
 	if err := t.usableLocked(); err != nil {
 		return err
@@ -100,13 +100,27 @@ func (t *txn) commit(ctx context.Context) error {
 }
 
 // retryCommitLocked is a commit called again after one whose outcome was
-// unknown: with a replicator, success once the replicated log committed
-// the transaction's last op (DB.MarkCommitted reached it); otherwise the
-// first commit's error again, with its label.
-func (t *txn) retryCommitLocked() error {
-	if t.db.cfg.replicator != nil && t.db.checkOpen() == nil && t.db.ops.committed.Load() >= t.commitSeq {
-		t.state = txnCommitted
-		return nil
+// unknown. With a Replicator that resolves commits (CommitResolver), it
+// reports the outcome once the replicated log decided it: nil if the
+// transaction committed (never a second time), or the transaction aborted
+// with TransientTransactionErrorLabel if it did not (run it again, on the
+// DB that follows the log now). Otherwise, or while the outcome is not
+// known, the first error again, with UnknownTransactionCommitResultLabel.
+func (t *txn) retryCommitLocked(ctx context.Context) error {
+	if r, ok := t.db.cfg.replicator.(CommitResolver); ok {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		committed, err := r.ResolveCommit(ctx, TxnID{LSID: t.sess.id, Number: t.number})
+		switch {
+		case err == nil && committed:
+			t.state = txnCommitted
+			return nil
+		case err == nil:
+			t.state, t.cause = txnAborted, abortByError
+			return transient(fmt.Errorf("%w: transaction %d was not committed: %w", ErrNoTransaction, t.number, t.commitErr))
+		}
+		return &LabeledError{Labels: []string{UnknownTransactionCommitResultLabel}, Err: fmt.Errorf("commit of transaction %d: %w (outcome: %w)", t.number, t.commitErr, err)}
 	}
 	return &LabeledError{Labels: []string{UnknownTransactionCommitResultLabel}, Err: fmt.Errorf("commit of transaction %d: %w", t.number, t.commitErr)}
 }
@@ -323,6 +337,7 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		s.settleMemory(per[i].cost)
 		db.monitor.notifyThreshold(per[i].earliest)
 	}
+	db.txns.noteApplied(id)
 	// The ops, one group.
 	if applied != nil {
 		return applied[len(applied)-1].Seq, db.ops.commitAppliedGroup(applied, natFrom)

@@ -41,6 +41,14 @@ type txnManager struct {
 	snaps map[*txn]uint64
 	locks map[docID]*txn // holder of each document
 
+	// applied holds the last appliedKept transactions whose ops this DB
+	// applied (committed here, or through DB.Apply and recovery's replay
+	// of a log holding them): TransactionCommitted reads it.
+	appliedMu   sync.Mutex
+	applied     map[TxnID]struct{}
+	appliedRing []TxnID
+	appliedNext int
+
 	started, committed, conflicts atomic.Int64
 	aborted                       [numAbortCauses]atomic.Int64
 	latMu                         sync.Mutex
@@ -354,4 +362,36 @@ func (m *txnManager) waitFor(ctx context.Context, t *txn) error {
 		case <-tm.C():
 		}
 	}
+}
+
+// appliedKept is how many applied transactions TransactionCommitted
+// remembers.
+const appliedKept = 1 << 16
+
+// noteApplied records that the DB applied transaction id's ops.
+func (m *txnManager) noteApplied(id TxnID) {
+	m.appliedMu.Lock()
+	defer m.appliedMu.Unlock()
+	if m.applied == nil {
+		m.applied = map[TxnID]struct{}{}
+	}
+	if _, ok := m.applied[id]; ok {
+		return
+	}
+	if len(m.appliedRing) < appliedKept {
+		m.appliedRing = append(m.appliedRing, id)
+	} else {
+		delete(m.applied, m.appliedRing[m.appliedNext])
+		m.appliedRing[m.appliedNext] = id
+		m.appliedNext = (m.appliedNext + 1) % appliedKept
+	}
+	m.applied[id] = struct{}{}
+}
+
+// TransactionCommitted implements ttldb.DB.TransactionCommitted, whose documentation is the contract.
+func (db *DB) TransactionCommitted(id TxnID) bool {
+	db.txns.appliedMu.Lock()
+	defer db.txns.appliedMu.Unlock()
+	_, ok := db.txns.applied[id]
+	return ok
 }
