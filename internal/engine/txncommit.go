@@ -304,6 +304,14 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 	}
 	if db.txns.nsnap.Load() > 0 {
 		stamp = db.txns.clock.Add(1) // one instant for the whole transaction
+	} else {
+		// No snapshot open: a snapshot taken while the changes apply (its
+		// reads wait for these locks) is at least this tick, so the
+		// versions kept for it are before it, and it sees the whole
+		// transaction. Unstamped, each would get a later tick of its own,
+		// and the snapshot would see the changes applied before it opened
+		// but not those after: part of the transaction.
+		stamp = max(db.txns.clock.Load(), 1)
 	}
 	for _, s := range locked {
 		s.undoTS = stamp
