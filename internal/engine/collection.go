@@ -450,8 +450,7 @@ func (c *Collection) writeBegunCtx(waitCtx context.Context, fn func(s *collState
 		s.endOps(err)
 		s.inWay = nil
 		s.writeMu.Unlock()
-		var tw *txnWaitError
-		if errors.As(err, &tw) {
+		if tw := asTxnWait(err); tw != nil {
 			// An open transaction holds a document in the way: wait for
 			// its end (bounded by its lifetime, or the write's ctx), then
 			// run again from the start.

@@ -56,11 +56,7 @@ func (c *Collection) Distinct(ctx context.Context, field string, filterArgument 
 		set.add(vals)
 		return true
 	}
-	if inTxn, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
-		q.view = v
-		s.execute(s.plan(q), q, v.now, collect)
-		return scanError(c.name, q.err)
-	}); inTxn {
+	if inTxn, err := c.txnExecute(ctx, q, collect); inTxn {
 		if err != nil {
 			return nil, err
 		}

@@ -189,15 +189,7 @@ func (c *Collection) find(ctx context.Context, filterArgument any, opts []FindOp
 	if err != nil {
 		return nil, err
 	}
-	var docs []cursorDoc
-	if inTxn, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
-		if err := s.applyHint(q); err != nil {
-			return err
-		}
-		q.ctx, q.view = ctx, v
-		docs, _ = s.runLocked(q, v.now)
-		return scanError(c.name, q.err)
-	}); inTxn {
+	if docs, inTxn, err := c.txnRun(ctx, q); inTxn {
 		if err != nil {
 			return nil, err
 		}
@@ -279,14 +271,8 @@ func (c *Collection) findOne(ctx context.Context, filterArgument any, opts []Fin
 	}
 	var docs []cursorDoc
 	if t != nil {
-		if _, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
-			if err := s.applyHint(q); err != nil {
-				return err
-			}
-			q.ctx, q.view = ctx, v
-			docs, _ = s.runLocked(q, v.now)
-			return scanError(c.name, q.err)
-		}); err != nil {
+		docs, _, err := c.txnRun(ctx, q)
+		if err != nil {
 			return SingleResult{err: err}
 		}
 		if len(docs) == 0 {
@@ -460,14 +446,7 @@ func (c *Collection) CountDocuments(ctx context.Context, filterArgument any, opt
 	if o.Limit > 0 {
 		enough = o.Skip + o.Limit
 	}
-	if inTxn, err := c.txnRead(ctx, func(s *collState, v *txnView) error {
-		if err := s.applyHint(q); err != nil {
-			return err
-		}
-		q.view = v
-		s.execute(s.plan(q), q, v.now, func(*docRef) bool { n++; return n != enough })
-		return scanError(c.name, q.err)
-	}); inTxn {
+	if inTxn, err := c.txnExecute(ctx, q, func(*docRef) bool { n++; return n != enough }); inTxn {
 		return capped(n), err
 	}
 	s, err := c.read()
@@ -642,24 +621,16 @@ type plan struct {
 	sorted    bool       // the walk yields the requested sort order
 }
 
-func (p *plan) needsSort(q *findQuery) bool { return len(q.opts.Sort) > 0 && !p.sorted }
+// A transaction's view visits its own versions after the walk: its
+// results are sorted in memory whatever the walk's order.
+func (p *plan) needsSort(q *findQuery) bool {
+	return len(q.opts.Sort) > 0 && (!p.sorted || q.view != nil)
+}
 
 // plan picks an index: one whose leading field the filter bounds (equality
 // beats $in beats a range), else one whose keys give the requested sort,
 // else a collection scan.
 func (s *collState) plan(q *findQuery) *plan {
-	p := s.planLive(q)
-	if q.view != nil && p.sorted {
-		// The view's own versions come after the walk: sort in memory.
-		cp := *p
-		cp.sorted = false
-		return &cp
-	}
-	return p
-}
-
-// planLive is plan over the live documents.
-func (s *collState) planLive(q *findQuery) *plan {
 	if q.hint != nil {
 		if p := s.hintedPlan(q); p != nil {
 			return p

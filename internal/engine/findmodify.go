@@ -252,7 +252,7 @@ func (c *Collection) runFindModifyOnce(fm *findModify, build func(s *collState, 
 	}
 	var before, after []byte // encodings: the store's, never changed
 	var found bool
-	err := c.writerDurable(fm.ctx)(func(s *collState) error {
+	err := c.writeFor(fm.ctx, false, func(s *collState) error {
 		before, after, found = nil, nil, false // a run again after the hooks starts afresh
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -336,6 +337,19 @@ type txnWaitError struct{ t *txn }
 
 func (e *txnWaitError) Error() string {
 	return "ttldb: a document in the write's way is held by an open transaction"
+}
+
+// asTxnWait returns err's txnWaitError, if it is one (nil for nil: no
+// allocation on a write's way out).
+func asTxnWait(err error) *txnWaitError {
+	if err == nil {
+		return nil
+	}
+	var tw *txnWaitError
+	if errors.As(err, &tw) {
+		return tw
+	}
+	return nil
 }
 
 // waitFor waits until t ends, ctx ends (its error, wrapped), or t outlives

@@ -45,55 +45,59 @@ type txnWrite struct {
 	after []byte
 }
 
-// txnWriter returns the write function (as Collection.write) of c's
-// writes inside t: it runs fn holding the collection's write lock with
-// the transaction's view, and aborts t if fn fails (a write error ends a
-// MongoDB transaction too).
-func (c *Collection) txnWriter(t *txn) func(fn func(*collState) error) error {
-	return func(fn func(*collState) error) error {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if err := t.usableLocked(); err != nil {
-			return err
-		}
-		if err := c.db.writable(); err != nil {
-			return err
-		}
-		t.beginReadLocked()
-		s, err := c.db.state(c.name, true)
-		if err != nil {
-			return err
-		}
-		if err := s.inTxnAllowed(); err != nil {
-			return err
-		}
-		if err := s.lockForegroundWrite(); err != nil {
-			return err
-		}
-		w := &txnWrite{t: t, view: t.viewOf(s)}
-		w.v = &w.view
-		s.txw = w
-		err = fn(s)
-		s.txw = nil
-		s.writeMu.Unlock()
-		if err != nil {
-			if !errors.Is(err, ErrWriteConflict) && !errors.Is(err, ErrTransactionLimit) {
-				t.abortLocked(abortByError)
-				return err
-			}
-			return t.failLocked(err)
-		}
-		return nil
+// writeInTxn runs fn, a write of c, inside t: holding the collection's
+// write lock, with the transaction's view (collState.txw), so that the
+// write stages its changes. A write that fails aborts t (a write error
+// ends a MongoDB transaction too); a conflict or a limit gets its label.
+func (c *Collection) writeInTxn(t *txn, fn func(*collState) error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usableLocked(); err != nil {
+		return err
 	}
+	if err := c.db.writable(); err != nil {
+		return err
+	}
+	t.beginReadLocked()
+	s, err := c.db.state(c.name, true)
+	if err != nil {
+		return err
+	}
+	if err := s.inTxnAllowed(); err != nil {
+		return err
+	}
+	if err := s.lockForegroundWrite(); err != nil {
+		return err
+	}
+	w := &txnWrite{t: t, view: t.viewOf(s)}
+	w.v = &w.view
+	s.txw = w
+	err = fn(s)
+	s.txw = nil
+	s.writeMu.Unlock()
+	if err != nil {
+		if !errors.Is(err, ErrWriteConflict) && !errors.Is(err, ErrTransactionLimit) {
+			t.abortLocked(abortByError)
+			return err
+		}
+		return t.failLocked(err)
+	}
+	return nil
 }
 
-// writer returns how a write of c with ctx changes the collection: inside
-// the transaction ctx carries, or as its own write (c.writeDurableByCaller).
-func (c *Collection) writer(ctx context.Context) func(fn func(*collState) error) error {
+// writeFor runs fn, a write of c with ctx: inside the transaction ctx
+// carries (writeInTxn), else as its own write, made durable by the caller
+// (durableByCaller: writeDurableByCallerCtx) or here (Collection.write).
+// A function rather than a returned closure: the write path allocates
+// nothing for the choice.
+func (c *Collection) writeFor(ctx context.Context, durableByCaller bool, fn func(*collState) error) (err error) {
 	if t := txnIn(ctx, c.db); t != nil {
-		return c.txnWriter(t)
+		return c.writeInTxn(t, fn)
 	}
-	return func(fn func(*collState) error) error { return c.writeDurableByCallerCtx(ctx, fn) }
+	if !durableByCaller && c.db.persist != nil {
+		defer c.db.durable(&err)
+	}
+	return c.writeDurableByCallerCtx(ctx, fn)
 }
 
 // inTxnAllowed refuses the collections a transaction cannot write or read
@@ -325,20 +329,6 @@ func (s *collState) waitForKey(key []byte) error {
 		return &txnWaitError{t: h}
 	}
 	return nil
-}
-
-// writerDurable is writer for a caller that does not make its write
-// durable itself (Collection.write).
-func (c *Collection) writerDurable(ctx context.Context) func(fn func(*collState) error) error {
-	if t := txnIn(ctx, c.db); t != nil {
-		return c.txnWriter(t)
-	}
-	return func(fn func(*collState) error) (err error) {
-		if c.db.persist != nil {
-			defer c.db.durable(&err)
-		}
-		return c.writeDurableByCallerCtx(ctx, fn)
-	}
 }
 
 // refuse returns the error of an operation t cannot contain, on what (a

@@ -182,34 +182,82 @@ func (v *txnView) lookupVisible(key []byte) (record, bool) {
 	return rec, present
 }
 
-// txnRead runs read, holding the collection's read lock, with the view of
-// the transaction ctx carries; inTxn is false (and read does not run) when
-// ctx carries none. It takes the transaction's snapshot if this is its
-// first operation. A transaction reads no time-series or capped
-// collection (ErrNotInTransaction); a collection that does not exist
-// reads as empty (s and v nil are never passed: read is not called).
-func (c *Collection) txnRead(ctx context.Context, read func(s *collState, v *txnView) error) (inTxn bool, err error) {
-	t := txnIn(ctx, c.db)
+// txnReadLock begins a read of c inside the transaction ctx carries: t
+// is nil when ctx carries none (read outside). Otherwise it holds t.mu
+// and, when the collection exists (s not nil), s.mu for reading, with the
+// transaction's view v of s; release them with t.readUnlock(s). It takes
+// the transaction's snapshot if this is its first operation. A
+// transaction reads no time-series or capped collection
+// (ErrNotInTransaction); one that does not exist reads as empty. (A
+// function pair, not a callback: a query the read runs stays on its
+// caller's stack, so a read outside a transaction allocates nothing for
+// this.)
+func (c *Collection) txnReadLock(ctx context.Context) (t *txn, s *collState, v *txnView, err error) {
+	t = txnIn(ctx, c.db)
 	if t == nil {
-		return false, nil
+		return nil, nil, nil, nil
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	fail := func(err error) (*txn, *collState, *txnView, error) {
+		t.mu.Unlock()
+		return t, nil, nil, err
+	}
 	if err := t.usableLocked(); err != nil {
-		return true, err
+		return fail(err)
 	}
 	if c.timeSeries() != nil {
-		return true, t.refuse(c.name, "a time-series collection")
+		return fail(t.refuse(c.name, "a time-series collection"))
 	}
 	t.beginReadLocked()
-	s, err := c.read()
-	if err != nil || s == nil {
-		return true, err
+	if s, err = c.read(); err != nil {
+		return fail(err)
+	}
+	if s == nil {
+		return t, nil, nil, nil
 	}
 	if err := s.inTxnAllowed(); err != nil {
-		return true, err
+		return fail(err)
 	}
 	s.rlock()
-	defer s.mu.RUnlock()
-	return true, read(s, t.view(s))
+	return t, s, t.view(s), nil
+}
+
+// readUnlock releases what txnReadLock took.
+func (t *txn) readUnlock(s *collState) {
+	if s != nil {
+		s.mu.RUnlock()
+	}
+	t.mu.Unlock()
+}
+
+// txnRun runs q, a Find, inside the transaction ctx carries: every
+// result (collState.run's). inTxn is false when ctx carries none.
+func (c *Collection) txnRun(ctx context.Context, q *findQuery) (docs []cursorDoc, inTxn bool, err error) {
+	t, s, v, err := c.txnReadLock(ctx)
+	if t == nil || err != nil || s == nil {
+		return nil, t != nil, err
+	}
+	defer t.readUnlock(s)
+	if err := s.applyHint(q); err != nil {
+		return nil, true, err
+	}
+	q.ctx, q.view = ctx, v
+	docs, _ = s.runLocked(q, v.now)
+	return docs, true, scanError(c.name, q.err)
+}
+
+// txnExecute is txnRun calling visit for each match, in the walk's order
+// (CountDocuments, Distinct).
+func (c *Collection) txnExecute(ctx context.Context, q *findQuery, visit func(*docRef) bool) (inTxn bool, err error) {
+	t, s, v, err := c.txnReadLock(ctx)
+	if t == nil || err != nil || s == nil {
+		return t != nil, err
+	}
+	defer t.readUnlock(s)
+	if err := s.applyHint(q); err != nil {
+		return true, err
+	}
+	q.view = v
+	s.execute(s.plan(q), q, v.now, visit)
+	return true, scanError(c.name, q.err)
 }

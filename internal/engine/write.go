@@ -458,12 +458,9 @@ func insertDocs[T any](ctx context.Context, c *Collection, docs []T) (ids []any,
 			}
 		}
 	}
-	insert := func(s *collState) error { return s.insertPrepared(prepared, sc) }
-	if t != nil {
-		err = c.txnWriter(t)(insert)
-	} else {
-		err = c.writeDurableByCallerCtx(ctx, insert)
-	}
+	err = c.writeFor(ctx, true, func(s *collState) error {
+		return s.insertPrepared(prepared, sc)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -935,7 +932,7 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		}
 	}
 	sel := selection{f: f, limit: limit, sort: o.Sort, hint: o.Hint}
-	err = c.writeMatchingCtx(ctx, c.writer(ctx), sel, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatchingCtx(ctx, true, sel, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			seed, err := query.UpsertSeed(f.Doc())
 			if err != nil {
@@ -984,27 +981,22 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 	return res, err
 }
 
-// writeMatching runs fn holding the collection's write lock, with the
+// writeMatchingCtx runs fn holding the collection's write lock, with the
 // records matching the filter (up to limit; 0: all) and the clock's now;
 // res.MatchedCount is set. With no match, fn runs only for an upsert: an
-// update without upsert of a missing collection must not create it.
-func (c *Collection) writeMatching(sel selection, upsert bool, res *UpdateResult,
-	fn func(s *collState, refs []*docRef, now time.Time) error) error {
-	return c.writeMatchingCtx(context.Background(), c.write, sel, upsert, res, fn)
-}
-
-// writeMatchingCtx is writeMatching stopped by ctx (nil: never) while it
-// finds the records: it then returns ctx's error and fn does not run. It
-// writes through write: c.write, or c.writeDurableByCaller for a caller
-// that makes the write durable itself.
-func (c *Collection) writeMatchingCtx(ctx context.Context, write func(func(*collState) error) error, sel selection, upsert bool, res *UpdateResult,
+// update without upsert of a missing collection must not create it. ctx
+// (nil: never) stops it while it finds the records: it then returns ctx's
+// error and fn does not run. It writes as writeFor does: inside the
+// transaction ctx carries, or made durable by the caller
+// (durableByCaller) or here.
+func (c *Collection) writeMatchingCtx(ctx context.Context, durableByCaller bool, sel selection, upsert bool, res *UpdateResult,
 	fn func(s *collState, refs []*docRef, now time.Time) error) error {
 	if !upsert {
 		if s, err := c.read(); err != nil || s == nil {
 			return err
 		}
 	}
-	return write(func(s *collState) error {
+	return c.writeFor(ctx, durableByCaller, func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
 			r.now = now
@@ -1216,7 +1208,7 @@ func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replace
 		}
 	}
 	var res UpdateResult
-	err = c.writeMatchingCtx(ctx, c.writerDurable(ctx), selection{f: f, limit: 1, sort: o.Sort, hint: o.Hint}, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
+	err = c.writeMatchingCtx(ctx, false, selection{f: f, limit: 1, sort: o.Sort, hint: o.Hint}, o.Upsert, &res, func(s *collState, refs []*docRef, now time.Time) error {
 		if len(refs) == 0 {
 			doc := codec.CopyDocument(repl)
 			if _, ok := doc["_id"]; !ok {
@@ -1330,7 +1322,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		return 0, err
 	}
 	n = 0
-	err = c.writer(ctx)(func(s *collState) error {
+	err = c.writeFor(ctx, true, func(s *collState) error {
 		now := c.db.clock.Now()
 		if r := s.oprec; r != nil {
 			r.now = now
