@@ -136,6 +136,11 @@ const (
 	// withTransactionTimeout bounds WithTransaction's retries, as the
 	// driver's helper does.
 	withTransactionTimeout = 120 * time.Second
+	// maxUnknownCommitRetries bounds WithTransaction's commits again after
+	// an unknown outcome (a CommitResolver waits for the outcome, so each
+	// is not a spin; the bound keeps a resolver that answers at once from
+	// becoming one).
+	maxUnknownCommitRetries = 16
 )
 
 func (l TransactionLimits) withDefaults() TransactionLimits {
@@ -309,13 +314,14 @@ func (s *Session) WithTransaction(ctx context.Context, fn func(ctx context.Conte
 			// fn committed or aborted the transaction itself.
 			return res, nil
 		}
-		for {
+		for unknown := 0; ; {
 			err = s.CommitTransaction(ctx)
 			if err == nil {
 				return res, nil
 			}
 			if within() && ctx.Err() == nil {
-				if HasErrorLabel(err, UnknownTransactionCommitResultLabel) {
+				if HasErrorLabel(err, UnknownTransactionCommitResultLabel) && unknown < maxUnknownCommitRetries {
+					unknown++
 					continue
 				}
 				if HasErrorLabel(err, TransientTransactionErrorLabel) {

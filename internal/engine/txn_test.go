@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/vfs"
 	"github.com/ttldb/ttldb/ttltest"
 )
 
@@ -583,4 +585,27 @@ func TestTransactionCommitted(t *testing.T) {
 	require.NoError(t, db.Close())
 	db = mustOpenDurable(t, clk, dir, WithSync(SyncAlways))
 	require.True(t, db.TransactionCommitted(id))
+}
+
+// Rule: a commit whose log write fails reports an unknown outcome; called
+// again it says nothing can settle it (no label), so WithTransaction
+// returns rather than retrying for 120 s.
+func TestTxnCommitLogFailure(t *testing.T) {
+	bg := context.Background()
+	m := vfs.NewFaultFS()
+	db := mustOpenDurable(t, ttltest.NewClock(opEpoch), "d", withFS(m), WithSync(SyncAlways))
+	c := db.Collection("c")
+	_, err := c.InsertOne(bg, Document{"_id": 0})
+	require.NoError(t, err)
+	m.Inject(vfs.Fault{Op: vfs.FaultSync, Match: func(n string) bool { return strings.Contains(n, "log/") }})
+	s, err := db.StartSession()
+	require.NoError(t, err)
+	runs := 0
+	_, err = s.WithTransaction(bg, func(ctx context.Context) (any, error) {
+		runs++
+		return c.InsertOne(ctx, Document{"_id": 1})
+	})
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.False(t, HasErrorLabel(err, UnknownTransactionCommitResultLabel))
+	require.Equal(t, 1, runs)
 }

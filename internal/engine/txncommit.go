@@ -105,7 +105,9 @@ func (t *txn) commit(ctx context.Context) error {
 // transaction committed (never a second time), or the transaction aborted
 // with TransientTransactionErrorLabel if it did not (run it again, on the
 // DB that follows the log now). Otherwise, or while the outcome is not
-// known, the first error again, with UnknownTransactionCommitResultLabel.
+// known, the first error again, with UnknownTransactionCommitResultLabel;
+// without a CommitResolver, the first error without the label (nothing
+// will settle it).
 func (t *txn) retryCommitLocked(ctx context.Context) error {
 	if r, ok := t.db.cfg.replicator.(CommitResolver); ok {
 		if ctx == nil {
@@ -122,7 +124,10 @@ func (t *txn) retryCommitLocked(ctx context.Context) error {
 		}
 		return &LabeledError{Labels: []string{UnknownTransactionCommitResultLabel}, Err: fmt.Errorf("commit of transaction %d: %w (outcome: %w)", t.number, t.commitErr, err)}
 	}
-	return &LabeledError{Labels: []string{UnknownTransactionCommitResultLabel}, Err: fmt.Errorf("commit of transaction %d: %w", t.number, t.commitErr)}
+	// Nothing can settle it here (the log failed: the DB refuses writes
+	// until it is reopened, which loads what the disk holds): the error,
+	// without the label, so that WithTransaction stops retrying.
+	return fmt.Errorf("commit of transaction %d: its outcome is unknown and cannot be settled: %w", t.number, t.commitErr)
 }
 
 // commitTxn applies t's staged writes as one change of every collection
