@@ -85,9 +85,13 @@ const (
 	// the primary any more). WithTransaction does.
 	TransientTransactionErrorLabel = engine.TransientTransactionErrorLabel
 	// UnknownTransactionCommitResultLabel: the commit's outcome is not
-	// known (the log or the replicated log failed after the change was
-	// applied in memory); calling CommitTransaction again is safe: it
-	// reports success once the commit is known committed.
+	// known (the replicated log lost its leader with the commit's entry
+	// in flight, or the log failed after the change was applied in
+	// memory). Calling CommitTransaction again is safe: with a Replicator
+	// that implements CommitResolver (replica.Node) it waits for the
+	// outcome and returns nil if the transaction committed (it never
+	// commits twice) or an error labeled TransientTransactionErrorLabel
+	// if it did not; otherwise it returns the error without the label.
 	UnknownTransactionCommitResultLabel = engine.UnknownTransactionCommitResultLabel
 )
 
