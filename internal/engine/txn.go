@@ -466,6 +466,12 @@ type txn struct {
 	// (a retried commit reports success).
 	commitSeq uint64
 	commitErr error // the error of a commit whose outcome is unknown
+	// w is the running write's state (collState.txw), reused from write
+	// to write; arena holds copies of staged keys and documents (keep),
+	// scratch a key being made.
+	w       txnWrite
+	arena   []byte
+	scratch []byte
 }
 
 func (t *txn) open() bool {
@@ -479,7 +485,7 @@ func (t *txn) expired() bool {
 	return t.db.clock.Now().Sub(t.started) > t.db.txns.limits.Lifetime
 }
 
-// usable returns why an operation cannot join t (nil: it can), aborting
+// usableLocked returns why an operation cannot join t (nil: it can), aborting
 // t if it outlived its lifetime. Call holding mu.
 func (t *txn) usableLocked() error {
 	switch t.state {
@@ -502,7 +508,7 @@ func (t *txn) usableLocked() error {
 	return nil
 }
 
-// begin takes the transaction's snapshot if its first operation is
+// beginReadLocked takes the transaction's snapshot if its first operation is
 // running. Call holding mu.
 func (t *txn) beginReadLocked() {
 	if t.snap == 0 {

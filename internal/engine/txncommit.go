@@ -195,6 +195,14 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 	}
 	at := make(map[stateKey]int, len(changes)) // index in curs
 	curs := make([]cur, 0, len(changes))
+	// The changes' index keys and TTL extra bytes share one slice and one
+	// buffer (the store copies the bytes), not an allocation each.
+	nk := 0
+	for i := range changes {
+		nk += len(changes[i].s.indexes)
+	}
+	dks := make([]indexKeys, nk)
+	extras := make([]byte, 0, 16*nk) // room for a typical TTL entry per index; more grows it (earlier extras keep the old array)
 	for i := range changes {
 		ch := &changes[i]
 		s := ch.s
@@ -226,11 +234,15 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 		}
 		ch.base, c.last = c.rec, i
 		if ch.kind != OpDelete {
-			dk, err := s.computeKeys(&docRef{rec: record{enc: ch.enc}})
+			n := len(s.indexes)
+			dk, err := s.computeKeysInto(dks[:n:n], &docRef{rec: record{enc: ch.enc}})
 			if err != nil {
 				return 0, err
 			}
-			ch.dk, ch.extra = dk, s.appendTTLExtra(nil, dk)
+			dks = dks[n:]
+			start := len(extras)
+			extras = s.appendTTLExtra(extras, dk)
+			ch.dk, ch.extra = dk, extras[start:len(extras):len(extras)]
 			if err := store.CheckSize(len(ch.key), len(ch.enc), len(ch.extra)); err != nil {
 				return 0, fmt.Errorf("collection %q: %w: %w", s.name, ErrInvalidDocument, err)
 			}

@@ -69,7 +69,9 @@ func (c *Collection) writeInTxn(t *txn, fn func(*collState) error) error {
 	if err := s.lockForegroundWrite(); err != nil {
 		return err
 	}
-	w := &txnWrite{t: t, view: t.viewOf(s)}
+	// One txnWrite per transaction, reset for each write.
+	w := &t.w
+	*w = txnWrite{t: t, view: t.viewOf(s)}
 	w.v = &w.view
 	s.txw = w
 	err = fn(s)
@@ -140,13 +142,16 @@ func (w *txnWrite) stage(s *collState, sw stagedWrite, extra []byte) error {
 		return err
 	}
 	sw.coll = s.name
+	if t.staged == nil {
+		t.staged = make([]stagedWrite, 0, 16)
+	}
 	t.staged = append(t.staged, sw)
 	if t.over == nil {
 		t.over = map[string]*overlay{}
 	}
 	ov := t.over[s.name]
 	if ov == nil {
-		ov = &overlay{docs: map[string]overDoc{}}
+		ov = &overlay{docs: make(map[string]overDoc, 16)}
 		t.over[s.name] = ov
 		v.ov = ov
 	}
@@ -190,14 +195,17 @@ func (w *txnWrite) stageInserts(s *collState, docs []newDoc) error {
 				return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, err)}
 			}
 		}
-		key, err := appendIDKey(nil, d.id)
+		t := w.t
+		kb, err := appendIDKey(t.scratch[:0], d.id)
+		t.scratch = kb[:0]
 		if err != nil {
 			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w", s.name, err)}
 		}
-		if w.idTaken(key) {
+		if w.idTaken(kb) {
 			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: d.id}}
 		}
-		enc := append([]byte(nil), d.enc...)
+		key := t.keep(kb)
+		enc := t.keep(d.enc)
 		extra, err := s.ttlExtraOf(enc, d.doc)
 		if err != nil {
 			return &docIndexError{index: i, err: err}
@@ -254,7 +262,7 @@ func (w *txnWrite) stageReplaces(s *collState, refs []*docRef, newDocs []Documen
 		if err != nil {
 			return n, fmt.Errorf("document %v: %w", id, err)
 		}
-		key := append([]byte(nil), ref.rec.key...)
+		key := w.t.keep(ref.rec.key)
 		if err := store.CheckSize(len(key), len(enc), len(extra)); err != nil {
 			return n, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidDocument, err)
 		}
@@ -274,7 +282,7 @@ func (w *txnWrite) stageReplaces(s *collState, refs []*docRef, newDocs []Documen
 // transaction.
 func (w *txnWrite) stageDeletes(s *collState, refs []*docRef) error {
 	for _, ref := range refs {
-		key := append([]byte(nil), ref.rec.key...)
+		key := w.t.keep(ref.rec.key)
 		if err := w.stage(s, stagedWrite{kind: OpDelete, key: key}, nil); err != nil {
 			return err
 		}
@@ -355,4 +363,26 @@ func (db *DB) refuseTxn(ctx context.Context, op string) error {
 		return fmt.Errorf("%w: %s", ErrNotInTransaction, op)
 	}
 	return nil
+}
+
+// txnArenaChunk is the largest chunk a transaction copies its staged keys
+// and documents into (txn.keep).
+const txnArenaChunk = 32 << 10
+
+// keep returns a copy of b in the transaction's arena: chunks of memory
+// that are only appended to, never rewritten, so that the copies stay as
+// they are for as long as anything holds them (the staged writes, then
+// the committed ops), at one allocation per chunk rather than per copy.
+func (t *txn) keep(b []byte) []byte {
+	if len(b) > txnArenaChunk/4 {
+		return append([]byte(nil), b...)
+	}
+	if cap(t.arena)-len(t.arena) < len(b) {
+		// Chunks double from 512 bytes: a small transaction takes little.
+		size := min(max(2*cap(t.arena), 512, 2*len(b)), txnArenaChunk)
+		t.arena = make([]byte, 0, size)
+	}
+	at := len(t.arena)
+	t.arena = append(t.arena, b...)
+	return t.arena[at:len(t.arena):len(t.arena)]
 }
