@@ -609,3 +609,24 @@ func TestTxnCommitLogFailure(t *testing.T) {
 	require.False(t, HasErrorLabel(err, UnknownTransactionCommitResultLabel))
 	require.Equal(t, 1, runs)
 }
+
+// Rule: a collection dropped while a transaction wrote in it fails the
+// commit with a write conflict; the collection created again keeps
+// nothing of it.
+func TestTxnCollectionDroppedMeanwhile(t *testing.T) {
+	bg := context.Background()
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("c")
+	_, err := c.InsertOne(bg, Document{"_id": 1})
+	require.NoError(t, err)
+	s, ctx := inTxn(t, db)
+	_, err = c.InsertOne(ctx, Document{"_id": 2})
+	require.NoError(t, err)
+	require.NoError(t, db.DropCollection(bg, "c"))
+	_, err = c.InsertOne(bg, Document{"_id": 3})
+	require.NoError(t, err)
+	err = s.CommitTransaction(bg)
+	require.ErrorIs(t, err, ErrWriteConflict)
+	require.True(t, HasErrorLabel(err, TransientTransactionErrorLabel))
+	require.Equal(t, []any{3}, idsOf(t, c, bg, Document{}))
+}

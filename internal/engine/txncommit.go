@@ -150,11 +150,13 @@ func (db *DB) commitTxn(t *txn) (uint64, error) {
 		}
 	}()
 	for _, name := range names {
-		s, err := db.state(name, true)
+		s, err := db.state(name, false)
 		if err != nil {
 			return 0, err
 		}
-		if err := s.lockForegroundWrite(); err != nil {
+		if s == nil || s != t.over[name].coll || s.lockForegroundWrite() != nil {
+			// Dropped (and maybe created again) since the transaction
+			// wrote in it: what it staged was against the old one.
 			return 0, fmt.Errorf("%w: collection %q was dropped during the transaction", ErrWriteConflict, name)
 		}
 		locked = append(locked, s)

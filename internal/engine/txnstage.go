@@ -151,7 +151,7 @@ func (w *txnWrite) stage(s *collState, sw stagedWrite, extra []byte) error {
 	}
 	ov := t.over[s.name]
 	if ov == nil {
-		ov = &overlay{docs: make(map[string]overDoc, 16)}
+		ov = &overlay{coll: s, docs: make(map[string]overDoc, 16)}
 		t.over[s.name] = ov
 		v.ov = ov
 	}

@@ -80,6 +80,7 @@ var readLiveForTest bool
 // overlay is a transaction's documents in one collection, by _id key: the
 // state its staged writes leave each one in.
 type overlay struct {
+	coll *collState // the collection as the transaction staged in it
 	docs map[string]overDoc
 }
 
