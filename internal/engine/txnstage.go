@@ -28,6 +28,7 @@ type stagedWrite struct {
 	key    []byte
 	id     string      // key as a string: the overlay's and the lock table's key
 	enc    []byte      // the new document (not OpDelete)
+	extra  []byte      // its TTL extra bytes, under HideExpired (the view hides it by them)
 	update RawDocument // OpUpdate: the update as applied, for change events
 }
 
@@ -149,15 +150,15 @@ func (w *txnWrite) stage(s *collState, sw stagedWrite, extra []byte) error {
 	if t.over == nil {
 		t.over = map[string]*overlay{}
 	}
+	t.staged[len(t.staged)-1].extra = extra
 	ov := t.over[s.name]
 	if ov == nil {
-		ov = &overlay{coll: s, docs: make(map[string]overDoc, 16)}
+		ov = &overlay{t: t, coll: s, docs: map[string]int32{}}
 		t.over[s.name] = ov
 		v.ov = ov
 	}
-	d := overDoc{present: sw.kind != OpDelete, rec: record{key: sw.key, enc: sw.enc, extra: extra}}
-	ov.docs[sw.id] = d
-	if d.present {
+	ov.docs[sw.id] = int32(len(t.staged) - 1)
+	if sw.kind != OpDelete {
 		w.after = sw.enc
 	}
 	return nil

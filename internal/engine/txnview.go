@@ -80,13 +80,19 @@ var readLiveForTest bool
 // overlay is a transaction's documents in one collection, by _id key: the
 // state its staged writes leave each one in.
 type overlay struct {
-	coll *collState // the collection as the transaction staged in it
-	docs map[string]overDoc
+	t    *txn
+	coll *collState       // the collection as the transaction staged in it
+	docs map[string]int32 // _id key -> its last staged write (t.staged)
 }
 
-type overDoc struct {
-	present bool
-	rec     record // key, enc (the transaction's copy) and TTL extra bytes
+// doc returns the document the staged write i leaves (present false: a
+// deletion).
+func (ov *overlay) doc(i int32) (rec record, present bool) {
+	sw := &ov.t.staged[i]
+	if sw.kind == OpDelete {
+		return record{}, false
+	}
+	return record{key: sw.key, enc: sw.enc, extra: sw.extra}, true
 }
 
 // txnView is a transaction's view of one collection for one operation.
@@ -114,8 +120,9 @@ func (t *txn) viewOf(s *collState) txnView {
 // Call holding s's mu (or writeMu).
 func (v *txnView) versionAt(key []byte) (rec record, present, decided bool) {
 	if v.ov != nil {
-		if d, ok := v.ov.docs[string(key)]; ok {
-			return d.rec, d.present, true
+		if i, ok := v.ov.docs[string(key)]; ok {
+			rec, present := v.ov.doc(i)
+			return rec, present, true
 		}
 	}
 	if list, ok := v.s.undo[string(key)]; ok && !readLiveForTest {
@@ -142,8 +149,8 @@ func (v *txnView) changedSince(key []byte) bool {
 // false, and reports whether it went through.
 func (v *txnView) extras(visit func(rec record) bool) bool {
 	if v.ov != nil {
-		for _, d := range v.ov.docs {
-			if d.present && !visit(d.rec) {
+		for _, i := range v.ov.docs {
+			if rec, present := v.ov.doc(i); present && !visit(rec) {
 				return false
 			}
 		}
