@@ -123,11 +123,17 @@ type Node struct {
 	pending   atomic.Pointer[proposal]
 	proposals atomic.Uint64
 
+	// txns remembers the entries of the transactions this node proposed
+	// (Commit), for ResolveCommit.
+	txns txnCommits
+
 	// Test hooks, nil outside tests (set before the node proposes):
 	// testSubmit replaces raft.Apply for a proposed TTL batch's entry;
-	// testProposed sees each ProposeExpire's result.
+	// testProposed sees each ProposeExpire's result; testCommit replaces
+	// raft.Apply for a write's entry.
 	testSubmit   func(data []byte) raft.ApplyFuture
 	testProposed func(err error)
+	testCommit   func(data []byte) raft.ApplyFuture
 
 	closeOnce sync.Once
 }
@@ -408,10 +414,18 @@ func (n *Node) Begin() error {
 func (n *Node) Commit(ops []ttldb.Op) {
 	data, err := encodeEntry(n.fsm.epoch.Load(), ops)
 	var f raft.ApplyFuture
-	if err != nil {
+	switch {
+	case err != nil:
 		f = errFuture{err}
-	} else {
+	case n.testCommit != nil:
+		f = n.testCommit(data)
+	default:
 		f = n.raft.Apply(data, 0)
+	}
+	if len(ops) > 0 && !ops[0].Txn.IsZero() {
+		// A transaction's commit: its ops, all of them, in this entry.
+		// End waits for it through the txnCommit, as ResolveCommit does.
+		f = n.txns.remember(ops[0].Txn, ops[0].Seq, ops[len(ops)-1].Seq, f)
 	}
 	n.mu.Lock()
 	n.lastFut = f
@@ -667,6 +681,17 @@ type fsm struct {
 	diverged   atomic.Bool // the DB holds ops the log may not
 	epoch      atomic.Uint64
 
+	// For ResolveCommit, guarded by mu: lastIndex is the raft index of
+	// the last command entry the state machine met (applied, handed to
+	// its proposer or refused: every entry up to it is settled here);
+	// baseSeq the op of the snapshot the DB was restored from (0: the DB
+	// holds the log from its start), whose transactions the DB does not
+	// know (DB.TransactionCommitted); changed, when not nil, is closed at
+	// the next change of these, of appliedSeq or of the DB.
+	lastIndex uint64
+	baseSeq   uint64
+	changed   chan struct{}
+
 	// pos is appliedSeq and the raft index of the entry that held it, for
 	// Status: guarded by posMu, not mu, so that Status never waits for an
 	// entry being applied or a rebuild.
@@ -719,6 +744,8 @@ func (f *fsm) Apply(l *raft.Log) any {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lastIndex = l.Index
+	defer f.notifyChanged()
 	if h, _, err := entryHead(l.Data); err == nil && h.proposal != 0 {
 		if applied, err := f.claim(h); applied {
 			// The proposer applied the batch: committed to the change
@@ -872,6 +899,7 @@ func (f *fsm) rebuild() error {
 		db.Close()
 		return fmt.Errorf("rebuild: rebuilt to op %d, the log applied up to op %d", db.LastSeq(), f.appliedSeq)
 	}
+	f.baseSeq = seq
 	f.swap(db)
 	return nil
 }
@@ -882,6 +910,7 @@ func (f *fsm) swap(db *ttldb.DB) {
 	old := f.db.Swap(db)
 	f.diverged.Store(false)
 	f.newEpoch()
+	f.notifyChanged()
 	db.SetPrimary(f.node.primary.Load())
 	if old != nil {
 		old.Close()
@@ -956,6 +985,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.appliedSeq = seq
+	f.baseSeq = seq
 	f.setPosition(seq, 0)
 	f.swap(db)
 	return nil
@@ -977,4 +1007,5 @@ func (s snapshotData) Release() {}
 var (
 	_ ttldb.Replicator     = (*Node)(nil)
 	_ ttldb.ExpireProposer = (*Node)(nil)
+	_ ttldb.CommitResolver = (*Node)(nil)
 )
