@@ -251,10 +251,15 @@ func (s *Session) StartTransaction(opts ...TransactionOptions) error {
 func (s *Session) CommitTransaction(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	t := s.txn
+	if t != nil && t.unknownOutcome() && !s.ended {
+		// Settled by the Replicator, which outlives the DB (a replica
+		// closes its DB to rebuild it after a failed commit).
+		return t.commit(ctx)
+	}
 	if err := s.usable(); err != nil {
 		return err
 	}
-	t := s.txn
 	if t == nil {
 		return fmt.Errorf("%w: CommitTransaction before StartTransaction", ErrNoTransaction)
 	}
@@ -472,6 +477,13 @@ type txn struct {
 	w       txnWrite
 	arena   []byte
 	scratch []byte
+}
+
+// unknownOutcome reports whether t's commit has an unknown outcome.
+func (t *txn) unknownOutcome() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state == txnCommitUnknown
 }
 
 func (t *txn) open() bool {

@@ -630,3 +630,51 @@ func TestTxnCollectionDroppedMeanwhile(t *testing.T) {
 	require.True(t, HasErrorLabel(err, TransientTransactionErrorLabel))
 	require.Equal(t, []any{3}, idsOf(t, c, bg, Document{}))
 }
+
+// Rule: a read in a transaction of a collection that does not exist reads
+// nothing and holds nothing: the transaction's next operation runs.
+func TestTxnReadOfMissingCollection(t *testing.T) {
+	bg := context.Background()
+	db, _ := openMon(t, quiet(MonitorOptions{}))
+	c := db.Collection("none")
+	s, ctx := inTxn(t, db)
+	require.ErrorIs(t, c.FindOne(ctx, Document{"_id": 1}).Err(), ErrNotFound)
+	cur, err := c.Find(ctx, nil)
+	require.NoError(t, err)
+	require.False(t, cur.Next(ctx))
+	n, err := c.CountDocuments(ctx, nil)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	vals, err := c.Distinct(ctx, "x", nil)
+	require.NoError(t, err)
+	require.Empty(t, vals)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.InsertOne(ctx, Document{"_id": 1})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the transaction's lock was left held by a read")
+	}
+	require.NoError(t, s.CommitTransaction(bg))
+}
+
+// Rule: a commit of unknown outcome is settled by the Replicator even
+// after the DB was closed (a replica rebuilds its DB after a failed
+// commit, closing the old one).
+func TestTxnCommitUnknownAfterClose(t *testing.T) {
+	bg := context.Background()
+	r := &resolvingReplicator{failNext: true, committed: true}
+	db, _ := openMon(t, quiet(MonitorOptions{}), WithReplicator(r))
+	s, ctx := inTxn(t, db)
+	_, err := db.Collection("c").InsertOne(ctx, Document{"_id": 1})
+	require.NoError(t, err)
+	require.True(t, HasErrorLabel(s.CommitTransaction(bg), UnknownTransactionCommitResultLabel))
+	require.NoError(t, db.Close())
+	require.NoError(t, s.CommitTransaction(bg))
+	require.Equal(t, 1, r.resolved)
+	require.ErrorIs(t, s.StartTransaction(), ErrClosed, "a new transaction needs a session of the open DB")
+}

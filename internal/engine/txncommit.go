@@ -109,7 +109,7 @@ func (t *txn) commit(ctx context.Context) error {
 // without a CommitResolver, the first error without the label (nothing
 // will settle it).
 func (t *txn) retryCommitLocked(ctx context.Context) error {
-	if r, ok := t.db.cfg.replicator.(CommitResolver); ok {
+	if r, ok := t.db.cfg.replicator.(CommitResolver); ok { // asked even when the DB was closed since
 		if ctx == nil {
 			ctx = context.Background()
 		}

@@ -191,9 +191,10 @@ func (v *txnView) lookupVisible(key []byte) (record, bool) {
 }
 
 // txnReadLock begins a read of c inside the transaction ctx carries: t
-// is nil when ctx carries none (read outside). Otherwise it holds t.mu
-// and, when the collection exists (s not nil), s.mu for reading, with the
-// transaction's view v of s; release them with t.readUnlock(s). It takes
+// is nil when ctx carries none (read outside). Otherwise, when the
+// collection exists (s not nil), it holds t.mu and s.mu for reading, with
+// the transaction's view v of s: release them with t.readUnlock(s); when
+// it does not (s nil) or on error, it holds nothing. It takes
 // the transaction's snapshot if this is its first operation. A
 // transaction reads no time-series or capped collection
 // (ErrNotInTransaction); one that does not exist reads as empty. (A
@@ -221,6 +222,7 @@ func (c *Collection) txnReadLock(ctx context.Context) (t *txn, s *collState, v *
 		return fail(err)
 	}
 	if s == nil {
+		t.mu.Unlock() // nothing to read: the caller releases nothing
 		return t, nil, nil, nil
 	}
 	if err := s.inTxnAllowed(); err != nil {
