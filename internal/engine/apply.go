@@ -264,18 +264,3 @@ func (s *collState) setIndexTTL(where string, ix *index, secs int32, mode applyM
 	}
 	return nil, nil
 }
-
-// lockMu takes mu for writing, unless the running transaction's commit
-// holds it already (muHeld). Call holding writeMu.
-func (s *collState) lockMu() {
-	if !s.muHeld {
-		s.mu.Lock()
-	}
-}
-
-// unlockMu releases what lockMu took.
-func (s *collState) unlockMu() {
-	if !s.muHeld {
-		s.mu.Unlock()
-	}
-}

@@ -258,10 +258,6 @@ type collState struct {
 	// changes in the transaction instead of applying them (txnstage.go).
 	// Guarded by writeMu.
 	txw *txnWrite
-	// muHeld is set while a transaction's commit (or an applied
-	// transaction) holds mu across its whole change: the write paths it
-	// runs then do not take it again (lockMu). Guarded by writeMu.
-	muHeld bool
 	// delSlots are removeRecords' slots, reused from batch to batch.
 	// Guarded by writeMu (recovery: its inserter, the only writer).
 	delSlots []store.Slot
@@ -403,7 +399,7 @@ func (c *Collection) write(fn func(s *collState) error) (err error) {
 // second wait, after the first returned, would wait for whatever other
 // writers committed meanwhile: under SyncAlways a second fsync per write.
 func (c *Collection) writeDurableByCaller(fn func(s *collState) error) (err error) {
-	return c.writeDurableByCallerCtx(nil, fn)
+	return c.writeDurableByCallerCtx(context.Background(), fn)
 }
 
 // writeDurableByCallerCtx is writeDurableByCaller whose waits for open
@@ -424,13 +420,9 @@ func (c *Collection) writeDurableByCallerCtx(ctx context.Context, fn func(s *col
 	return end(c.writeBegunCtx(ctx, fn))
 }
 
-// writeBegun is write once the replicator (if any) let it begin.
-func (c *Collection) writeBegun(fn func(s *collState) error) error {
-	return c.writeBegunCtx(nil, fn)
-}
-
-// writeBegunCtx is writeBegun whose waits for open transactions end with
-// waitCtx (nil: with the transaction's lifetime only).
+// writeBegunCtx is a write once the replicator (if any) let it begin. A
+// wait for an open transaction holding a document in the way ends with
+// waitCtx, or the transaction's lifetime.
 func (c *Collection) writeBegunCtx(waitCtx context.Context, fn func(s *collState) error) error {
 	var approved map[uint64]bool // expired versions the hooks handled
 	for attempt, rounds := 0, 0; ; attempt++ {
