@@ -167,12 +167,7 @@ func (c *committer) commitWrite(ops []Op, natFrom uint64) {
 		return
 	}
 	c.mu.Lock()
-	seq := c.seq.Load()
-	for i := range ops {
-		seq++
-		ops[i].Seq = seq
-	}
-	c.seq.Store(seq)
+	c.number(ops)
 	if !c.keysPackable() {
 		unpackKeys(ops)
 	}
@@ -206,6 +201,27 @@ func (c *committer) commitAppliedFrom(ops []Op, natFrom uint64) error {
 
 // commitAppliedLocked is commitAppliedFrom; call holding c.mu.
 func (c *committer) commitAppliedLocked(ops []Op, natFrom uint64) error {
+	if err := c.takeApplied(ops); err != nil {
+		return err
+	}
+	handOn(c.sinks.Load(), ops, natFrom)
+	return nil
+}
+
+// number gives ops the next sequence numbers. Call holding c.mu.
+func (c *committer) number(ops []Op) {
+	seq := c.seq.Load()
+	for i := range ops {
+		seq++
+		ops[i].Seq = seq
+	}
+	c.seq.Store(seq)
+}
+
+// takeApplied checks that applied ops follow the last op committed, each
+// the one before it (else ErrOpSequence, and nothing is taken), and takes
+// their sequence numbers. Call holding c.mu.
+func (c *committer) takeApplied(ops []Op) error {
 	seq := c.seq.Load()
 	for i := range ops {
 		if want := seq + 1 + uint64(i); ops[i].Seq != want {
@@ -218,7 +234,6 @@ func (c *committer) commitAppliedLocked(ops []Op, natFrom uint64) error {
 		// every op before them.
 		raiseTo(&c.committed, seq+uint64(len(ops)))
 	}
-	handOn(c.sinks.Load(), ops, natFrom)
 	return nil
 }
 
@@ -230,17 +245,12 @@ func (c *committer) commitAppliedLocked(ops []Op, natFrom uint64) error {
 func (c *committer) commitGroup(ops []Op, natFrom map[string]uint64) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	seq := c.seq.Load()
-	for i := range ops {
-		seq++
-		ops[i].Seq = seq
-	}
-	c.seq.Store(seq)
+	c.number(ops)
 	handOnGroup(c.sinks.Load(), ops, natFrom)
 	if c.replicator != nil {
 		c.replicator.Commit(ops)
 	}
-	return seq
+	return ops[len(ops)-1].Seq
 }
 
 // commitAppliedGroup is commitGroup for a transaction's ops DB.Apply
@@ -248,15 +258,8 @@ func (c *committer) commitGroup(ops []Op, natFrom map[string]uint64) uint64 {
 func (c *committer) commitAppliedGroup(ops []Op, natFrom map[string]uint64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	seq := c.seq.Load()
-	for i := range ops {
-		if want := seq + 1 + uint64(i); ops[i].Seq != want {
-			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
-		}
-	}
-	c.seq.Store(seq + uint64(len(ops)))
-	if c.replicator != nil {
-		raiseTo(&c.committed, seq+uint64(len(ops)))
+	if err := c.takeApplied(ops); err != nil {
+		return err
 	}
 	handOnGroup(c.sinks.Load(), ops, natFrom)
 	return nil

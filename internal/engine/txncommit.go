@@ -421,13 +421,7 @@ func (db *DB) applyTxnOps(ops []Op) error {
 			names = append(names, op.Collection)
 		}
 	}
-	last := db.ops.lastSeq()
-	for i := range ops {
-		if want := last + 1 + uint64(i); ops[i].Seq != want {
-			return fmt.Errorf("%w: op %d has sequence number %d, the DB expects %d", ErrOpSequence, i, ops[i].Seq, want)
-		}
-	}
-	slices.Sort(names)
+	slices.Sort(names) // (Apply checked the ops' sequence numbers)
 	states := map[string]*collState{}
 	var locked []*collState
 	defer func() {
