@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -38,21 +36,7 @@ type killWatchSpec struct {
 // TestKillWatchChild is the child's body; it does nothing unless
 // killWatchEnv is set. It never returns: the parent kills it.
 func TestKillWatchChild(t *testing.T) {
-	raw := os.Getenv(killWatchEnv)
-	if raw == "" {
-		t.Skip("the child process of TestSoakKillWatch")
-	}
-	var spec killWatchSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
-	}
-	out := os.NewFile(3, "events")
-	say := func(format string, args ...any) {
-		// One write(2) per line: what the parent reads was said.
-		if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
-			os.Exit(3)
-		}
-	}
+	spec, say := killChildStart[killWatchSpec](t, killWatchEnv, "TestSoakKillWatch")
 	db, err := Open(WithDir(spec.Dir), WithSync(spec.Policy), WithMonitor(MonitorOptions{Disabled: true}),
 		WithAutoSnapshot(AutoSnapshot{MinLogBytes: 64 << 10, LogRatio: 0.5}))
 	if err != nil {

@@ -39,21 +39,7 @@ type killSpec struct {
 // TestKillChild is the child's body; it does nothing unless killChildEnv
 // is set. It never returns: the parent kills it.
 func TestKillChild(t *testing.T) {
-	raw := os.Getenv(killChildEnv)
-	if raw == "" {
-		t.Skip("the child process of TestSoakKill")
-	}
-	var spec killSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
-	}
-	out := os.NewFile(3, "acks")
-	say := func(format string, args ...any) {
-		// One write(2) per line: what the parent reads was said.
-		if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
-			os.Exit(3)
-		}
-	}
+	spec, say := killChildStart[killSpec](t, killChildEnv, "TestSoakKill")
 	// The observer says each session the monitor deleted, once the
 	// deletion committed (and, under SyncAlways, was fsynced).
 	observe := WithDeleteObserver(func(ev DeleteEvent) {
@@ -486,4 +472,26 @@ func requireNoExpiredServed(t testing.TB, db *DB, cycle int) {
 		require.True(t, at.After(res.Now), "cycle %d: session %v stored past its expiry after the first pass", cycle, rec.id())
 		return true
 	})
+}
+
+// killChildStart begins the body of a SIGKILL test's child process: the
+// spec its parent passed as JSON in the environment variable env (the
+// test is skipped when env is unset: it is only the child of parent), and
+// say, which writes one line to the parent's pipe (file descriptor 3),
+// one write(2) per line, so that what the parent reads was said; a
+// failed write ends the child.
+func killChildStart[T any](t *testing.T, env, parent string) (spec T, say func(format string, args ...any)) {
+	raw := os.Getenv(env)
+	if raw == "" {
+		t.Skip("the child process of " + parent)
+	}
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	out := os.NewFile(3, "parent")
+	return spec, func(format string, args ...any) {
+		if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
+			os.Exit(3)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -59,21 +58,7 @@ var errAbortOnPurpose = errors.New("aborted on purpose")
 // TestKillTxnChild is the child's body; it does nothing unless killTxnEnv
 // is set. It never returns: the parent kills it.
 func TestKillTxnChild(t *testing.T) {
-	raw := os.Getenv(killTxnEnv)
-	if raw == "" {
-		t.Skip("the child process of TestSoakKillTxn")
-	}
-	var spec killTxnSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
-	}
-	out := os.NewFile(3, "acks")
-	say := func(format string, args ...any) {
-		// One write(2) per line: what the parent reads was said.
-		if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
-			os.Exit(3)
-		}
-	}
+	spec, say := killChildStart[killTxnSpec](t, killTxnEnv, "TestSoakKillTxn")
 	db, err := Open(WithDir(spec.Dir), WithSync(spec.Policy), WithMonitor(MonitorOptions{Disabled: true}),
 		WithAutoSnapshot(AutoSnapshot{MinLogBytes: 64 << 10, LogRatio: 0.5}))
 	if err != nil {
