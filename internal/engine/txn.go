@@ -210,7 +210,10 @@ func (db *DB) StartSession(opts ...SessionOptions) (*Session, error) {
 // change events: a UUID.
 func (s *Session) ID() [16]byte { return s.id }
 
-// EndSession implements ttldb.Session.EndSession, whose documentation is the contract.
+// EndSession ends the session: a transaction still running is aborted
+// (nothing of it is applied), and every later call of the session fails
+// with ErrSessionEnded. It is idempotent and never fails (ctx is unused:
+// the driver's shape). Cost: an abort's, O(the transaction's writes).
 func (s *Session) EndSession(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +226,15 @@ func (s *Session) EndSession(ctx context.Context) {
 	s.ended = true
 }
 
-// StartTransaction implements ttldb.Session.StartTransaction, whose documentation is the contract.
+// StartTransaction starts a transaction in the session: the collection
+// methods given a ctx that carries the session (NewSessionContext, or
+// WithTransaction's callback ctx) join it until CommitTransaction or
+// AbortTransaction. Its snapshot is taken by its first operation. It
+// fails with ErrTransactionInProgress while the session's transaction
+// runs (one that outlived its lifetime is aborted first), with
+// ErrTransactionLimit when TransactionLimits.MaxOpen transactions are
+// open, ErrSessionEnded after EndSession, ErrClosed after Close. Cost:
+// one small allocation; it takes nothing until the first operation.
 func (s *Session) StartTransaction(opts ...TransactionOptions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,7 +258,22 @@ func (s *Session) StartTransaction(opts ...TransactionOptions) error {
 	return nil
 }
 
-// CommitTransaction implements ttldb.Session.CommitTransaction, whose documentation is the contract.
+// CommitTransaction applies the transaction's writes as one change of
+// every collection they touch (see Session for what that means on disk,
+// through a Replicator and in change streams), and returns once the
+// change is as durable as the DB's writes are (SyncPolicy; a Replicator's
+// End). A transaction with no write commits at once. On error nothing is
+// applied and the transaction is aborted: a write conflict (a document
+// the commit needs changed: the collection dropped, say) labeled
+// TransientTransactionErrorLabel, ErrDuplicateKey from a unique index,
+// ErrMemoryLimit, a Replicator's refusal (not the primary) labeled
+// transient. An error labeled UnknownTransactionCommitResultLabel means
+// the change was applied here but its durability or replication is not
+// known: calling CommitTransaction again is safe (see that label). A ctx
+// already done leaves the transaction open. Called again after a
+// success, it returns nil; with no transaction started, ErrNoTransaction.
+// Cost: the checks and changes of its writes, holding the write locks of
+// the collections they touch, then the log's sync.
 func (s *Session) CommitTransaction(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -266,7 +292,12 @@ func (s *Session) CommitTransaction(ctx context.Context) error {
 	return t.commit(ctx)
 }
 
-// AbortTransaction implements ttldb.Session.AbortTransaction, whose documentation is the contract.
+// AbortTransaction ends the transaction without applying any of its
+// writes and releases what it holds (its documents, its snapshot, its
+// memory). The session's later operations run outside any transaction,
+// as the driver's. It returns nil for a transaction already aborted (by a
+// conflict, a limit, Close), ErrNoTransaction with none started or one
+// committed.
 func (s *Session) AbortTransaction(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -292,7 +323,18 @@ func (s *Session) AbortTransaction(ctx context.Context) error {
 	return nil
 }
 
-// WithTransaction implements ttldb.Session.WithTransaction, whose documentation is the contract.
+// WithTransaction runs fn in a transaction of the session and commits
+// it, as the driver's helper: it starts a transaction, calls fn with a
+// ctx that carries the session (fn's collection calls must use it), and
+// commits when fn returns no error. It runs fn again, in a new
+// transaction, after an error labeled TransientTransactionErrorLabel (a
+// write conflict), and commits again after one labeled
+// UnknownTransactionCommitResultLabel (at most 16 times in a row), within
+// 120 s of the DB clock from its start and while ctx lasts; any other
+// error of fn aborts the transaction and is returned with fn's result.
+// If fn commits or aborts the transaction itself, WithTransaction returns
+// fn's result. fn may run more than once: it should have no effect
+// outside the transaction.
 func (s *Session) WithTransaction(ctx context.Context, fn func(ctx context.Context) (any, error), opts ...TransactionOptions) (any, error) {
 	if ctx == nil {
 		ctx = context.Background()
