@@ -66,7 +66,10 @@ type LabeledError struct {
 	Err    error
 }
 
+// Error returns the wrapped error's text (the labels are not in it).
 func (e *LabeledError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error, for errors.Is and errors.As.
 func (e *LabeledError) Unwrap() error { return e.Err }
 
 // HasErrorLabel reports whether the error carries label.
