@@ -72,6 +72,12 @@ var (
 	// projection, negative skip or limit, bad collection options, a bad
 	// Open option.
 	ErrInvalidOptions = engine.ErrInvalidOptions
+
+	// ErrExpression is returned when an aggregation expression fails on a
+	// document (a type mismatch, a division by zero, a conversion that
+	// cannot be made); the error names the stage, the field and the
+	// operator. A pipeline that fails returns no results.
+	ErrExpression = engine.ErrExpression
 	// ErrExpireHook is returned by a write that met an expired document
 	// hidden by HideExpired (the same _id, or the same key of a unique
 	// index) and could not delete it first because an expire hook failed

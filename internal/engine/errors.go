@@ -85,6 +85,12 @@ var (
 	// Open option.
 	ErrInvalidOptions = errs.ErrInvalidOptions
 
+	// ErrExpression is returned when an aggregation expression fails on a
+	// document (a type mismatch, a division by zero, a conversion that
+	// cannot be made); the error names the stage, the field and the
+	// operator.
+	ErrExpression = errs.ErrExpression
+
 	// ErrExpireHook is returned by a write that met an expired document
 	// hidden by HideExpired (the same _id, or the same key of a unique
 	// index) and could not delete it first because an expire hook failed

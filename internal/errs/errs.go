@@ -15,6 +15,7 @@ var (
 	ErrInvalidOptions  = errors.New("ttldb: invalid options")
 	ErrValidation      = errors.New("ttldb: document failed validation")
 	ErrDecode          = errors.New("ttldb: cannot decode document")
+	ErrExpression      = errors.New("ttldb: expression failed")
 )
 
 // The sentinels of the storage layer (internal/vfs, internal/wal); the

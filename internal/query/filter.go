@@ -70,6 +70,14 @@ func CompileFilter(f map[string]any) (*Filter, error) {
 	return compileDocument(f, nesting{})
 }
 
+// CompileFilterWith compiles a filter whose $expr operators read opts
+// ($$NOW, the aggregation's let variables); nil opts: the zero options.
+func CompileFilterWith(f map[string]any, opts *ExprOptions) (*Filter, error) {
+	// TODO($expr): pass opts down to $expr's compilation.
+	_ = opts
+	return CompileFilter(f)
+}
+
 // exprDocument reads the driver's containers (bson.D, bson.M, bson.A,
 // bson.Raw) anywhere in a filter as Documents and arrays
 // (codec.ExprDocument).
