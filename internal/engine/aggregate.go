@@ -172,7 +172,7 @@ func (c *Collection) Aggregate(ctx context.Context, pipeline any, opts ...Aggreg
 			return nil, fmt.Errorf("collection %q: Aggregate: %w: %s in a transaction", c.name, ErrNotInTransaction, p.Stages[len(p.Stages)-1].Name)
 		}
 	}
-	out, _, err := c.runPipeline(ctx, r, p, r.opts.Hint)
+	out, _, err := c.runPipeline(ctx, r, p, stages, r.opts.Hint)
 	if err != nil {
 		r.release()
 		return nil, err
@@ -306,9 +306,15 @@ func (c *Collection) ExplainAggregate(ctx context.Context, pipeline any, opts ..
 
 // runPipeline plans p's head on the collection, opens its read and runs
 // the rest of p on it.
-func (c *Collection) runPipeline(ctx context.Context, r *aggRun, p *aggregate.Pipeline, hint any) (aggregate.Stream, *aggHead, error) {
+func (c *Collection) runPipeline(ctx context.Context, r *aggRun, p *aggregate.Pipeline, stages []any, hint any) (aggregate.Stream, *aggHead, error) {
 	h := planHead(p)
 	src, err := c.openHead(ctx, r, p, &h, hint)
+	if cs, ok := src.(*cursorStream); ok {
+		// Decode only the fields the stages after the head read.
+		if fields, all := aggregate.Dependencies(stages, h.from); !all {
+			cs.fields = fields
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -444,14 +450,22 @@ func (c *Collection) compileHead(h *aggHead, exprOpts *query.ExprOptions) (*find
 	return q, nil
 }
 
-// cursorStream streams a Cursor's results as documents.
-type cursorStream struct{ cur *Cursor }
+// cursorStream streams a Cursor's results as documents: whole, or only
+// fields (when not nil) of those not decoded already.
+type cursorStream struct {
+	cur    *Cursor
+	fields []string
+}
 
 func (cs *cursorStream) Next(ctx context.Context) (Document, error) {
 	if !cs.cur.Next(ctx) {
 		return nil, cs.cur.Err()
 	}
-	return cs.cur.cur.document(), nil
+	d := &cs.cur.cur
+	if d.doc == nil && cs.fields != nil {
+		return codec.DecodeFields(d.enc, cs.fields), nil
+	}
+	return d.document(), nil
 }
 
 // document is the result decoded (a fresh document the caller owns).
@@ -513,7 +527,7 @@ func (r *aggRun) Lookup(ctx context.Context, from, foreignField string, value an
 		return nil, err
 	}
 	c := r.db.Collection(from)
-	out, _, err := c.runPipeline(ctx, r, p, nil)
+	out, _, err := c.runPipeline(ctx, r, p, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -530,6 +544,6 @@ func (r *aggRun) Read(ctx context.Context, coll string, pipeline []any) (aggrega
 	if len(p.Stages) > 0 && p.Stages[len(p.Stages)-1].Writes {
 		return nil, fmt.Errorf("%w: %s inside a sub-pipeline", ErrInvalidOptions, p.Stages[len(p.Stages)-1].Name)
 	}
-	out, _, err := r.db.Collection(coll).runPipeline(ctx, r, p, nil)
+	out, _, err := r.db.Collection(coll).runPipeline(ctx, r, p, pipeline, nil)
 	return out, err
 }
