@@ -621,7 +621,7 @@ func (n *mapNode) eval(env *Env) (any, error) {
 // reduceNode is $reduce: in folds the elements ($$this) into $$value,
 // which starts as initialValue.
 type reduceNode struct {
-	input, initial, in   node
+	input, initial, in  node
 	valueSlot, thisSlot int
 }
 
