@@ -49,6 +49,17 @@ func fieldArg(op string, n node) (string, error) {
 	return "", compileErr(op, "requires 'field' to evaluate to a constant string")
 }
 
+// isOperatorDoc reports whether m is an operator expression ({$op: ...}).
+func isOperatorDoc(m map[string]any) bool {
+	if len(m) != 1 {
+		return false
+	}
+	for k := range m {
+		return strings.HasPrefix(k, "$")
+	}
+	return false
+}
+
 // getFieldNode is $getField: a field of input ($$CURRENT by default),
 // named as written (dots and '$' are part of the name).
 type getFieldNode struct {
@@ -60,7 +71,7 @@ func compileGetField(c *compiler, op string, arg any) (node, error) {
 	if s, ok := arg.(string); ok && !strings.HasPrefix(s, "$") {
 		return &getFieldNode{field: s}, nil
 	}
-	if _, ok := codec.AsDocument(arg); !ok {
+	if m, ok := codec.AsDocument(arg); !ok || isOperatorDoc(m) {
 		fn, err := c.expr(arg)
 		if err != nil {
 			return nil, err
