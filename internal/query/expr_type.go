@@ -177,7 +177,7 @@ func convertValue(v any, to string) (any, error) {
 		}
 		return nil, unsupported(v, to)
 	}
-	return toDate(v)
+	return convertToDate(v)
 }
 
 func toDouble(v any) (any, error) {
@@ -372,7 +372,7 @@ func ParseDateString(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func toDate(v any) (any, error) {
+func convertToDate(v any) (any, error) {
 	switch x := v.(type) {
 	case time.Time:
 		return x, nil
