@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -204,6 +205,7 @@ func compileProjection(c *compiler, spec map[string]any, addFields bool) (*proje
 		root.names = append(root.names, "_id")
 	} else if id.excl {
 		delete(root.kids, "_id")
+		root.names = slices.DeleteFunc(root.names, func(n string) bool { return n == "_id" })
 	}
 	return &projection{root: root}, nil
 }
