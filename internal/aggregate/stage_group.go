@@ -18,6 +18,9 @@ type groupSpec struct {
 	id     *query.Expr
 	fields []string
 	accs   []*accumulator
+	// bucket, if set, maps the _id expression's value to the group's key
+	// ($bucket's lower boundary).
+	bucket func(v any) (any, error)
 }
 
 // compileGroup compiles {$group: {_id: expr, field: {$acc: expr}...}}.
@@ -91,6 +94,9 @@ func (gr *groupRun) key(doc Document) (any, error) {
 	}
 	if query.IsMissing(k) {
 		k = nil
+	}
+	if gr.g.bucket != nil {
+		return gr.g.bucket(k)
 	}
 	return k, nil
 }
