@@ -431,7 +431,7 @@ func (n *dateFromPartsNode) eval(env *Env) (any, error) {
 		jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC)
 		mo, d = 1, 4-(isoWeekday(jan4)-1)+int(vals[1]-1)*7+int(vals[2]-1)
 	}
-	t := time.Date(y, mo, d, int(vals[3]), int(vals[4]), int(vals[5]), int(vals[6])*1e6, loc)
+	t := localDate(y, mo, d, int(vals[3]), int(vals[4]), int(vals[5]), int(vals[6])*1e6, loc)
 	return checkDate(n.op, t)
 }
 
@@ -599,7 +599,7 @@ func dateAdd(op string, t time.Time, unit timeUnit, amount int64, loc *time.Loca
 			if unit == unitWeek {
 				amount *= 7
 			}
-			r = time.Date(y, mo, d+int(amount), h, mi, s, lt.Nanosecond(), loc)
+			r = localDate(y, mo, d+int(amount), h, mi, s, lt.Nanosecond(), loc)
 		default:
 			if unit == unitYear {
 				amount *= 12
@@ -608,7 +608,7 @@ func dateAdd(op string, t time.Time, unit timeUnit, amount int64, loc *time.Loca
 			}
 			months := int64(y)*12 + int64(mo-1) + amount
 			ry, rm := int(floorDiv(months, 12)), time.Month(floorMod(months, 12)+1)
-			r = time.Date(ry, rm, min(d, daysIn(ry, rm)), h, mi, s, lt.Nanosecond(), loc)
+			r = localDate(ry, rm, min(d, daysIn(ry, rm)), h, mi, s, lt.Nanosecond(), loc)
 		}
 	}
 	return checkDate(op, r)
@@ -621,6 +621,22 @@ func unitName(u timeUnit) string {
 		}
 	}
 	return "?"
+}
+
+// localDate is the instant loc's wall clock shows the given time (the
+// parts normalized as time.Date does). A time the clock skips (in a
+// spring-forward gap) is read with the offset before the change, as
+// MongoDB does: 02:30 on the day New York moves from 02:00 to 03:00 is
+// 03:30 EDT. A time the clock shows twice is the first of them.
+func localDate(y int, mo time.Month, d, h, mi, s, ns int, loc *time.Location) time.Time {
+	t := time.Date(y, mo, d, h, mi, s, ns, loc)
+	wall := time.Date(y, mo, d, h, mi, s, ns, time.UTC)
+	if _, off := t.Zone(); t.Unix()+int64(off) != wall.Unix() {
+		// In a gap, t was read with the offset after the change, which
+		// puts it before the change: off is the offset before it.
+		return wall.Add(-time.Duration(off) * time.Second)
+	}
+	return t
 }
 
 // daysIn is the number of days of month m of year y.

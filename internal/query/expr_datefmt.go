@@ -598,5 +598,5 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 	if p.hour > 23 || p.min > 59 || p.sec > 59 {
 		return time.Time{}, errorString("time of day out of range")
 	}
-	return time.Date(y, time.Month(mo), d, p.hour, p.min, p.sec, p.ms*1e6, loc), nil
+	return localDate(y, time.Month(mo), d, p.hour, p.min, p.sec, p.ms*1e6, loc), nil
 }
