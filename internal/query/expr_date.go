@@ -202,6 +202,18 @@ func parseZone(op string, v any) (*time.Location, error) {
 	return loc, nil
 }
 
+// isUTCZone reports whether loc is UTC as MongoDB tells it apart from
+// other zones: "UTC", "Z", or a UTC offset of zero ("+00:00"); "GMT" and
+// the like are zones of the database.
+func isUTCZone(loc *time.Location) bool {
+	if loc == time.UTC {
+		return true
+	}
+	name := loc.String()
+	_, off := time.Unix(0, 0).In(loc).Zone()
+	return (strings.HasPrefix(name, "+") || strings.HasPrefix(name, "-")) && off == 0
+}
+
 // zoneNameOK accepts what can be a zone database name (letters first,
 // then letters, digits, '/', '_', '+', '-'), and refuses "Local", which
 // is the machine's zone rather than a name.
