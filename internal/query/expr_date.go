@@ -876,7 +876,11 @@ func dateTrunc(op string, t time.Time, unit timeUnit, bin int64, loc *time.Locat
 		if d < math.MinInt64+refMs {
 			return time.Time{}, evalErr(op, "the result is outside the range of dates")
 		}
-		return checkDate(op, time.UnixMilli(d-floorMod(d-refMs, binMs)))
+		back := floorMod(d-refMs, binMs)
+		if d < math.MinInt64+back {
+			return time.Time{}, evalErr(op, "the result is outside the range of dates")
+		}
+		return checkDate(op, time.UnixMilli(d-back))
 	}
 	if bin > maxTruncBins {
 		return time.Time{}, evalErr(op, "binSize %d is too large (at most %d)", bin, int64(maxTruncBins))

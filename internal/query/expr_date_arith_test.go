@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 )
 
 func dtAdd(op string, start any, unit string, amount any, tz any) codec.Document {
@@ -308,4 +310,47 @@ func TestDateTrunc(t *testing.T) {
 		{"not a date", dtTrunc("today", "day", nil), nil, false},
 		{"missing unit", codec.Document{"$dateTrunc": codec.Document{"date": d}}, nil, true},
 	})
+}
+
+// TestDateArithmeticAtTheBounds: amounts and bins at and past their
+// bounds, and dates at the ends of the range, give a date or an error,
+// never a panic or a wrapped-around date.
+func TestDateArithmeticAtTheBounds(t *testing.T) {
+	ends := []time.Time{minDate, maxDate, time.Unix(0, 0).UTC()}
+	for _, d := range ends {
+		for unit, max := range maxAddAmount {
+			for _, amount := range []int64{max - 1, -(max - 1), max, -max, 1, -1} {
+				for _, tz := range []any{nil, "America/New_York", "+05:30"} {
+					got, err := dtEval(t, dtAdd("$dateAdd", d, unitName(unit), amount, tz), nil)
+					if err != nil {
+						assert.True(t, errors.Is(err, errs.ErrExpression), "%v", err)
+						continue
+					}
+					r := got.(time.Time)
+					assert.False(t, r.Before(minDate) || r.After(maxDate), "%v + %d %s = %v", d, amount, unitName(unit), r)
+					if amount > 0 {
+						assert.False(t, r.Before(d), "%v + %d %s = %v", d, amount, unitName(unit), r)
+					}
+				}
+			}
+		}
+		for _, unit := range []string{"millisecond", "second", "hour", "day", "week", "month", "year"} {
+			for _, bin := range []int64{1, 7, maxTruncBins, math.MaxInt64 / 3_600_000} {
+				got, err := dtEval(t, dtTrunc(d, unit, codec.Document{"binSize": bin, "timezone": "America/New_York"}), nil)
+				if err != nil {
+					assert.True(t, errors.Is(err, errs.ErrExpression), "%v", err)
+					continue
+				}
+				assert.False(t, got.(time.Time).After(d), "trunc %v to %d %s = %v", d, bin, unit, got)
+			}
+		}
+		for _, unit := range []string{"millisecond", "second", "minute", "hour", "day", "week", "month", "quarter", "year"} {
+			for _, other := range ends {
+				_, err := dtEval(t, dtDiff(d, other, unit, codec.Document{"timezone": "Asia/Kolkata"}), nil)
+				if err != nil {
+					assert.True(t, errors.Is(err, errs.ErrExpression), "%v", err)
+				}
+			}
+		}
+	}
 }
