@@ -550,14 +550,11 @@ func (n *filterNode) eval(env *Env) (any, error) {
 		}
 	}
 	out := []any{}
-	old := setVar(env, n.slot, nil)
-	defer func() { env.vars[n.slot] = old }()
 	for _, el := range elems {
 		if int64(len(out)) >= limit {
 			break
 		}
-		env.vars[n.slot] = el
-		keep, err := n.cond.eval(env)
+		keep, err := withVar(env, n.slot, el, n.cond)
 		if err != nil {
 			return nil, err
 		}
@@ -603,11 +600,8 @@ func (n *mapNode) eval(env *Env) (any, error) {
 		return nil, evalErr("$map", "input to $map must be an array not %s", TypeName(v))
 	}
 	out := make([]any, len(elems))
-	old := setVar(env, n.slot, nil)
-	defer func() { env.vars[n.slot] = old }()
 	for i, el := range elems {
-		env.vars[n.slot] = el
-		r, err := n.in.eval(env)
+		r, err := withVar(env, n.slot, el, n.in)
 		if err != nil {
 			return nil, err
 		}

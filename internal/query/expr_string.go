@@ -282,6 +282,9 @@ func evalSplit(op string, vals []any) (any, error) {
 	if sep == "" {
 		return nil, evalErr(op, "requires a non-empty separator")
 	}
+	if strings.Count(s, sep) >= MaxExprElements {
+		return nil, evalErr(op, "result exceeds the bound of %d elements", MaxExprElements)
+	}
 	parts := strings.Split(s, sep)
 	out := make([]any, len(parts))
 	for i, p := range parts {
@@ -510,7 +513,10 @@ func (n *regexNode) eval(env *Env) (any, error) {
 		}
 		return regexResult(s, loc), nil
 	}
-	all := re.FindAllStringSubmatchIndex(s, -1)
+	all := re.FindAllStringSubmatchIndex(s, MaxExprElements+1)
+	if len(all) > MaxExprElements {
+		return nil, evalErr(n.op, "result exceeds the bound of %d matches", MaxExprElements)
+	}
 	out := make([]any, len(all))
 	for i, loc := range all {
 		out[i] = regexResult(s, loc)

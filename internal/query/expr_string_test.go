@@ -46,6 +46,8 @@ func TestStrings(t *testing.T) {
 		{name: "split", expr: `{"$split": ["a-b-c", "-"]}`, want: []any{"a", "b", "c"}},
 		{name: "split null", expr: `{"$split": [null, "-"]}`, want: nil},
 		{name: "split empty separator", expr: `{"$split": ["abc", ""]}`, err: errs.ErrExpression},
+		{name: "split bound", expr: D{"$split": []any{"$s", "x"}}, doc: D{"s": strings.Repeat("x", MaxExprElements)}, err: errs.ErrExpression},
+		{name: "regexFindAll bound", expr: D{"$regexFindAll": D{"input": "$s", "regex": "x"}}, doc: D{"s": strings.Repeat("x", MaxExprElements+1)}, err: errs.ErrExpression},
 		{name: "split number", expr: `{"$split": [1, "-"]}`, err: errs.ErrExpression},
 		{name: "strcasecmp", expr: `{"$strcasecmp": ["ABC", "abc"]}`, want: int32(0)},
 		{name: "strcasecmp null", expr: `{"$strcasecmp": [null, "a"]}`, want: int32(-1)},
