@@ -532,6 +532,9 @@ func (n *filterNode) eval(env *Env) (any, error) {
 	if !ok {
 		return nil, evalErr("$filter", "input must be an array, not %s", TypeName(v))
 	}
+	if len(elems) == 0 {
+		return []any{}, nil // as the server, without evaluating limit
+	}
 	limit := int64(len(elems))
 	if n.limit != nil {
 		lv, err := n.limit.eval(env)

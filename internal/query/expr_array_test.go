@@ -57,6 +57,7 @@ func TestArrays(t *testing.T) {
 		{name: "filter null input", expr: `{"$filter": {"input": null, "cond": true}}`, want: nil},
 		{name: "filter non-array input", expr: `{"$filter": {"input": 1, "cond": true}}`, err: errs.ErrExpression},
 		{name: "filter zero limit", expr: `{"$filter": {"input": [1], "cond": true, "limit": 0}}`, err: errs.ErrExpression},
+		{name: "filter empty input ignores limit", expr: `{"$filter": {"input": [], "cond": true, "limit": 0}}`, want: []any{}},
 		{name: "filter null limit", expr: `{"$filter": {"input": [1, 2], "cond": true, "limit": null}}`, want: []any{int32(1), int32(2)}},
 		{name: "filter bad variable", expr: `{"$filter": {"input": [1], "as": "Bad", "cond": true}}`, err: errs.ErrInvalidOptions},
 		{name: "filter unknown argument", expr: `{"$filter": {"input": [1], "cond": true, "x": 1}}`, err: errs.ErrInvalidOptions},
