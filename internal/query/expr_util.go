@@ -430,23 +430,6 @@ func integralArg(v any) (int64, bool) {
 	return int64(f), true
 }
 
-// integral64Arg is integralArg for 64-bit integers.
-func integral64Arg(v any) (int64, bool) {
-	n, ok := ToNumber(v)
-	if !ok {
-		return 0, false
-	}
-	switch n.Kind {
-	case 'i':
-		return n.I, true
-	case 'f':
-		if n.F == math.Trunc(n.F) && n.F >= -9223372036854775808.0 && n.F < 9223372036854775808.0 {
-			return int64(n.F), true
-		}
-	}
-	return 0, false
-}
-
 // MaxExprBytes bounds the strings and arrays (in elements) an operator
 // builds ($concat, $replaceAll, $concatArrays, $range...): 16 MiB, the
 // BSON document size limit, and 1<<20 elements for arrays.
