@@ -20,6 +20,12 @@ import (
 // operators count UTF-8 code points, byte operators bytes. $toLower,
 // $toUpper and $strcasecmp change and fold ASCII letters only, as
 // MongoDB does. A string an operator builds is bounded by MaxExprBytes.
+//
+// Regular expressions are RE2 (see regex.go). $regexFindAll finds
+// successive matches as Go's regexp does, with one difference kept from
+// the server (no match is sought at the end of a non-empty input) and
+// one not: an empty match right after a previous match is skipped,
+// where the server's PCRE loop would report it.
 
 func init() {
 	registerOps(map[string]opCompiler{
@@ -524,9 +530,12 @@ func (n *regexNode) eval(env *Env) (any, error) {
 	if len(all) > MaxExprElements {
 		return nil, evalErr(n.op, "result exceeds the bound of %d matches", MaxExprElements)
 	}
-	out := make([]any, len(all))
-	for i, loc := range all {
-		out[i] = regexResult(s, loc)
+	out := make([]any, 0, len(all))
+	for _, loc := range all {
+		if loc[0] == len(s) && len(s) > 0 {
+			break // the server looks for no match at the end of the input
+		}
+		out = append(out, regexResult(s, loc))
 	}
 	return out, nil
 }

@@ -86,6 +86,10 @@ func TestStrings(t *testing.T) {
 		{name: "regexFind none", expr: `{"$regexFind": {"input": "abc", "regex": "z"}}`, want: nil},
 		{name: "regexFindAll none", expr: `{"$regexFindAll": {"input": "abc", "regex": "z"}}`, want: []any{}},
 		{name: "regexFindAll null regex", expr: `{"$regexFindAll": {"input": "abc", "regex": null}}`, want: []any{}},
+		{name: "regexFindAll empty matches", expr: `{"$regexFindAll": {"input": "ab", "regex": "x*"}}`,
+			want: []any{codec.Document{"match": "", "idx": int32(0), "captures": []any{}}, codec.Document{"match": "", "idx": int32(1), "captures": []any{}}}},
+		{name: "regexFindAll empty input", expr: `{"$regexFindAll": {"input": "", "regex": "x*"}}`,
+			want: []any{codec.Document{"match": "", "idx": int32(0), "captures": []any{}}}},
 		{name: "regexFindAll code point idx", expr: `{"$regexFindAll": {"input": "éaéa", "regex": "a"}}`,
 			want: []any{codec.Document{"match": "a", "idx": int32(1), "captures": []any{}}, codec.Document{"match": "a", "idx": int32(3), "captures": []any{}}}},
 	})
