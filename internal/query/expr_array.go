@@ -390,18 +390,25 @@ func evalSetDifference(op string, vals []any) (any, error) {
 		return nil, err
 	}
 	other := distinctSorted(sets[1])
-	var seen []any // sorted
+	// Keep each value's first occurrence, in the first array's order:
+	// sort the indexes by value (stably), keep the first of each run.
+	first := sets[0]
+	idx := make([]int, len(first))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return Compare(first[a], first[b]) })
+	keep := make([]bool, len(first))
+	for j, i := range idx {
+		if (j == 0 || !Equal(first[idx[j-1]], first[i])) && !sortedContains(other, first[i]) {
+			keep[i] = true
+		}
+	}
 	out := []any{}
-	for _, v := range sets[0] {
-		if sortedContains(other, v) {
-			continue
+	for i, v := range first {
+		if keep[i] {
+			out = append(out, v)
 		}
-		i, found := slices.BinarySearchFunc(seen, v, Compare)
-		if found {
-			continue
-		}
-		seen = slices.Insert(seen, i, v)
-		out = append(out, v)
 	}
 	return out, nil
 }
