@@ -192,5 +192,6 @@ func TestManual_arithmetic(t *testing.T) {
 		{name: "log bits", expr: `{"$floor": {"$add": [1, {"$log": ["$int", 2]}]}}`, doc: `{"int": 10}`, want: 4.0},
 		{name: "log10 1", expr: `{"$log10": 1}`, want: 0.0},
 		{name: "log10 100", expr: `{"$log10": 100}`, want: 2.0},
+		{name: "log10 pH", expr: `{"$multiply": [-1, {"$log10": "$H3O"}]}`, doc: `{"H3O": 0.0025}`, want: -math.Log10(0.0025)},
 	})
 }

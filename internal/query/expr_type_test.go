@@ -97,6 +97,11 @@ func TestManual_types(t *testing.T) {
 		{name: "type string", expr: `{"$type": "$a"}`, doc: `{"a": "caribou"}`, want: "string"},
 		{name: "type long", expr: `{"$type": "$a"}`, doc: `{"a": {"$numberLong": "71"}}`, want: "long"},
 		{name: "type missing", expr: `{"$type": "$a"}`, doc: `{}`, want: "missing"},
+		// $isNumber
+		{name: "isNumber string grade", expr: `{"$isNumber": "$grade"}`, doc: `{"grade": "A"}`, want: false},
+		{name: "isNumber double grade", expr: `{"$isNumber": "$grade"}`, doc: `{"grade": 98.5}`, want: true},
+		{name: "isNumber decimal grade", expr: `{"$isNumber": "$grade"}`, doc: `{"grade": {"$numberDecimal": "92.5"}}`, want: true},
+		{name: "isNumber missing grade", expr: `{"$isNumber": "$grade"}`, doc: `{}`, want: false},
 		// $toBool
 		{name: "toBool true", expr: `{"$toBool": true}`, want: true},
 		{name: "toBool 1.99999", expr: `{"$toBool": 1.99999}`, want: true},
