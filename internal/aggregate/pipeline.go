@@ -74,6 +74,9 @@ type Options struct {
 	MaxMemoryBytes int64
 	// Seed seeds $sample's random choice (0: a random seed).
 	Seed uint64
+	// DB is the database's name: $out's and $merge's {db, coll} form
+	// accepts only this one ("": none, only the form without db).
+	DB string
 }
 
 // Stage is one compiled stage. The fields after Name describe the stage
@@ -98,6 +101,10 @@ type Stage struct {
 	SortedInput bool
 	// Writes is set for $out and $merge, which must be last.
 	Writes bool
+
+	// limit is a $sort's top-k bound: the $limit that follows it
+	// directly (0: none).
+	limit int64
 
 	run func(ctx context.Context, r *runner, in Stream) Stream
 }
@@ -166,6 +173,13 @@ func Compile(pipeline []any, opts Options) (*Pipeline, error) {
 		}
 		p.Stages = append(p.Stages, st)
 	}
+	// A $sort followed directly by a $limit keeps only the limit's
+	// documents (a top-k heap); the $limit still runs after it.
+	for i := 0; i+1 < len(p.Stages); i++ {
+		if p.Stages[i].Name == "$sort" && p.Stages[i+1].Name == "$limit" {
+			p.Stages[i].limit = p.Stages[i+1].N
+		}
+	}
 	return p, nil
 }
 
@@ -186,19 +200,49 @@ func stageParts(raw any) (string, any, error) {
 type runner struct {
 	p    *Pipeline
 	host Host
+	mems []*memory // the blocking stages' bookings
 }
 
 // Run streams in through the stages from index from on (the planner ran
 // the stages before it), with host for what reaches beyond the stream.
-// Errors of the returned stream name the stage.
+// Errors of the returned stream name the stage. The memory the blocking
+// stages booked with host.Grow is given back as each stage finishes, and
+// all of it once the returned stream ends or fails; a caller that stops
+// reading before then keeps it booked.
 func (p *Pipeline) Run(ctx context.Context, host Host, in Stream, from int) Stream {
 	r := &runner{p: p, host: host}
 	s := in
 	for _, st := range p.Stages[from:] {
 		s = &namedStream{st: st, in: st.run(ctx, r, s)}
 	}
-	return s
+	return &releaseStream{r: r, in: s}
 }
+
+// releaseStream gives back the run's memory at its end.
+type releaseStream struct {
+	r    *runner
+	in   Stream
+	done bool
+}
+
+func (s *releaseStream) Next(ctx context.Context) (Document, error) {
+	if s.done {
+		return nil, nil
+	}
+	d, err := s.in.Next(ctx)
+	if err != nil || d == nil {
+		s.done = err == nil
+		for _, m := range s.r.mems {
+			m.release()
+		}
+	}
+	return d, err
+}
+
+// streamFunc is a Stream written as a function.
+type streamFunc func(ctx context.Context) (Document, error)
+
+func (f streamFunc) Next(ctx context.Context) (Document, error) { return f(ctx) }
 
 // namedStream prefixes a stage's errors with its place and name.
 type namedStream struct {

@@ -137,7 +137,7 @@ func (c *Collection) compileQuery(filterArgument any, opts []FindOptions) (*find
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	f, err := query.CompileFilter(filterDoc)
+	f, err := query.CompileFilterWith(filterDoc, &query.ExprOptions{Now: c.db.clock.Now()})
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: %w", c.name, err)
 	}

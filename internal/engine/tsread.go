@@ -290,7 +290,7 @@ func (c *Collection) tsExplain(ts *tsColl, filter Document, opts []FindOptions) 
 // as MongoDB deletes from a time-series collection: by filter, on any
 // field. A bucket left empty is removed.
 func (c *Collection) tsDelete(ctx context.Context, ts *tsColl, filter Document, limit int) (int, error) {
-	f, err := query.CompileFilter(filter)
+	f, err := query.CompileFilterWith(filter, &query.ExprOptions{Now: c.db.clock.Now()})
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -333,7 +333,7 @@ func (c *Collection) tsUpdate(ts *tsColl, filter, update Document, limit int, op
 	refuse := func(format string, args ...any) (UpdateResult, error) {
 		return res, fmt.Errorf("%w: %w: %s: %s", ErrInvalidUpdate, ErrTimeSeries, where, fmt.Sprintf(format, args...))
 	}
-	f, err := query.CompileFilter(filter)
+	f, err := query.CompileFilterWith(filter, &query.ExprOptions{Now: c.db.clock.Now()})
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)
 	}

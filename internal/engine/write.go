@@ -917,7 +917,7 @@ func (c *Collection) updateMatching(ctx context.Context, filterDoc, updateDoc Do
 		res, err := c.tsUpdate(ts, filterDoc, updateDoc, limit, opts) // time-series: tsread.go
 		return res, end(err)
 	}
-	f, err := query.CompileFilter(filterDoc)
+	f, err := query.CompileFilterWith(filterDoc, &query.ExprOptions{Now: c.db.clock.Now()})
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -1180,7 +1180,7 @@ func (c *Collection) ReplaceOne(ctx context.Context, filterArgument any, replace
 	if err != nil {
 		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
-	f, err := query.CompileFilter(filterDoc)
+	f, err := query.CompileFilterWith(filterDoc, &query.ExprOptions{Now: c.db.clock.Now()})
 	if err != nil {
 		return &UpdateResult{}, fmt.Errorf("collection %q: %w", c.name, err)
 	}
@@ -1313,7 +1313,7 @@ func (c *Collection) deleteMatching(ctx context.Context, filterDoc Document, lim
 		n, err := c.tsDelete(ctx, ts, filterDoc, limit) // time-series: tsread.go
 		return n, end(err)
 	}
-	f, err := query.CompileFilter(filterDoc)
+	f, err := query.CompileFilterWith(filterDoc, &query.ExprOptions{Now: c.db.clock.Now()})
 	if err != nil {
 		return 0, fmt.Errorf("collection %q: %w", c.name, err)
 	}

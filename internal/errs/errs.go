@@ -16,6 +16,10 @@ var (
 	ErrValidation      = errors.New("ttldb: document failed validation")
 	ErrDecode          = errors.New("ttldb: cannot decode document")
 	ErrExpression      = errors.New("ttldb: expression failed")
+	// ErrMemoryLimit: a blocking aggregation stage would hold more than
+	// its memory limit (the engine's DB-wide memory limit is the same
+	// sentinel).
+	ErrMemoryLimit = errors.New("ttldb: memory limit reached")
 )
 
 // The sentinels of the storage layer (internal/vfs, internal/wal); the

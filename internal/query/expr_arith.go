@@ -98,9 +98,16 @@ func evalSubtract(op string, vals []any) (any, error) {
 			}
 			return r, nil
 		default:
-			if isNumber(b) {
-				n, _ := Multiply(b, int32(-1))
-				return dateAddMillis(op, t, n)
+			if isNumber(b) { // the server truncates the milliseconds
+				f := math.Trunc(toFloat(b))
+				if math.IsNaN(f) || math.Abs(f) >= 1<<62 {
+					return nil, evalErr(op, "date overflow: %v milliseconds", b)
+				}
+				r, ok := intOp('-', dateMillis(t), int64(f))
+				if !ok {
+					return nil, evalErr(op, "date overflow")
+				}
+				return dateOfMillis(r), nil
 			}
 		}
 	}
@@ -309,8 +316,13 @@ func roundRat(r *big.Rat, place int, mode roundMode) *big.Rat {
 }
 
 // evalRoundTrunc is $round (half to even, as the server rounds) and
-// $trunc, to an optional place in [-20, 100).
+// $trunc, to an optional place in [-20, 100] (the server's bounds). A
+// double is rounded by its exact binary value (1.015 is below 1.015).
 func evalRoundTrunc(op string, vals []any) (any, error) {
+	n, ok, err := unaryNumber(op, vals[0])
+	if !ok {
+		return nil, err
+	}
 	place := int64(0)
 	if len(vals) == 2 {
 		p := vals[1]
@@ -318,13 +330,9 @@ func evalRoundTrunc(op string, vals []any) (any, error) {
 			return nil, nil
 		}
 		var ok bool
-		if place, ok = integralArg(p); !ok || place <= -20 || place >= 100 {
-			return nil, evalErr(op, "place must be an integer between -20 and 100, not %v", p)
+		if place, ok = integralArg(p); !ok || place < -20 || place > 100 {
+			return nil, evalErr(op, "place must be an integer in [-20, 100], not %v", p)
 		}
-	}
-	n, ok, err := unaryNumber(op, vals[0])
-	if !ok {
-		return nil, err
 	}
 	mode := roundHalfEven
 	if op == "$trunc" {
@@ -334,17 +342,20 @@ func evalRoundTrunc(op string, vals []any) (any, error) {
 	if (k == kindInt || k == kindLong) && place >= 0 {
 		return n, nil
 	}
-	if k == kindDouble {
-		f := n.(float64)
+	var x *big.Rat
+	if f, isFloat := n.(float64); isFloat {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return f, nil
 		}
+		x = new(big.Rat).SetFloat64(f)
+	} else {
+		d := decOf(n)
+		if d.special() {
+			return n, nil
+		}
+		x = d.r
 	}
-	d := decOf(n)
-	if d.special() {
-		return n, nil
-	}
-	r := roundRat(d.r, int(place), mode)
+	r := roundRat(x, int(place), mode)
 	switch k {
 	case kindDecimal:
 		return dec{r: r}.decimal128(), nil
@@ -352,11 +363,10 @@ func evalRoundTrunc(op string, vals []any) (any, error) {
 		f, _ := r.Float64()
 		return f, nil
 	}
-	if r.Num().IsInt64() {
-		return intResult(r.Num().Int64(), k), nil
+	if !r.Num().IsInt64() {
+		return nil, evalErr(op, "rounding %v to %d places overflows a long", n, place)
 	}
-	f, _ := r.Float64()
-	return f, nil
+	return intResult(r.Num().Int64(), k), nil
 }
 
 func evalSqrt(op string, vals []any) (any, error) {

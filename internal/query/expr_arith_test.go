@@ -71,7 +71,15 @@ func TestArithmetic(t *testing.T) {
 		{name: "round int positive place", expr: `{"$round": [1250, 2]}`, want: int32(1250)},
 		{name: "round long", expr: `{"$round": [{"$numberLong": "1350"}, -2]}`, want: int64(1400)},
 		{name: "round decimal", expr: `{"$round": [{"$numberDecimal": "1.2345"}, 3]}`, want: dec128("1.234")},
-		{name: "round place out of range", expr: `{"$round": [1.5, 100]}`, err: errs.ErrExpression},
+		{name: "round place out of range", expr: `{"$round": [1.5, 101]}`, err: errs.ErrExpression},
+		{name: "round place -21", expr: `{"$round": [1.5, -21]}`, err: errs.ErrExpression},
+		{name: "round place 100", expr: `{"$round": [1.5, 100]}`, want: 1.5},
+		{name: "round place -20", expr: `{"$round": [1.5, -20]}`, want: 0.0},
+		{name: "round null number before bad place", expr: `{"$round": [null, 1000]}`, want: nil},
+		{name: "round double by its binary value", expr: `{"$round": [1.015, 2]}`, want: 1.01},
+		{name: "round long overflow", expr: `{"$round": [{"$numberLong": "9223372036854775807"}, -1]}`, err: errs.ErrExpression},
+		{name: "round int to long", expr: `{"$round": [2147483647, -1]}`, want: int64(2147483650)},
+		{name: "subtract truncates ms", expr: `{"$subtract": [{"$date": "2020-01-01T00:00:01Z"}, 1.9]}`, want: isoDate("2020-01-01T00:00:00.999Z")},
 		{name: "round place not integral", expr: `{"$round": [1.5, 1.5]}`, err: errs.ErrExpression},
 		{name: "round null place", expr: `{"$round": [1.5, null]}`, want: nil},
 		{name: "round NaN", expr: `{"$round": [{"$numberDouble": "NaN"}, 1]}`, want: math.NaN()},
@@ -184,5 +192,6 @@ func TestManual_arithmetic(t *testing.T) {
 		{name: "log bits", expr: `{"$floor": {"$add": [1, {"$log": ["$int", 2]}]}}`, doc: `{"int": 10}`, want: 4.0},
 		{name: "log10 1", expr: `{"$log10": 1}`, want: 0.0},
 		{name: "log10 100", expr: `{"$log10": 100}`, want: 2.0},
+		{name: "log10 pH", expr: `{"$multiply": [-1, {"$log10": "$H3O"}]}`, doc: `{"H3O": 0.0025}`, want: -math.Log10(0.0025)},
 	})
 }

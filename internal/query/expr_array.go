@@ -390,18 +390,25 @@ func evalSetDifference(op string, vals []any) (any, error) {
 		return nil, err
 	}
 	other := distinctSorted(sets[1])
-	var seen []any // sorted
+	// Keep each value's first occurrence, in the first array's order:
+	// sort the indexes by value (stably), keep the first of each run.
+	first := sets[0]
+	idx := make([]int, len(first))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return Compare(first[a], first[b]) })
+	keep := make([]bool, len(first))
+	for j, i := range idx {
+		if (j == 0 || !Equal(first[idx[j-1]], first[i])) && !sortedContains(other, first[i]) {
+			keep[i] = true
+		}
+	}
 	out := []any{}
-	for _, v := range sets[0] {
-		if sortedContains(other, v) {
-			continue
+	for i, v := range first {
+		if keep[i] {
+			out = append(out, v)
 		}
-		i, found := slices.BinarySearchFunc(seen, v, Compare)
-		if found {
-			continue
-		}
-		seen = slices.Insert(seen, i, v)
-		out = append(out, v)
 	}
 	return out, nil
 }
@@ -532,6 +539,9 @@ func (n *filterNode) eval(env *Env) (any, error) {
 	if !ok {
 		return nil, evalErr("$filter", "input must be an array, not %s", TypeName(v))
 	}
+	if len(elems) == 0 {
+		return []any{}, nil // as the server, without evaluating limit
+	}
 	limit := int64(len(elems))
 	if n.limit != nil {
 		lv, err := n.limit.eval(env)
@@ -550,14 +560,11 @@ func (n *filterNode) eval(env *Env) (any, error) {
 		}
 	}
 	out := []any{}
-	old := setVar(env, n.slot, nil)
-	defer func() { env.vars[n.slot] = old }()
 	for _, el := range elems {
 		if int64(len(out)) >= limit {
 			break
 		}
-		env.vars[n.slot] = el
-		keep, err := n.cond.eval(env)
+		keep, err := withVar(env, n.slot, el, n.cond)
 		if err != nil {
 			return nil, err
 		}
@@ -603,11 +610,8 @@ func (n *mapNode) eval(env *Env) (any, error) {
 		return nil, evalErr("$map", "input to $map must be an array not %s", TypeName(v))
 	}
 	out := make([]any, len(elems))
-	old := setVar(env, n.slot, nil)
-	defer func() { env.vars[n.slot] = old }()
 	for i, el := range elems {
-		env.vars[n.slot] = el
-		r, err := n.in.eval(env)
+		r, err := withVar(env, n.slot, el, n.in)
 		if err != nil {
 			return nil, err
 		}

@@ -202,6 +202,18 @@ func parseZone(op string, v any) (*time.Location, error) {
 	return loc, nil
 }
 
+// isUTCZone reports whether loc is UTC as MongoDB tells it apart from
+// other zones: "UTC", "Z", or a UTC offset of zero ("+00:00"); "GMT" and
+// the like are zones of the database.
+func isUTCZone(loc *time.Location) bool {
+	if loc == time.UTC {
+		return true
+	}
+	name := loc.String()
+	_, off := time.Unix(0, 0).In(loc).Zone()
+	return (strings.HasPrefix(name, "+") || strings.HasPrefix(name, "-")) && off == 0
+}
+
 // zoneNameOK accepts what can be a zone database name (letters first,
 // then letters, digits, '/', '_', '+', '-'), and refuses "Local", which
 // is the machine's zone rather than a name.
@@ -431,7 +443,7 @@ func (n *dateFromPartsNode) eval(env *Env) (any, error) {
 		jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC)
 		mo, d = 1, 4-(isoWeekday(jan4)-1)+int(vals[1]-1)*7+int(vals[2]-1)
 	}
-	t := time.Date(y, mo, d, int(vals[3]), int(vals[4]), int(vals[5]), int(vals[6])*1e6, loc)
+	t := localDate(y, mo, d, int(vals[3]), int(vals[4]), int(vals[5]), int(vals[6])*1e6, loc)
 	return checkDate(n.op, t)
 }
 
@@ -599,7 +611,7 @@ func dateAdd(op string, t time.Time, unit timeUnit, amount int64, loc *time.Loca
 			if unit == unitWeek {
 				amount *= 7
 			}
-			r = time.Date(y, mo, d+int(amount), h, mi, s, lt.Nanosecond(), loc)
+			r = localDate(y, mo, d+int(amount), h, mi, s, lt.Nanosecond(), loc)
 		default:
 			if unit == unitYear {
 				amount *= 12
@@ -608,7 +620,7 @@ func dateAdd(op string, t time.Time, unit timeUnit, amount int64, loc *time.Loca
 			}
 			months := int64(y)*12 + int64(mo-1) + amount
 			ry, rm := int(floorDiv(months, 12)), time.Month(floorMod(months, 12)+1)
-			r = time.Date(ry, rm, min(d, daysIn(ry, rm)), h, mi, s, lt.Nanosecond(), loc)
+			r = localDate(ry, rm, min(d, daysIn(ry, rm)), h, mi, s, lt.Nanosecond(), loc)
 		}
 	}
 	return checkDate(op, r)
@@ -621,6 +633,22 @@ func unitName(u timeUnit) string {
 		}
 	}
 	return "?"
+}
+
+// localDate is the instant loc's wall clock shows the given time (the
+// parts normalized as time.Date does). A time the clock skips (in a
+// spring-forward gap) is read with the offset before the change, as
+// MongoDB does: 02:30 on the day New York moves from 02:00 to 03:00 is
+// 03:30 EDT. A time the clock shows twice is the first of them.
+func localDate(y int, mo time.Month, d, h, mi, s, ns int, loc *time.Location) time.Time {
+	t := time.Date(y, mo, d, h, mi, s, ns, loc)
+	wall := time.Date(y, mo, d, h, mi, s, ns, time.UTC)
+	if _, off := t.Zone(); t.Unix()+int64(off) != wall.Unix() {
+		// In a gap, t was read with the offset after the change, which
+		// puts it before the change: off is the offset before it.
+		return wall.Add(-time.Duration(off) * time.Second)
+	}
+	return t
 }
 
 // daysIn is the number of days of month m of year y.
@@ -848,7 +876,11 @@ func dateTrunc(op string, t time.Time, unit timeUnit, bin int64, loc *time.Locat
 		if d < math.MinInt64+refMs {
 			return time.Time{}, evalErr(op, "the result is outside the range of dates")
 		}
-		return checkDate(op, time.UnixMilli(d-floorMod(d-refMs, binMs)))
+		back := floorMod(d-refMs, binMs)
+		if d < math.MinInt64+back {
+			return time.Time{}, evalErr(op, "the result is outside the range of dates")
+		}
+		return checkDate(op, time.UnixMilli(d-back))
 	}
 	if bin > maxTruncBins {
 		return time.Time{}, evalErr(op, "binSize %d is too large (at most %d)", bin, int64(maxTruncBins))

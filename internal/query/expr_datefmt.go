@@ -303,7 +303,7 @@ func (n *dateFromStringNode) parse(v any, items []fmtItem, loc *time.Location) (
 	if len(s) > maxDateFormat {
 		return time.Time{}, evalErr(n.op, "dateString is longer than %d bytes", maxDateFormat)
 	}
-	p := dateParse{s: s, year: 1970, month: 1, day: 1}
+	p := dateParse{s: s, month: 1, day: 1}
 	var err error
 	if items == nil {
 		err = p.free()
@@ -317,7 +317,9 @@ func (n *dateFromStringNode) parse(v any, items []fmtItem, loc *time.Location) (
 		return time.Time{}, evalErr(n.op, "error parsing date string %q: %v", s, err)
 	}
 	if p.zone != nil {
-		if n.tz != nil {
+		// MongoDB refuses a zone in the string beside a timezone
+		// argument, unless that argument is UTC itself.
+		if !isUTCZone(loc) {
 			return time.Time{}, evalErr(n.op, "you cannot pass in a date/time string with time zone information (%q) together with a timezone argument", s)
 		}
 		loc = p.zone
@@ -343,6 +345,10 @@ type dateParse struct {
 	yday                                 int // %j, 0: not given
 	isoYear, isoWeek, isoDay             int // %G %V %u, isoYear 0: not given
 	zone                                 *time.Location
+
+	// Which parts the string gave: a date needs all of its own (a time
+	// may be absent: midnight).
+	hasYear, hasMonth, hasDay bool
 }
 
 // num reads between minD and maxD digits.
@@ -369,12 +375,13 @@ func (p *dateParse) lit(c byte) bool {
 // free reads the forms a date string takes without a format:
 // "2017-02-08", "2017-02-08T12:10", "2017-02-08T12:10:40.787" ('T' or a
 // space between date and time), optionally followed by "Z", an offset
-// ("+05:30", "-0500", "+03") or, after a space, a zone name.
+// ("+05:30", "-0500", "+03") or, after a space, "UTC" or "GMT".
 func (p *dateParse) free() error {
 	var err error
 	if p.year, err = p.num(4, 4, "a 4-digit year"); err != nil {
 		return err
 	}
+	p.hasYear, p.hasMonth, p.hasDay = true, true, true
 	if p.pos < len(p.s) && isDigit(p.s[p.pos]) {
 		return errorString("a year has 4 digits")
 	}
@@ -447,13 +454,15 @@ func (p *dateParse) zoneSuffix() error {
 	case c == '+' || c == '-':
 		return p.offset()
 	case c == ' ':
-		rest := strings.TrimSpace(p.s[p.pos:])
-		loc, err := parseZone("$dateFromString", rest)
-		if err != nil {
-			return errorString("unknown time zone " + strconv.Quote(rest))
+		// As MongoDB: UTC and GMT may end the string; a zone name may
+		// not (the timezone argument says it).
+		switch rest := strings.TrimSpace(p.s[p.pos:]); rest {
+		case "UTC", "GMT", "Z":
+			p.zone, p.pos = time.UTC, len(p.s)
+			return nil
+		default:
+			return errorString("passing a time zone identifier as part of the string is not allowed: " + strconv.Quote(rest))
 		}
-		p.zone, p.pos = loc, len(p.s)
-		return nil
 	}
 	return errorString("unexpected " + strconv.Quote(p.s[p.pos:]))
 }
@@ -491,12 +500,15 @@ func (p *dateParse) format(items []fmtItem) error {
 		switch it.spec {
 		case 'Y':
 			p.year, err = p.num(4, 4, "a 4-digit year")
+			p.hasYear = true
 		case 'G':
 			p.isoYear, err = p.num(4, 4, "a 4-digit ISO year")
 		case 'm':
 			p.month, err = p.num(1, 2, "a month")
+			p.hasMonth = true
 		case 'd':
 			p.day, err = p.num(1, 2, "a day")
+			p.hasDay = true
 		case 'H':
 			p.hour, err = p.num(1, 2, "an hour")
 		case 'M':
@@ -544,7 +556,7 @@ func (p *dateParse) monthName(abbr bool) error {
 			name = name[:3]
 		}
 		if strings.HasPrefix(rest, strings.ToLower(name)) {
-			p.month = i + 1
+			p.month, p.hasMonth = i+1, true
 			p.pos += len(name)
 			return nil
 		}
@@ -577,6 +589,9 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 	y, mo, d := p.year, p.month, p.day
 	switch {
 	case p.isoYear != 0 || p.isoWeek != 0 || p.isoDay != 0:
+		if p.isoYear == 0 || p.isoWeek == 0 {
+			return time.Time{}, errorString("an incomplete date/time string has been found: an ISO week date needs %G and %V")
+		}
 		if p.isoWeek < 1 || p.isoWeek > 53 || p.isoDay > 7 {
 			return time.Time{}, errorString("ISO week or day of the week out of range")
 		}
@@ -585,11 +600,15 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 		}
 		jan4 := time.Date(p.isoYear, 1, 4, 0, 0, 0, 0, time.UTC)
 		y, mo, d = p.isoYear, 1, 4-(isoWeekday(jan4)-1)+(p.isoWeek-1)*7+p.isoDay-1
+	case !p.hasYear:
+		return time.Time{}, errorString("an incomplete date/time string has been found: no year")
 	case p.yday != 0:
 		if p.yday > 365 && !(p.yday == 366 && daysIn(y, 2) == 29) {
 			return time.Time{}, errorString("day of the year out of range")
 		}
 		mo, d = 1, p.yday
+	case !p.hasMonth || !p.hasDay:
+		return time.Time{}, errorString("an incomplete date/time string has been found: no month or no day")
 	default:
 		if mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
 			return time.Time{}, errorString("month or day out of range")
@@ -598,5 +617,5 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 	if p.hour > 23 || p.min > 59 || p.sec > 59 {
 		return time.Time{}, errorString("time of day out of range")
 	}
-	return time.Date(y, time.Month(mo), d, p.hour, p.min, p.sec, p.ms*1e6, loc), nil
+	return localDate(y, time.Month(mo), d, p.hour, p.min, p.sec, p.ms*1e6, loc), nil
 }

@@ -61,7 +61,8 @@ func isOperatorDoc(m map[string]any) bool {
 }
 
 // getFieldNode is $getField: a field of input ($$CURRENT by default),
-// named as written (dots and '$' are part of the name).
+// named as written (dots and '$' are part of the name). Null input gives
+// null; missing input, or input that is not a document, gives missing.
 type getFieldNode struct {
 	field string
 	input node // nil: $$CURRENT
@@ -106,7 +107,7 @@ func (n *getFieldNode) eval(env *Env) (any, error) {
 	}
 	doc, ok := codec.AsDocument(v)
 	if !ok {
-		return nil, evalErr("$getField", "requires 'input' to evaluate to type Object, not %s", TypeName(v))
+		return Missing, nil // as the server: no error for a non-document
 	}
 	if r, ok := doc[n.field]; ok {
 		return r, nil

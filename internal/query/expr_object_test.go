@@ -16,7 +16,7 @@ func TestObjects(t *testing.T) {
 		{name: "getField missing", expr: `{"$getField": "a"}`, want: Missing},
 		{name: "getField null input", expr: `{"$getField": {"field": "a", "input": null}}`, want: nil},
 		{name: "getField missing input", expr: `{"$getField": {"field": "a", "input": "$x"}}`, want: Missing},
-		{name: "getField not document", expr: `{"$getField": {"field": "a", "input": 1}}`, err: errs.ErrExpression},
+		{name: "getField not document", expr: `{"$getField": {"field": "a", "input": 1}}`, want: Missing},
 		{name: "getField non-constant field", expr: `{"$getField": {"field": "$a", "input": {}}}`, err: errs.ErrInvalidOptions},
 		{name: "getField dotted name", expr: `{"$getField": {"field": "a.b", "input": {"$literal": {"a.b": 1, "a": {"b": 2}}}}}`, want: int32(1)},
 		{name: "setField null input", expr: `{"$setField": {"field": "a", "input": null, "value": 1}}`, want: nil},

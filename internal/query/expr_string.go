@@ -20,6 +20,12 @@ import (
 // operators count UTF-8 code points, byte operators bytes. $toLower,
 // $toUpper and $strcasecmp change and fold ASCII letters only, as
 // MongoDB does. A string an operator builds is bounded by MaxExprBytes.
+//
+// Regular expressions are RE2 (see regex.go). $regexFindAll finds
+// successive matches as Go's regexp does, with one difference kept from
+// the server (no match is sought at the end of a non-empty input) and
+// one not: an empty match right after a previous match is skipped,
+// where the server's PCRE loop would report it.
 
 func init() {
 	registerOps(map[string]opCompiler{
@@ -124,9 +130,10 @@ func evalStrcasecmp(op string, vals []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	la, _ := evalCase("$toLower", []any{a})
-	lb, _ := evalCase("$toLower", []any{b})
-	return int32(strings.Compare(la.(string), lb.(string))), nil
+	// The server compares the upper-cased strings ('_' sorts before 'a').
+	ua, _ := evalCase("$toUpper", []any{a})
+	ub, _ := evalCase("$toUpper", []any{b})
+	return int32(strings.Compare(ua.(string), ub.(string))), nil
 }
 
 // evalSubstrBytes is $substrBytes (and $substr): a negative length
@@ -143,7 +150,8 @@ func evalSubstrBytes(op string, vals []any) (any, error) {
 	if !isNumber(vals[2]) {
 		return nil, evalErr(op, "length must be a numeric type (is BSON type %s)", TypeName(vals[2]))
 	}
-	startF, lenF := toFloat(vals[1]), toFloat(vals[2])
+	// The server truncates both to integers.
+	startF, lenF := math.Trunc(toFloat(vals[1])), math.Trunc(toFloat(vals[2]))
 	if startF < 0 || math.IsNaN(startF) {
 		return nil, evalErr(op, "starting index must be non-negative (got: %v)", vals[1])
 	}
@@ -252,17 +260,22 @@ func evalIndexOf(op string, vals []any) (any, error) {
 	if start > length || start > end {
 		return int32(-1), nil
 	}
-	if !cp {
+	if !cp { // the substring must end by end
 		if i := strings.Index(s[start:end], sub); i >= 0 {
 			return int32(start + int64(i)), nil
 		}
 		return int32(-1), nil
 	}
-	want := []rune(sub)
-	for i := start; i+int64(len(want)) <= end; i++ {
-		if string(runes[i:i+int64(len(want))]) == sub {
+	if s == "" && sub == "" {
+		return int32(0), nil
+	}
+	// As the server: a match starts before end, and may run past it.
+	byteAt := len(string(runes[:start]))
+	for i := start; i < end; i++ {
+		if strings.HasPrefix(s[byteAt:], sub) {
 			return int32(i), nil
 		}
+		byteAt += utf8.RuneLen(runes[i])
 	}
 	return int32(-1), nil
 }
@@ -282,6 +295,9 @@ func evalSplit(op string, vals []any) (any, error) {
 	if sep == "" {
 		return nil, evalErr(op, "requires a non-empty separator")
 	}
+	if strings.Count(s, sep) >= MaxExprElements {
+		return nil, evalErr(op, "result exceeds the bound of %d elements", MaxExprElements)
+	}
 	parts := strings.Split(s, sep)
 	out := make([]any, len(parts))
 	for i, p := range parts {
@@ -290,9 +306,9 @@ func evalSplit(op string, vals []any) (any, error) {
 	return out, nil
 }
 
-// trimNode is $trim, $ltrim and $rtrim: chars (default: the Unicode
-// whitespace MongoDB lists, and the null character) removed from the
-// ends.
+// trimNode is $trim, $ltrim and $rtrim: chars (default: the whitespace
+// the server lists: the null character, ASCII whitespace, U+00A0,
+// U+1680 and U+2000 to U+200A) removed from the ends.
 type trimNode struct {
 	op          string
 	input       node
@@ -301,7 +317,7 @@ type trimNode struct {
 }
 
 // trimWhitespace is what $trim removes by default.
-const trimWhitespace = "\x00 \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+const trimWhitespace = "\x00 \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
 
 func compileTrim(c *compiler, op string, arg any) (node, error) {
 	m, err := c.namedOperands(op, arg, []string{"input"}, []string{"chars"})
@@ -510,10 +526,16 @@ func (n *regexNode) eval(env *Env) (any, error) {
 		}
 		return regexResult(s, loc), nil
 	}
-	all := re.FindAllStringSubmatchIndex(s, -1)
-	out := make([]any, len(all))
-	for i, loc := range all {
-		out[i] = regexResult(s, loc)
+	all := re.FindAllStringSubmatchIndex(s, MaxExprElements+1)
+	if len(all) > MaxExprElements {
+		return nil, evalErr(n.op, "result exceeds the bound of %d matches", MaxExprElements)
+	}
+	out := make([]any, 0, len(all))
+	for _, loc := range all {
+		if loc[0] == len(s) && len(s) > 0 {
+			break // the server looks for no match at the end of the input
+		}
+		out = append(out, regexResult(s, loc))
 	}
 	return out, nil
 }

@@ -43,27 +43,43 @@ func init() {
 	})
 }
 
-// convertTypes maps $convert's numeric type codes to the type names.
-var convertTypes = map[int64]string{
-	1: "double", 2: "string", 7: "objectId", 8: "bool", 9: "date",
-	16: "int", 18: "long", 19: "decimal",
+// bsonTypes maps the BSON type codes to their names. Any of them (and
+// "missing") is a valid $convert target; those convertValue does not
+// produce are conversion failures, which onError replaces.
+var bsonTypes = map[int64]string{
+	1: "double", 2: "string", 3: "object", 4: "array", 5: "binData",
+	6: "undefined", 7: "objectId", 8: "bool", 9: "date", 10: "null",
+	11: "regex", 12: "dbPointer", 13: "javascript", 14: "symbol",
+	15: "javascriptWithScope", 16: "int", 17: "timestamp", 18: "long",
+	19: "decimal", -1: "minKey", 127: "maxKey",
 }
 
-// convertTarget reads $convert's "to": a type name or code.
-func convertTarget(v any) (string, bool) {
+// convertTarget reads $convert's "to": a BSON type name or code. An
+// invalid one is an error onError does not replace.
+func convertTarget(v any) (string, error) {
 	if s, ok := v.(string); ok {
-		for _, name := range convertTypes {
+		if s == "missing" {
+			return s, nil
+		}
+		for _, name := range bsonTypes {
 			if name == s {
-				return s, true
+				return s, nil
 			}
 		}
-		return "", false
+		return "", fmt.Errorf("unknown type name %q for 'to'", s)
 	}
-	if code, ok := integral64Arg(v); ok {
-		name, ok := convertTypes[code]
-		return name, ok
+	if !isNumber(v) {
+		return "", fmt.Errorf("'to' must be a string or a number, not %s", TypeName(v))
 	}
-	return "", false
+	code, ok := integralArg(v)
+	if !ok {
+		return "", fmt.Errorf("numeric 'to' (%v) is not an integer", v)
+	}
+	name, ok := bsonTypes[code]
+	if !ok {
+		return "", fmt.Errorf("numeric 'to' (%d) is not a BSON type code", code)
+	}
+	return name, nil
 }
 
 // toType compiles a shorthand: {$toInt: expr} is $convert without
@@ -92,8 +108,8 @@ func compileConvert(c *compiler, op string, arg any) (node, error) {
 		return nil, err
 	}
 	if l, ok := m["to"].(*literalNode); ok && !nullish(l.v) {
-		if _, ok := convertTarget(l.v); !ok {
-			return nil, compileErr(op, "unknown target type %v", l.v)
+		if _, err := convertTarget(l.v); err != nil {
+			return nil, compileErr(op, "%v", err)
 		}
 	}
 	return &convertNode{m["input"], m["to"], m["onError"], m["onNull"]}, nil
@@ -108,18 +124,22 @@ func (n *convertNode) eval(env *Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As the server: an invalid target is an error even for a null
+	// input; a null input gives onNull even for a null target.
+	to := ""
+	if !nullish(tv) {
+		if to, err = convertTarget(tv); err != nil {
+			return nil, evalErr("$convert", "%v", err)
+		}
+	}
 	if nullish(v) {
 		if n.onNull != nil {
 			return n.onNull.eval(env)
 		}
 		return nil, nil
 	}
-	if nullish(tv) {
+	if to == "" {
 		return nil, nil
-	}
-	to, ok := convertTarget(tv)
-	if !ok {
-		return nil, evalErr("$convert", "unknown target type %v", tv)
 	}
 	r, err := convertValue(v, to)
 	if err != nil {
@@ -176,8 +196,10 @@ func convertValue(v any, to string) (any, error) {
 			return id, nil
 		}
 		return nil, unsupported(v, to)
+	case "date":
+		return convertToDate(v)
 	}
-	return convertToDate(v)
+	return nil, unsupported(v, to)
 }
 
 func toDouble(v any) (any, error) {

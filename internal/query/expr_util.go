@@ -99,7 +99,9 @@ func intResult(r int64, k numKind) any {
 // Add is MongoDB's $add of two numbers (any Go numeric kinds), typed as
 // the server types it: int + int is an int, or a long when it overflows
 // an int; a long that overflows becomes a double; a double makes a
-// double and a decimal a decimal. The accumulators ($sum, $avg) use it.
+// double and a decimal a decimal. As in the server's running total, a
+// double a is converted to a decimal by its 34 significant digits, a
+// double b by its 15. The accumulators ($sum, $avg) use it.
 // An operand that is not a number is an error wrapping
 // errs.ErrExpression.
 func Add(a, b any) (any, error) { return arith("$add", '+', a, b) }
@@ -144,7 +146,13 @@ func arith(name string, op byte, a, b any) (any, error) {
 	k := max(kindOf(x), kindOf(y))
 	switch k {
 	case kindDecimal:
-		return decOp(op, decOf(x), decOf(y)).decimal128(), nil
+		dx := decOf(x)
+		if f, isFloat := x.(float64); isFloat && op == '+' {
+			// The server's $add converts a double running total to a
+			// decimal by its 34 digits (an added double by 15).
+			dx = decOfExactFloat(f)
+		}
+		return decOp(op, dx, decOf(y)).decimal128(), nil
 	case kindDouble:
 		return floatOp(op, toFloat(x), toFloat(y)), nil
 	}
@@ -235,6 +243,14 @@ func decOfFloat(f float64) dec {
 	}
 	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', 15, 64))
 	return dec{r: r}
+}
+
+// decOfExactFloat converts a double to a dec by its exact binary value.
+func decOfExactFloat(f float64) dec {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return decOfFloat(f)
+	}
+	return dec{r: new(big.Rat).SetFloat64(f)}
 }
 
 func (d dec) special() bool { return d.r == nil }
@@ -412,23 +428,6 @@ func integralArg(v any) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
-}
-
-// integral64Arg is integralArg for 64-bit integers.
-func integral64Arg(v any) (int64, bool) {
-	n, ok := ToNumber(v)
-	if !ok {
-		return 0, false
-	}
-	switch n.Kind {
-	case 'i':
-		return n.I, true
-	case 'f':
-		if n.F == math.Trunc(n.F) && n.F >= -9223372036854775808.0 && n.F < 9223372036854775808.0 {
-			return int64(n.F), true
-		}
-	}
-	return 0, false
 }
 
 // MaxExprBytes bounds the strings and arrays (in elements) an operator

@@ -175,7 +175,8 @@ func TestAddTyping(t *testing.T) {
 		{int32(1), int64(2), int64(3)},
 		{int32(1), 2.5, 3.5},
 		{int64(1), dec128("0.1"), dec128("1.1")},
-		{0.1, dec128("0.2"), dec128("0.3")}, // a double converts by its 15 digits
+		{dec128("0.2"), 0.1, dec128("0.3")},                                  // an added double converts by its 15 digits
+		{0.1, dec128("0.2"), dec128("0.3000000000000000055511151231257827")}, // a running total by its 34
 		{7, int8(1), int64(8)},
 	} {
 		got, err := Add(tc.a, tc.b)

@@ -58,7 +58,9 @@ var missingValues = []any{nil}
 // (codec.CloneValue: types, UTF-8, at most codec.MaxDepth levels of
 // nesting, no cycles) and normalized to stored form once, here (see Doc);
 // field paths must be valid UTF-8; logical operators ($and, $or, $nor,
-// $not) nest at most maxFilterDepth deep. A $comment beside the conditions
+// $not) nest at most maxFilterDepth deep. A $expr (at the top level or
+// in $and/$or/$nor) is an aggregation expression compiled with zero
+// ExprOptions (CompileFilterWith gives others). A $comment beside the conditions
 // of a filter document (any storable value) is ignored, as in MongoDB.
 // Errors wrap errs.ErrInvalidFilter and name the operator and path at
 // fault.
@@ -73,9 +75,11 @@ func CompileFilter(f map[string]any) (*Filter, error) {
 // CompileFilterWith compiles a filter whose $expr operators read opts
 // ($$NOW, the aggregation's let variables); nil opts: the zero options.
 func CompileFilterWith(f map[string]any, opts *ExprOptions) (*Filter, error) {
-	// TODO($expr): pass opts down to $expr's compilation.
-	_ = opts
-	return CompileFilter(f)
+	f, err := exprDocument(f)
+	if err != nil {
+		return nil, err
+	}
+	return compileDocument(f, nesting{opts: opts})
 }
 
 // exprDocument reads the driver's containers (bson.D, bson.M, bson.A,
@@ -131,14 +135,21 @@ func filterError(op, path, format string, args ...any) error {
 
 // nesting is what compiling a part of a filter knows of where it stands:
 // how many logical operators it is nested in, and whether the filter is a
-// stored one (CompileStoredFilter).
+// stored one (CompileStoredFilter), the options its $expr operators
+// are compiled with, and whether it is inside an $elemMatch (where $expr
+// is refused, as in MongoDB: it reads the whole document).
 type nesting struct {
-	depth  int
-	stored bool
+	depth       int
+	stored      bool
+	opts        *ExprOptions
+	inElemMatch bool
 }
 
 // deeper is n one logical operator further in.
-func (n nesting) deeper() nesting { return nesting{depth: n.depth + 1, stored: n.stored} }
+func (n nesting) deeper() nesting {
+	n.depth++
+	return n
+}
 
 // checkDepth refuses nesting deeper than maxFilterDepth.
 func checkDepth(nx nesting, op, path string) error {
@@ -167,9 +178,12 @@ func compileDocument(f map[string]any, nx nesting) (*Filter, error) {
 			}
 			continue
 		}
-		if strings.HasPrefix(key, "$") {
+		switch {
+		case key == "$expr":
+			c, norm, err = compileExprClause(f[key], nx)
+		case strings.HasPrefix(key, "$"):
 			c, norm, err = compileLogical(key, f[key], nx)
-		} else {
+		default:
 			c, norm, err = compileField(key, f[key], nx)
 		}
 		if err != nil {

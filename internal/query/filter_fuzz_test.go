@@ -59,6 +59,8 @@ var filterFuzzSeeds = []string{
 	`{"a":{"$mod":[2,1]}}`,
 	`{"a":{"$mod":[0,1]}}`,
 	`{"a":{"$mod":[2]}}`,
+	`{"$expr":{"$and":["$a",{"$not":"$b"}]},"$or":[{"$expr":"$n"}]}`,
+	`{"$expr":{"$year":"$d"}}`,
 }
 
 func FuzzCompileFilter(f *testing.F) {
@@ -118,7 +120,7 @@ var filterGeneratorKeys = []string{
 	"a", "b", "a.b", "a.0", "a.b.c", "tags", "n", "", "a..b", ".a",
 	"$and", "$or", "$nor", "$not", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte",
 	"$in", "$nin", "$exists", "$foo", "$regex",
-	"$options", "$elemMatch", "$size", "$all", "$type", "$mod",
+	"$options", "$elemMatch", "$size", "$all", "$type", "$mod", "$expr",
 }
 
 // filterFuzzPatterns are the *regexp.Regexp values the generator uses, as

@@ -26,7 +26,7 @@ var supportedFieldOperators = []string{
 
 // supportedTopLevelOperators lists the operators a filter document may hold
 // at its top level.
-var supportedTopLevelOperators = []string{"$and", "$or", "$nor", "$comment"}
+var supportedTopLevelOperators = []string{"$and", "$or", "$nor", "$comment", "$expr"}
 
 // compileMoreOperator compiles the operators of this file; any other
 // operator is unknown, and the error lists the supported ones. norm is the
@@ -195,7 +195,9 @@ func compileElemMatch(op, path string, v any, nx nesting) (predicate, any, error
 		}
 		return elemMatchPred{preds: preds}, norm, nil
 	}
-	sub, err := compileDocument(m, nx.deeper())
+	inner := nx.deeper()
+	inner.inElemMatch = true
+	sub, err := compileDocument(m, inner)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -302,7 +302,8 @@ func TestCompileFilterErrors(t *testing.T) {
 	}{
 		{"unknown top-level", codec.Document{"$foo": 1}, []string{"$foo"}},
 		{"$where", codec.Document{"$where": "true"}, []string{"$where"}},
-		{"$expr", codec.Document{"$expr": codec.Document{}}, []string{"$expr"}},
+		{"$expr unknown operator", codec.Document{"$expr": codec.Document{"$noSuchOperator": 1}}, []string{"$expr", "$noSuchOperator"}},
+		{"$expr inside $elemMatch", codec.Document{"a": codec.Document{"$elemMatch": codec.Document{"$and": []any{codec.Document{"$expr": true}}}}}, []string{"$expr", "$elemMatch"}},
 		{"unknown field operator", codec.Document{"a": codec.Document{"$foo": 1}}, []string{"$foo", `"a"`}},
 		{"unknown operator lists the supported ones", codec.Document{"a": codec.Document{"$near": 1}}, []string{"$near", `"a"`, "supported: $eq", "$regex", "$elemMatch", "$size", "$all", "$type", "$mod"}},
 		{"unknown top-level lists the supported ones", codec.Document{"$text": 1}, []string{"$text", "supported: $and, $or, $nor"}},

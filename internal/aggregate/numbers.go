@@ -1,0 +1,149 @@
+package aggregate
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/ttldb/ttldb/internal/query"
+)
+
+// numKind is a number's type as $sum widens it: 0 int, 1 long, 2
+// double, 3 decimal.
+func numKind(v any) int {
+	switch v.(type) {
+	case int8, int16, int32, uint8, uint16:
+		return 0
+	case float32, float64:
+		return 2
+	case bson.Decimal128:
+		return 3
+	}
+	return 1
+}
+
+// numSum adds numbers: integers exactly while their sum fits an int64
+// (then as doubles), doubles as doubles, decimals exactly.
+type numSum struct {
+	i   int64
+	ovf bool // the integers overflowed: their sum is in f
+	f   float64
+	d   *big.Rat
+}
+
+func (s *numSum) add(n query.Number) {
+	switch n.Kind {
+	case 'i':
+		if s.ovf {
+			s.f += float64(n.I)
+			return
+		}
+		r := s.i + n.I
+		if (n.I > 0 && r < s.i) || (n.I < 0 && r > s.i) {
+			s.ovf = true
+			s.f += float64(s.i) + float64(n.I)
+			s.i = 0
+			return
+		}
+		s.i = r
+	case 'u':
+		s.ovf = true
+		s.f += float64(n.U)
+	case 'd':
+		if s.d == nil {
+			s.d = new(big.Rat)
+		}
+		s.d.Add(s.d, n.R)
+	default:
+		s.f += n.F
+	}
+}
+
+// float is the sum as a double.
+func (s *numSum) float() float64 {
+	t := float64(s.i) + s.f
+	if s.d != nil {
+		df, _ := s.d.Float64()
+		t += df
+	}
+	return t
+}
+
+// exact is the sum as a rational; false when it is NaN or infinite.
+func (s *numSum) exact() (*big.Rat, bool) {
+	if math.IsNaN(s.f) || math.IsInf(s.f, 0) {
+		return nil, false
+	}
+	r := new(big.Rat).SetInt64(s.i)
+	r.Add(r, new(big.Rat).SetFloat64(s.f))
+	if s.d != nil {
+		r.Add(r, s.d)
+	}
+	return r, true
+}
+
+// typed is the sum in $sum's result type for the widest kind added.
+func (s *numSum) typed(kind int) any {
+	switch {
+	case kind == 3:
+		r, ok := s.exact()
+		if !ok {
+			return floatDecimal(s.f)
+		}
+		return ratDecimal(r)
+	case kind == 2 || s.ovf:
+		return s.float()
+	case kind == 1 || s.i < math.MinInt32 || s.i > math.MaxInt32:
+		return s.i
+	}
+	return int32(s.i)
+}
+
+// decimalQuo is the sum divided by n, as a decimal ($avg).
+func (s *numSum) decimalQuo(n int64) bson.Decimal128 {
+	r, ok := s.exact()
+	if !ok {
+		return floatDecimal(s.f)
+	}
+	return ratDecimal(r.Quo(r, new(big.Rat).SetInt64(n)))
+}
+
+// floatDecimal is a NaN or an infinity as a decimal.
+func floatDecimal(f float64) bson.Decimal128 {
+	s := "NaN"
+	switch {
+	case math.IsInf(f, 1):
+		s = "Infinity"
+	case math.IsInf(f, -1):
+		s = "-Infinity"
+	}
+	d, _ := bson.ParseDecimal128(s)
+	return d
+}
+
+// ratDecimal rounds r to a decimal of 34 significant digits.
+func ratDecimal(r *big.Rat) bson.Decimal128 {
+	f := new(big.Float).SetPrec(256).SetRat(r)
+	text := f.Text('e', 33)
+	mant, expStr, _ := strings.Cut(text, "e")
+	neg := strings.HasPrefix(mant, "-")
+	mant = strings.TrimPrefix(mant, "-")
+	digits := strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
+	if digits == "" {
+		d, _ := bson.ParseDecimal128("0")
+		return d
+	}
+	e, _ := strconv.Atoi(expStr)
+	coef, _ := new(big.Int).SetString(digits, 10)
+	if neg {
+		coef.Neg(coef)
+	}
+	d, ok := bson.ParseDecimal128FromBigInt(coef, e-(len(digits)-1))
+	if !ok {
+		return floatDecimal(math.Inf(f.Sign()))
+	}
+	return d
+}
