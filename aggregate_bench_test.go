@@ -23,8 +23,9 @@ import (
 // sums. Target: pipeline ≤ 1.5× the loop.
 //
 // BenchmarkAggregateLastReading: a time-series collection of 1M
-// measurements from 1,000 sensors over 1,000 minutes; "the last reading of
-// each sensor over the last hour". The test
+// measurements from 1,000 sensors over 1,000 minutes (granularity
+// seconds: buckets of an hour); "the last reading of each sensor over the
+// last hour". The test
 // TestAggregateTimeSeriesReadsOnlyTheHour asserts it unpacks only the
 // hour's buckets.
 
@@ -125,7 +126,7 @@ func loadAggReadings(tb testing.TB, n, sensors int) (*ttldb.Collection, *ttltest
 	}
 	tb.Cleanup(func() { db.Close() })
 	c, err := db.CreateCollection(context.Background(), "readings", ttldb.CollectionOptions{
-		TimeSeries: &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor", Granularity: ttldb.GranularityMinutes},
+		TimeSeries: &ttldb.TimeSeriesOptions{TimeField: "t", MetaField: "sensor", Granularity: ttldb.GranularitySeconds},
 	})
 	if err != nil {
 		tb.Fatal(err)

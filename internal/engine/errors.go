@@ -26,7 +26,7 @@ var (
 	// changes nothing (an InsertMany or UpdateMany none of its documents).
 	// Deleting documents, dropping indexes or collections, and Compact
 	// make room.
-	ErrMemoryLimit = errors.New("ttldb: memory limit reached")
+	ErrMemoryLimit = errs.ErrMemoryLimit
 
 	// ErrCollectionExists is returned by CreateCollection for a name that is
 	// taken.
