@@ -193,12 +193,14 @@ type ChangeStreamLagError = engine.ChangeStreamLagError
 // []bson.D, bson.A, []Document) of those MongoDB allows in a change
 // stream: $match on any event field (operationType, ns.coll,
 // documentKey._id, fullDocument.x, updateDescription.updatedFields.x,
-// ttldb's expired and index...) with ttldb's query language; $project,
-// $addFields/$set and $replaceRoot/$replaceWith with field paths
-// ("$fullDocument.user"), $$ROOT, literals, $literal, documents and
-// arrays; $unset. A stage that removes or changes _id, the resume token,
-// is refused (ErrInvalidOptions), at Watch when the stage says so and at
-// the event when a $replaceRoot's result shows it, which ends the
+// ttldb's expired and index...) with ttldb's query language ($expr
+// included); $project, $addFields/$set, $unset, $replaceRoot/$replaceWith
+// and $redact with the aggregation pipeline's expression language (see
+// Collection.Aggregate; $$NOW is the time Watch was called). A stage that
+// removes or changes _id, the resume token, is refused (ErrInvalidOptions)
+// at Watch when the stage says so; an event whose result shows it (a
+// $replaceRoot to another _id), or on which an expression fails
+// (ErrExpression), ends the
 // stream. At most MaxPipelineStages stages, each as the driver writes it.
 // The event a stage reads is the document Decode gives without a
 // pipeline; a pipeline costs each event that document (its allocation

@@ -174,6 +174,20 @@ func TestWatchPipelineReshape(t *testing.T) {
 			ttldb.Document{"who": "ada", "list": []any{"insert", nil, 3}}},
 		{"$replaceWith $$ROOT", bson.A{bson.D{{Key: "$replaceWith", Value: "$$ROOT"}}, bson.D{{Key: "$project", Value: bson.D{{Key: "operationType", Value: 1}}}}},
 			ttldb.Document{"operationType": "insert"}},
+		{"operator expressions", bson.A{bson.D{{Key: "$project", Value: bson.D{
+			{Key: "label", Value: bson.D{{Key: "$concat", Value: bson.A{bson.D{{Key: "$toUpper", Value: "$fullDocument.user"}}, ":", bson.D{{Key: "$toString", Value: "$fullDocument.n"}}}}}},
+			{Key: "big", Value: bson.D{{Key: "$cond", Value: bson.A{bson.D{{Key: "$gt", Value: bson.A{"$fullDocument.n", 3}}}, "yes", "no"}}}},
+			{Key: "twice", Value: bson.D{{Key: "$multiply", Value: bson.A{"$fullDocument.n", 2}}}},
+		}}}}, ttldb.Document{"label": "ADA:1", "big": "no", "twice": int64(2)}},
+		{"$match with $expr", bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{"$fullDocument.user", "bob"}}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "n", Value: "$fullDocument.n"}}}},
+		}, ttldb.Document{"n": 5}},
+		{"$redact", bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "operationType", Value: "insert"}}}},
+			bson.D{{Key: "$redact", Value: bson.D{{Key: "$cond", Value: bson.A{bson.D{{Key: "$eq", Value: bson.A{"$user", "ada"}}}, "$$PRUNE", "$$DESCEND"}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "fullDocument", Value: 1}, {Key: "operationType", Value: 1}}}},
+		}, ttldb.Document{"operationType": "insert"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, _ := openStore(t)
@@ -264,7 +278,9 @@ func TestWatchPipelineRefused(t *testing.T) {
 		{"two names", bson.A{bson.D{{Key: "$match", Value: bson.D{}}, {Key: "$project", Value: bson.D{}}}}, "one field"},
 		{"$group", bson.A{bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$ns"}}}}}, "not allowed in a change stream"},
 		{"$sort", bson.A{bson.D{{Key: "$sort", Value: bson.D{{Key: "x", Value: 1}}}}}, "not allowed"},
-		{"$redact", bson.A{bson.D{{Key: "$redact", Value: "$$KEEP"}}}, "not supported"},
+		{"$redact bad", bson.A{bson.D{{Key: "$redact", Value: bson.D{{Key: "$bogus", Value: 1}}}}}, "$bogus"},
+		{"$project _id.x 0", bson.A{bson.D{{Key: "$project", Value: bson.D{{Key: "_id._data", Value: 0}}}}}, "resume token"},
+		{"$lookup", bson.A{bson.D{{Key: "$lookup", Value: bson.D{}}}}, "not allowed in a change stream"},
 		{"$match not a document", bson.A{bson.D{{Key: "$match", Value: 3}}}, "$match"},
 		{"$match bad operator", bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "x", Value: bson.D{{Key: "$bogus", Value: 1}}}}}}}, "$match"},
 		{"$project _id 0", bson.A{bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}}}}}, "resume token"},
@@ -311,7 +327,7 @@ func TestWatchPipelineReplaceRootChangingIDEndsTheStream(t *testing.T) {
 	_, err := db.Collection("s").InsertOne(ctx, ttldb.Document{"_id": 99})
 	require.NoError(t, err)
 	require.False(t, notDoc.TryNext(ctx))
-	require.ErrorIs(t, notDoc.Err(), ttldb.ErrInvalidOptions)
+	require.ErrorIs(t, notDoc.Err(), ttldb.ErrExpression, "an expression that fails on an event")
 	assert.Contains(t, notDoc.Err().Error(), "must give a document")
 }
 

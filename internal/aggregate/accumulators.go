@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -298,7 +299,7 @@ func (s *mergeObjectsState) add(v any) (int64, error) {
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok {
-		return 0, fmt.Errorf("$mergeObjects takes documents, not %s (%v)", query.TypeName(v), v)
+		return 0, fmt.Errorf("%w: $mergeObjects takes documents, not %s (%v)", errs.ErrExpression, query.TypeName(v), v)
 	}
 	if s.out == nil {
 		s.out = Document{}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -487,7 +488,7 @@ func compileReplaceRoot(c *compiler, st *Stage, arg any) error {
 		}
 		d, ok := docValue(v)
 		if !ok {
-			return nil, fmt.Errorf("newRoot: the expression must give a document, not %s (%v)", query.TypeName(v), printable(v))
+			return nil, fmt.Errorf("%w: newRoot: the expression must give a document, not %s (%v)", errs.ErrExpression, query.TypeName(v), printable(v))
 		}
 		return d, nil
 	})

@@ -1,29 +1,30 @@
 package engine
 
 import (
+	"context"
 	"fmt"
-	"reflect"
 	"strings"
+	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
+	"github.com/ttldb/ttldb/internal/aggregate"
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
 // A change stream's pipeline (Watch's pipeline argument), as the driver's
-// Watch takes it: the stages MongoDB allows in a change stream, over the
-// event as a document (ChangeEvent's MarshalJSON form: _id, operationType,
-// clusterTime, wallTime, ns, documentKey, updateDescription, fullDocument,
-// fullDocumentBeforeChange, operationDescription, and ttldb's expired,
-// index, cutoff). $match takes ttldb's query language; $project,
-// $addFields/$set and $replaceRoot/$replaceWith take the expression subset
-// of query.Expr. A stage that removes or changes _id, the resume token, is
-// refused at Watch when the stage says so ({_id: 0}, $unset: "_id", a
-// computed _id), and ends the stream when an event shows it ($replaceRoot
-// to a document whose _id differs), as MongoDB does: a stream whose events
-// lost their token could not resume.
+// Watch takes it: the stages MongoDB allows in a change stream ($match,
+// $project, $addFields/$set, $unset, $replaceRoot/$replaceWith, $redact),
+// over the event as a document (ChangeEvent's MarshalJSON form: _id,
+// operationType, clusterTime, wallTime, ns, documentKey,
+// updateDescription, fullDocument, fullDocumentBeforeChange,
+// operationDescription, and ttldb's expired, index, cutoff). The stages
+// are the aggregation pipeline's (internal/aggregate), with the whole
+// expression language; $$NOW is the time Watch was called. A stage that
+// removes or changes _id, the resume token, is refused at Watch when the
+// stage says so ({_id: 0}, $unset: "_id", a computed _id), and ends the
+// stream when an event shows it ($replaceRoot to a document whose _id
+// differs, an expression that fails on an event), as MongoDB does: a
+// stream whose events lost their token could not resume.
 
 // MaxPipelineStages bounds the stages of a change stream's pipeline.
 const MaxPipelineStages = 100
@@ -32,169 +33,110 @@ const MaxPipelineStages = 100
 // changes the event's shape (any stage but $match): ChangeStream.Current
 // and Decode then give the reshaped document.
 type changePipeline struct {
-	stages   []changeStage
+	p        *aggregate.Pipeline
 	reshapes bool
 }
 
-type stageKind uint8
-
-const (
-	stageMatch stageKind = iota
-	stageProject
-	stageAddFields
-	stageUnset
-	stageReplaceRoot
-)
-
-type changeStage struct {
-	kind     stageKind
-	name     string // as given: "$set", "$replaceWith"...
-	filter   *query.Filter
-	proj     *query.Projection // $project's 0/1 fields
-	computed []computedField   // $project's computed fields, $addFields' fields
-	paths    []string          // $unset
-	root     *query.Expr       // $replaceRoot's newRoot
+// changeStages are the stages MongoDB allows in a change stream.
+var changeStages = map[string]bool{
+	"$match": true, "$project": true, "$addFields": true, "$set": true, "$unset": true,
+	"$replaceRoot": true, "$replaceWith": true, "$redact": true,
 }
 
-type computedField struct {
-	path string
-	expr *query.Expr
-}
-
-// pipelineStages reads a pipeline as the driver takes it: nil, or a slice
-// or array (mongo.Pipeline, []bson.D, bson.A, []Document, []any...) of
-// stage documents.
-func pipelineStages(pipeline any) ([]Document, error) {
-	if pipeline == nil {
-		return nil, nil
+// compileChangePipeline compiles Watch's pipeline (nil for none); now is
+// $$NOW.
+func compileChangePipeline(pipeline any, now time.Time) (*changePipeline, error) {
+	stages, err := pipelineArg("Watch", pipeline)
+	if err != nil || len(stages) == 0 {
+		return nil, err
 	}
-	rv := reflect.ValueOf(pipeline)
-	if _, isDoc := pipeline.(bson.D); isDoc || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		return nil, fmt.Errorf("%w: Watch: the pipeline must be a slice of stages (mongo.Pipeline, []bson.D, bson.A, []Document), not %s", ErrInvalidOptions, rv.Type())
+	if len(stages) > MaxPipelineStages {
+		return nil, fmt.Errorf("%w: Watch: the pipeline has %d stages, more than %d", ErrInvalidOptions, len(stages), MaxPipelineStages)
 	}
-	if rv.Len() > MaxPipelineStages {
-		return nil, fmt.Errorf("%w: Watch: the pipeline has %d stages, more than %d", ErrInvalidOptions, rv.Len(), MaxPipelineStages)
-	}
-	out := make([]Document, rv.Len())
-	for i := range out {
-		d, err := documentArg(fmt.Sprintf("pipeline stage %d", i), rv.Index(i).Interface(), errs.ErrInvalidOptions)
+	cp := &changePipeline{}
+	for i, raw := range stages {
+		d, err := documentArg(fmt.Sprintf("pipeline stage %d", i), raw, ErrInvalidOptions)
 		if err != nil {
 			return nil, fmt.Errorf("Watch: %w", err)
 		}
-		out[i] = d
-	}
-	return out, nil
-}
-
-// compileChangePipeline compiles Watch's pipeline (nil for none).
-func compileChangePipeline(pipeline any) (*changePipeline, error) {
-	docs, err := pipelineStages(pipeline)
-	if err != nil || len(docs) == 0 {
-		return nil, err
-	}
-	p := &changePipeline{}
-	for i, d := range docs {
-		st, err := compileStage(d)
-		if err != nil {
+		if err := checkChangeStage(d); err != nil {
 			return nil, fmt.Errorf("%w: Watch: pipeline stage %d: %w", ErrInvalidOptions, i, err)
 		}
-		p.stages = append(p.stages, st)
-		if st.kind != stageMatch {
-			p.reshapes = true
+		for name := range d {
+			cp.reshapes = cp.reshapes || name != "$match"
 		}
 	}
-	return p, nil
+	p, err := aggregate.Compile(stages, aggregate.Options{Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("Watch: %w", err)
+	}
+	cp.p = p
+	return cp, nil
 }
 
 // errToken is why a stage that changes _id is refused.
 const errToken = "it would remove or change _id, the event's resume token"
 
-func compileStage(d Document) (changeStage, error) {
+// checkChangeStage refuses a stage MongoDB does not allow in a change
+// stream, and one that says it removes or changes _id.
+func checkChangeStage(d Document) error {
 	if len(d) != 1 {
-		return changeStage{}, fmt.Errorf("a stage is a document with one field, the stage's name; this one has %d", len(d))
+		return fmt.Errorf("a stage is a document with one field, the stage's name; this one has %d", len(d))
 	}
 	var name string
 	var arg any
 	for k, v := range d {
 		name, arg = k, v
 	}
-	st := changeStage{name: name}
-	arg, err := codec.ExprValue(arg) // the driver's containers, at every depth
+	if !changeStages[name] {
+		return fmt.Errorf("stage %s is not allowed in a change stream: MongoDB allows $match, $project, $addFields, $set, $unset, $replaceRoot, $replaceWith and $redact", name)
+	}
+	arg, err := codec.ExprValue(arg)
 	if err != nil {
-		return st, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	switch name {
-	case "$match":
+	case "$project":
 		m, ok := codec.AsDocument(arg)
 		if !ok {
-			return st, fmt.Errorf("$match takes a filter document, not %T", arg)
+			return nil // the stage's compiler says what is wrong
 		}
-		f, err := query.CompileFilter(m)
-		if err != nil {
-			return st, fmt.Errorf("$match: %w", err)
+		for path, v := range m {
+			if path != "_id" && !strings.HasPrefix(path, "_id.") {
+				continue
+			}
+			if isProjectFlag(v) {
+				if !projectFlagOn(v) {
+					return fmt.Errorf("$project {%s: 0} is refused: %s", path, errToken)
+				}
+				continue
+			}
+			return fmt.Errorf("$project of a computed %q is refused: %s", path, errToken)
 		}
-		st.kind, st.filter = stageMatch, f
-	case "$project":
-		return compileProject(arg)
 	case "$addFields", "$set":
 		m, ok := codec.AsDocument(arg)
-		if !ok || len(m) == 0 {
-			return st, fmt.Errorf("%s takes a non-empty document of fields, not %v", name, arg)
+		if !ok {
+			return nil
 		}
-		st.kind = stageAddFields
-		for _, path := range query.SortedKeys(m) {
+		for path := range m {
 			if err := checkStagePath(name, path); err != nil {
-				return st, err
+				return err
 			}
-			e, err := query.CompileExpr(m[path])
-			if err != nil {
-				return st, fmt.Errorf("%s: field %q: %w", name, path, err)
-			}
-			st.computed = append(st.computed, computedField{path, e})
 		}
 	case "$unset":
-		st.kind = stageUnset
-		switch x := arg.(type) {
-		case string:
-			st.paths = []string{x}
-		default:
-			elems, ok := codec.ArrayElements(arg)
-			if !ok || len(elems) == 0 {
-				return st, fmt.Errorf("$unset takes a field path or a non-empty array of them, not %v", arg)
-			}
-			for _, e := range elems {
-				s, ok := e.(string)
-				if !ok {
-					return st, fmt.Errorf("$unset: %v is not a field path", e)
+		paths := []any{arg}
+		if elems, ok := codec.ArrayElements(arg); ok {
+			paths = elems
+		}
+		for _, p := range paths {
+			if s, ok := p.(string); ok {
+				if err := checkStagePath(name, s); err != nil {
+					return err
 				}
-				st.paths = append(st.paths, s)
 			}
 		}
-		for _, p := range st.paths {
-			if err := checkStagePath(name, p); err != nil {
-				return st, err
-			}
-		}
-	case "$replaceRoot", "$replaceWith":
-		newRoot := arg
-		if name == "$replaceRoot" {
-			m, ok := codec.AsDocument(arg)
-			if !ok || len(m) != 1 || m["newRoot"] == nil {
-				return st, fmt.Errorf("$replaceRoot takes {newRoot: <expression>}, not %v", arg)
-			}
-			newRoot = m["newRoot"]
-		}
-		e, err := query.CompileExpr(newRoot)
-		if err != nil {
-			return st, fmt.Errorf("%s: %w", name, err)
-		}
-		st.kind, st.root = stageReplaceRoot, e
-	case "$redact":
-		return st, fmt.Errorf("$redact is not supported by ttldb (MongoDB allows it in change streams)")
-	default:
-		return st, fmt.Errorf("stage %s is not allowed in a change stream: MongoDB allows $match, $project, $addFields, $set, $unset, $replaceRoot, $replaceWith (and $redact)", name)
 	}
-	return st, nil
+	return nil
 }
 
 // checkStagePath refuses a path a stage would write that is _id or in it.
@@ -206,51 +148,6 @@ func checkStagePath(stage, path string) error {
 		return fmt.Errorf("%s of %q is refused: %s", stage, path, errToken)
 	}
 	return nil
-}
-
-// compileProject compiles $project: fields of 0/1/true/false (query's
-// projection) and, in inclusion mode, computed fields.
-func compileProject(arg any) (changeStage, error) {
-	st := changeStage{kind: stageProject, name: "$project"}
-	m, ok := codec.AsDocument(arg)
-	if !ok || len(m) == 0 {
-		return st, fmt.Errorf("$project takes a non-empty document, not %v", arg)
-	}
-	flags := Document{}
-	for _, path := range query.SortedKeys(m) {
-		v := m[path]
-		if isProjectFlag(v) {
-			flags[path] = v
-			continue
-		}
-		if err := checkStagePath("$project", path); err != nil {
-			return st, err
-		}
-		e, err := query.CompileExpr(v)
-		if err != nil {
-			return st, fmt.Errorf("$project: field %q: %w", path, err)
-		}
-		st.computed = append(st.computed, computedField{path, e})
-	}
-	if v, ok := flags["_id"]; ok && !projectFlagOn(v) {
-		return st, fmt.Errorf("$project {_id: 0} is refused: %s", errToken)
-	}
-	if len(st.computed) > 0 {
-		for path, v := range flags {
-			if path != "_id" && !projectFlagOn(v) {
-				return st, fmt.Errorf("$project: field %q: exclusion with computed fields", path)
-			}
-		}
-		if len(flags) == 0 {
-			flags["_id"] = 1 // inclusion of the computed fields and _id only
-		}
-	}
-	proj, err := query.CompileProjection(flags)
-	if err != nil {
-		return st, fmt.Errorf("$project: %w", err)
-	}
-	st.proj = proj
-	return st, nil
 }
 
 // isProjectFlag reports whether a $project value is an inclusion or
@@ -272,57 +169,21 @@ func projectFlagOn(v any) bool {
 	return n.Float() != 0
 }
 
-// apply runs the pipeline over an event's document (which it may change).
-// It returns the result and whether the event passed every $match; an
-// error when a stage's result lost the event's _id or changed it.
-func (p *changePipeline) apply(doc Document) (Document, bool, error) {
+// apply runs the pipeline over an event's document. It returns the
+// result and whether the event passed every stage; an error when a stage
+// failed on the event or its result lost the event's _id or changed it.
+func (cp *changePipeline) apply(doc Document) (Document, bool, error) {
 	id := doc["_id"]
-	for i := range p.stages {
-		st := &p.stages[i]
-		switch st.kind {
-		case stageMatch:
-			if !st.filter.Matches(doc) {
-				return nil, false, nil
-			}
-		case stageProject:
-			out := st.proj.Apply(doc)
-			for _, f := range st.computed {
-				if v, ok := f.expr.Eval(doc); ok {
-					query.SetPath(out, f.path, codec.CopyValue(v))
-				}
-			}
-			doc = out
-		case stageAddFields:
-			vals := make([]any, len(st.computed))
-			found := make([]bool, len(st.computed))
-			for j, f := range st.computed { // every one against the input
-				vals[j], found[j] = f.expr.Eval(doc)
-				if found[j] {
-					vals[j] = codec.CopyValue(vals[j])
-				}
-			}
-			for j, f := range st.computed {
-				if found[j] {
-					query.SetPath(doc, f.path, vals[j])
-				} else {
-					query.UnsetPath(doc, f.path)
-				}
-			}
-		case stageUnset:
-			for _, path := range st.paths {
-				query.UnsetPath(doc, path)
-			}
-		case stageReplaceRoot:
-			v, ok := st.root.Eval(doc)
-			m, isDoc := codec.AsDocument(v)
-			if !ok || !isDoc {
-				return nil, false, fmt.Errorf("%w: change stream pipeline: %s must give a document, not %v", ErrInvalidOptions, st.name, v)
-			}
-			doc = codec.CopyDocument(m)
-		}
+	ctx := context.Background()
+	out, err := cp.p.Run(ctx, nil, &aggregate.SliceStream{Docs: []Document{doc}}, 0).Next(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("change stream pipeline: %w", err)
 	}
-	if got, ok := doc["_id"]; !ok || !query.Equal(got, id) {
+	if out == nil {
+		return nil, false, nil
+	}
+	if got, ok := out["_id"]; !ok || !query.Equal(got, id) {
 		return nil, false, fmt.Errorf("%w: change stream pipeline: an event's _id was removed or changed by the pipeline: %s", ErrInvalidOptions, errToken)
 	}
-	return doc, true, nil
+	return out, true, nil
 }

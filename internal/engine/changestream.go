@@ -333,7 +333,7 @@ func (db *DB) watch(ctx context.Context, pipeline any, o ChangeStreamOptions) (*
 	if err := checkStreamName(o.Name); err != nil {
 		return nil, err
 	}
-	pipe, err := compileChangePipeline(pipeline)
+	pipe, err := compileChangePipeline(pipeline, db.clock.Now())
 	if err != nil {
 		return nil, err
 	}
