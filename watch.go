@@ -200,8 +200,8 @@ type ChangeStreamLagError = engine.ChangeStreamLagError
 // removes or changes _id, the resume token, is refused (ErrInvalidOptions)
 // at Watch when the stage says so; an event whose result shows it (a
 // $replaceRoot to another _id), or on which an expression fails
-// (ErrExpression), ends the
-// stream. At most MaxPipelineStages stages, each as the driver writes it.
+// (ErrExpression), ends the stream. At most MaxPipelineStages stages,
+// each as the driver writes it.
 // The event a stage reads is the document Decode gives without a
 // pipeline; a pipeline costs each event that document (its allocation
 // and the decoding of its documents), where a stream without one reads
