@@ -164,8 +164,9 @@ func evalZone(op string, env *Env, n node) (loc *time.Location, null bool, err e
 	return loc, false, err
 }
 
-// zoneCache holds the zones loaded by name. Only names the time zone
-// database knows are stored: it stays as small as that database.
+// zoneCache holds the zones read so far, by name. Only names the time
+// zone database knows and valid offsets are stored: it stays as small as
+// they are.
 var zoneCache sync.Map // string → *time.Location
 
 // parseZone reads a time zone: an Olson name ("America/New_York",
@@ -175,6 +176,12 @@ func parseZone(op string, v any) (*time.Location, error) {
 	if !ok {
 		return nil, evalErr(op, "timezone must be a string, not %s", TypeName(v))
 	}
+	if s == "Z" {
+		return time.UTC, nil
+	}
+	if l, ok := zoneCache.Load(s); ok {
+		return l.(*time.Location), nil
+	}
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		secs, ok := parseOffset(s[1:], true)
 		if !ok {
@@ -183,13 +190,9 @@ func parseZone(op string, v any) (*time.Location, error) {
 		if s[0] == '-' {
 			secs = -secs
 		}
-		return time.FixedZone(s, secs), nil
-	}
-	if s == "Z" {
-		return time.UTC, nil
-	}
-	if l, ok := zoneCache.Load(s); ok {
-		return l.(*time.Location), nil
+		loc := time.FixedZone(s, secs)
+		zoneCache.Store(s, loc) // at most 3 spellings of 2 × 100 × 60 offsets
+		return loc, nil
 	}
 	if !zoneNameOK(s) {
 		return nil, evalErr(op, "unrecognized time zone identifier: %q", s)
