@@ -28,7 +28,7 @@ type fmtItem struct {
 const dateSpecs = "bBdGHjLmMSuUVwYzZ"
 
 var (
-	monthNames = []string{"January", "February", "March", "April", "May", "June", "July",
+	fullMonthNames = []string{"January", "February", "March", "April", "May", "June", "July",
 		"August", "September", "October", "November", "December"}
 )
 
@@ -157,7 +157,7 @@ func (n *dateToStringNode) eval(env *Env) (any, error) {
 	if nullFormat || nullZone {
 		return nil, nil
 	}
-	t, err := toDate(n.op, v)
+	t, err := dateArg(n.op, v)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +218,9 @@ func formatDate(op string, items []fmtItem, t time.Time) (string, error) {
 			_, w := t.ISOWeek()
 			pad(w, 2)
 		case 'b':
-			b.WriteString(monthNames[t.Month()-1][:3])
+			b.WriteString(fullMonthNames[t.Month()-1][:3])
 		case 'B':
-			b.WriteString(monthNames[t.Month()-1])
+			b.WriteString(fullMonthNames[t.Month()-1])
 		case 'z', 'Z':
 			_, off := t.Zone()
 			if it.spec == 'Z' {
@@ -311,7 +311,7 @@ func (n *dateFromStringNode) parse(v any, items []fmtItem, loc *time.Location) (
 		err = p.format(items)
 	}
 	if err == nil && p.pos != len(p.s) {
-		err = errorString("trailing data " + strconv.Quote(p.s[p.pos:]))
+		err = parseError("trailing data " + strconv.Quote(p.s[p.pos:]))
 	}
 	if err != nil {
 		return time.Time{}, evalErr(n.op, "error parsing date string %q: %v", s, err)
@@ -328,12 +328,12 @@ func (n *dateFromStringNode) parse(v any, items []fmtItem, loc *time.Location) (
 	if err != nil {
 		return time.Time{}, evalErr(n.op, "error parsing date string %q: %v", s, err)
 	}
-	return checkDate(n.op, t)
+	return checkBSONDate(n.op, t)
 }
 
-type errorString string
+type parseError string
 
-func (e errorString) Error() string { return string(e) }
+func (e parseError) Error() string { return string(e) }
 
 // dateParse reads a date string: the parts found, the zone if the
 // string names one.
@@ -354,11 +354,11 @@ type dateParse struct {
 // num reads between minD and maxD digits.
 func (p *dateParse) num(minD, maxD int, what string) (int, error) {
 	start := p.pos
-	for p.pos < len(p.s) && p.pos-start < maxD && isDigit(p.s[p.pos]) {
+	for p.pos < len(p.s) && p.pos-start < maxD && isDateDigit(p.s[p.pos]) {
 		p.pos++
 	}
 	if p.pos-start < minD {
-		return 0, errorString("expected " + what + " at position " + strconv.Itoa(start))
+		return 0, parseError("expected " + what + " at position " + strconv.Itoa(start))
 	}
 	v, _ := strconv.Atoi(p.s[start:p.pos])
 	return v, nil
@@ -382,13 +382,13 @@ func (p *dateParse) free() error {
 		return err
 	}
 	p.hasYear, p.hasMonth, p.hasDay = true, true, true
-	if p.pos < len(p.s) && isDigit(p.s[p.pos]) {
-		return errorString("a year has 4 digits")
+	if p.pos < len(p.s) && isDateDigit(p.s[p.pos]) {
+		return parseError("a year has 4 digits")
 	}
 	sep := byte('-')
 	if !p.lit('-') {
 		if !p.lit('/') {
-			return errorString("expected '-' after the year")
+			return parseError("expected '-' after the year")
 		}
 		sep = '/'
 	}
@@ -396,18 +396,18 @@ func (p *dateParse) free() error {
 		return err
 	}
 	if !p.lit(sep) {
-		return errorString("expected a separator after the month")
+		return parseError("expected a separator after the month")
 	}
 	if p.day, err = p.num(1, 2, "a day"); err != nil {
 		return err
 	}
-	if p.pos < len(p.s) && (p.s[p.pos] == 'T' || p.s[p.pos] == 't' || p.s[p.pos] == ' ' && p.pos+1 < len(p.s) && isDigit(p.s[p.pos+1])) {
+	if p.pos < len(p.s) && (p.s[p.pos] == 'T' || p.s[p.pos] == 't' || p.s[p.pos] == ' ' && p.pos+1 < len(p.s) && isDateDigit(p.s[p.pos+1])) {
 		p.pos++
 		if p.hour, err = p.num(1, 2, "an hour"); err != nil {
 			return err
 		}
 		if !p.lit(':') {
-			return errorString("expected ':' after the hour")
+			return parseError("expected ':' after the hour")
 		}
 		if p.min, err = p.num(2, 2, "minutes"); err != nil {
 			return err
@@ -429,12 +429,12 @@ func (p *dateParse) free() error {
 // fraction reads the digits of a second's fraction (milliseconds kept).
 func (p *dateParse) fraction() error {
 	start := p.pos
-	for p.pos < len(p.s) && isDigit(p.s[p.pos]) {
+	for p.pos < len(p.s) && isDateDigit(p.s[p.pos]) {
 		p.pos++
 	}
 	digits := p.s[start:p.pos]
 	if digits == "" {
-		return errorString("expected the digits of a fraction of a second")
+		return parseError("expected the digits of a fraction of a second")
 	}
 	digits = (digits + "00")[:3]
 	p.ms, _ = strconv.Atoi(digits)
@@ -461,10 +461,10 @@ func (p *dateParse) zoneSuffix() error {
 			p.zone, p.pos = time.UTC, len(p.s)
 			return nil
 		default:
-			return errorString("passing a time zone identifier as part of the string is not allowed: " + strconv.Quote(rest))
+			return parseError("passing a time zone identifier as part of the string is not allowed: " + strconv.Quote(rest))
 		}
 	}
-	return errorString("unexpected " + strconv.Quote(p.s[p.pos:]))
+	return parseError("unexpected " + strconv.Quote(p.s[p.pos:]))
 }
 
 // offset reads "+hh", "+hhmm" or "+hh:mm".
@@ -472,12 +472,12 @@ func (p *dateParse) offset() error {
 	sign := p.s[p.pos]
 	p.pos++
 	start := p.pos
-	for p.pos < len(p.s) && (isDigit(p.s[p.pos]) || p.s[p.pos] == ':') && p.pos-start < 5 {
+	for p.pos < len(p.s) && (isDateDigit(p.s[p.pos]) || p.s[p.pos] == ':') && p.pos-start < 5 {
 		p.pos++
 	}
 	secs, ok := parseOffset(p.s[start:p.pos], true)
 	if !ok {
-		return errorString("invalid UTC offset " + strconv.Quote(p.s[start-1:p.pos]))
+		return parseError("invalid UTC offset " + strconv.Quote(p.s[start-1:p.pos]))
 	}
 	if sign == '-' {
 		secs = -secs
@@ -492,7 +492,7 @@ func (p *dateParse) format(items []fmtItem) error {
 	for _, it := range items {
 		if it.spec == 0 {
 			if !strings.HasPrefix(p.s[p.pos:], it.lit) {
-				return errorString("expected " + strconv.Quote(it.lit) + " at position " + strconv.Itoa(p.pos))
+				return parseError("expected " + strconv.Quote(it.lit) + " at position " + strconv.Itoa(p.pos))
 			}
 			p.pos += len(it.lit)
 			continue
@@ -535,7 +535,7 @@ func (p *dateParse) format(items []fmtItem) error {
 			} else if p.pos < len(p.s) && (p.s[p.pos] == '+' || p.s[p.pos] == '-') {
 				err = p.offset()
 			} else {
-				err = errorString("expected a UTC offset at position " + strconv.Itoa(p.pos))
+				err = parseError("expected a UTC offset at position " + strconv.Itoa(p.pos))
 			}
 		case 'Z':
 			err = p.minutesOffset()
@@ -551,7 +551,7 @@ func (p *dateParse) format(items []fmtItem) error {
 // three letters).
 func (p *dateParse) monthName(abbr bool) error {
 	rest := strings.ToLower(p.s[p.pos:])
-	for i, name := range monthNames {
+	for i, name := range fullMonthNames {
 		if abbr {
 			name = name[:3]
 		}
@@ -561,7 +561,7 @@ func (p *dateParse) monthName(abbr bool) error {
 			return nil
 		}
 	}
-	return errorString("expected a month name at position " + strconv.Itoa(p.pos))
+	return parseError("expected a month name at position " + strconv.Itoa(p.pos))
 }
 
 // minutesOffset reads %Z: a signed number of minutes east of UTC.
@@ -590,10 +590,10 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 	switch {
 	case p.isoYear != 0 || p.isoWeek != 0 || p.isoDay != 0:
 		if p.isoYear == 0 || p.isoWeek == 0 {
-			return time.Time{}, errorString("an incomplete date/time string has been found: an ISO week date needs %G and %V")
+			return time.Time{}, parseError("an incomplete date/time string has been found: an ISO week date needs %G and %V")
 		}
 		if p.isoWeek < 1 || p.isoWeek > 53 || p.isoDay > 7 {
-			return time.Time{}, errorString("ISO week or day of the week out of range")
+			return time.Time{}, parseError("ISO week or day of the week out of range")
 		}
 		if p.isoDay == 0 {
 			p.isoDay = 1
@@ -601,21 +601,21 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 		jan4 := time.Date(p.isoYear, 1, 4, 0, 0, 0, 0, time.UTC)
 		y, mo, d = p.isoYear, 1, 4-(isoWeekday(jan4)-1)+(p.isoWeek-1)*7+p.isoDay-1
 	case !p.hasYear:
-		return time.Time{}, errorString("an incomplete date/time string has been found: no year")
+		return time.Time{}, parseError("an incomplete date/time string has been found: no year")
 	case p.yday != 0:
 		if p.yday > 365 && !(p.yday == 366 && daysIn(y, 2) == 29) {
-			return time.Time{}, errorString("day of the year out of range")
+			return time.Time{}, parseError("day of the year out of range")
 		}
 		mo, d = 1, p.yday
 	case !p.hasMonth || !p.hasDay:
-		return time.Time{}, errorString("an incomplete date/time string has been found: no month or no day")
+		return time.Time{}, parseError("an incomplete date/time string has been found: no month or no day")
 	default:
 		if mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
-			return time.Time{}, errorString("month or day out of range")
+			return time.Time{}, parseError("month or day out of range")
 		}
 	}
 	if p.hour > 23 || p.min > 59 || p.sec > 59 {
-		return time.Time{}, errorString("time of day out of range")
+		return time.Time{}, parseError("time of day out of range")
 	}
 	return localDate(y, time.Month(mo), d, p.hour, p.min, p.sec, p.ms*1e6, loc), nil
 }
