@@ -372,16 +372,66 @@ func (p *dateParse) lit(c byte) bool {
 	return false
 }
 
-// free reads the forms a date string takes without a format:
-// "2017-02-08", "2017-02-08T12:10", "2017-02-08T12:10:40.787" ('T' or a
-// space between date and time), optionally followed by "Z", an offset
-// ("+05:30", "-0500", "+03") or, after a space, "UTC" or "GMT".
+// free reads the forms a date string takes without a format: the ISO
+// forms "2017-02-08" (or "2017/02/08"), then optionally 'T' or a space
+// and "12:10", "12:10:40" or "12:10:40.787"; and the written forms
+// "July 4th, 2017", "Jul 4 2017" and "4 July 2017", optionally followed
+// by a space and a time. A zone may end either: "Z", an offset
+// ("+05:30", "-0500", "+03", after a space or not), "UTC" or "GMT".
 func (p *dateParse) free() error {
-	var err error
-	if p.year, err = p.num(4, 4, "a 4-digit year"); err != nil {
+	if err := p.freeDate(); err != nil {
 		return err
 	}
 	p.hasYear, p.hasMonth, p.hasDay = true, true, true
+	if p.pos < len(p.s) && (p.s[p.pos] == 'T' || p.s[p.pos] == 't' || p.s[p.pos] == ' ' && p.pos+1 < len(p.s) && isDateDigit(p.s[p.pos+1])) {
+		p.pos++
+		if err := p.clock(); err != nil {
+			return err
+		}
+	}
+	if p.pos+1 < len(p.s) && p.s[p.pos] == ' ' && strings.IndexByte("+-Zz", p.s[p.pos+1]) >= 0 {
+		p.pos++
+	}
+	return p.zoneSuffix()
+}
+
+// freeDate reads the date of a free-form date string.
+func (p *dateParse) freeDate() error {
+	var err error
+	switch {
+	case p.pos < len(p.s) && isZoneLetter(p.s[p.pos]): // July 4th, 2017
+		if err := p.monthWord(); err != nil {
+			return err
+		}
+		p.spaces()
+		if p.day, err = p.num(1, 2, "a day"); err != nil {
+			return err
+		}
+		p.ordinal()
+		p.lit(',')
+		if !p.spaces() {
+			return parseError("expected a space before the year")
+		}
+		p.year, err = p.num(4, 4, "a 4-digit year")
+		return err
+	case len(p.s) > 2 && isDateDigit(p.s[0]) && (p.s[1] == ' ' || len(p.s) > 3 && isDateDigit(p.s[1]) && p.s[2] == ' '): // 4 July 2017
+		if p.day, err = p.num(1, 2, "a day"); err != nil {
+			return err
+		}
+		p.spaces()
+		if err := p.monthWord(); err != nil {
+			return err
+		}
+		p.lit(',')
+		if !p.spaces() {
+			return parseError("expected a space before the year")
+		}
+		p.year, err = p.num(4, 4, "a 4-digit year")
+		return err
+	}
+	if p.year, err = p.num(4, 4, "a 4-digit year"); err != nil {
+		return err
+	}
 	if p.pos < len(p.s) && isDateDigit(p.s[p.pos]) {
 		return parseError("a year has 4 digits")
 	}
@@ -398,32 +448,69 @@ func (p *dateParse) free() error {
 	if !p.lit(sep) {
 		return parseError("expected a separator after the month")
 	}
-	if p.day, err = p.num(1, 2, "a day"); err != nil {
+	p.day, err = p.num(1, 2, "a day")
+	return err
+}
+
+// clock reads "12:10", "12:10:40" or "12:10:40.787".
+func (p *dateParse) clock() error {
+	var err error
+	if p.hour, err = p.num(1, 2, "an hour"); err != nil {
 		return err
 	}
-	if p.pos < len(p.s) && (p.s[p.pos] == 'T' || p.s[p.pos] == 't' || p.s[p.pos] == ' ' && p.pos+1 < len(p.s) && isDateDigit(p.s[p.pos+1])) {
-		p.pos++
-		if p.hour, err = p.num(1, 2, "an hour"); err != nil {
+	if !p.lit(':') {
+		return parseError("expected ':' after the hour")
+	}
+	if p.min, err = p.num(2, 2, "minutes"); err != nil {
+		return err
+	}
+	if p.lit(':') {
+		if p.sec, err = p.num(2, 2, "seconds"); err != nil {
 			return err
 		}
-		if !p.lit(':') {
-			return parseError("expected ':' after the hour")
-		}
-		if p.min, err = p.num(2, 2, "minutes"); err != nil {
-			return err
-		}
-		if p.lit(':') {
-			if p.sec, err = p.num(2, 2, "seconds"); err != nil {
-				return err
-			}
-			if p.lit('.') || p.lit(',') {
-				if err := p.fraction(); err != nil {
-					return err
-				}
-			}
+		if p.lit('.') || p.lit(',') {
+			return p.fraction()
 		}
 	}
-	return p.zoneSuffix()
+	return nil
+}
+
+// spaces skips spaces; it reports whether there were any.
+func (p *dateParse) spaces() bool {
+	start := p.pos
+	for p.pos < len(p.s) && p.s[p.pos] == ' ' {
+		p.pos++
+	}
+	return p.pos > start
+}
+
+// ordinal skips the suffix of an ordinal day ("4th", "1st").
+func (p *dateParse) ordinal() {
+	if p.pos+2 <= len(p.s) {
+		switch strings.ToLower(p.s[p.pos : p.pos+2]) {
+		case "st", "nd", "rd", "th":
+			p.pos += 2
+		}
+	}
+}
+
+// monthWord reads a month's full or three-letter name, case
+// insensitively.
+func (p *dateParse) monthWord() error {
+	start := p.pos
+	for p.pos < len(p.s) && isZoneLetter(p.s[p.pos]) {
+		p.pos++
+	}
+	word := strings.ToLower(p.s[start:p.pos])
+	p.lit('.')
+	for i, name := range fullMonthNames {
+		name = strings.ToLower(name)
+		if word == name || word == name[:3] || word == "sept" && i == 8 {
+			p.month = i + 1
+			return nil
+		}
+	}
+	return parseError("unknown month " + strconv.Quote(word))
 }
 
 // fraction reads the digits of a second's fraction (milliseconds kept).
