@@ -506,17 +506,17 @@ func parseStartOfWeek(op string, v any) (int, error) {
 	return 0, evalErr(op, "unknown day of week value: %q", v)
 }
 
-// evalDateArgs evaluates named arguments in order; null is true when one of
-// them is null or missing (an absent optional one, nil, gives nil).
-func evalDateArgs(env *Env, nodes ...node) (vals []any, null bool, err error) {
-	vals = make([]any, len(nodes))
-	for i, n := range nodes {
+// evalDateArgs evaluates three named arguments in order; null is true
+// when one of them is null or missing (an absent optional one, nil,
+// gives nil).
+func evalDateArgs(env *Env, a, b, c node) (vals [3]any, null bool, err error) {
+	for i, n := range [3]node{a, b, c} {
 		if n == nil {
 			continue
 		}
 		v, err := n.eval(env)
 		if err != nil {
-			return nil, false, err
+			return vals, false, err
 		}
 		if nullish(v) {
 			null = true
