@@ -126,16 +126,16 @@ func (n *datePartNode) eval(env *Env) (any, error) {
 	if err != nil || nullish(v) {
 		return nil, err
 	}
-	t, err := toDate(n.op, v)
+	t, err := dateArg(n.op, v)
 	if err != nil {
 		return nil, err
 	}
 	return n.part(t.In(loc)), nil
 }
 
-// toDate reads a date argument: a date, or the time of an ObjectID or
+// dateArg reads a date argument: a date, or the time of an ObjectID or
 // of a timestamp (its seconds).
-func toDate(op string, v any) (time.Time, error) {
+func dateArg(op string, v any) (time.Time, error) {
 	switch x := v.(type) {
 	case time.Time:
 		return x.UTC(), nil
@@ -164,8 +164,9 @@ func evalZone(op string, env *Env, n node) (loc *time.Location, null bool, err e
 	return loc, false, err
 }
 
-// zoneCache holds the zones loaded by name. Only names the time zone
-// database knows are stored: it stays as small as that database.
+// zoneCache holds the zones read so far, by name. Only names the time
+// zone database knows and valid offsets are stored: it stays as small as
+// they are.
 var zoneCache sync.Map // string → *time.Location
 
 // parseZone reads a time zone: an Olson name ("America/New_York",
@@ -175,6 +176,12 @@ func parseZone(op string, v any) (*time.Location, error) {
 	if !ok {
 		return nil, evalErr(op, "timezone must be a string, not %s", TypeName(v))
 	}
+	if s == "Z" {
+		return time.UTC, nil
+	}
+	if l, ok := zoneCache.Load(s); ok {
+		return l.(*time.Location), nil
+	}
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		secs, ok := parseOffset(s[1:], true)
 		if !ok {
@@ -183,13 +190,9 @@ func parseZone(op string, v any) (*time.Location, error) {
 		if s[0] == '-' {
 			secs = -secs
 		}
-		return time.FixedZone(s, secs), nil
-	}
-	if s == "Z" {
-		return time.UTC, nil
-	}
-	if l, ok := zoneCache.Load(s); ok {
-		return l.(*time.Location), nil
+		loc := time.FixedZone(s, secs)
+		zoneCache.Store(s, loc) // at most 3 spellings of 2 × 100 × 60 offsets
+		return loc, nil
 	}
 	if !zoneNameOK(s) {
 		return nil, evalErr(op, "unrecognized time zone identifier: %q", s)
@@ -218,20 +221,20 @@ func isUTCZone(loc *time.Location) bool {
 // then letters, digits, '/', '_', '+', '-'), and refuses "Local", which
 // is the machine's zone rather than a name.
 func zoneNameOK(s string) bool {
-	if s == "" || s == "Local" || len(s) > 64 || !isLetter(s[0]) {
+	if s == "" || s == "Local" || len(s) > 64 || !isZoneLetter(s[0]) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		b := s[i]
-		if !isLetter(b) && !isDigit(b) && !strings.ContainsRune("/_+-", rune(b)) {
+		if !isZoneLetter(b) && !isDateDigit(b) && !strings.ContainsRune("/_+-", rune(b)) {
 			return false
 		}
 	}
 	return !strings.Contains(s, "..")
 }
 
-func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
-func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
+func isZoneLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+func isDateDigit(b byte) bool  { return b >= '0' && b <= '9' }
 
 // parseOffset reads "hh", "hhmm" or "hh:mm" (colon: whether "hh:mm" is
 // accepted) as seconds.
@@ -246,7 +249,7 @@ func parseOffset(s string, colon bool) (int, bool) {
 		return 0, false
 	}
 	for i := 0; i < 4; i++ {
-		if !isDigit(s[i]) {
+		if !isDateDigit(s[i]) {
 			return 0, false
 		}
 	}
@@ -258,9 +261,9 @@ func parseOffset(s string, colon bool) (int, bool) {
 	return h*3600 + m*60, true
 }
 
-// wholeNumber reads an integral number of any numeric type (2, 2.0,
+// dateInteger reads an integral number of any numeric type (2, 2.0,
 // Decimal128 2) as an int64.
-func wholeNumber(v any) (int64, bool) {
+func dateInteger(v any) (int64, bool) {
 	n, ok := ToNumber(v)
 	if !ok {
 		return 0, false
@@ -279,14 +282,14 @@ func wholeNumber(v any) (int64, bool) {
 // The dates a BSON date can hold: milliseconds since the epoch in an
 // int64.
 var (
-	minDate = time.UnixMilli(math.MinInt64).UTC()
-	maxDate = time.UnixMilli(math.MaxInt64).UTC()
+	minBSONDate = time.UnixMilli(math.MinInt64).UTC()
+	maxBSONDate = time.UnixMilli(math.MaxInt64).UTC()
 )
 
-// checkDate refuses a result outside what a BSON date holds, and rounds
+// checkBSONDate refuses a result outside what a BSON date holds, and rounds
 // it to the millisecond.
-func checkDate(op string, t time.Time) (time.Time, error) {
-	if t.Before(minDate) || t.After(maxDate) {
+func checkBSONDate(op string, t time.Time) (time.Time, error) {
+	if t.Before(minBSONDate) || t.After(maxBSONDate) {
 		return time.Time{}, evalErr(op, "the result is outside the range of dates")
 	}
 	return time.UnixMilli(t.UnixMilli()).UTC(), nil
@@ -328,7 +331,7 @@ func (n *dateToPartsNode) eval(env *Env) (any, error) {
 	if err != nil || nullish(v) {
 		return nil, err
 	}
-	t, err := toDate(n.op, v)
+	t, err := dateArg(n.op, v)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +423,7 @@ func (n *dateFromPartsNode) eval(env *Env) (any, error) {
 		if err != nil || nullish(v) {
 			return nil, err
 		}
-		x, ok := wholeNumber(v)
+		x, ok := dateInteger(v)
 		if !ok {
 			return nil, evalErr(n.op, "%s must evaluate to an integer, not %v", n.names[i], v)
 		}
@@ -444,16 +447,16 @@ func (n *dateFromPartsNode) eval(env *Env) (any, error) {
 		mo, d = 1, 4-(isoWeekday(jan4)-1)+int(vals[1]-1)*7+int(vals[2]-1)
 	}
 	t := localDate(y, mo, d, int(vals[3]), int(vals[4]), int(vals[5]), int(vals[6])*1e6, loc)
-	return checkDate(n.op, t)
+	return checkBSONDate(n.op, t)
 }
 
 // ---- units, $dateAdd, $dateSubtract ----
 
-// timeUnit is a unit of $dateAdd, $dateDiff and $dateTrunc.
-type timeUnit int
+// dateUnit is a unit of $dateAdd, $dateDiff and $dateTrunc.
+type dateUnit int
 
 const (
-	unitMillisecond timeUnit = iota
+	unitMillisecond dateUnit = iota
 	unitSecond
 	unitMinute
 	unitHour
@@ -464,18 +467,18 @@ const (
 	unitYear
 )
 
-var timeUnits = map[string]timeUnit{
+var timeUnits = map[string]dateUnit{
 	"millisecond": unitMillisecond, "second": unitSecond, "minute": unitMinute,
 	"hour": unitHour, "day": unitDay, "week": unitWeek, "month": unitMonth,
 	"quarter": unitQuarter, "year": unitYear,
 }
 
 // unitMillis is the length of the units of fixed length.
-var unitMillis = map[timeUnit]int64{
+var unitMillis = map[dateUnit]int64{
 	unitMillisecond: 1, unitSecond: 1000, unitMinute: 60_000, unitHour: 3_600_000,
 }
 
-func parseUnit(op string, v any) (timeUnit, error) {
+func parseUnit(op string, v any) (dateUnit, error) {
 	s, ok := v.(string)
 	if !ok {
 		return 0, evalErr(op, "unit must be a string, not %s", TypeName(v))
@@ -503,17 +506,17 @@ func parseStartOfWeek(op string, v any) (int, error) {
 	return 0, evalErr(op, "unknown day of week value: %q", v)
 }
 
-// evalArgs evaluates named arguments in order; null is true when one of
-// them is null or missing (an absent optional one, nil, gives nil).
-func evalArgs(env *Env, nodes ...node) (vals []any, null bool, err error) {
-	vals = make([]any, len(nodes))
-	for i, n := range nodes {
+// evalDateArgs evaluates three named arguments in order; null is true
+// when one of them is null or missing (an absent optional one, nil,
+// gives nil).
+func evalDateArgs(env *Env, a, b, c node) (vals [3]any, null bool, err error) {
+	for i, n := range [3]node{a, b, c} {
 		if n == nil {
 			continue
 		}
 		v, err := n.eval(env)
 		if err != nil {
-			return nil, false, err
+			return vals, false, err
 		}
 		if nullish(v) {
 			null = true
@@ -537,7 +540,7 @@ func compileDateAdd(c *compiler, op string, arg any) (node, error) {
 }
 
 func (n *dateAddNode) eval(env *Env) (any, error) {
-	vals, null, err := evalArgs(env, n.start, n.unit, n.amount)
+	vals, null, err := evalDateArgs(env, n.start, n.unit, n.amount)
 	if err != nil || null {
 		return nil, err
 	}
@@ -545,7 +548,7 @@ func (n *dateAddNode) eval(env *Env) (any, error) {
 	if err != nil || null {
 		return nil, err
 	}
-	t, err := toDate(n.op, vals[0])
+	t, err := dateArg(n.op, vals[0])
 	if err != nil {
 		return nil, err
 	}
@@ -553,7 +556,7 @@ func (n *dateAddNode) eval(env *Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	amount, ok := wholeNumber(vals[2])
+	amount, ok := dateInteger(vals[2])
 	if !ok {
 		return nil, evalErr(n.op, "amount must be an integer, not %v", vals[2])
 	}
@@ -572,7 +575,7 @@ const maxAddDays = math.MaxUint64/86_400_000 + 1
 
 // maxAddAmount is the bound of a $dateAdd amount in each unit but the
 // millisecond.
-var maxAddAmount = map[timeUnit]int64{
+var maxAddAmount = map[dateUnit]int64{
 	unitYear:    maxAddDays/365 + 1,
 	unitQuarter: (maxAddDays/365 + 1) * 4,
 	unitMonth:   (maxAddDays/365 + 1) * 12,
@@ -587,7 +590,7 @@ var maxAddAmount = map[timeUnit]int64{
 // more move the wall clock of loc (the time of day is kept across a
 // daylight saving change), and a month (quarter, year) that lacks the
 // day lands on its last day; smaller units add elapsed time.
-func dateAdd(op string, t time.Time, unit timeUnit, amount int64, loc *time.Location) (time.Time, error) {
+func dateAdd(op string, t time.Time, unit dateUnit, amount int64, loc *time.Location) (time.Time, error) {
 	if unit == unitMillisecond {
 		ms := t.UnixMilli()
 		if amount > 0 && ms > math.MaxInt64-amount || amount < 0 && ms < math.MinInt64-amount {
@@ -619,14 +622,14 @@ func dateAdd(op string, t time.Time, unit timeUnit, amount int64, loc *time.Loca
 				amount *= 3
 			}
 			months := int64(y)*12 + int64(mo-1) + amount
-			ry, rm := int(floorDiv(months, 12)), time.Month(floorMod(months, 12)+1)
+			ry, rm := int(dateFloorDiv(months, 12)), time.Month(dateFloorMod(months, 12)+1)
 			r = localDate(ry, rm, min(d, daysIn(ry, rm)), h, mi, s, lt.Nanosecond(), loc)
 		}
 	}
-	return checkDate(op, r)
+	return checkBSONDate(op, r)
 }
 
-func unitName(u timeUnit) string {
+func unitName(u dateUnit) string {
 	for name, x := range timeUnits {
 		if x == u {
 			return name
@@ -656,7 +659,7 @@ func daysIn(y int, m time.Month) int {
 	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
-func floorDiv(a, b int64) int64 {
+func dateFloorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && (a < 0) != (b < 0) {
 		q--
@@ -664,7 +667,7 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+func dateFloorMod(a, b int64) int64 { return a - dateFloorDiv(a, b)*b }
 
 // ---- $dateDiff ----
 
@@ -683,7 +686,7 @@ func compileDateDiff(c *compiler, op string, arg any) (node, error) {
 }
 
 func (n *dateDiffNode) eval(env *Env) (any, error) {
-	vals, null, err := evalArgs(env, n.start, n.end, n.unit)
+	vals, null, err := evalDateArgs(env, n.start, n.end, n.unit)
 	if err != nil || null {
 		return nil, err
 	}
@@ -691,11 +694,11 @@ func (n *dateDiffNode) eval(env *Env) (any, error) {
 	if err != nil || null {
 		return nil, err
 	}
-	start, err := toDate(n.op, vals[0])
+	start, err := dateArg(n.op, vals[0])
 	if err != nil {
 		return nil, err
 	}
-	end, err := toDate(n.op, vals[1])
+	end, err := dateArg(n.op, vals[1])
 	if err != nil {
 		return nil, err
 	}
@@ -723,25 +726,25 @@ func (n *dateDiffNode) eval(env *Env) (any, error) {
 	return dateDiff(start, end, unit, loc, sow), nil
 }
 
-// civil is a date of the proleptic Gregorian calendar.
-type civil struct {
+// civilDate is a date of the proleptic Gregorian calendar.
+type civilDate struct {
 	y int64
 	m int64 // 1..12
 	d int64
 }
 
-func civilOf(t time.Time) civil {
+func civilDateOf(t time.Time) civilDate {
 	y, m, d := t.Date()
-	return civil{int64(y), int64(m), int64(d)}
+	return civilDate{int64(y), int64(m), int64(d)}
 }
 
 // dayNumber counts days from 1970-01-01 (H. Hinnant's days_from_civil).
-func (c civil) dayNumber() int64 {
+func (c civilDate) dayNumber() int64 {
 	y := c.y
 	if c.m <= 2 {
 		y--
 	}
-	era := floorDiv(y, 400)
+	era := dateFloorDiv(y, 400)
 	yoe := y - era*400
 	mp := (c.m + 9) % 12
 	doy := (153*mp+2)/5 + c.d - 1
@@ -751,14 +754,14 @@ func (c civil) dayNumber() int64 {
 
 // weekday is 0 for sow (1 Monday ... 7 Sunday) ... 6 for the day
 // before it.
-func (c civil) weekday(sow int) int64 {
-	iso := floorMod(c.dayNumber()+3, 7) + 1 // 1970-01-01 was a Thursday
+func (c civilDate) weekday(sow int) int64 {
+	iso := dateFloorMod(c.dayNumber()+3, 7) + 1 // 1970-01-01 was a Thursday
 	return (iso - int64(sow) + 7) % 7
 }
 
 // diffCivil counts the boundaries of unit (year ... day) crossed from a
 // to b, as MongoDB's $dateDiff does.
-func diffCivil(a, b civil, unit timeUnit, sow int) int64 {
+func diffCivil(a, b civilDate, unit dateUnit, sow int) int64 {
 	switch unit {
 	case unitYear:
 		return b.y - a.y
@@ -776,9 +779,9 @@ func diffCivil(a, b civil, unit timeUnit, sow int) int64 {
 // end on loc's wall clock; for hours, minutes and seconds a change of
 // the zone's offset between them counts too (elapsed time, not the wall
 // clock's).
-func dateDiff(start, end time.Time, unit timeUnit, loc *time.Location, sow int) int64 {
+func dateDiff(start, end time.Time, unit dateUnit, loc *time.Location, sow int) int64 {
 	ls, le := start.In(loc), end.In(loc)
-	a, b := civilOf(ls), civilOf(le)
+	a, b := civilDateOf(ls), civilDateOf(le)
 	if unit >= unitDay {
 		return diffCivil(a, b, unit, sow)
 	}
@@ -816,7 +819,7 @@ func compileDateTrunc(c *compiler, op string, arg any) (node, error) {
 const maxTruncBins = 100_000_000_000
 
 func (n *dateTruncNode) eval(env *Env) (any, error) {
-	vals, null, err := evalArgs(env, n.date, n.unit, n.binSize)
+	vals, null, err := evalDateArgs(env, n.date, n.unit, n.binSize)
 	if err != nil || null {
 		return nil, err
 	}
@@ -824,7 +827,7 @@ func (n *dateTruncNode) eval(env *Env) (any, error) {
 	if err != nil || null {
 		return nil, err
 	}
-	t, err := toDate(n.op, vals[0])
+	t, err := dateArg(n.op, vals[0])
 	if err != nil {
 		return nil, err
 	}
@@ -834,7 +837,7 @@ func (n *dateTruncNode) eval(env *Env) (any, error) {
 	}
 	bin := int64(1)
 	if n.binSize != nil {
-		b, ok := wholeNumber(vals[2])
+		b, ok := dateInteger(vals[2])
 		if !ok || b <= 0 {
 			return nil, evalErr(n.op, "binSize must be a positive integer, not %v", vals[2])
 		}
@@ -856,7 +859,7 @@ func (n *dateTruncNode) eval(env *Env) (any, error) {
 // dateTrunc is $dateTrunc: the start of the bin of bin units holding t,
 // bins counted from 2000-01-01 on loc's wall clock (for weeks, from the
 // first day sow on or after it).
-func dateTrunc(op string, t time.Time, unit timeUnit, bin int64, loc *time.Location, sow int) (time.Time, error) {
+func dateTrunc(op string, t time.Time, unit dateUnit, bin int64, loc *time.Location, sow int) (time.Time, error) {
 	const refUTC = 946_684_800_000 // 2000-01-01T00:00:00Z
 	_, off := time.UnixMilli(refUTC).In(loc).Zone()
 	refMs := int64(refUTC) - int64(off)*1000
@@ -876,15 +879,15 @@ func dateTrunc(op string, t time.Time, unit timeUnit, bin int64, loc *time.Locat
 		if d < math.MinInt64+refMs {
 			return time.Time{}, evalErr(op, "the result is outside the range of dates")
 		}
-		back := floorMod(d-refMs, binMs)
+		back := dateFloorMod(d-refMs, binMs)
 		if d < math.MinInt64+back {
 			return time.Time{}, evalErr(op, "the result is outside the range of dates")
 		}
-		return checkDate(op, time.UnixMilli(d-back))
+		return checkBSONDate(op, time.UnixMilli(d-back))
 	}
 	if bin > maxTruncBins {
 		return time.Time{}, evalErr(op, "binSize %d is too large (at most %d)", bin, int64(maxTruncBins))
 	}
-	dist := diffCivil(civil{2000, 1, refDay}, civilOf(t.In(loc)), unit, sow)
-	return dateAdd(op, time.UnixMilli(refMs), unit, dist-floorMod(dist, bin), loc)
+	dist := diffCivil(civilDate{2000, 1, refDay}, civilDateOf(t.In(loc)), unit, sow)
+	return dateAdd(op, time.UnixMilli(refMs), unit, dist-dateFloorMod(dist, bin), loc)
 }

@@ -316,7 +316,7 @@ func TestDateTrunc(t *testing.T) {
 // bounds, and dates at the ends of the range, give a date or an error,
 // never a panic or a wrapped-around date.
 func TestDateArithmeticAtTheBounds(t *testing.T) {
-	ends := []time.Time{minDate, maxDate, time.Unix(0, 0).UTC()}
+	ends := []time.Time{minBSONDate, maxBSONDate, time.Unix(0, 0).UTC()}
 	for _, d := range ends {
 		for unit, max := range maxAddAmount {
 			for _, amount := range []int64{max - 1, -(max - 1), max, -max, 1, -1} {
@@ -327,7 +327,7 @@ func TestDateArithmeticAtTheBounds(t *testing.T) {
 						continue
 					}
 					r := got.(time.Time)
-					assert.False(t, r.Before(minDate) || r.After(maxDate), "%v + %d %s = %v", d, amount, unitName(unit), r)
+					assert.False(t, r.Before(minBSONDate) || r.After(maxBSONDate), "%v + %d %s = %v", d, amount, unitName(unit), r)
 					if amount > 0 {
 						assert.False(t, r.Before(d), "%v + %d %s = %v", d, amount, unitName(unit), r)
 					}

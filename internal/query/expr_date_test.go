@@ -268,6 +268,11 @@ func TestManual_dateFromString(t *testing.T) {
 		{"offset with a zero-offset timezone", fs(codec.Document{"dateString": "2017-02-08T12:10:40+01:00", "timezone": "+00:00"}), nil, dtDate(t, "2017-02-08T11:10:40Z")},
 		{"format: time defaults to midnight", fs(codec.Document{"dateString": "2017 8 2", "format": "%Y %d %m"}), nil, dtDate(t, "2017-02-08")},
 		{"format: minutes without seconds", fs(codec.Document{"dateString": "2017-02-08 7:05", "format": "%Y-%m-%d %H:%M"}), nil, dtDate(t, "2017-02-08T07:05:00Z")},
+		{"written date", fs(codec.Document{"dateString": "July 4th, 2017"}), nil, dtDate(t, "2017-07-04")},
+		{"written date with a time", fs(codec.Document{"dateString": "Jul 4 2017 12:39:30", "timezone": "America/New_York"}), nil, dtDate(t, "2017-07-04T16:39:30Z")},
+		{"day first", fs(codec.Document{"dateString": "4 july 2017 12:39"}), nil, dtDate(t, "2017-07-04T12:39:00Z")},
+		{"Sept.", fs(codec.Document{"dateString": "Sept. 1st, 2017"}), nil, dtDate(t, "2017-09-01")},
+		{"offset after a space", fs(codec.Document{"dateString": "2017-07-06T12:35:37.000 +0000"}), nil, dtDate(t, "2017-07-06T12:35:37Z")},
 		{"space separator", fs(codec.Document{"dateString": "2017-02-08 12:10:40"}), nil, dtDate(t, "2017-02-08T12:10:40Z")},
 		{"fraction beyond milliseconds", fs(codec.Document{"dateString": "2017-02-08T12:10:40.7879"}), nil, dtDate(t, "2017-02-08T12:10:40.787Z")},
 		{"format with %z", fs(codec.Document{"dateString": "2017/02/08 12h10 +0100", "format": "%Y/%m/%d %Hh%M %z"}), nil, dtDate(t, "2017-02-08T11:10:00Z")},
@@ -281,6 +286,9 @@ func TestManual_dateFromString(t *testing.T) {
 		{"null timezone", fs(codec.Document{"dateString": "2017-02-08", "timezone": "$nope"}), nil, nil},
 	})
 	runDateErrors(t, []dtErrCase{
+		{"unknown month", fs(codec.Document{"dateString": "Julember 4, 2017"}), nil, false},
+		{"written date without a year", fs(codec.Document{"dateString": "July 4th"}), nil, false},
+		{"empty", fs(codec.Document{"dateString": ""}), nil, false},
 		{"five-digit year", fs(codec.Document{"dateString": "20177-02-09T03:35:02.055"}), nil, false},
 		{"February 30", fs(codec.Document{"dateString": "2017-02-30"}), nil, false},
 		{"hour 24", fs(codec.Document{"dateString": "2017-02-08T24:00"}), nil, false},
@@ -362,5 +370,61 @@ func TestManual_dateToParts(t *testing.T) {
 		{"iso8601 not a bool", codec.Document{"$dateToParts": codec.Document{"date": "$$NOW", "iso8601": 1}}, nil, false},
 		{"not a date", codec.Document{"$dateToParts": codec.Document{"date": 1}}, nil, false},
 		{"no date", codec.Document{"$dateToParts": codec.Document{}}, nil, true},
+	})
+}
+
+// FuzzDateFromString: any date string, with any format and zone, gives
+// a date in range, null or an error wrapping ErrExpression or
+// ErrInvalidOptions; and a date formatted with the default format
+// parses back to itself.
+func FuzzDateFromString(f *testing.F) {
+	f.Add("2017-02-08T12:10:40.787", "", "")
+	f.Add("July 4th, 2017 12:00", "", "America/New_York")
+	f.Add("06-15-2018", "%m-%d-%Y", "-0530")
+	f.Add("2015-W53-5 +0100", "%G-W%V-%u %z", "")
+	f.Add("366 2016 %", "%j %Y %%", "+03")
+	f.Fuzz(func(t *testing.T, s, format, tz string) {
+		args := codec.Document{"dateString": s}
+		if format != "" {
+			args["format"] = format
+		}
+		if tz != "" {
+			args["timezone"] = tz
+		}
+		e, err := CompileExpr(codec.Document{"$dateFromString": args})
+		if err != nil {
+			if !errors.Is(err, errs.ErrInvalidOptions) {
+				t.Fatalf("compile error %v", err)
+			}
+			return
+		}
+		v, err := e.Evaluate(&Env{})
+		if err != nil {
+			if !errors.Is(err, errs.ErrExpression) {
+				t.Fatalf("evaluation error %v", err)
+			}
+			return
+		}
+		if v == nil {
+			return // a format or zone of "$..." is a path to a missing field
+		}
+		d, ok := v.(time.Time)
+		if !ok {
+			t.Fatalf("%q: %v is not a date", s, v)
+		}
+		if d.Before(minBSONDate) || d.After(maxBSONDate) || d.Nanosecond()%1e6 != 0 {
+			t.Fatalf("%q: %v is not a BSON date", s, d)
+		}
+		if d.Year() < 0 || d.Year() > 9999 {
+			return
+		}
+		str, err := dtEval(t, codec.Document{"$dateToString": codec.Document{"date": d}}, nil)
+		if err != nil {
+			t.Fatalf("format %v: %v", d, err)
+		}
+		back, err := dtEval(t, codec.Document{"$dateFromString": codec.Document{"dateString": str}}, nil)
+		if err != nil || !back.(time.Time).Equal(d) {
+			t.Fatalf("%v formats as %v, which parses as %v, %v", d, str, back, err)
+		}
 	})
 }

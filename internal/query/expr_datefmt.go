@@ -28,7 +28,7 @@ type fmtItem struct {
 const dateSpecs = "bBdGHjLmMSuUVwYzZ"
 
 var (
-	monthNames = []string{"January", "February", "March", "April", "May", "June", "July",
+	fullMonthNames = []string{"January", "February", "March", "April", "May", "June", "July",
 		"August", "September", "October", "November", "December"}
 )
 
@@ -157,7 +157,7 @@ func (n *dateToStringNode) eval(env *Env) (any, error) {
 	if nullFormat || nullZone {
 		return nil, nil
 	}
-	t, err := toDate(n.op, v)
+	t, err := dateArg(n.op, v)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +218,9 @@ func formatDate(op string, items []fmtItem, t time.Time) (string, error) {
 			_, w := t.ISOWeek()
 			pad(w, 2)
 		case 'b':
-			b.WriteString(monthNames[t.Month()-1][:3])
+			b.WriteString(fullMonthNames[t.Month()-1][:3])
 		case 'B':
-			b.WriteString(monthNames[t.Month()-1])
+			b.WriteString(fullMonthNames[t.Month()-1])
 		case 'z', 'Z':
 			_, off := t.Zone()
 			if it.spec == 'Z' {
@@ -311,7 +311,7 @@ func (n *dateFromStringNode) parse(v any, items []fmtItem, loc *time.Location) (
 		err = p.format(items)
 	}
 	if err == nil && p.pos != len(p.s) {
-		err = errorString("trailing data " + strconv.Quote(p.s[p.pos:]))
+		err = parseError("trailing data " + strconv.Quote(p.s[p.pos:]))
 	}
 	if err != nil {
 		return time.Time{}, evalErr(n.op, "error parsing date string %q: %v", s, err)
@@ -328,12 +328,12 @@ func (n *dateFromStringNode) parse(v any, items []fmtItem, loc *time.Location) (
 	if err != nil {
 		return time.Time{}, evalErr(n.op, "error parsing date string %q: %v", s, err)
 	}
-	return checkDate(n.op, t)
+	return checkBSONDate(n.op, t)
 }
 
-type errorString string
+type parseError string
 
-func (e errorString) Error() string { return string(e) }
+func (e parseError) Error() string { return string(e) }
 
 // dateParse reads a date string: the parts found, the zone if the
 // string names one.
@@ -354,11 +354,11 @@ type dateParse struct {
 // num reads between minD and maxD digits.
 func (p *dateParse) num(minD, maxD int, what string) (int, error) {
 	start := p.pos
-	for p.pos < len(p.s) && p.pos-start < maxD && isDigit(p.s[p.pos]) {
+	for p.pos < len(p.s) && p.pos-start < maxD && isDateDigit(p.s[p.pos]) {
 		p.pos++
 	}
 	if p.pos-start < minD {
-		return 0, errorString("expected " + what + " at position " + strconv.Itoa(start))
+		return 0, parseError("expected " + what + " at position " + strconv.Itoa(start))
 	}
 	v, _ := strconv.Atoi(p.s[start:p.pos])
 	return v, nil
@@ -372,23 +372,73 @@ func (p *dateParse) lit(c byte) bool {
 	return false
 }
 
-// free reads the forms a date string takes without a format:
-// "2017-02-08", "2017-02-08T12:10", "2017-02-08T12:10:40.787" ('T' or a
-// space between date and time), optionally followed by "Z", an offset
-// ("+05:30", "-0500", "+03") or, after a space, "UTC" or "GMT".
+// free reads the forms a date string takes without a format: the ISO
+// forms "2017-02-08" (or "2017/02/08"), then optionally 'T' or a space
+// and "12:10", "12:10:40" or "12:10:40.787"; and the written forms
+// "July 4th, 2017", "Jul 4 2017" and "4 July 2017", optionally followed
+// by a space and a time. A zone may end either: "Z", an offset
+// ("+05:30", "-0500", "+03", after a space or not), "UTC" or "GMT".
 func (p *dateParse) free() error {
-	var err error
-	if p.year, err = p.num(4, 4, "a 4-digit year"); err != nil {
+	if err := p.freeDate(); err != nil {
 		return err
 	}
 	p.hasYear, p.hasMonth, p.hasDay = true, true, true
-	if p.pos < len(p.s) && isDigit(p.s[p.pos]) {
-		return errorString("a year has 4 digits")
+	if p.pos < len(p.s) && (p.s[p.pos] == 'T' || p.s[p.pos] == 't' || p.s[p.pos] == ' ' && p.pos+1 < len(p.s) && isDateDigit(p.s[p.pos+1])) {
+		p.pos++
+		if err := p.clock(); err != nil {
+			return err
+		}
+	}
+	if p.pos+1 < len(p.s) && p.s[p.pos] == ' ' && strings.IndexByte("+-Zz", p.s[p.pos+1]) >= 0 {
+		p.pos++
+	}
+	return p.zoneSuffix()
+}
+
+// freeDate reads the date of a free-form date string.
+func (p *dateParse) freeDate() error {
+	var err error
+	switch {
+	case p.pos < len(p.s) && isZoneLetter(p.s[p.pos]): // July 4th, 2017
+		if err := p.monthWord(); err != nil {
+			return err
+		}
+		p.spaces()
+		if p.day, err = p.num(1, 2, "a day"); err != nil {
+			return err
+		}
+		p.ordinal()
+		p.lit(',')
+		if !p.spaces() {
+			return parseError("expected a space before the year")
+		}
+		p.year, err = p.num(4, 4, "a 4-digit year")
+		return err
+	case len(p.s) > 2 && isDateDigit(p.s[0]) && (p.s[1] == ' ' || len(p.s) > 3 && isDateDigit(p.s[1]) && p.s[2] == ' '): // 4 July 2017
+		if p.day, err = p.num(1, 2, "a day"); err != nil {
+			return err
+		}
+		p.spaces()
+		if err := p.monthWord(); err != nil {
+			return err
+		}
+		p.lit(',')
+		if !p.spaces() {
+			return parseError("expected a space before the year")
+		}
+		p.year, err = p.num(4, 4, "a 4-digit year")
+		return err
+	}
+	if p.year, err = p.num(4, 4, "a 4-digit year"); err != nil {
+		return err
+	}
+	if p.pos < len(p.s) && isDateDigit(p.s[p.pos]) {
+		return parseError("a year has 4 digits")
 	}
 	sep := byte('-')
 	if !p.lit('-') {
 		if !p.lit('/') {
-			return errorString("expected '-' after the year")
+			return parseError("expected '-' after the year")
 		}
 		sep = '/'
 	}
@@ -396,45 +446,82 @@ func (p *dateParse) free() error {
 		return err
 	}
 	if !p.lit(sep) {
-		return errorString("expected a separator after the month")
+		return parseError("expected a separator after the month")
 	}
-	if p.day, err = p.num(1, 2, "a day"); err != nil {
+	p.day, err = p.num(1, 2, "a day")
+	return err
+}
+
+// clock reads "12:10", "12:10:40" or "12:10:40.787".
+func (p *dateParse) clock() error {
+	var err error
+	if p.hour, err = p.num(1, 2, "an hour"); err != nil {
 		return err
 	}
-	if p.pos < len(p.s) && (p.s[p.pos] == 'T' || p.s[p.pos] == 't' || p.s[p.pos] == ' ' && p.pos+1 < len(p.s) && isDigit(p.s[p.pos+1])) {
-		p.pos++
-		if p.hour, err = p.num(1, 2, "an hour"); err != nil {
+	if !p.lit(':') {
+		return parseError("expected ':' after the hour")
+	}
+	if p.min, err = p.num(2, 2, "minutes"); err != nil {
+		return err
+	}
+	if p.lit(':') {
+		if p.sec, err = p.num(2, 2, "seconds"); err != nil {
 			return err
 		}
-		if !p.lit(':') {
-			return errorString("expected ':' after the hour")
-		}
-		if p.min, err = p.num(2, 2, "minutes"); err != nil {
-			return err
-		}
-		if p.lit(':') {
-			if p.sec, err = p.num(2, 2, "seconds"); err != nil {
-				return err
-			}
-			if p.lit('.') || p.lit(',') {
-				if err := p.fraction(); err != nil {
-					return err
-				}
-			}
+		if p.lit('.') || p.lit(',') {
+			return p.fraction()
 		}
 	}
-	return p.zoneSuffix()
+	return nil
+}
+
+// spaces skips spaces; it reports whether there were any.
+func (p *dateParse) spaces() bool {
+	start := p.pos
+	for p.pos < len(p.s) && p.s[p.pos] == ' ' {
+		p.pos++
+	}
+	return p.pos > start
+}
+
+// ordinal skips the suffix of an ordinal day ("4th", "1st").
+func (p *dateParse) ordinal() {
+	if p.pos+2 <= len(p.s) {
+		switch strings.ToLower(p.s[p.pos : p.pos+2]) {
+		case "st", "nd", "rd", "th":
+			p.pos += 2
+		}
+	}
+}
+
+// monthWord reads a month's full or three-letter name, case
+// insensitively.
+func (p *dateParse) monthWord() error {
+	start := p.pos
+	for p.pos < len(p.s) && isZoneLetter(p.s[p.pos]) {
+		p.pos++
+	}
+	word := strings.ToLower(p.s[start:p.pos])
+	p.lit('.')
+	for i, name := range fullMonthNames {
+		name = strings.ToLower(name)
+		if word == name || word == name[:3] || word == "sept" && i == 8 {
+			p.month = i + 1
+			return nil
+		}
+	}
+	return parseError("unknown month " + strconv.Quote(word))
 }
 
 // fraction reads the digits of a second's fraction (milliseconds kept).
 func (p *dateParse) fraction() error {
 	start := p.pos
-	for p.pos < len(p.s) && isDigit(p.s[p.pos]) {
+	for p.pos < len(p.s) && isDateDigit(p.s[p.pos]) {
 		p.pos++
 	}
 	digits := p.s[start:p.pos]
 	if digits == "" {
-		return errorString("expected the digits of a fraction of a second")
+		return parseError("expected the digits of a fraction of a second")
 	}
 	digits = (digits + "00")[:3]
 	p.ms, _ = strconv.Atoi(digits)
@@ -461,10 +548,10 @@ func (p *dateParse) zoneSuffix() error {
 			p.zone, p.pos = time.UTC, len(p.s)
 			return nil
 		default:
-			return errorString("passing a time zone identifier as part of the string is not allowed: " + strconv.Quote(rest))
+			return parseError("passing a time zone identifier as part of the string is not allowed: " + strconv.Quote(rest))
 		}
 	}
-	return errorString("unexpected " + strconv.Quote(p.s[p.pos:]))
+	return parseError("unexpected " + strconv.Quote(p.s[p.pos:]))
 }
 
 // offset reads "+hh", "+hhmm" or "+hh:mm".
@@ -472,12 +559,12 @@ func (p *dateParse) offset() error {
 	sign := p.s[p.pos]
 	p.pos++
 	start := p.pos
-	for p.pos < len(p.s) && (isDigit(p.s[p.pos]) || p.s[p.pos] == ':') && p.pos-start < 5 {
+	for p.pos < len(p.s) && (isDateDigit(p.s[p.pos]) || p.s[p.pos] == ':') && p.pos-start < 5 {
 		p.pos++
 	}
 	secs, ok := parseOffset(p.s[start:p.pos], true)
 	if !ok {
-		return errorString("invalid UTC offset " + strconv.Quote(p.s[start-1:p.pos]))
+		return parseError("invalid UTC offset " + strconv.Quote(p.s[start-1:p.pos]))
 	}
 	if sign == '-' {
 		secs = -secs
@@ -492,7 +579,7 @@ func (p *dateParse) format(items []fmtItem) error {
 	for _, it := range items {
 		if it.spec == 0 {
 			if !strings.HasPrefix(p.s[p.pos:], it.lit) {
-				return errorString("expected " + strconv.Quote(it.lit) + " at position " + strconv.Itoa(p.pos))
+				return parseError("expected " + strconv.Quote(it.lit) + " at position " + strconv.Itoa(p.pos))
 			}
 			p.pos += len(it.lit)
 			continue
@@ -535,7 +622,7 @@ func (p *dateParse) format(items []fmtItem) error {
 			} else if p.pos < len(p.s) && (p.s[p.pos] == '+' || p.s[p.pos] == '-') {
 				err = p.offset()
 			} else {
-				err = errorString("expected a UTC offset at position " + strconv.Itoa(p.pos))
+				err = parseError("expected a UTC offset at position " + strconv.Itoa(p.pos))
 			}
 		case 'Z':
 			err = p.minutesOffset()
@@ -551,7 +638,7 @@ func (p *dateParse) format(items []fmtItem) error {
 // three letters).
 func (p *dateParse) monthName(abbr bool) error {
 	rest := strings.ToLower(p.s[p.pos:])
-	for i, name := range monthNames {
+	for i, name := range fullMonthNames {
 		if abbr {
 			name = name[:3]
 		}
@@ -561,7 +648,7 @@ func (p *dateParse) monthName(abbr bool) error {
 			return nil
 		}
 	}
-	return errorString("expected a month name at position " + strconv.Itoa(p.pos))
+	return parseError("expected a month name at position " + strconv.Itoa(p.pos))
 }
 
 // minutesOffset reads %Z: a signed number of minutes east of UTC.
@@ -590,10 +677,10 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 	switch {
 	case p.isoYear != 0 || p.isoWeek != 0 || p.isoDay != 0:
 		if p.isoYear == 0 || p.isoWeek == 0 {
-			return time.Time{}, errorString("an incomplete date/time string has been found: an ISO week date needs %G and %V")
+			return time.Time{}, parseError("an incomplete date/time string has been found: an ISO week date needs %G and %V")
 		}
 		if p.isoWeek < 1 || p.isoWeek > 53 || p.isoDay > 7 {
-			return time.Time{}, errorString("ISO week or day of the week out of range")
+			return time.Time{}, parseError("ISO week or day of the week out of range")
 		}
 		if p.isoDay == 0 {
 			p.isoDay = 1
@@ -601,21 +688,21 @@ func (p *dateParse) date(loc *time.Location) (time.Time, error) {
 		jan4 := time.Date(p.isoYear, 1, 4, 0, 0, 0, 0, time.UTC)
 		y, mo, d = p.isoYear, 1, 4-(isoWeekday(jan4)-1)+(p.isoWeek-1)*7+p.isoDay-1
 	case !p.hasYear:
-		return time.Time{}, errorString("an incomplete date/time string has been found: no year")
+		return time.Time{}, parseError("an incomplete date/time string has been found: no year")
 	case p.yday != 0:
 		if p.yday > 365 && !(p.yday == 366 && daysIn(y, 2) == 29) {
-			return time.Time{}, errorString("day of the year out of range")
+			return time.Time{}, parseError("day of the year out of range")
 		}
 		mo, d = 1, p.yday
 	case !p.hasMonth || !p.hasDay:
-		return time.Time{}, errorString("an incomplete date/time string has been found: no month or no day")
+		return time.Time{}, parseError("an incomplete date/time string has been found: no month or no day")
 	default:
 		if mo < 1 || mo > 12 || d < 1 || d > daysIn(y, time.Month(mo)) {
-			return time.Time{}, errorString("month or day out of range")
+			return time.Time{}, parseError("month or day out of range")
 		}
 	}
 	if p.hour > 23 || p.min > 59 || p.sec > 59 {
-		return time.Time{}, errorString("time of day out of range")
+		return time.Time{}, parseError("time of day out of range")
 	}
 	return localDate(y, time.Month(mo), d, p.hour, p.min, p.sec, p.ms*1e6, loc), nil
 }

@@ -110,7 +110,8 @@ func CompileStoredFilter(f map[string]any) (*Filter, error) {
 }
 
 // Matches reports whether doc satisfies the filter. It never panics and is
-// safe for concurrent use.
+// safe for concurrent use. A $expr whose expression fails to evaluate on
+// doc (a type error) does not hold.
 func (f *Filter) Matches(doc map[string]any) bool {
 	if f == nil {
 		return true

@@ -16,17 +16,17 @@ type exprClause struct {
 	e *Expr
 }
 
-// envPool lends Envs to exprClause.match, so that matching allocates
+// filterEnvPool lends Envs to exprClause.match, so that matching allocates
 // none per document while a Filter stays safe for concurrent use.
-var envPool = sync.Pool{New: func() any { return new(Env) }}
+var filterEnvPool = sync.Pool{New: func() any { return new(Env) }}
 
 func (c exprClause) match(doc map[string]any) bool {
-	env := envPool.Get().(*Env)
+	env := filterEnvPool.Get().(*Env)
 	env.Reset(doc)
 	v, err := c.e.Evaluate(env)
 	env.Reset(nil) // hold no document in the pool
 	clear(env.vars)
-	envPool.Put(env)
+	filterEnvPool.Put(env)
 	return err == nil && Truthy(v)
 }
 
