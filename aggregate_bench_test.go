@@ -45,7 +45,7 @@ func loadAggEvents(b *testing.B, n int) *ttldb.Collection {
 	}
 	batch := make([]ttldb.Document, 0, 10_000)
 	for i := range n {
-		batch = append(batch, ttldb.Document{"_id": i, "status": int32(i % 5), "route": fmt.Sprintf("/r%d", i%100), "bytes": int64(i % 1000), "ua": "Mozilla/5.0"})
+		batch = append(batch, ttldb.Document{"_id": i, "status": int32(i % 5), "route": fmt.Sprintf("/r%d", i%97), "bytes": int64(i % 1000), "ua": "Mozilla/5.0"})
 		if len(batch) == cap(batch) || i == n-1 {
 			if _, err := c.InsertMany(context.Background(), batch); err != nil {
 				b.Fatal(err)
@@ -75,7 +75,7 @@ func BenchmarkAggregateMatchGroup(b *testing.B) {
 			if err := cur.All(ctx, &out); err != nil {
 				b.Fatal(err)
 			}
-			if len(out) != 100 {
+			if len(out) != 97 {
 				b.Fatalf("%d groups", len(out))
 			}
 			for _, d := range out {
@@ -105,7 +105,7 @@ func BenchmarkAggregateMatchGroup(b *testing.B) {
 			if err := cur.Err(); err != nil {
 				b.Fatal(err)
 			}
-			if len(sums) != 100 || len(want) > 0 && sums["/r7"] != want["/r7"] {
+			if len(sums) != 97 || len(want) > 0 && sums["/r7"] != want["/r7"] {
 				b.Fatalf("loop and pipeline disagree: %d groups, %d vs %d", len(sums), sums["/r7"], want["/r7"])
 			}
 		}

@@ -514,3 +514,15 @@ func TestStoreMultikeyLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, specs, 1, "only _id_")
 }
+
+// TestPartialIndexRefusesExpr: $expr is not allowed in a partial index's
+// filter, as in MongoDB.
+func TestPartialIndexRefusesExpr(t *testing.T) {
+	db, _ := openStore(t)
+	_, err := db.Collection("c").CreateIndex(context.Background(), ttldb.IndexModel{
+		Keys:                    []ttldb.IndexKey{ttldb.Asc("a")},
+		PartialFilterExpression: ttldb.Document{"$or": []any{ttldb.Document{"$expr": ttldb.Document{"$gt": []any{"$a", 1}}}}},
+	})
+	require.ErrorIs(t, err, ttldb.ErrInvalidIndex)
+	assert.Contains(t, err.Error(), "$expr")
+}

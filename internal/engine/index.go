@@ -582,6 +582,9 @@ func (c *Collection) createIndexBegun(ctx context.Context, m IndexModel) (string
 			return "", fmt.Errorf("%w: collection %q index %q: partialFilterExpression: %w", ErrInvalidIndex, c.name, m.Name, err)
 		}
 		m.PartialFilterExpression = f.Doc()
+		if usesExpr(m.PartialFilterExpression) {
+			return "", fmt.Errorf("%w: collection %q index %q: partialFilterExpression: $expr is not allowed in a partial index's filter (as in MongoDB)", ErrInvalidIndex, c.name, m.Name)
+		}
 	}
 	if len(m.Keys) == 1 && m.Keys[0] == (IndexKey{Field: "_id", Order: 1}) && m.ExpireAfterSeconds == nil &&
 		!m.Unique && !m.Sparse && m.PartialFilterExpression == nil && (m.Name == "_id_1" || m.Name == idIndexName) {
@@ -655,4 +658,24 @@ func (c *Collection) Indexes(ctx context.Context) ([]IndexSpec, error) {
 		out = append(out, ix.spec())
 	}
 	return out, nil
+}
+
+// usesExpr reports whether a filter holds a $expr anywhere.
+func usesExpr(v any) bool {
+	if m, ok := codec.AsDocument(v); ok {
+		for k, sub := range m {
+			if k == "$expr" || usesExpr(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	if elems, ok := codec.ArrayElements(v); ok {
+		for _, el := range elems {
+			if usesExpr(el) {
+				return true
+			}
+		}
+	}
+	return false
 }
