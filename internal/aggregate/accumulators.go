@@ -298,7 +298,7 @@ func (s *mergeObjectsState) add(v any) (int64, error) {
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok {
-		return 0, fmt.Errorf("$mergeObjects takes documents, not %s (%v)", query.TypeName(v), v)
+		return 0, runErr("it takes documents, not %s (%v)", query.TypeName(v), v)
 	}
 	if s.out == nil {
 		s.out = Document{}
@@ -347,7 +347,11 @@ func nArg(c *compiler, v any) (func(key any) (int, error), error) {
 		if err != nil {
 			return 0, fmt.Errorf("n: %w", err)
 		}
-		return check(x)
+		n, err := check(x)
+		if err != nil {
+			return 0, runErr("%v", err)
+		}
+		return n, nil
 	}, nil
 }
 

@@ -176,7 +176,7 @@ func compileBucket(c *compiler, st *Stage, arg any) error {
 			return bounds[i-1], nil
 		}
 		if !hasDefault {
-			return nil, fmt.Errorf("groupBy: the value %v falls in no bucket, and no default bucket is specified", v)
+			return nil, runErr("groupBy: the value %v falls in no bucket, and no default bucket is specified", v)
 		}
 		return def, nil
 	}

@@ -487,7 +487,7 @@ func compileReplaceRoot(c *compiler, st *Stage, arg any) error {
 		}
 		d, ok := docValue(v)
 		if !ok {
-			return nil, fmt.Errorf("newRoot: the expression must give a document, not %s (%v)", query.TypeName(v), printable(v))
+			return nil, runErr("newRoot: the expression must give a document, not %s (%v)", query.TypeName(v), printable(v))
 		}
 		return d, nil
 	})
