@@ -324,8 +324,11 @@ func (s *mergeObjectsState) result() (any, error) {
 }
 
 // nArg compiles the n argument of the N accumulators: an expression
-// evaluated per group against {_id: key} (MongoDB's n is a constant or
-// depends on the group's _id), a whole number in [1, MaxAccumulatorN].
+// evaluated once per group, a whole number in [1, MaxAccumulatorN].
+// MongoDB's n is a constant or depends on the group's _id: it is
+// evaluated with the _id as $$CURRENT when the _id is a document ({_id:
+// {gameId: "$gameId"}} lets n read "$gameId"), against an empty document
+// otherwise.
 func nArg(c *compiler, v any) (func(key any) (int, error), error) {
 	e, err := query.CompileExprWith(v, c.exprs)
 	if err != nil {
@@ -342,7 +345,11 @@ func nArg(c *compiler, v any) (func(key any) (int, error), error) {
 	}
 	return func(key any) (int, error) {
 		var env query.Env
-		env.Reset(Document{"_id": key})
+		cur, ok := codec.AsDocument(key)
+		if !ok {
+			cur = Document{}
+		}
+		env.Reset(cur)
 		x, err := e.Evaluate(&env)
 		if err != nil {
 			return 0, fmt.Errorf("n: %w", err)

@@ -245,9 +245,29 @@ func TestManual_topBottom(t *testing.T) {
 	require.Equal(t, A{"PlayerA", "PlayerB"}, got[0]["r"])
 	require.ErrorIs(t, compileErr(M{"$group": M{"_id": nil, "r": M{"$top": M{"output": "$a", "sortBy": M{"a": 1, "b": 1}}}}}), errs.ErrInvalidOptions)
 
-	// n from the group key.
-	got = run(t, A{M{"$group": M{"_id": M{"gameId": "$gameId"}, "r": M{"$firstN": M{"input": "$score", "n": M{"$cond": A{M{"$not": M{"$ifNull": A{nil, false}}}, 1, 3}}}}}}}, gameScores()[:2])
-	require.Equal(t, A{31}, got[0]["r"])
+	// n from the group key (a document: n reads its fields).
+	got = run(t, A{M{"$group": M{"_id": M{"gameId": "$gameId", "one": M{"$cond": A{M{"$ifNull": A{"$score", false}}, 1, 2}}}, "r": M{"$firstN": M{"input": "$score", "n": "$one"}}}}}, gameScores()[:2])
+	requireSameSet(t, []Document{{"_id": M{"gameId": "G1", "one": 1}, "r": A{31}}}, got)
+	t.Run("manual: n from the group key", func(t *testing.T) {
+		if !query.IsExprOperator("$eq") {
+			t.Skip("$eq is not on this branch")
+		}
+		got := run(t, A{M{"$group": M{"_id": M{"gameId": "$gameId"}, "gamescores": M{"$firstN": M{"input": "$score", "n": M{"$cond": M{"if": M{"$eq": A{"$gameId", "G2"}}, "then": 1, "else": 3}}}}}}}, gameScores())
+		requireSameSet(t, []Document{{"_id": M{"gameId": "G1"}, "gamescores": A{31, 33, 99}}, {"_id": M{"gameId": "G2"}, "gamescores": A{10}}}, got)
+	})
+	// The manual's null and missing values: both null.
+	got = run(t, A{M{"$group": M{"_id": "$gameId", "firstFiveScores": M{"$firstN": M{"input": "$score", "n": 5}}}}}, []Document{
+		{"playerId": "PlayerA", "gameId": "G1", "score": 1}, {"playerId": "PlayerB", "gameId": "G1", "score": 2},
+		{"playerId": "PlayerC", "gameId": "G1", "score": 3}, {"playerId": "PlayerD", "gameId": "G1"},
+		{"playerId": "PlayerE", "gameId": "G1", "score": nil},
+	})
+	requireSameDocs(t, []Document{{"_id": "G1", "firstFiveScores": A{1, 2, 3, nil, nil}}}, got)
+	// $sort before $firstN.
+	got = run(t, A{M{"$sort": M{"score": -1}}, M{"$group": M{"_id": "$gameId", "playerId": M{"$firstN": M{"input": A{"$playerId", "$score"}, "n": 3}}}}}, gameScores())
+	requireSameSet(t, []Document{
+		{"_id": "G2", "playerId": A{A{"PlayerD", 80}, A{"PlayerC", 66}, A{"PlayerB", 14}}},
+		{"_id": "G1", "playerId": A{A{"PlayerC", 99}, A{"PlayerB", 33}, A{"PlayerA", 31}}},
+	}, got)
 	// n bounds.
 	for _, n := range []any{0, -1, 1.5, "3", MaxAccumulatorN + 1} {
 		require.ErrorIs(t, compileErr(M{"$group": M{"_id": nil, "r": M{"$firstN": M{"input": "$a", "n": n}}}}), errs.ErrInvalidOptions, "n=%v", n)
