@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -299,7 +298,7 @@ func (s *mergeObjectsState) add(v any) (int64, error) {
 	}
 	m, ok := codec.AsDocument(v)
 	if !ok {
-		return 0, fmt.Errorf("%w: $mergeObjects takes documents, not %s (%v)", errs.ErrExpression, query.TypeName(v), v)
+		return 0, runErr("it takes documents, not %s (%v)", query.TypeName(v), v)
 	}
 	if s.out == nil {
 		s.out = Document{}
@@ -325,8 +324,11 @@ func (s *mergeObjectsState) result() (any, error) {
 }
 
 // nArg compiles the n argument of the N accumulators: an expression
-// evaluated per group against {_id: key} (MongoDB's n is a constant or
-// depends on the group's _id), a whole number in [1, MaxAccumulatorN].
+// evaluated once per group, a whole number in [1, MaxAccumulatorN].
+// MongoDB's n is a constant or depends on the group's _id: it is
+// evaluated with the _id as $$CURRENT when the _id is a document ({_id:
+// {gameId: "$gameId"}} lets n read "$gameId"), against an empty document
+// otherwise.
 func nArg(c *compiler, v any) (func(key any) (int, error), error) {
 	e, err := query.CompileExprWith(v, c.exprs)
 	if err != nil {
@@ -343,12 +345,20 @@ func nArg(c *compiler, v any) (func(key any) (int, error), error) {
 	}
 	return func(key any) (int, error) {
 		var env query.Env
-		env.Reset(Document{"_id": key})
+		cur, ok := codec.AsDocument(key)
+		if !ok {
+			cur = Document{}
+		}
+		env.Reset(cur)
 		x, err := e.Evaluate(&env)
 		if err != nil {
 			return 0, fmt.Errorf("n: %w", err)
 		}
-		return check(x)
+		n, err := check(x)
+		if err != nil {
+			return 0, runErr("%v", err)
+		}
+		return n, nil
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
+	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -89,6 +90,12 @@ func asDoc(what string, arg any) (map[string]any, error) {
 		return nil, fmt.Errorf("%s must be a document, not %s", what, query.TypeName(v))
 	}
 	return m, nil
+}
+
+// runErr is an error of a stage while it runs (a value of the wrong
+// type...): it wraps errs.ErrExpression.
+func runErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errs.ErrExpression, fmt.Sprintf(format, args...))
 }
 
 // docValue returns v as a document, for results that must be one.

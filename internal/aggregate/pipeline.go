@@ -174,10 +174,19 @@ func Compile(pipeline []any, opts Options) (*Pipeline, error) {
 		p.Stages = append(p.Stages, st)
 	}
 	// A $sort followed directly by a $limit keeps only the limit's
-	// documents (a top-k heap); the $limit still runs after it.
+	// documents (a top-k heap), and by a $skip then a $limit the skip's
+	// and the limit's; the $skip and $limit still run after it.
 	for i := 0; i+1 < len(p.Stages); i++ {
-		if p.Stages[i].Name == "$sort" && p.Stages[i+1].Name == "$limit" {
-			p.Stages[i].limit = p.Stages[i+1].N
+		if p.Stages[i].Name != "$sort" {
+			continue
+		}
+		switch next := p.Stages[i+1]; {
+		case next.Name == "$limit":
+			p.Stages[i].limit = next.N
+		case next.Name == "$skip" && i+2 < len(p.Stages) && p.Stages[i+2].Name == "$limit":
+			if k := next.N + p.Stages[i+2].N; k > 0 { // no overflow
+				p.Stages[i].limit = k
+			}
 		}
 	}
 	return p, nil

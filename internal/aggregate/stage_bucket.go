@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -177,7 +176,7 @@ func compileBucket(c *compiler, st *Stage, arg any) error {
 			return bounds[i-1], nil
 		}
 		if !hasDefault {
-			return nil, fmt.Errorf("%w: groupBy: the value %v falls in no bucket, and no default bucket is specified", errs.ErrExpression, v)
+			return nil, runErr("groupBy: the value %v falls in no bucket, and no default bucket is specified", v)
 		}
 		return def, nil
 	}

@@ -272,6 +272,12 @@ func TestSortLimitSkip(t *testing.T) {
 	require.Equal(t, int64(2), p.Stages[1].N)
 	require.Equal(t, int64(1), p.Stages[2].N)
 
+	p, err = Compile(A{M{"$sort": M{"a": -1}}, M{"$skip": 3}, M{"$limit": 2}}, Options{})
+	require.NoError(t, err)
+	require.Equal(t, int64(5), p.Stages[0].limit)
+	got = run(t, A{M{"$sort": od("a", 1, "b", 1)}, M{"$skip": 2}, M{"$limit": 2}}, docs)
+	require.Equal(t, []any{5, 2}, ids(got))
+
 	got = run(t, A{M{"$skip": 4}}, docs)
 	require.Equal(t, []any{5, 6}, ids(got))
 	got = run(t, A{M{"$skip": 0}, M{"$limit": 2}}, docs)

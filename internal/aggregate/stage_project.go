@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ttldb/ttldb/internal/codec"
-	"github.com/ttldb/ttldb/internal/errs"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -186,19 +185,30 @@ func compileProjection(c *compiler, spec map[string]any, addFields bool) (*proje
 	if addFields {
 		return &projection{root: root, add: true}, nil
 	}
-	// _id is the one field an inclusion projection may exclude.
-	var excl []string
+	// _id is the one field an inclusion projection may exclude, and an
+	// exclusion projection include (it keeps it anyway).
+	var excl, incl []string
 	for _, f := range p.excl {
 		if f != "_id" {
 			excl = append(excl, f)
 		}
 	}
+	for _, f := range p.incl {
+		if f != "_id" || len(excl) == 0 {
+			incl = append(incl, f)
+		}
+	}
+	p.incl = incl
 	switch {
 	case len(excl) > 0 && len(p.incl) > 0:
 		return nil, fmt.Errorf("field %q: cannot exclude a field in an inclusion projection (it includes %q)", excl[0], p.incl[0])
 	case len(excl) > 0 && len(p.computed) > 0:
 		return nil, fmt.Errorf("field %q: cannot compute a field in an exclusion projection (it excludes %q)", p.computed[0], excl[0])
 	case len(p.incl) == 0 && len(p.computed) == 0:
+		if id, ok := root.kids["_id"]; ok && id.incl {
+			delete(root.kids, "_id")
+			root.names = slices.DeleteFunc(root.names, func(n string) bool { return n == "_id" })
+		}
 		return &projection{root: root, exclude: true}, nil
 	}
 	if id, ok := root.kids["_id"]; !ok {
@@ -488,7 +498,7 @@ func compileReplaceRoot(c *compiler, st *Stage, arg any) error {
 		}
 		d, ok := docValue(v)
 		if !ok {
-			return nil, fmt.Errorf("%w: newRoot: the expression must give a document, not %s (%v)", errs.ErrExpression, query.TypeName(v), printable(v))
+			return nil, runErr("newRoot: the expression must give a document, not %s (%v)", query.TypeName(v), printable(v))
 		}
 		return d, nil
 	})

@@ -24,6 +24,7 @@ func TestManual_project(t *testing.T) {
 		{"exclude fields", M{"lastModified": 0}, M{"_id": 1, "title": "abc123", "isbn": "0001122223334", "author": M{"last": "zzz", "first": "aaa"}, "copies": 5}},
 		{"exclude embedded dotted", M{"author.first": 0, "lastModified": 0}, M{"_id": 1, "title": "abc123", "isbn": "0001122223334", "author": M{"last": "zzz"}, "copies": 5}},
 		{"exclude embedded nested", M{"author": M{"first": false}, "lastModified": 0}, M{"_id": 1, "title": "abc123", "isbn": "0001122223334", "author": M{"last": "zzz"}, "copies": 5}},
+		{"_id kept in an exclusion", M{"_id": 1, "lastModified": 0, "isbn": 0}, M{"_id": 1, "title": "abc123", "author": M{"last": "zzz", "first": "aaa"}, "copies": 5}},
 		{"only _id excluded", M{"_id": 0}, M{"title": "abc123", "isbn": "0001122223334", "author": M{"last": "zzz", "first": "aaa"}, "copies": 5, "lastModified": "2016-07-28"}},
 		{"rename and compute", M{"title": 1, "lastName": "$author.last", "copiesSold": "$copies", "lit": M{"$literal": 1}}, M{"_id": 1, "title": "abc123", "lastName": "zzz", "copiesSold": 5, "lit": 1}},
 		{"$$REMOVE", M{"title": 1, "gone": "$$REMOVE", "nope": "$missing"}, M{"_id": 1, "title": "abc123"}},

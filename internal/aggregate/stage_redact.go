@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"fmt"
-
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
 )
@@ -30,7 +28,7 @@ func compileRedact(c *compiler, st *Stage, arg any) error {
 // redactDoc redacts one level; nil: pruned.
 func redactDoc(env *query.Env, e *query.Expr, d map[string]any, depth int) (Document, error) {
 	if depth > codec.MaxDepth {
-		return nil, fmt.Errorf("documents nested deeper than %d", codec.MaxDepth)
+		return nil, runErr("documents nested deeper than %d", codec.MaxDepth)
 	}
 	env.Current = d
 	v, err := e.Evaluate(env)
@@ -44,7 +42,7 @@ func redactDoc(env *query.Env, e *query.Expr, d map[string]any, depth int) (Docu
 		return nil, nil
 	case query.RedactDescend:
 	default:
-		return nil, fmt.Errorf("the expression must give $$DESCEND, $$PRUNE or $$KEEP, not %v", printable(v))
+		return nil, runErr("the expression must give $$DESCEND, $$PRUNE or $$KEEP, not %v", printable(v))
 	}
 	out := make(Document, len(d))
 	for k, x := range d {

@@ -1,13 +1,9 @@
 package aggregate
 
-import (
-	"fmt"
-
-	"github.com/ttldb/ttldb/internal/errs"
-)
+import "errors"
 
 // The stages ttldb knows of but does not run yet: Compile refuses them
-// with errs.ErrInvalidOptions and a message that says so.
+// (errs.ErrInvalidOptions) with a message that says so.
 var unsupportedStages = []string{
 	"$setWindowFields", "$facet", "$bucketAuto", "$densify", "$fill",
 	"$geoNear", "$graphLookup", "$collStats", "$indexStats", "$currentOp",
@@ -19,7 +15,7 @@ func init() {
 	m := make(map[string]stageCompiler, len(unsupportedStages))
 	for _, name := range unsupportedStages {
 		m[name] = func(*compiler, *Stage, any) error {
-			return fmt.Errorf("%w: the stage is not supported yet", errs.ErrInvalidOptions)
+			return errors.New("the stage is not supported yet")
 		}
 	}
 	registerStages(m)
