@@ -403,6 +403,9 @@ func decOp(op byte, a, b dec) dec {
 		}
 		return decOfFloat(floatOp(op, a.float(), b.float()), 15)
 	}
+	if op == '+' || op == '-' {
+		a, b = standIn(a, b)
+	}
 	switch op {
 	case '+', '-', '%':
 		e := min(a.exp, b.exp)
@@ -420,6 +423,25 @@ func decOp(op byte, a, b dec) dec {
 		return dec{coef: new(big.Int).Mul(a.coef, b.coef), exp: a.exp + b.exp}.roundDigits(false)
 	}
 	return decQuo(a, b)
+}
+
+// standIn replaces an operand of + or - that lies wholly below the
+// other's 34-digit rounding point by a one-digit stand-in just under
+// that point: the result rounds alike, and exponent gaps of thousands
+// of digits need no scaling.
+func standIn(a, b dec) (dec, dec) {
+	hi, lo := &a, &b
+	if b.exp > a.exp {
+		hi, lo = &b, &a
+	}
+	if hi.coef.Sign() == 0 {
+		return a, b
+	}
+	floor := hi.exp + numDigits(hi.coef) - 1 - decMaxDigits - 3
+	if lo.exp+numDigits(lo.coef)-1 < floor {
+		*lo = dec{coef: big.NewInt(int64(lo.coef.Sign())), exp: floor}
+	}
+	return a, b
 }
 
 // decQuo is a / b: exact when the quotient has a finite decimal

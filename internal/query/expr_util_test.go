@@ -258,6 +258,12 @@ func TestDecimalScale(t *testing.T) {
 		{`{"$multiply": [{"$numberDecimal": "1E+6100"}, {"$numberDecimal": "1E+20"}]}`, "1.000000000E+6120"},
 		{`{"$multiply": [{"$numberDecimal": "1E-6176"}, {"$numberDecimal": "1E-10"}]}`, "0E-6176"},
 		{`{"$add": [{"$numberDecimal": "1E+40"}, {"$numberDecimal": "1E-40"}]}`, "1.000000000000000000000000000000000E+40"},
+		{`{"$add": [{"$numberDecimal": "1E+6111"}, {"$numberDecimal": "1E-6176"}]}`, "1.000000000000000000000000000000000E+6111"},
+		{`{"$subtract": [{"$numberDecimal": "1E+6111"}, {"$numberDecimal": "1E-6176"}]}`, "1.000000000000000000000000000000000E+6111"},
+		{`{"$add": [{"$numberDecimal": "0E-6176"}, {"$numberDecimal": "1E+6111"}]}`, "1.000000000000000000000000000000000E+6111"},
+		{`{"$add": [{"$numberDecimal": "9999999999999999999999999999999999"}, {"$numberDecimal": "0.5"}]}`, "1.000000000000000000000000000000000E+34"},
+		{`{"$add": [{"$numberDecimal": "9999999999999999999999999999999998"}, {"$numberDecimal": "0.5"}]}`, "9999999999999999999999999999999998"},
+		{`{"$add": [{"$numberDecimal": "9999999999999999999999999999999998"}, {"$numberDecimal": "0.5000000000000000000000000000000001"}]}`, "9999999999999999999999999999999999"},
 	} {
 		got, err := opEval(t, tc.expr, nil)
 		require.NoError(t, err, "%v", tc.expr)
