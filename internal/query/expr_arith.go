@@ -11,10 +11,12 @@ import (
 // A null or missing operand gives null; any other non-number is an
 // error. Results are typed as MongoDB types them (see Add).
 //
-// Decimals: +, -, *, /, %, rounding and $sqrt are computed exactly and
-// rounded once to 34 digits; $pow, $exp, $ln, $log and $log10 of a
-// decimal are computed in double precision, then converted to a decimal
-// (about 15 significant digits).
+// Decimals: +, -, *, /, %, rounding and $sqrt follow IEEE 754's
+// decimal arithmetic as the server's Decimal128 does (exact results keep
+// their ideal exponent, others are rounded to 34 digits, half to even).
+// A limitation: $pow, $exp, $ln, $log and $log10 of a decimal are
+// computed in double precision, then converted to a decimal of 15
+// significant digits, where the server computes 34.
 
 func init() {
 	registerOps(map[string]opCompiler{
@@ -167,7 +169,7 @@ func evalMod(op string, vals []any) (any, error) {
 	ka, kb := kindOf(a), kindOf(b)
 	if ka == kindDecimal || kb == kindDecimal {
 		d := decOf(b)
-		if !d.special() && d.r.Sign() == 0 {
+		if !d.special() && d.coef.Sign() == 0 {
 			return nil, evalErr(op, "can't $mod by zero")
 		}
 		return decOp('%', decOf(a), d).decimal128(), nil
@@ -238,7 +240,7 @@ func evalAbs(op string, vals []any) (any, error) {
 	case d.special():
 		return dec{inf: 1}.decimal128(), nil
 	}
-	return dec{r: new(big.Rat).Abs(d.r)}.decimal128(), nil
+	return dec{coef: new(big.Int).Abs(d.coef), exp: d.exp}.decimal128(), nil
 }
 
 func evalCeilFloor(op string, vals []any) (any, error) {
@@ -263,7 +265,7 @@ func evalCeilFloor(op string, vals []any) (any, error) {
 	if op == "$ceil" {
 		mode = roundCeil
 	}
-	return dec{r: roundRat(d.r, 0, mode)}.decimal128(), nil
+	return d.quantize(0, mode).decimal128(), nil
 }
 
 type roundMode int
@@ -275,49 +277,11 @@ const (
 	roundCeil
 )
 
-// roundRat rounds r to place decimal places (negative: to tens,
-// hundreds...).
-func roundRat(r *big.Rat, place int, mode roundMode) *big.Rat {
-	scale := new(big.Rat).SetInt(new(big.Int).Exp(bigTen, big.NewInt(int64(abs(place))), nil))
-	x := new(big.Rat).Set(r)
-	if place >= 0 {
-		x.Mul(x, scale)
-	} else {
-		x.Quo(x, scale)
-	}
-	q, m := new(big.Int).QuoRem(x.Num(), x.Denom(), new(big.Int)) // truncated
-	if m.Sign() != 0 {
-		switch mode {
-		case roundFloor:
-			if x.Sign() < 0 {
-				q.Sub(q, big.NewInt(1))
-			}
-		case roundCeil:
-			if x.Sign() > 0 {
-				q.Add(q, big.NewInt(1))
-			}
-		case roundHalfEven:
-			twice := new(big.Int).Mul(new(big.Int).Abs(m), big.NewInt(2))
-			c := twice.Cmp(x.Denom())
-			if c > 0 || c == 0 && q.Bit(0) == 1 {
-				if x.Sign() < 0 {
-					q.Sub(q, big.NewInt(1))
-				} else {
-					q.Add(q, big.NewInt(1))
-				}
-			}
-		}
-	}
-	out := new(big.Rat).SetInt(q)
-	if place >= 0 {
-		return out.Quo(out, scale)
-	}
-	return out.Mul(out, scale)
-}
-
 // evalRoundTrunc is $round (half to even, as the server rounds) and
-// $trunc, to an optional place in [-20, 100] (the server's bounds). A
-// double is rounded by its exact binary value (1.015 is below 1.015).
+// $trunc, to an optional place in [-20, 100] (the server's bounds), as
+// the server computes them: a decimal quantized to the place (5 rounded
+// to 2 places is 5.00), a double by its binary value taken to 34 digits
+// (1.015 is below 1.015), an integer only to a negative place.
 func evalRoundTrunc(op string, vals []any) (any, error) {
 	n, ok, err := unaryNumber(op, vals[0])
 	if !ok {
@@ -342,31 +306,25 @@ func evalRoundTrunc(op string, vals []any) (any, error) {
 	if (k == kindInt || k == kindLong) && place >= 0 {
 		return n, nil
 	}
-	var x *big.Rat
+	d := decOf(n)
 	if f, isFloat := n.(float64); isFloat {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return f, nil
-		}
-		x = new(big.Rat).SetFloat64(f)
-	} else {
-		d := decOf(n)
-		if d.special() {
-			return n, nil
-		}
-		x = d.r
+		d = decOfFloat(f, decMaxDigits)
 	}
-	r := roundRat(x, int(place), mode)
+	if d.special() {
+		return n, nil
+	}
+	r := d.quantize(int(-place), mode)
 	switch k {
 	case kindDecimal:
-		return dec{r: r}.decimal128(), nil
+		return r.decimal128(), nil
 	case kindDouble:
-		f, _ := r.Float64()
-		return f, nil
+		return r.float(), nil
 	}
-	if !r.Num().IsInt64() {
+	i := r.truncInt()
+	if !i.IsInt64() {
 		return nil, evalErr(op, "rounding %v to %d places overflows a long", n, place)
 	}
-	return intResult(r.Num().Int64(), k), nil
+	return intResult(i.Int64(), k), nil
 }
 
 func evalSqrt(op string, vals []any) (any, error) {
@@ -388,12 +346,17 @@ func evalSqrt(op string, vals []any) (any, error) {
 		}
 		return n, nil
 	}
-	if d.r.Sign() < 0 {
+	if d.coef.Sign() < 0 {
 		return nil, evalErr(op, "$sqrt's argument must be greater than or equal to 0")
 	}
-	f := new(big.Float).SetPrec(256).SetRat(d.r)
-	r, _ := f.Sqrt(f).Rat(nil)
-	return dec{r: r}.decimal128(), nil
+	if d.coef.Sign() == 0 {
+		e := d.exp
+		if e%2 != 0 {
+			e-- // floor(exp/2), the ideal exponent
+		}
+		return dec{coef: d.coef, exp: e / 2}.decimal128(), nil
+	}
+	return d.sqrt().decimal128(), nil
 }
 
 // evalLogExp is $exp, $ln and $log10: a double, or a decimal for a
@@ -426,7 +389,7 @@ func evalLogExp(op string, vals []any) (any, error) {
 func floatOrDecimal(r float64, like ...any) any {
 	for _, v := range like {
 		if kindOf(v) == kindDecimal {
-			return decOfFloat(r).decimal128()
+			return decOfFloat(r, 15).decimal128()
 		}
 	}
 	return r

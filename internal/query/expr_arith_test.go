@@ -73,7 +73,8 @@ func TestArithmetic(t *testing.T) {
 		{name: "round decimal", expr: `{"$round": [{"$numberDecimal": "1.2345"}, 3]}`, want: dec128("1.234")},
 		{name: "round place out of range", expr: `{"$round": [1.5, 101]}`, err: errs.ErrExpression},
 		{name: "round place -21", expr: `{"$round": [1.5, -21]}`, err: errs.ErrExpression},
-		{name: "round place 100", expr: `{"$round": [1.5, 100]}`, want: 1.5},
+		{name: "round place 30", expr: `{"$round": [1.5, 30]}`, want: 1.5},
+		{name: "round place 100 is NaN", expr: `{"$round": [1.5, 100]}`, want: math.NaN()}, // the quantized coefficient exceeds 34 digits
 		{name: "round place -20", expr: `{"$round": [1.5, -20]}`, want: 0.0},
 		{name: "round null number before bad place", expr: `{"$round": [null, 1000]}`, want: nil},
 		{name: "round double by its binary value", expr: `{"$round": [1.015, 2]}`, want: 1.01},

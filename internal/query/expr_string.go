@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +23,7 @@ import (
 // MongoDB does. A string an operator builds is bounded by MaxExprBytes.
 //
 // Regular expressions are RE2 (see regex.go). $regexFindAll finds
-// successive matches as Go's regexp does, with one difference kept from
-// the server (no match is sought at the end of a non-empty input) and
-// one not: an empty match right after a previous match is skipped,
-// where the server's PCRE loop would report it.
+// successive matches as the server does (see findAll).
 
 func init() {
 	registerOps(map[string]opCompiler{
@@ -485,6 +483,10 @@ func (n *regexNode) eval(env *Env) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, isString := v.(string)
+	if !isString && !nullish(v) { // checked first, as the server does
+		return nil, evalErr(n.op, "needs 'input' to be of type string, not %s", TypeName(v))
+	}
 	re := n.re
 	if re == nil {
 		rv, err := n.regex.eval(env)
@@ -509,12 +511,8 @@ func (n *regexNode) eval(env *Env) (any, error) {
 			return nil, err
 		}
 	}
-	if nullish(v) {
+	if !isString {
 		return n.noMatch(), nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, evalErr(n.op, "needs 'input' to be of type string, not %s", TypeName(v))
 	}
 	switch n.op {
 	case "$regexMatch":
@@ -526,18 +524,87 @@ func (n *regexNode) eval(env *Env) (any, error) {
 		}
 		return regexResult(s, loc), nil
 	}
-	all := re.FindAllStringSubmatchIndex(s, MaxExprElements+1)
+	all := findAll(re, s)
 	if len(all) > MaxExprElements {
 		return nil, evalErr(n.op, "result exceeds the bound of %d matches", MaxExprElements)
 	}
-	out := make([]any, 0, len(all))
-	for _, loc := range all {
-		if loc[0] == len(s) && len(s) > 0 {
-			break // the server looks for no match at the end of the input
-		}
-		out = append(out, regexResult(s, loc))
+	out := make([]any, len(all))
+	for i, loc := range all {
+		out[i] = regexResult(s, loc)
 	}
 	return out, nil
+}
+
+// findAll finds successive matches as the server's $regexFindAll does:
+// from the start, each search begins where the last match ended (one
+// code point further after an empty match), until the end of the input.
+// Go's FindAll differs in two ways, mended here: it also looks for a
+// match at the end of a non-empty input, and it skips an empty match
+// right after a previous match. The latter is mended only for patterns
+// whose match at a position does not depend on the text before it (no
+// ^, \A, \b, \B), where a search of the rest of the input finds it.
+func findAll(re *regexp.Regexp, s string) [][]int {
+	all := re.FindAllStringSubmatchIndex(s, MaxExprElements+1)
+	var out [][]int
+	emptyAbutting := re.MatchString("") && !lookBehind(re)
+	// skipped is the empty match Go skipped right after out's last
+	// match, if any, before position end.
+	skipped := func(end int) []int {
+		if !emptyAbutting || len(out) == 0 {
+			return nil
+		}
+		prev := out[len(out)-1]
+		e := prev[1]
+		if e == prev[0] || e >= end {
+			return nil
+		}
+		m := re.FindStringSubmatchIndex(s[e:])
+		if m == nil || m[1] != 0 {
+			return nil
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += e
+			}
+		}
+		return m
+	}
+	for _, loc := range all {
+		if loc[0] == len(s) && len(s) > 0 {
+			break
+		}
+		if m := skipped(loc[0]); m != nil {
+			out = append(out, m)
+		}
+		out = append(out, loc)
+	}
+	if m := skipped(len(s)); m != nil {
+		out = append(out, m)
+	}
+	return out
+}
+
+// lookBehind reports whether re has an assertion about the text before
+// a position (^, \A, \b, \B).
+func lookBehind(re *regexp.Regexp) bool {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var walk func(*syntax.Regexp) bool
+	walk = func(r *syntax.Regexp) bool {
+		switch r.Op {
+		case syntax.OpBeginLine, syntax.OpBeginText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return true
+		}
+		for _, sub := range r.Sub {
+			if walk(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(tree)
 }
 
 // noMatch is the result for a null input or regex.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -21,11 +20,8 @@ import (
 // number of that type ("1.5" is not an int); every value but a number,
 // a bool or null is true as a bool ("" included); a date converts to
 // and from a long of milliseconds since the epoch, and to a string in
-// ISO 8601 with milliseconds, in UTC.
-//
-// A limitation: a decimal converted from a double keeps the double's 15
-// significant digits but not MongoDB's trailing zeros (2.5 becomes
-// 2.5, not 2.50000000000000); the values are equal.
+// ISO 8601 with milliseconds, in UTC; a double converts to a decimal by
+// its 15 significant digits (2.5 is 2.50000000000000).
 
 func init() {
 	registerOps(map[string]opCompiler{
@@ -276,7 +272,7 @@ func toInteger(v any, to string) (any, error) {
 		if d.special() {
 			return nil, errConversionf("attempt to convert %v to integer type %s", x, to)
 		}
-		t := new(big.Int).Quo(d.r.Num(), d.r.Denom())
+		t := d.truncInt()
 		if !t.IsInt64() {
 			return nil, errConversionf("conversion would overflow target type %s", to)
 		}

@@ -150,7 +150,7 @@ func arith(name string, op byte, a, b any) (any, error) {
 		if f, isFloat := x.(float64); isFloat && op == '+' {
 			// The server's $add converts a double running total to a
 			// decimal by its 34 digits (an added double by 15).
-			dx = decOfExactFloat(f)
+			dx = decOfFloat(f, decMaxDigits)
 		}
 		return decOp(op, dx, decOf(y)).decimal128(), nil
 	case kindDouble:
@@ -205,55 +205,86 @@ func intOp(op byte, a, b int64) (int64, bool) {
 	return r, true
 }
 
-// dec is a decimal computed exactly: a rational, or NaN or an infinity.
-// Results are rounded to Decimal128's 34 significant digits (half to
-// even) only when converted back. A limitation: the scale of a decimal
-// (the trailing zeros of 1.50) is not kept; values are equal.
+// dec is a decimal as a Decimal128 holds one: coef × 10^exp, the
+// coefficient keeping its trailing zeros (1.50 is 150 × 10^-2), or NaN
+// or an infinity. Arithmetic follows IEEE 754-2008's decimal rules, as
+// the server's Decimal128 does: an exact result keeps the ideal
+// exponent (the smaller of the operands' for + and - and %, their sum
+// for *, their difference for /), and a result of more than 34 digits
+// is rounded to 34, half to even. A zero's sign is not kept (-0 is 0).
 type dec struct {
-	r   *big.Rat // nil for the specials
-	nan bool
-	inf int // +1 or -1
+	coef *big.Int // nil for the specials
+	exp  int
+	nan  bool
+	inf  int // +1 or -1
 }
 
-// decOf converts a number (any Go kind) to a dec. A double converts as
-// MongoDB converts one, by its 15 significant digits (0.1 is 0.1).
+// decMaxDigits is Decimal128's precision.
+const decMaxDigits = 34
+
+// decOf converts a number (any Go kind) to a dec: integers exactly, a
+// decimal as it is, a double by its 15 significant digits, as the server
+// converts one (0.1 is 0.100000000000000).
 func decOf(v any) dec {
 	switch x := v.(type) {
 	case float64:
-		return decOfFloat(x)
+		return decOfFloat(x, 15)
 	case float32:
-		return decOfFloat(float64(x))
+		return decOfFloat(float64(x), 15)
+	case bson.Decimal128:
+		switch {
+		case x.IsNaN():
+			return dec{nan: true}
+		case x.IsInf() != 0:
+			return dec{inf: x.IsInf()}
+		}
+		coef, exp, err := x.BigInt()
+		if err != nil {
+			return dec{nan: true}
+		}
+		return dec{coef: coef, exp: exp}
 	}
 	n, _ := ToNumber(v)
-	if n.Kind == 'f' {
-		return decOfFloat(n.F) // a decimal that is NaN, an infinity or exact in binary
+	if n.Kind == 'u' {
+		return dec{coef: new(big.Int).SetUint64(n.U)}
 	}
-	r, _ := n.rat()
-	return dec{r: r}
+	return dec{coef: big.NewInt(n.I)}
 }
 
-func decOfFloat(f float64) dec {
+// decOfFloat converts a double to a dec of digits significant digits:
+// 15 (the server's conversion of an operand, trailing zeros kept) or 34
+// (of a running sum: the binary value, exact when 34 digits hold it).
+func decOfFloat(f float64, digits int) dec {
 	switch {
 	case math.IsNaN(f):
 		return dec{nan: true}
-	case math.IsInf(f, 1):
-		return dec{inf: 1}
-	case math.IsInf(f, -1):
-		return dec{inf: -1}
+	case math.IsInf(f, 0):
+		return dec{inf: int(math.Copysign(1, f))}
+	case f == 0:
+		return dec{coef: new(big.Int)}
 	}
-	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', 15, 64))
-	return dec{r: r}
+	s := strconv.FormatFloat(f, 'e', digits-1, 64) // -d.ddde±x
+	mant, e, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(e)
+	coef, _ := new(big.Int).SetString(strings.Replace(mant, ".", "", 1), 10)
+	d := dec{coef: coef, exp: exp - (digits - 1)}
+	if digits == decMaxDigits {
+		d = d.trimZeros(math.MaxInt)
+	}
+	return d
 }
 
-// decOfExactFloat converts a double to a dec by its exact binary value.
-func decOfExactFloat(f float64) dec {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return decOfFloat(f)
-	}
-	return dec{r: new(big.Rat).SetFloat64(f)}
-}
+func (d dec) special() bool { return d.coef == nil }
 
-func (d dec) special() bool { return d.r == nil }
+// rat is d's value (d not special).
+func (d dec) rat() *big.Rat {
+	r := new(big.Rat).SetInt(d.coef)
+	p := new(big.Rat).SetInt(pow10(abs(d.exp)))
+	if d.exp >= 0 {
+		return r.Mul(r, p)
+	}
+	return r.Quo(r, p)
+}
 
 func (d dec) float() float64 {
 	switch {
@@ -262,48 +293,261 @@ func (d dec) float() float64 {
 	case d.inf != 0:
 		return math.Inf(d.inf)
 	}
-	f, _ := d.r.Float64()
+	f, _ := d.rat().Float64()
 	return f
 }
 
-// decOp computes a op b ('+', '-', '*', '/', '%'); the specials
-// (NaN, infinities) go through float64 arithmetic, which treats them as
-// IEEE 754 decimal arithmetic does. b is not zero for '/' and '%'.
+var bigTen = big.NewInt(10)
+
+// pow10 is 10^n (n >= 0).
+func pow10(n int) *big.Int {
+	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
+}
+
+// numDigits counts the decimal digits of |x| (1 for zero).
+func numDigits(x *big.Int) int {
+	if x.Sign() == 0 {
+		return 1
+	}
+	n := len(x.String())
+	if x.Sign() < 0 {
+		n--
+	}
+	return n
+}
+
+// scaled is coef × 10^n (n >= 0), a new Int.
+func scaled(coef *big.Int, n int) *big.Int {
+	return new(big.Int).Mul(coef, pow10(n))
+}
+
+// roundDigits rounds d to at most decMaxDigits digits, half to even.
+// sticky reports that the exact value lies beyond coef (a remainder was
+// dropped), so that a tie in the dropped digits is not a tie.
+func (d dec) roundDigits(sticky bool) dec {
+	n := numDigits(d.coef)
+	if n <= decMaxDigits && !sticky {
+		return d
+	}
+	drop := max(n-decMaxDigits, 0)
+	neg := d.coef.Sign() < 0
+	q, r := new(big.Int).QuoRem(new(big.Int).Abs(d.coef), pow10(drop), new(big.Int))
+	twice := r.Mul(r, big.NewInt(2))
+	c := twice.Cmp(pow10(drop))
+	if drop == 0 {
+		c = -1 // nothing dropped here; only the sticky remainder, below half
+	}
+	if c > 0 || c == 0 && (sticky || q.Bit(0) == 1) {
+		q.Add(q, big.NewInt(1))
+	}
+	exp := d.exp + drop
+	if numDigits(q) > decMaxDigits {
+		q.Quo(q, bigTen)
+		exp++
+	}
+	if neg {
+		q.Neg(q)
+	}
+	return dec{coef: q, exp: exp}
+}
+
+// trimZeros drops trailing zeros of the coefficient while the exponent
+// stays at most ideal.
+func (d dec) trimZeros(ideal int) dec {
+	if d.special() || d.coef.Sign() == 0 {
+		return d
+	}
+	c := new(big.Int).Set(d.coef)
+	exp := d.exp
+	var q, m big.Int
+	for exp < ideal {
+		q.QuoRem(c, bigTen, &m)
+		if m.Sign() != 0 {
+			break
+		}
+		c.Set(&q)
+		exp++
+	}
+	return dec{coef: c, exp: exp}
+}
+
+// decOfRat is r rounded to 34 significant digits, half to even.
+func decOfRat(r *big.Rat) dec {
+	if r.Sign() == 0 {
+		return dec{coef: new(big.Int)}
+	}
+	num := new(big.Int).Abs(r.Num())
+	den := r.Denom()
+	// q = num × 10^-e / den, with e chosen to give q at least 35 digits.
+	e := numDigits(num) - numDigits(den) - decMaxDigits - 1
+	n, dd := new(big.Int).Set(num), new(big.Int).Set(den)
+	if e < 0 {
+		n.Mul(n, pow10(-e))
+	} else {
+		dd.Mul(dd, pow10(e))
+	}
+	q, rem := new(big.Int).QuoRem(n, dd, new(big.Int))
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	return dec{coef: q, exp: e}.roundDigits(rem.Sign() != 0)
+}
+
+// decOp computes a op b ('+', '-', '*', '/', '%'); the specials (NaN,
+// infinities) go through float64 arithmetic, which treats them as IEEE
+// 754 decimal arithmetic does. b is not zero for '/' and '%'.
 func decOp(op byte, a, b dec) dec {
 	if a.special() || b.special() {
 		if op == '%' {
-			return decOfFloat(math.Mod(a.float(), b.float()))
+			return decOfFloat(math.Mod(a.float(), b.float()), 15)
 		}
-		return decOfFloat(floatOp(op, a.float(), b.float()))
+		return decOfFloat(floatOp(op, a.float(), b.float()), 15)
 	}
-	r := new(big.Rat)
+	if op == '+' || op == '-' {
+		a, b = standIn(a, b)
+	}
 	switch op {
-	case '+':
-		r.Add(a.r, b.r)
-	case '-':
-		r.Sub(a.r, b.r)
+	case '+', '-', '%':
+		e := min(a.exp, b.exp)
+		x, y := scaled(a.coef, a.exp-e), scaled(b.coef, b.exp-e)
+		switch op {
+		case '+':
+			x.Add(x, y)
+		case '-':
+			x.Sub(x, y)
+		default: // truncated: the sign of the dividend, as fmod
+			x.Rem(x, y)
+		}
+		return dec{coef: x, exp: e}.roundDigits(false)
 	case '*':
-		r.Mul(a.r, b.r)
-	case '/':
-		r.Quo(a.r, b.r)
-	case '%': // a - b*trunc(a/b): the sign of the dividend, as fmod
-		q := new(big.Rat).Quo(a.r, b.r)
-		t := new(big.Int).Quo(q.Num(), q.Denom())
-		r.Sub(a.r, new(big.Rat).Mul(b.r, new(big.Rat).SetInt(t)))
+		return dec{coef: new(big.Int).Mul(a.coef, b.coef), exp: a.exp + b.exp}.roundDigits(false)
 	}
-	return dec{r: r}
+	return decQuo(a, b)
 }
 
-var (
-	bigTen     = big.NewInt(10)
-	decDigits  = new(big.Int).Exp(bigTen, big.NewInt(34), nil) // 10^34
-	decDigitsL = new(big.Int).Exp(bigTen, big.NewInt(33), nil) // 10^33
-)
+// standIn replaces an operand of + or - that lies wholly below the
+// other's 34-digit rounding point by a one-digit stand-in just under
+// that point: the result rounds alike, and exponent gaps of thousands
+// of digits need no scaling.
+func standIn(a, b dec) (dec, dec) {
+	hi, lo := &a, &b
+	if b.exp > a.exp {
+		hi, lo = &b, &a
+	}
+	if hi.coef.Sign() == 0 {
+		return a, b
+	}
+	floor := hi.exp + numDigits(hi.coef) - 1 - decMaxDigits - 3
+	if lo.exp+numDigits(lo.coef)-1 < floor {
+		*lo = dec{coef: big.NewInt(int64(lo.coef.Sign())), exp: floor}
+	}
+	return a, b
+}
 
-// decimal128 rounds d to 34 significant digits, half to even. A result
-// beyond Decimal128's exponent range becomes an infinity (too large) or
-// zero (too small).
+// decQuo is a / b: exact when the quotient has a finite decimal
+// expansion (with the exponent nearest the ideal a.exp - b.exp), else
+// rounded to 34 digits.
+func decQuo(a, b dec) dec {
+	ideal := a.exp - b.exp
+	x := new(big.Rat).SetFrac(a.coef, b.coef)
+	den := new(big.Int).Set(x.Denom())
+	k2, k5 := 0, 0
+	var q, m big.Int
+	for _, f := range []struct {
+		p int64
+		k *int
+	}{{2, &k2}, {5, &k5}} {
+		for {
+			q.QuoRem(den, big.NewInt(f.p), &m)
+			if m.Sign() != 0 {
+				break
+			}
+			den.Set(&q)
+			*f.k++
+		}
+	}
+	if den.Cmp(big.NewInt(1)) == 0 { // exact
+		k := max(k2, k5)
+		c := new(big.Int).Mul(x.Num(), pow10(k))
+		c.Quo(c, x.Denom())
+		return dec{coef: c, exp: ideal - k}.roundDigits(false)
+	}
+	return decOfRat(x.Mul(x, dec{coef: big.NewInt(1), exp: ideal}.rat()))
+}
+
+// quantize rounds d to exponent e: the server's Decimal128 quantize. A
+// result of more than 34 digits is NaN (IEEE 754's invalid operation).
+func (d dec) quantize(e int, mode roundMode) dec {
+	if d.special() {
+		return d
+	}
+	if d.exp >= e {
+		c := scaled(d.coef, d.exp-e)
+		if numDigits(c) > decMaxDigits {
+			return dec{nan: true}
+		}
+		return dec{coef: c, exp: e}
+	}
+	p := pow10(e - d.exp)
+	q, r := new(big.Int).QuoRem(d.coef, p, new(big.Int)) // truncated
+	if r.Sign() != 0 {
+		switch mode {
+		case roundFloor:
+			if r.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			}
+		case roundCeil:
+			if r.Sign() > 0 {
+				q.Add(q, big.NewInt(1))
+			}
+		case roundHalfEven:
+			c := new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2)).Cmp(p)
+			if c > 0 || c == 0 && q.Bit(0) == 1 {
+				if r.Sign() < 0 {
+					q.Sub(q, big.NewInt(1))
+				} else {
+					q.Add(q, big.NewInt(1))
+				}
+			}
+		}
+	}
+	return dec{coef: q, exp: e}
+}
+
+// truncInt is d truncated to an integer (d not special).
+func (d dec) truncInt() *big.Int {
+	if d.exp >= 0 {
+		return scaled(d.coef, d.exp)
+	}
+	return new(big.Int).Quo(d.coef, pow10(-d.exp))
+}
+
+// sqrt is d's square root (d >= 0, not special): exact with the ideal
+// exponent floor(exp/2) when there is one, else rounded to 34 digits.
+func (d dec) sqrt() dec {
+	c, e := new(big.Int).Set(d.coef), d.exp
+	if e%2 != 0 { // make the exponent even
+		c.Mul(c, bigTen)
+		e--
+	}
+	if s := new(big.Int).Sqrt(c); new(big.Int).Mul(s, s).Cmp(c) == 0 {
+		return dec{coef: s, exp: e / 2}.roundDigits(false)
+	}
+	// Scale so that the root has at least 35 digits; the remainder is
+	// never zero here (the root is irrational), a sticky digit.
+	extra := max(2*(decMaxDigits+1)-numDigits(c)+2, 0)
+	extra += extra % 2
+	c.Mul(c, pow10(extra))
+	s := new(big.Int).Sqrt(c)
+	return dec{coef: s, exp: (e - extra) / 2}.roundDigits(true)
+}
+
+// decimal128 converts d to a bson.Decimal128. An exponent beyond
+// Decimal128's range is brought into it (trailing zeros added, or digits
+// rounded off), else the value overflows to an infinity or underflows
+// to zero.
 func (d dec) decimal128() bson.Decimal128 {
+	const maxExp, minExp = 6111, -6176
 	var s string
 	switch {
 	case d.nan:
@@ -312,77 +556,23 @@ func (d dec) decimal128() bson.Decimal128 {
 		s = "Infinity"
 	case d.inf < 0:
 		s = "-Infinity"
-	case d.r.Sign() == 0:
-		s = "0"
 	default:
-		s = ratDecimalString(d.r)
+		if d.exp > maxExp {
+			if numDigits(d.coef)+d.exp-maxExp > decMaxDigits {
+				return dec{inf: d.coef.Sign()}.decimal128()
+			}
+			d = dec{coef: scaled(d.coef, d.exp-maxExp), exp: maxExp}
+		}
+		if d.exp < minExp {
+			d = d.quantize(minExp, roundHalfEven)
+		}
+		s = d.coef.String() + "E" + strconv.Itoa(d.exp)
 	}
 	out, err := bson.ParseDecimal128(s)
-	if err != nil { // out of the exponent range
-		switch {
-		case strings.Contains(s, "E-"):
-			out, _ = bson.ParseDecimal128("0")
-		case d.r.Sign() > 0:
-			out, _ = bson.ParseDecimal128("Infinity")
-		default:
-			out, _ = bson.ParseDecimal128("-Infinity")
-		}
+	if err != nil { // not reached: the exponent is in range
+		out, _ = bson.ParseDecimal128("NaN")
 	}
 	return out
-}
-
-// ratDecimalString formats a non-zero r as coefficient "E" exponent,
-// the coefficient rounded to 34 digits, half to even.
-func ratDecimalString(r *big.Rat) string {
-	num := new(big.Int).Abs(r.Num())
-	den := r.Denom()
-	// q = num * 10^-e / den in [10^33, 10^34).
-	e := len(num.String()) - len(den.String()) - 33
-	var q, rem big.Int
-	scaled := func(e int) {
-		n, d := new(big.Int).Set(num), new(big.Int).Set(den)
-		p := new(big.Int).Exp(bigTen, big.NewInt(int64(abs(e))), nil)
-		if e < 0 {
-			n.Mul(n, p)
-		} else {
-			d.Mul(d, p)
-		}
-		q.QuoRem(n, d, &rem)
-		rem.Mul(&rem, big.NewInt(2))
-		rem.Sub(&rem, d) // sign: the remainder against half
-	}
-	scaled(e)
-	for q.Cmp(decDigits) >= 0 {
-		e++
-		scaled(e)
-	}
-	for q.Cmp(decDigitsL) < 0 {
-		e--
-		scaled(e)
-	}
-	if c := rem.Sign(); c > 0 || c == 0 && q.Bit(0) == 1 {
-		q.Add(&q, big.NewInt(1))
-		if q.Cmp(decDigits) == 0 {
-			q.Quo(&q, bigTen)
-			e++
-		}
-	}
-	// Drop the trailing zeros of a fraction (3.000 is 3).
-	var m big.Int
-	for e < 0 {
-		var qq big.Int
-		qq.QuoRem(&q, bigTen, &m)
-		if m.Sign() != 0 {
-			break
-		}
-		q.Set(&qq)
-		e++
-	}
-	sign := ""
-	if r.Sign() < 0 {
-		sign = "-"
-	}
-	return sign + q.String() + "E" + strconv.Itoa(e)
 }
 
 // aggCompare is the order of aggregation expressions' comparisons: BSON

@@ -215,5 +215,60 @@ func TestDecimalRounding(t *testing.T) {
 	assert.Equal(t, "1000000000000000000000000000000002", got.(bson.Decimal128).String())
 	got, err = Multiply(dec128("1.5"), int32(2))
 	require.NoError(t, err)
-	assert.Equal(t, "3", got.(bson.Decimal128).String())
+	assert.Equal(t, "3.0", got.(bson.Decimal128).String())
+}
+
+// TestDecimalScale checks decimal results carry the exponent IEEE 754's
+// decimal arithmetic (the server's Decimal128) gives them, trailing
+// zeros included.
+func TestDecimalScale(t *testing.T) {
+	for _, tc := range []struct {
+		expr any
+		want string
+	}{
+		{`{"$add": [{"$numberDecimal": "1.0"}, {"$numberDecimal": "2.00"}]}`, "3.00"},
+		{`{"$subtract": [{"$numberDecimal": "5.5"}, {"$numberDecimal": "0.5"}]}`, "5.0"},
+		{`{"$multiply": [{"$numberDecimal": "1.10"}, {"$numberDecimal": "2.0"}]}`, "2.200"},
+		{`{"$divide": [{"$numberDecimal": "1"}, {"$numberDecimal": "8"}]}`, "0.125"},
+		{`{"$divide": [{"$numberDecimal": "1.00"}, 2]}`, "0.50"},
+		{`{"$divide": [{"$numberDecimal": "10"}, 2]}`, "5"},
+		{`{"$divide": [1, {"$numberDecimal": "1E-3"}]}`, "1E+3"},
+		{`{"$divide": [{"$numberDecimal": "2"}, 3]}`, "0.6666666666666666666666666666666667"},
+		{`{"$mod": [{"$numberDecimal": "7.50"}, 2]}`, "1.50"},
+		{`{"$abs": {"$numberDecimal": "-1.50"}}`, "1.50"},
+		{`{"$ceil": {"$numberDecimal": "1.50"}}`, "2"},
+		{`{"$floor": {"$numberDecimal": "-1.5"}}`, "-2"},
+		{`{"$ceil": {"$numberDecimal": "1E+2"}}`, "100"},
+		{`{"$round": [{"$numberDecimal": "5"}, 2]}`, "5.00"},
+		{`{"$round": [{"$numberDecimal": "1.2345"}, 3]}`, "1.234"},
+		{`{"$round": [{"$numberDecimal": "1.2355"}, 3]}`, "1.236"},
+		{`{"$trunc": [{"$numberDecimal": "-1.99"}, 1]}`, "-1.9"},
+		{`{"$round": [{"$numberDecimal": "1250"}, -2]}`, "1.2E+3"},
+		{`{"$sqrt": {"$numberDecimal": "2.25"}}`, "1.5"},
+		{`{"$sqrt": {"$numberDecimal": "0.04"}}`, "0.2"},
+		{`{"$sqrt": {"$numberDecimal": "4E+2"}}`, "2E+1"},
+		{`{"$sqrt": {"$numberDecimal": "2"}}`, "1.414213562373095048801688724209698"},
+		{`{"$toDecimal": 2.5}`, "2.50000000000000"},
+		{`{"$toDecimal": 0.1}`, "0.100000000000000"},
+		{`{"$toDecimal": 5}`, "5"},
+		{`{"$add": [0.1, {"$numberDecimal": "0.2"}]}`, "0.3000000000000000055511151231257827"},
+		{`{"$add": [{"$numberDecimal": "0.2"}, 0.1]}`, "0.300000000000000"},
+		{`{"$multiply": [{"$numberDecimal": "1E+6000"}, {"$numberDecimal": "1E+200"}]}`, "Infinity"},
+		{`{"$multiply": [{"$numberDecimal": "-1E+6000"}, {"$numberDecimal": "1E+200"}]}`, "-Infinity"},
+		{`{"$multiply": [{"$numberDecimal": "1E+6100"}, {"$numberDecimal": "1E+20"}]}`, "1.000000000E+6120"},
+		{`{"$multiply": [{"$numberDecimal": "1E-6176"}, {"$numberDecimal": "1E-10"}]}`, "0E-6176"},
+		{`{"$add": [{"$numberDecimal": "1E+40"}, {"$numberDecimal": "1E-40"}]}`, "1.000000000000000000000000000000000E+40"},
+		{`{"$add": [{"$numberDecimal": "1E+6111"}, {"$numberDecimal": "1E-6176"}]}`, "1.000000000000000000000000000000000E+6111"},
+		{`{"$subtract": [{"$numberDecimal": "1E+6111"}, {"$numberDecimal": "1E-6176"}]}`, "1.000000000000000000000000000000000E+6111"},
+		{`{"$add": [{"$numberDecimal": "0E-6176"}, {"$numberDecimal": "1E+6111"}]}`, "1.000000000000000000000000000000000E+6111"},
+		{`{"$add": [{"$numberDecimal": "9999999999999999999999999999999999"}, {"$numberDecimal": "0.5"}]}`, "1.000000000000000000000000000000000E+34"},
+		{`{"$add": [{"$numberDecimal": "9999999999999999999999999999999998"}, {"$numberDecimal": "0.5"}]}`, "9999999999999999999999999999999998"},
+		{`{"$add": [{"$numberDecimal": "9999999999999999999999999999999998"}, {"$numberDecimal": "0.5000000000000000000000000000000001"}]}`, "9999999999999999999999999999999999"},
+	} {
+		got, err := opEval(t, tc.expr, nil)
+		require.NoError(t, err, "%v", tc.expr)
+		d, ok := got.(bson.Decimal128)
+		require.True(t, ok, "%v gave %T %v", tc.expr, got, got)
+		assert.Equal(t, tc.want, d.String(), "%v", tc.expr)
+	}
 }
