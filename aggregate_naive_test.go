@@ -185,7 +185,7 @@ func nvProject(docs []map[string]any, spec any) ([]map[string]any, error) {
 	if !ok || len(fields) == 0 {
 		return nil, nvErr("$project takes a non-empty document")
 	}
-	includeID := true
+	includeID, idFlag := true, false
 	var included, excluded []string
 	var computed bson.D
 	for _, f := range fields {
@@ -194,7 +194,7 @@ func nvProject(docs []map[string]any, spec any) ([]map[string]any, error) {
 			flag := nvTruthy(v)
 			switch {
 			case f.Key == "_id":
-				includeID = flag
+				includeID, idFlag = flag, true
 			case flag:
 				included = append(included, f.Key)
 			default:
@@ -204,8 +204,9 @@ func nvProject(docs []map[string]any, spec any) ([]map[string]any, error) {
 			computed = append(computed, f)
 		}
 	}
-	exclusion := len(included) == 0 && len(computed) == 0
-	if !exclusion && len(excluded) > 0 {
+	// The fields other than _id decide the mode; alone, _id decides it.
+	exclusion := len(excluded) > 0 || (len(included) == 0 && len(computed) == 0 && !(idFlag && includeID))
+	if len(excluded) > 0 && (len(included) > 0 || len(computed) > 0) {
 		return nil, nvErr("$project mixes inclusion and exclusion")
 	}
 	var out []map[string]any
