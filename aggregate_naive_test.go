@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -566,7 +568,7 @@ func nvEval(expr any, d map[string]any) (any, error) {
 
 func nvOperator(op string, operand any, d map[string]any) (any, error) {
 	var args []any
-	if a, ok := operand.(bson.A); ok {
+	if a, ok := operand.(bson.A); ok && op != "$cond" {
 		for _, x := range a {
 			v, err := nvEval(x, d)
 			if err != nil {
@@ -1051,4 +1053,277 @@ func nvKey(v any) string {
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 	return fmt.Sprintf("%T:%v", v, v)
+}
+
+// The naive evaluator's own tests: hand-computed answers, so that a
+// broken reference cannot pass for the library's bug (or hide one).
+
+// naiveRun runs a pipeline on docs and fails the test on an error.
+func naiveRun(t *testing.T, docs []map[string]any, pipeline ...bson.D) []map[string]any {
+	t.Helper()
+	out, err := naiveAggregate(docs, pipeline)
+	require.NoError(t, err)
+	return out
+}
+
+func naiveIDs(docs []map[string]any) []any {
+	out := make([]any, len(docs))
+	for i, d := range docs {
+		out[i] = d["_id"]
+	}
+	return out
+}
+
+func TestNaiveCompareOrder(t *testing.T) {
+	oid := bson.ObjectID{1}
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ascending := []any{nvMissing, nil, int32(-1), 0.5, int64(1), "", "a", "b",
+		map[string]any{"k": int32(1)}, map[string]any{"k": "a"}, []any{}, []any{int32(1)}, []any{int32(1), int32(0)}, []any{"a"},
+		oid, false, true, when}
+	for i := range ascending {
+		for j := range ascending {
+			require.Equal(t, cmpInt(i, j), nvCompare(ascending[i], ascending[j]), "%v vs %v", ascending[i], ascending[j])
+		}
+	}
+	// Numbers compare by value across int, long and double.
+	require.Zero(t, nvCompare(int32(1), 1.0))
+	require.Zero(t, nvCompare(int64(1), int32(1)))
+	require.Equal(t, -1, nvCompare(int64(9007199254740992), int64(9007199254740993)))
+	// Documents: field by field, the value's type before the name.
+	require.Equal(t, -1, nvCompare(map[string]any{"b": int32(1)}, map[string]any{"a": "x"}))
+	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"b": int32(1)}))
+	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"a": int32(1), "b": nil}))
+}
+
+func TestNaiveMatch(t *testing.T) {
+	docs := []map[string]any{
+		{"_id": int64(1), "a": int32(1)},
+		{"_id": int64(2), "a": 1.0},
+		{"_id": int64(3), "a": int64(1)},
+		{"_id": int64(4), "a": nil},
+		{"_id": int64(5)},
+		{"_id": int64(6), "a": "1"},
+		{"_id": int64(7), "a": []any{int32(0), int32(5)}},
+		{"_id": int64(8), "a": map[string]any{"k": int32(1)}},
+	}
+	for _, c := range []struct {
+		filter bson.D
+		want   []any
+	}{
+		{bson.D{{Key: "a", Value: int32(1)}}, []any{int64(1), int64(2), int64(3)}},
+		{bson.D{{Key: "a", Value: int32(5)}}, []any{int64(7)}},
+		{bson.D{{Key: "a", Value: nil}}, []any{int64(4), int64(5)}},
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$ne", Value: nil}}}}, []any{int64(1), int64(2), int64(3), int64(6), int64(7), int64(8)}},
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: 0.5}}}}, []any{int64(1), int64(2), int64(3), int64(7)}},
+		// Both bounds, each met by an element of its own.
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: int32(3)}, {Key: "$lt", Value: int32(1)}}}}, []any{int64(7)}},
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$lte", Value: "z"}}}}, []any{int64(6)}},
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$gte", Value: nil}}}}, []any{int64(4), int64(5)}},
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$exists", Value: false}}}}, []any{int64(5)}},
+		{bson.D{{Key: "a", Value: bson.D{{Key: "$in", Value: bson.A{"1", nil}}}}}, []any{int64(4), int64(5), int64(6)}},
+		{bson.D{{Key: "a", Value: map[string]any{"k": 1.0}}}, []any{int64(8)}},
+		{bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "a", Value: "1"}}, bson.D{{Key: "_id", Value: int32(5)}}}}}, []any{int64(5), int64(6)}},
+		{bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "a", Value: int32(1)}}, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: int32(1)}}}}}}}, []any{int64(2), int64(3)}},
+	} {
+		out := naiveRun(t, docs, bson.D{{Key: "$match", Value: c.filter}})
+		require.Equal(t, c.want, naiveIDs(out), "%v", c.filter)
+	}
+}
+
+func TestNaiveExpressions(t *testing.T) {
+	doc := map[string]any{"i": int32(2147483647), "one": int32(1), "l": int64(3), "d": 0.5, "n": nil, "s": "AbC", "arr": []any{int32(1), "x"}}
+	op := func(name string, args ...any) bson.D { return bson.D{{Key: name, Value: bson.A(args)}} }
+	for _, c := range []struct {
+		expr any
+		want any
+	}{
+		{op("$add", "$one", "$one"), int32(2)},
+		{op("$add", "$i", "$one"), int64(2147483648)},
+		{op("$multiply", "$i", "$i"), int64(4611686014132420609)},
+		{op("$add", "$one", "$l"), int64(4)},
+		{op("$add", "$one", "$d"), 1.5},
+		{op("$subtract", "$one", "$d"), 0.5},
+		{op("$multiply", "$l", "$d"), 1.5},
+		{op("$add", "$one", "$n"), nil},
+		{op("$subtract", "$nothere", "$one"), nil},
+		{op("$concat", "$s", "-", "$s"), "AbC-AbC"},
+		{op("$concat", "$s", "$nothere"), nil},
+		{op("$concat", "$s", "$n"), nil},
+		{bson.D{{Key: "$toLower", Value: "$s"}}, "abc"},
+		{bson.D{{Key: "$toLower", Value: "$n"}}, ""},
+		{bson.D{{Key: "$size", Value: "$arr"}}, int32(2)},
+		{bson.D{{Key: "$type", Value: "$nothere"}}, "missing"},
+		{bson.D{{Key: "$type", Value: "$l"}}, "long"},
+		{bson.D{{Key: "$type", Value: "$one"}}, "int"},
+		{bson.D{{Key: "$type", Value: "$arr"}}, "array"},
+		{op("$eq", "$nothere", nil), false}, // missing sorts below null
+		{op("$lt", "$nothere", nil), true},
+		{op("$eq", "$one", 1.0), true},
+		{op("$gt", "$s", int64(99)), true}, // strings above numbers
+		{op("$cond", "$n", "yes", "no"), "no"},
+		{op("$cond", 0.0, "yes", "no"), "no"},
+		{op("$cond", "", "yes", "no"), "yes"},
+		{op("$cond", bson.A{}, "yes", "no"), "yes"},
+		{op("$ifNull", "$nothere", "$one"), int32(1)},
+		{op("$ifNull", "$n", "dflt"), "dflt"},
+		{op("$ifNull", "$d", "dflt"), 0.5},
+		{op("$and", "$one", "$s"), true},
+		{op("$or", "$n", 0), false},
+		{op("$not", "$nothere"), true},
+		{bson.D{{Key: "x", Value: "$one"}, {Key: "y", Value: "$nothere"}}, map[string]any{"x": int32(1)}},
+		{op("$cond", op("$isArray", "$n"), bson.D{{Key: "$size", Value: "$n"}}, int32(-1)), int32(-1)},
+	} {
+		got, err := nvEval(c.expr, doc)
+		require.NoError(t, err, "%v", c.expr)
+		require.Equal(t, c.want, got, "%v", c.expr)
+	}
+	for _, bad := range []any{
+		bson.D{{Key: "$size", Value: "$n"}},
+		op("$add", "$s", "$one"),
+		op("$concat", "$s", "$one"),
+	} {
+		_, err := nvEval(bad, doc)
+		require.ErrorIs(t, err, errNaive, "%v", bad)
+	}
+}
+
+func TestNaiveGroup(t *testing.T) {
+	docs := []map[string]any{
+		{"_id": int64(1), "k": "x", "v": int32(2147483647), "w": "str"},
+		{"_id": int64(2), "k": "x", "v": int32(1), "w": nil},
+		{"_id": int64(3), "v": int32(3)},
+		{"_id": int64(4), "k": nil, "v": 0.5, "w": int32(7)},
+		{"_id": int64(5), "k": "y", "w": "b"},
+	}
+	acc := func(name string, arg any) bson.D { return bson.D{{Key: name, Value: arg}} }
+	out := naiveRun(t, docs, bson.D{{Key: "$group", Value: bson.D{
+		{Key: "_id", Value: "$k"},
+		{Key: "sum", Value: acc("$sum", "$v")},
+		{Key: "n", Value: acc("$sum", int32(1))},
+		{Key: "cnt", Value: acc("$count", bson.D{})},
+		{Key: "sumw", Value: acc("$sum", "$w")},
+		{Key: "avg", Value: acc("$avg", "$v")},
+		{Key: "min", Value: acc("$min", "$w")},
+		{Key: "max", Value: acc("$max", "$w")},
+		{Key: "first", Value: acc("$first", "$w")},
+		{Key: "last", Value: acc("$last", "$w")},
+		{Key: "push", Value: acc("$push", "$w")},
+		{Key: "set", Value: acc("$addToSet", "$k")},
+	}}})
+	want := []map[string]any{
+		{"_id": "x", "sum": int64(2147483648), "n": int32(2), "cnt": int32(2), "sumw": int32(0), "avg": 1073741824.0,
+			"min": "str", "max": "str", "first": "str", "last": nil, "push": []any{"str", nil}, "set": []any{"x"}},
+		// A missing key and a null key are one group, keyed null.
+		{"_id": nil, "sum": 3.5, "n": int32(2), "cnt": int32(2), "sumw": int32(7), "avg": 1.75,
+			"min": int32(7), "max": int32(7), "first": nil, "last": int32(7), "push": []any{int32(7)}, "set": []any{nil}},
+		{"_id": "y", "sum": int32(0), "n": int32(1), "cnt": int32(1), "sumw": int32(0), "avg": nil,
+			"min": "b", "max": "b", "first": "b", "last": "b", "push": []any{"b"}, "set": []any{"y"}},
+	}
+	require.Equal(t, want, out)
+
+	// A document key: its missing fields are left out.
+	out = naiveRun(t, docs, bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "a", Value: "$k"}}}}}})
+	require.Equal(t, []map[string]any{{"_id": map[string]any{"a": "x"}}, {"_id": map[string]any{}}, {"_id": map[string]any{"a": nil}}, {"_id": map[string]any{"a": "y"}}}, out)
+
+	// No input, no group; $count and $sortByCount likewise.
+	require.Empty(t, naiveRun(t, nil, bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}}}}))
+	require.Empty(t, naiveRun(t, nil, bson.D{{Key: "$count", Value: "n"}}))
+	require.Equal(t, []map[string]any{{"n": int32(5)}}, naiveRun(t, docs, bson.D{{Key: "$count", Value: "n"}}))
+	require.Equal(t, []map[string]any{{"_id": "x", "count": int32(2)}, {"_id": nil, "count": int32(2)}, {"_id": "y", "count": int32(1)}},
+		naiveRun(t, docs, bson.D{{Key: "$sortByCount", Value: "$k"}}))
+}
+
+// TestNaiveManualUnwind is the MongoDB manual's $unwind examples (the
+// inventory collection, with preserveNullAndEmptyArrays and
+// includeArrayIndex).
+func TestNaiveManualUnwind(t *testing.T) {
+	docs := []map[string]any{
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": []any{"S", "M", "L"}},
+		{"_id": int32(2), "item": "EFG", "price": 120.0, "sizes": []any{}},
+		{"_id": int32(3), "item": "IJK", "price": 160.0, "sizes": "M"},
+		{"_id": int32(4), "item": "LMN", "price": 10.0},
+		{"_id": int32(5), "item": "XYZ", "price": 5.75, "sizes": nil},
+	}
+	require.Equal(t, []map[string]any{
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": "S"},
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": "M"},
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": "L"},
+		{"_id": int32(3), "item": "IJK", "price": 160.0, "sizes": "M"},
+	}, naiveRun(t, docs, bson.D{{Key: "$unwind", Value: "$sizes"}}))
+	require.Equal(t, []map[string]any{
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": "S", "arrayIndex": int64(0)},
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": "M", "arrayIndex": int64(1)},
+		{"_id": int32(1), "item": "ABC", "price": 80.0, "sizes": "L", "arrayIndex": int64(2)},
+		{"_id": int32(2), "item": "EFG", "price": 120.0, "arrayIndex": nil},
+		{"_id": int32(3), "item": "IJK", "price": 160.0, "sizes": "M", "arrayIndex": nil},
+		{"_id": int32(4), "item": "LMN", "price": 10.0, "arrayIndex": nil},
+		{"_id": int32(5), "item": "XYZ", "price": 5.75, "sizes": nil, "arrayIndex": nil},
+	}, naiveRun(t, docs, bson.D{{Key: "$unwind", Value: bson.D{
+		{Key: "path", Value: "$sizes"}, {Key: "includeArrayIndex", Value: "arrayIndex"}, {Key: "preserveNullAndEmptyArrays", Value: true},
+	}}}))
+}
+
+func TestNaiveStages(t *testing.T) {
+	docs := []map[string]any{
+		{"_id": int64(1), "a": "x", "b": int32(2), "sub": map[string]any{"p": int32(1)}},
+		{"_id": int64(2), "a": nil, "b": 1.5, "sub": map[string]any{"p": int32(2)}},
+		{"_id": int64(3), "b": int32(2), "sub": map[string]any{}},
+		{"_id": int64(4), "a": int32(9), "b": int64(1), "sub": map[string]any{"p": "z"}},
+	}
+	// $sort: missing and null tie (the sort is stable here), then BSON order.
+	out := naiveRun(t, docs, bson.D{{Key: "$sort", Value: bson.D{{Key: "a", Value: int32(1)}}}})
+	require.Equal(t, []any{int64(2), int64(3), int64(4), int64(1)}, naiveIDs(out))
+	out = naiveRun(t, docs, bson.D{{Key: "$sort", Value: bson.D{{Key: "b", Value: int32(-1)}, {Key: "_id", Value: int32(1)}}}})
+	require.Equal(t, []any{int64(1), int64(3), int64(2), int64(4)}, naiveIDs(out))
+	out = naiveRun(t, docs,
+		bson.D{{Key: "$sort", Value: bson.D{{Key: "_id", Value: int32(-1)}}}},
+		bson.D{{Key: "$skip", Value: int32(1)}},
+		bson.D{{Key: "$limit", Value: int64(2)}})
+	require.Equal(t, []any{int64(3), int64(2)}, naiveIDs(out))
+
+	// $project: inclusion (a missing path is left out, a computed missing
+	// value too), exclusion, _id alone.
+	out = naiveRun(t, docs[2:3], bson.D{{Key: "$project", Value: bson.D{{Key: "a", Value: int32(1)}, {Key: "c", Value: "$sub.p"}, {Key: "d", Value: "$b"}}}})
+	require.Equal(t, []map[string]any{{"_id": int64(3), "d": int32(2)}}, out)
+	out = naiveRun(t, docs[:1], bson.D{{Key: "$project", Value: bson.D{{Key: "sub", Value: false}, {Key: "_id", Value: int32(0)}}}})
+	require.Equal(t, []map[string]any{{"a": "x", "b": int32(2)}}, out)
+	out = naiveRun(t, docs[:1], bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: true}}}})
+	require.Equal(t, []map[string]any{{"_id": int64(1)}}, out)
+	out = naiveRun(t, docs[:1], bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: int32(0)}, {Key: "b", Value: int32(1)}}}})
+	require.Equal(t, []map[string]any{{"b": int32(2)}}, out)
+
+	// $addFields sees the input document; a missing value removes the field.
+	out = naiveRun(t, docs[:1], bson.D{{Key: "$set", Value: bson.D{{Key: "b", Value: "$nothere"}, {Key: "c", Value: "$b"}}}})
+	require.Equal(t, []map[string]any{{"_id": int64(1), "a": "x", "c": int32(2), "sub": map[string]any{"p": int32(1)}}}, out)
+	out = naiveRun(t, docs[:1], bson.D{{Key: "$unset", Value: bson.A{"a", "sub"}}})
+	require.Equal(t, []map[string]any{{"_id": int64(1), "b": int32(2)}}, out)
+
+	// $replaceRoot: a sub-document, or a computed document.
+	out = naiveRun(t, docs, bson.D{{Key: "$replaceRoot", Value: bson.D{{Key: "newRoot", Value: "$sub"}}}})
+	require.Equal(t, []map[string]any{{"p": int32(1)}, {"p": int32(2)}, {}, {"p": "z"}}, out)
+	out = naiveRun(t, docs[1:2], bson.D{{Key: "$replaceRoot", Value: bson.D{{Key: "newRoot", Value: bson.D{{Key: "x", Value: "$a"}, {Key: "y", Value: "$nothere"}}}}}})
+	require.Equal(t, []map[string]any{{"x": nil}}, out)
+	_, err := naiveAggregate(docs, []bson.D{{{Key: "$replaceRoot", Value: bson.D{{Key: "newRoot", Value: "$a"}}}}})
+	require.ErrorIs(t, err, errNaive)
+
+	// The input is not modified.
+	require.Equal(t, map[string]any{"_id": int64(1), "a": "x", "b": int32(2), "sub": map[string]any{"p": int32(1)}}, docs[0])
+}
+
+// TestNaiveDiffCompare checks the differential test's comparison: types
+// count (Go int is a long), order counts only where defined, $addToSet's
+// arrays are sets.
+func TestNaiveDiffCompare(t *testing.T) {
+	a := []map[string]any{{"_id": int64(1), "set_1": []any{int32(1), "x"}}, {"_id": int32(2)}}
+	require.Empty(t, diffCompare(a, nil, []map[string]any{{"_id": int64(1), "set_1": []any{"x", int32(1)}}, {"_id": int32(2)}}, nil, true))
+	require.NotEmpty(t, diffCompare(a, nil, []map[string]any{{"_id": int32(2)}, {"_id": int64(1), "set_1": []any{int32(1), "x"}}}, nil, true))
+	require.Empty(t, diffCompare(a, nil, []map[string]any{{"_id": int32(2)}, {"_id": int64(1), "set_1": []any{int32(1), "x"}}}, nil, false))
+	require.NotEmpty(t, diffCompare(a, nil, []map[string]any{{"_id": int64(1), "set_1": []any{int32(1), "x"}}, {"_id": int64(2)}}, nil, false))
+	require.NotEmpty(t, diffCompare(a, nil, []map[string]any{{"_id": int64(1), "set_1": []any{int32(1), "x"}}, {"_id": 2.0}}, nil, false))
+	require.Empty(t, diffCompare([]map[string]any{{"x": int64(1)}}, nil, []map[string]any{diffNormalize(map[string]any{"x": 1}).(map[string]any)}, nil, true))
+	require.NotEmpty(t, diffCompare(a, nil, a[:1], nil, false))
+	require.NotEmpty(t, diffCompare(a, nil, nil, errNaive, false))
+	require.Empty(t, diffCompare(nil, errNaive, nil, errNaive, false))
+	require.Equal(t, []any{int64(1), "a", []any{map[string]any{"k": int64(2)}}, []any{"s"}},
+		diffNormalize([]any{1, "a", []map[string]any{{"k": 2}}, []string{"s"}}), "typed slices become []any, ints longs")
 }
