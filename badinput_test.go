@@ -658,6 +658,14 @@ func closedCalls() []closedCall {
 			_, err := c.Explain(context.Background(), badFilter)
 			return err
 		}},
+		{"Aggregate", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.Aggregate(context.Background(), bson.A{bson.D{{Key: "$bogus", Value: 1}}})
+			return err
+		}},
+		{"ExplainAggregate", func(_ *ttldb.DB, c *ttldb.Collection) error {
+			_, err := c.ExplainAggregate(context.Background(), bson.A{bson.D{{Key: "$match", Value: badFilter}}})
+			return err
+		}},
 		{"UpdateOne", func(_ *ttldb.DB, c *ttldb.Collection) error {
 			_, err := c.UpdateOne(context.Background(), badFilter, badUpdate)
 			return err
@@ -1167,8 +1175,13 @@ func TestStoreClosed(t *testing.T) {
 			"DropIndex _id": func() error { return h.DropIndex(context.Background(), "_id_") },
 			"Indexes":       func() error { _, err := h.Indexes(context.Background()); return err },
 			"Explain":       func() error { _, err := h.Explain(context.Background(), nil); return err },
-			"Compact":       func() error { return h.Compact(context.Background()) },
-			"ExpiresAt":     func() error { _, _, err := h.ExpiresAt(context.Background(), 1); return err },
+			"Aggregate": func() error {
+				_, err := h.Aggregate(context.Background(), bson.A{bson.D{{Key: "$bogus", Value: 1}}})
+				return err
+			},
+			"ExplainAggregate": func() error { _, err := h.ExplainAggregate(context.Background(), bson.A{}); return err },
+			"Compact":          func() error { return h.Compact(context.Background()) },
+			"ExpiresAt":        func() error { _, _, err := h.ExpiresAt(context.Background(), 1); return err },
 			"CollMod": func() error {
 				_, err := h.CollMod(context.Background(), ttldb.CollModIndex{Name: "x_1", ExpireAfterSeconds: ttldb.Seconds(5)})
 				return err

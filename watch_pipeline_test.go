@@ -274,7 +274,7 @@ func TestWatchPipelineRefused(t *testing.T) {
 		{"$unset _id._data", bson.A{bson.D{{Key: "$unset", Value: bson.A{"ns", "_id._data"}}}}, "resume token"},
 		{"$set _id", bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "_id", Value: 1}}}}}, "resume token"},
 		{"$addFields _id.x", bson.A{bson.D{{Key: "$addFields", Value: bson.D{{Key: "_id.x", Value: 1}}}}}, "resume token"},
-		{"operator expression", bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$add", Value: bson.A{1, 2}}}}}}}}, "$add"},
+		{"unknown operator", bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$bogus", Value: bson.A{1, 2}}}}}}}}, "$bogus"},
 		{"unknown variable", bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: "$$nope"}}}}}, "$$nope"},
 		{"$replaceRoot without newRoot", bson.A{bson.D{{Key: "$replaceRoot", Value: bson.D{{Key: "root", Value: "$x"}}}}}, "newRoot"},
 		{"too many stages", long, "more than"},

@@ -422,6 +422,32 @@ func Decode(b []byte) Document {
 	return d.document()
 }
 
+// DecodeFields returns a new Document holding only the top-level fields
+// of an encoding named in fields (a sorted or unsorted short list),
+// skipping the others undecoded: a reader that needs a few fields of large
+// documents (an aggregation's $group) pays for those only.
+func DecodeFields(b []byte, fields []string) Document {
+	d := decoder{b: b}
+	n := int(d.uvarint())
+	m := make(Document, min(n, len(fields)))
+	for range n {
+		kb := d.bytes(int(d.uvarint()))
+		want := false
+		for _, f := range fields {
+			if f == string(kb) {
+				want = true
+				break
+			}
+		}
+		if !want {
+			d.skipValue()
+			continue
+		}
+		m[internName(kb)] = d.value()
+	}
+	return m
+}
+
 func (d *decoder) document() Document {
 	n := int(d.uvarint())
 	m := make(Document, n)

@@ -157,3 +157,12 @@ func TestAppendEncode(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "appending into room allocates nothing")
 }
+
+func TestDecodeFields(t *testing.T) {
+	doc := Document{"_id": 1, "a": "x", "b": Document{"c": []any{1, 2}}, "d": 2.5, "e": nil}
+	enc, err := Encode(doc, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Document{"b": Document{"c": []any{1, 2}}, "e": nil}, DecodeFields(enc, []string{"b", "e", "missing"}))
+	assert.Empty(t, DecodeFields(enc, nil))
+	assert.Equal(t, Decode(enc), DecodeFields(enc, []string{"_id", "a", "b", "d", "e"}))
+}

@@ -6,7 +6,9 @@ import (
 	"iter"
 	"reflect"
 	"slices"
+	"time"
 
+	"github.com/ttldb/ttldb/internal/aggregate"
 	"github.com/ttldb/ttldb/internal/codec"
 )
 
@@ -60,6 +62,14 @@ type Cursor struct {
 	done  bool // no batch is left to read
 	err   error
 	opts  codec.DecodeOptions // the DB's WithBSONOptions
+	// now, if not zero, is the expiry cutoff of every batch (an
+	// aggregation's one instant); zero: the clock's time at each batch.
+	now time.Time
+	// src, if not nil, is an aggregation's output: batches are pulled
+	// from it (pull), and srcRun's memory is given back when it ends.
+	src     aggregate.Stream
+	srcRun  *aggRun
+	srcName string
 }
 
 // cursorDoc is one result: its stored encoding (which never changes) and,
@@ -81,6 +91,13 @@ func (cur *Cursor) Next(ctx context.Context) bool {
 			cur.batch[cur.next] = cursorDoc{}
 			cur.next++
 			return true
+		}
+		if cur.src != nil {
+			if cur.pull(ctx); cur.next < len(cur.batch) {
+				continue
+			}
+			cur.close()
+			return false
 		}
 		if cur.done || cur.s == nil {
 			cur.close()
@@ -112,7 +129,11 @@ func (cur *Cursor) fetch(ctx context.Context) {
 	}
 	q.ctx, q.err, q.from, q.budget, q.paused = ctx, nil, cur.from, cursorExamine, false
 	full := false
-	s.execute(cur.p, q, s.db.clock.Now(), func(r *docRef) bool {
+	now := cur.now
+	if now.IsZero() {
+		now = s.db.clock.Now()
+	}
+	s.execute(cur.p, q, now, func(r *docRef) bool {
 		if cur.seen != nil {
 			if _, dup := cur.seen[r.rec.seq]; dup {
 				return true
@@ -160,6 +181,32 @@ func (cur *Cursor) fetch(ctx context.Context) {
 			}
 			d.doc, d.enc = proj.Apply(d.doc), nil
 		}
+	}
+}
+
+// pull reads the next batch of an aggregation's output (at most
+// cursorBatch documents); at its end (or error) the source is let go.
+func (cur *Cursor) pull(ctx context.Context) {
+	cur.batch, cur.next = cur.batch[:0], 0
+	for len(cur.batch) < cursorBatch {
+		if err := checkCtx(ctx); err != nil {
+			cur.err = ctxError(cur.srcName, err)
+			break
+		}
+		d, err := cur.src.Next(ctx)
+		if err != nil {
+			cur.err = fmt.Errorf("collection %q: Aggregate: %w", cur.srcName, err)
+			break
+		}
+		if d == nil {
+			break
+		}
+		cur.batch = append(cur.batch, cursorDoc{doc: d})
+	}
+	if cur.err != nil || len(cur.batch) < cursorBatch {
+		cur.src = nil
+		cur.srcRun.release()
+		cur.done = true
 	}
 }
 
@@ -219,6 +266,10 @@ func (cur *Cursor) Close(ctx context.Context) error {
 }
 
 func (cur *Cursor) close() {
+	if cur.srcRun != nil {
+		cur.srcRun.release()
+	}
+	cur.src = nil
 	cur.done = true
 	cur.batch, cur.next, cur.cur, cur.seen, cur.s = nil, 0, cursorDoc{}, nil, nil
 }
