@@ -50,8 +50,11 @@ func TestAggregateDifferential(t *testing.T) {
 	db, _ := openStore(t)
 	indexed, plain := db.Collection("indexed"), db.Collection("plain")
 	diffIndexes(t, indexed)
-	if _, err := indexed.Aggregate(context.Background(), []bson.D{}); err != nil && strings.Contains(err.Error(), "not built yet") {
-		t.Skip("Aggregate is not built yet")
+	// Until the engine and every stage generated here are merged. (The
+	// probe is compiled only: the collection is still empty.)
+	if _, err := indexed.Aggregate(context.Background(), diffEveryStage); err != nil &&
+		(strings.Contains(err.Error(), "not built yet") || strings.Contains(err.Error(), "unknown or unsupported stage")) {
+		t.Skip(err)
 	}
 	diffLoad(t, indexed, docs)
 	diffLoad(t, plain, docs)
@@ -248,6 +251,24 @@ func diffFind(c *ttldb.Collection, filter any, opts ttldb.FindOptions) ([]ttldb.
 	var out []ttldb.Document
 	err = cur.All(context.Background(), &out)
 	return out, err
+}
+
+// diffEveryStage is a pipeline with one of each stage the generator
+// writes.
+var diffEveryStage = []bson.D{
+	{{Key: "$match", Value: bson.D{{Key: "a", Value: int32(1)}}}},
+	{{Key: "$project", Value: bson.D{{Key: "a", Value: int32(1)}, {Key: "sub", Value: int32(1)}, {Key: "arr", Value: int32(1)}}}},
+	{{Key: "$addFields", Value: bson.D{{Key: "x", Value: "$a"}}}},
+	{{Key: "$set", Value: bson.D{{Key: "y", Value: "$a"}}}},
+	{{Key: "$unset", Value: "y"}},
+	{{Key: "$unwind", Value: "$arr"}},
+	{{Key: "$sort", Value: bson.D{{Key: "a", Value: int32(1)}}}},
+	{{Key: "$skip", Value: int32(1)}},
+	{{Key: "$limit", Value: int32(10)}},
+	{{Key: "$replaceRoot", Value: bson.D{{Key: "newRoot", Value: "$sub"}}}},
+	{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$p"}}}},
+	{{Key: "$sortByCount", Value: "$_id"}},
+	{{Key: "$count", Value: "n"}},
 }
 
 // diffIndexes creates the indexed collection's indexes: on every field the
