@@ -706,6 +706,9 @@ func nvArith(op string, args []any) (any, error) {
 		}
 		widest = max(widest, nvWidth(v))
 	}
+	if widest == 2 && op == "$add" {
+		return nvExactSum(args), nil // MongoDB's $add rounds once, as $sum
+	}
 	if widest == 2 {
 		acc := nvFloat(args[0])
 		for _, v := range args[1:] {
@@ -1326,4 +1329,49 @@ func TestNaiveDiffCompare(t *testing.T) {
 	require.Empty(t, diffCompare(nil, errNaive, nil, errNaive, false))
 	require.Equal(t, []any{int64(1), "a", []any{map[string]any{"k": int64(2)}}, []any{"s"}},
 		diffNormalize([]any{1, "a", []map[string]any{{"k": 2}}, []string{"s"}}), "typed slices become []any, ints longs")
+}
+
+// TestNaiveUnwindCases is MongoDB's own $unwind sanity cases
+// (jstests/core/query/unwind.js): each input value of a under each
+// combination of preserveNullAndEmptyArrays and includeArrayIndex (a
+// field of its own, or a itself).
+func TestNaiveUnwindCases(t *testing.T) {
+	type opts struct {
+		preserve bool
+		index    string
+	}
+	variants := []opts{{false, ""}, {true, ""}, {false, "i"}, {true, "i"}, {true, "a"}}
+	doc := func(kv ...any) map[string]any {
+		d := map[string]any{"_id": int32(0)}
+		for i := 0; i < len(kv); i += 2 {
+			d[kv[i].(string)] = kv[i+1]
+		}
+		return d
+	}
+	one := func(d map[string]any) []map[string]any { return []map[string]any{d} }
+	for _, c := range []struct {
+		name string
+		a    any // nvMissing: no field a
+		want [5][]map[string]any
+	}{
+		{"missing", nvMissing, [5][]map[string]any{nil, one(doc()), nil, one(doc("i", nil)), one(doc("a", nil))}},
+		{"null", nil, [5][]map[string]any{nil, one(doc("a", nil)), nil, one(doc("a", nil, "i", nil)), one(doc("a", nil))}},
+		{"empty array", []any{}, [5][]map[string]any{nil, one(doc()), nil, one(doc("i", nil)), one(doc("a", nil))}},
+		{"1", int32(1), [5][]map[string]any{one(doc("a", int32(1))), one(doc("a", int32(1))), one(doc("a", int32(1), "i", nil)), one(doc("a", int32(1), "i", nil)), one(doc("a", nil))}},
+		{"empty document", map[string]any{}, [5][]map[string]any{one(doc("a", map[string]any{})), one(doc("a", map[string]any{})), one(doc("a", map[string]any{}, "i", nil)), one(doc("a", map[string]any{}, "i", nil)), one(doc("a", nil))}},
+		{"[null]", []any{nil}, [5][]map[string]any{one(doc("a", nil)), one(doc("a", nil)), one(doc("a", nil, "i", int64(0))), one(doc("a", nil, "i", int64(0))), one(doc("a", int64(0)))}},
+		{"[[]]", []any{[]any{}}, [5][]map[string]any{one(doc("a", []any{})), one(doc("a", []any{})), one(doc("a", []any{}, "i", int64(0))), one(doc("a", []any{}, "i", int64(0))), one(doc("a", int64(0)))}},
+		{"[1]", []any{int32(1)}, [5][]map[string]any{one(doc("a", int32(1))), one(doc("a", int32(1))), one(doc("a", int32(1), "i", int64(0))), one(doc("a", int32(1), "i", int64(0))), one(doc("a", int64(0)))}},
+	} {
+		input := doc()
+		nvSet(input, "a", c.a)
+		for vi, v := range variants {
+			spec := bson.D{{Key: "path", Value: "$a"}, {Key: "preserveNullAndEmptyArrays", Value: v.preserve}}
+			if v.index != "" {
+				spec = append(spec, bson.E{Key: "includeArrayIndex", Value: v.index})
+			}
+			out := naiveRun(t, []map[string]any{input}, bson.D{{Key: "$unwind", Value: spec}})
+			require.Equal(t, c.want[vi], out, "a %s, %+v", c.name, v)
+		}
+	}
 }
