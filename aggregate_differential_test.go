@@ -65,11 +65,16 @@ func TestAggregateDifferential(t *testing.T) {
 		pipeline, ordered := g.pipeline()
 		want, wantErr := naiveAggregate(docs, pipeline)
 		for _, c := range []*ttldb.Collection{indexed, plain} {
-			got, err := diffRun(c, pipeline)
+			v := diffVariant{form: rng.IntN(3)}
+			if c == indexed && pipeline[0][0].Key == "$match" && rng.IntN(3) == 0 {
+				// A hinted index: the documents come in its order.
+				v.hint = diffIndexKeys[rng.IntN(len(diffIndexKeys))]
+			}
+			got, err := diffRun(c, pipeline, v)
 			if msg := diffCompare(want, wantErr, got, err, ordered); msg != "" {
 				failures++
-				t.Errorf("seed %d, pipeline %d on collection %q: %s\npipeline: %s\nnaive: %s\nlibrary: %s\ninput documents:\n%s",
-					seed, i, c.Name(), msg, diffJSON(pipeline), diffShow(want, wantErr), diffShow(got, err), diffInputs(t, c, docs, pipeline, ordered))
+				t.Errorf("seed %d, pipeline %d on collection %q (%+v): %s\npipeline: %s\nnaive: %s\nlibrary: %s\ninput documents:\n%s",
+					seed, i, c.Name(), v, msg, diffJSON(pipeline), diffShow(want, wantErr), diffShow(got, err), diffInputs(t, c, docs, pipeline, v, ordered))
 			}
 		}
 		if failures >= 5 {
@@ -126,15 +131,20 @@ func TestDifferentialFind(t *testing.T) {
 			nonEmpty++
 		}
 		for _, c := range []*ttldb.Collection{indexed, plain} {
-			found, err := diffFind(c, pipeline[0][0].Value, opts)
+			o := opts
+			if c == indexed && rng.IntN(3) == 0 {
+				// A hinted index: the documents come in its order.
+				o.Hint = diffIndexKeys[rng.IntN(len(diffIndexKeys))]
+			}
+			found, err := diffFind(c, pipeline[0][0].Value, o)
 			got := make([]map[string]any, len(found))
 			for j, d := range found {
 				got[j] = diffNormalize(map[string]any(d)).(map[string]any)
 			}
 			if msg := diffCompare(want, wantErr, got, err, len(opts.Sort) > 0); msg != "" {
 				failures++
-				t.Errorf("seed %d, query %d on collection %q: %s\nas a pipeline: %s\nnaive: %s\nlibrary: %s",
-					seed, i, c.Name(), msg, diffJSON(pipeline), diffShow(want, wantErr), diffShow(got, err))
+				t.Errorf("seed %d, query %d on collection %q (hint %v): %s\nas a pipeline: %s\nnaive: %s\nlibrary: %s",
+					seed, i, c.Name(), o.Hint, msg, diffJSON(pipeline), diffShow(want, wantErr), diffShow(got, err))
 			}
 		}
 		if failures >= 5 {
@@ -271,21 +281,33 @@ var diffEveryStage = []bson.D{
 	{{Key: "$count", Value: "n"}},
 }
 
+// diffIndexKeys is the keys of the indexed collection's indexes.
+var diffIndexKeys = [][]ttldb.IndexKey{
+	{ttldb.Asc("a")},
+	{ttldb.Desc("b")},
+	{ttldb.Asc("s")},
+	{ttldb.Asc("m")},
+	{ttldb.Asc("arr")},
+	{ttldb.Asc("flag")},
+	{ttldb.Asc("c"), ttldb.Desc("t")},
+	{ttldb.Asc("sub.p")},
+}
+
+// diffVariant is how a pipeline is handed to Aggregate and read back:
+// the index hinted (nil: the planner's choice), the pipeline's form
+// (0 []bson.D, 1 bson.A, 2 []any) and, with form 2, the results read by
+// Documents rather than All.
+type diffVariant struct {
+	hint []ttldb.IndexKey
+	form int
+}
+
 // diffIndexes creates the indexed collection's indexes: on every field the
 // generated $match and $sort stages read, a multikey one, a compound one
 // and one on a sub-document's field.
 func diffIndexes(t *testing.T, c *ttldb.Collection) {
 	t.Helper()
-	for _, keys := range [][]ttldb.IndexKey{
-		{ttldb.Asc("a")},
-		{ttldb.Desc("b")},
-		{ttldb.Asc("s")},
-		{ttldb.Asc("m")},
-		{ttldb.Asc("arr")},
-		{ttldb.Asc("flag")},
-		{ttldb.Asc("c"), ttldb.Desc("t")},
-		{ttldb.Asc("sub.p")},
-	} {
+	for _, keys := range diffIndexKeys {
 		_, err := c.CreateIndex(context.Background(), ttldb.IndexModel{Keys: keys})
 		require.NoError(t, err)
 	}
@@ -302,13 +324,39 @@ func diffLoad(t *testing.T, c *ttldb.Collection, docs []map[string]any) {
 }
 
 // diffRun runs pipeline on c and returns its results normalised.
-func diffRun(c *ttldb.Collection, pipeline []bson.D) ([]map[string]any, error) {
-	cur, err := c.Aggregate(context.Background(), pipeline)
+func diffRun(c *ttldb.Collection, pipeline []bson.D, v diffVariant) ([]map[string]any, error) {
+	var arg any = pipeline
+	switch v.form {
+	case 1:
+		a := bson.A{}
+		for _, s := range pipeline {
+			a = append(a, s)
+		}
+		arg = a
+	case 2:
+		a := []any{}
+		for _, s := range pipeline {
+			a = append(a, s)
+		}
+		arg = a
+	}
+	var opts []ttldb.AggregateOptions
+	if v.hint != nil {
+		opts = append(opts, ttldb.AggregateOptions{Hint: v.hint})
+	}
+	cur, err := c.Aggregate(context.Background(), arg, opts...)
 	if err != nil {
 		return nil, err
 	}
 	var out []ttldb.Document
-	if err := cur.All(context.Background(), &out); err != nil {
+	if v.form == 2 {
+		for d, err := range cur.Documents(context.Background()) {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+		}
+	} else if err := cur.All(context.Background(), &out); err != nil {
 		return nil, err
 	}
 	res := make([]map[string]any, len(out))
@@ -445,7 +493,7 @@ func diffJSON(pipeline []bson.D) string {
 // diffInputs is the input documents of a mismatch: the smallest subset
 // of docs found (by removing chunks while the mismatch remains) on which
 // the library and the naive evaluator still disagree, as extended JSON.
-func diffInputs(t *testing.T, c *ttldb.Collection, docs []map[string]any, pipeline []bson.D, ordered bool) string {
+func diffInputs(t *testing.T, c *ttldb.Collection, docs []map[string]any, pipeline []bson.D, v diffVariant, ordered bool) string {
 	t.Helper()
 	n := 0
 	differs := func(subset []map[string]any) bool {
@@ -459,7 +507,7 @@ func diffInputs(t *testing.T, c *ttldb.Collection, docs []map[string]any, pipeli
 			diffLoad(t, sc, subset)
 		}
 		want, wantErr := naiveAggregate(subset, pipeline)
-		got, err := diffRun(sc, pipeline)
+		got, err := diffRun(sc, pipeline, v)
 		return diffCompare(want, wantErr, got, err, ordered) != ""
 	}
 	cur := docs
