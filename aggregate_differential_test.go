@@ -510,21 +510,7 @@ func diffInputs(t *testing.T, c *ttldb.Collection, docs []map[string]any, pipeli
 		got, err := diffRun(sc, pipeline, v)
 		return diffCompare(want, wantErr, got, err, ordered) != ""
 	}
-	cur := docs
-	for chunk := len(cur) / 2; chunk >= 1 && n < 400; {
-		removed := false
-		for i := 0; i+chunk <= len(cur) && n < 400; {
-			try := slices.Concat(cur[:i], cur[i+chunk:])
-			if differs(try) {
-				cur, removed = try, true
-			} else {
-				i += chunk
-			}
-		}
-		if !removed {
-			chunk /= 2
-		}
-	}
+	cur := diffMinimize(docs, func(subset []map[string]any) bool { return n < 400 && differs(subset) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "  (%d of %d documents reproduce it)\n", len(cur), len(docs))
 	for _, d := range cur {
@@ -536,6 +522,27 @@ func diffInputs(t *testing.T, c *ttldb.Collection, docs []map[string]any, pipeli
 		fmt.Fprintf(&b, "  %s\n", j)
 	}
 	return b.String()
+}
+
+// diffMinimize returns a subset of docs on which fails still holds (fails
+// holds on docs), found by removing chunks of halving sizes while it does.
+func diffMinimize(docs []map[string]any, fails func([]map[string]any) bool) []map[string]any {
+	cur := docs
+	for chunk := len(cur) / 2; chunk >= 1; {
+		removed := false
+		for i := 0; i+chunk <= len(cur); {
+			try := slices.Concat(cur[:i], cur[i+chunk:])
+			if fails(try) {
+				cur, removed = try, true
+			} else {
+				i += chunk
+			}
+		}
+		if !removed {
+			chunk /= 2
+		}
+	}
+	return cur
 }
 
 // The generated documents' fields:
@@ -1104,7 +1111,8 @@ func (g *pipelineGen) accumulator() (string, bson.D, fieldInfo) {
 func (g *pipelineGen) sort() bson.D {
 	var keys bson.D
 	for range 1 + g.rng.IntN(2) {
-		n := g.pick(func(n string, f fieldInfo) bool { return sortable(f) })
+		// Arrays too: by their smallest or largest element.
+		n := g.pick(func(n string, f fieldInfo) bool { return sortable(f) || f.kind == kindArr || f.kind == kindSet })
 		if n == "" || slices.ContainsFunc(keys, func(e bson.E) bool { return e.Key == n }) {
 			continue
 		}
@@ -1342,6 +1350,25 @@ func (g *pipelineGen) boolExpr(depth int) any {
 		return bson.D{{Key: "$or", Value: bson.A{g.boolExpr(depth + 1), g.boolExpr(depth + 1)}}}
 	}
 	return bson.D{{Key: "$not", Value: bson.A{g.boolExpr(depth + 1)}}}
+}
+
+// TestNaiveDiffMinimize: the minimiser keeps exactly the documents a
+// failure needs.
+func TestNaiveDiffMinimize(t *testing.T) {
+	docs := diffDocs(rand.New(rand.NewPCG(1, 2)), 200)
+	needs := func(subset []map[string]any) bool {
+		n := 0
+		for _, d := range subset {
+			if id := d["_id"]; id == int64(7) || id == int64(42) || id == int64(199) {
+				n++
+			}
+		}
+		return n == 3
+	}
+	require.Equal(t, []any{int64(7), int64(42), int64(199)}, naiveIDs(diffMinimize(docs, needs)))
+	// A failure that needs more than half the documents.
+	most := func(subset []map[string]any) bool { return len(subset) >= 150 }
+	require.Len(t, diffMinimize(docs, most), 150)
 }
 
 // TestNaiveGeneratorSound checks the generator's claims on the naive

@@ -118,8 +118,9 @@ func nvStage(docs []map[string]any, name string, spec any) ([]map[string]any, er
 		out = slices.Clone(docs)
 		sort.SliceStable(out, func(i, j int) bool {
 			for _, k := range keys {
-				c := nvCompare(nvSortKey(nvGet(out[i], k.Key)), nvSortKey(nvGet(out[j], k.Key)))
-				if n, _ := nvInt(k.Value); n < 0 {
+				n, _ := nvInt(k.Value)
+				c := nvCompare(nvSortKey(nvGet(out[i], k.Key), n < 0), nvSortKey(nvGet(out[j], k.Key), n < 0))
+				if n < 0 {
 					c = -c
 				}
 				if c != 0 {
@@ -879,6 +880,8 @@ func nvCanon(v any) int {
 	switch v.(type) {
 	case nvMissingT:
 		return 0
+	case nvEmptyArrayKeyT:
+		return 3
 	case nil:
 		return 5
 	case int32, int64, int, float64:
@@ -979,12 +982,30 @@ func nvKeys(m map[string]any) []string {
 	return keys
 }
 
-// nvSortKey is a value as $sort sees it: missing sorts as null.
-func nvSortKey(v any) any {
+// nvEmptyArrayKeyT is the sort key of an empty array: below null.
+type nvEmptyArrayKeyT struct{}
+
+// nvSortKey is a value as $sort sees it: missing sorts as null; an array
+// by its smallest element ascending, its largest descending, and an empty
+// array below null.
+func nvSortKey(v any, desc bool) any {
 	if v == nvMissing {
 		return nil
 	}
-	return v
+	a, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	if len(a) == 0 {
+		return nvEmptyArrayKeyT{}
+	}
+	best := a[0]
+	for _, e := range a[1:] {
+		if c := nvCompare(e, best); (c < 0 && !desc) || (c > 0 && desc) {
+			best = e
+		}
+	}
+	return best
 }
 
 // nvGet reads a dotted path through documents (not arrays).
@@ -1278,6 +1299,19 @@ func TestNaiveStages(t *testing.T) {
 	require.Equal(t, []any{int64(2), int64(3), int64(4), int64(1)}, naiveIDs(out))
 	out = naiveRun(t, docs, bson.D{{Key: "$sort", Value: bson.D{{Key: "b", Value: int32(-1)}, {Key: "_id", Value: int32(1)}}}})
 	require.Equal(t, []any{int64(1), int64(3), int64(2), int64(4)}, naiveIDs(out))
+	// Arrays sort by their smallest element ascending, their largest
+	// descending; an empty array below null.
+	arrays := []map[string]any{
+		{"_id": int64(1), "x": []any{int32(1), int32(9)}},
+		{"_id": int64(2), "x": int32(5)},
+		{"_id": int64(3), "x": []any{}},
+		{"_id": int64(4), "x": nil},
+		{"_id": int64(5), "x": []any{int32(3), "s"}},
+	}
+	out = naiveRun(t, arrays, bson.D{{Key: "$sort", Value: bson.D{{Key: "x", Value: int32(1)}}}})
+	require.Equal(t, []any{int64(3), int64(4), int64(1), int64(5), int64(2)}, naiveIDs(out))
+	out = naiveRun(t, arrays, bson.D{{Key: "$sort", Value: bson.D{{Key: "x", Value: int32(-1)}}}})
+	require.Equal(t, []any{int64(5), int64(1), int64(2), int64(4), int64(3)}, naiveIDs(out))
 	out = naiveRun(t, docs,
 		bson.D{{Key: "$sort", Value: bson.D{{Key: "_id", Value: int32(-1)}}}},
 		bson.D{{Key: "$skip", Value: int32(1)}},
