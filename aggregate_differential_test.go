@@ -1380,7 +1380,10 @@ func TestNaiveGeneratorSound(t *testing.T) {
 	seed := testutil.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0x50d))
 	docs := diffDocs(rng, 200)
-	n, failed, ordered := 1000, 0, 0
+	n, failed, ordered := 500, 0, 0
+	if os.Getenv("TTLDB_SOAK") != "" {
+		n = 5000
+	}
 	stages := map[string]int{}
 	for i := range n {
 		g := &pipelineGen{rng: rng}
