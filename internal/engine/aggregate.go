@@ -104,15 +104,15 @@ func letVars(let any, now time.Time) (map[string]any, error) {
 	out := make(map[string]any, len(doc))
 	for _, name := range query.SortedKeys(doc) {
 		if err := query.CheckVarName(name); err != nil {
-			return nil, fmt.Errorf("Let: %w", err)
+			return nil, fmt.Errorf("the Let option: %w", err)
 		}
 		e, err := query.CompileExprWith(doc[name], &query.ExprOptions{Now: now})
 		if err != nil {
-			return nil, fmt.Errorf("Let: variable %q: %w", name, err)
+			return nil, fmt.Errorf("the Let option: variable %q: %w", name, err)
 		}
 		v, err := e.Evaluate(&query.Env{})
 		if err != nil {
-			return nil, fmt.Errorf("Let: variable %q: %w", name, err)
+			return nil, fmt.Errorf("the Let option: variable %q: %w", name, err)
 		}
 		if !query.IsMissing(v) {
 			out[name] = v
