@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -219,6 +220,9 @@ type runner struct {
 // all of it once the returned stream ends or fails; a caller that stops
 // reading before then keeps it booked.
 func (p *Pipeline) Run(ctx context.Context, host Host, in Stream, from int) Stream {
+	if host == nil {
+		host = noHost{}
+	}
 	r := &runner{p: p, host: host}
 	s := in
 	for _, st := range p.Stages[from:] {
@@ -247,6 +251,20 @@ func (s *releaseStream) Next(ctx context.Context) (Document, error) {
 	}
 	return d, err
 }
+
+// noHost is the Host of a run given none: no other collection, no
+// writes, no DB budget (each stage's own limit still holds).
+type noHost struct{}
+
+var errNoHost = errors.New("the pipeline runs without a database: no other collection to read or write")
+
+func (noHost) Lookup(context.Context, string, string, any) ([]Document, error) {
+	return nil, errNoHost
+}
+func (noHost) Read(context.Context, string, []any) (Stream, error) { return nil, errNoHost }
+func (noHost) Out(context.Context, string, Stream) error           { return errNoHost }
+func (noHost) Merge(context.Context, *MergeSpec, Stream) error     { return errNoHost }
+func (noHost) Grow(int64) error                                    { return nil }
 
 // streamFunc is a Stream written as a function.
 type streamFunc func(ctx context.Context) (Document, error)

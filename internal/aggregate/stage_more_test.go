@@ -388,6 +388,52 @@ func TestRedact(t *testing.T) {
 	})
 }
 
+func TestRunWithoutHost(t *testing.T) {
+	p, err := Compile(A{M{"$sort": M{"a": -1}}, M{"$lookup": M{"from": "c", "localField": "a", "foreignField": "b", "as": "x"}}}, Options{})
+	require.NoError(t, err)
+	_, err = Collect(context.Background(), p.Run(context.Background(), nil, &SliceStream{Docs: []Document{{"a": 1}}}, 0))
+	require.ErrorContains(t, err, "$lookup")
+	// From a later stage (the planner ran those before it).
+	got, err := Collect(context.Background(), p.Run(context.Background(), nil, &SliceStream{Docs: []Document{{"a": 1}, {"a": 2}}}, 1))
+	require.Error(t, err)
+	require.Empty(t, got)
+	p, err = Compile(A{M{"$sort": M{"a": -1}}, M{"$project": M{"a": 1, "_id": 0}}}, Options{})
+	require.NoError(t, err)
+	got, err = Collect(context.Background(), p.Run(context.Background(), nil, &SliceStream{Docs: []Document{{"a": 1, "b": 1}, {"a": 2}}}, 1))
+	require.NoError(t, err)
+	require.Equal(t, []Document{{"a": 1}, {"a": 2}}, got, "the $sort did not run")
+}
+
+func TestHostErrors(t *testing.T) {
+	h := &failingHost{err: errors.New("boom")}
+	for _, st := range []any{
+		M{"$lookup": M{"from": "c", "localField": "a", "foreignField": "b", "as": "x"}},
+		M{"$unionWith": "c"},
+		M{"$out": "c"},
+		M{"$merge": "c"},
+	} {
+		_, err := runWith(newHost(nil), Options{}, A{st}, nil)
+		require.NoError(t, err)
+		p, err := Compile(A{st}, Options{})
+		require.NoError(t, err)
+		_, err = Collect(context.Background(), p.Run(context.Background(), h, &SliceStream{Docs: []Document{{"a": 1}}}, 0))
+		require.ErrorIs(t, err, h.err, "%v", st)
+		var se *StageError
+		require.ErrorAs(t, err, &se)
+	}
+}
+
+// failingHost fails every call.
+type failingHost struct{ err error }
+
+func (h *failingHost) Lookup(context.Context, string, string, any) ([]Document, error) {
+	return nil, h.err
+}
+func (h *failingHost) Read(context.Context, string, []any) (Stream, error) { return nil, h.err }
+func (h *failingHost) Out(context.Context, string, Stream) error           { return h.err }
+func (h *failingHost) Merge(context.Context, *MergeSpec, Stream) error     { return h.err }
+func (h *failingHost) Grow(int64) error                                    { return h.err }
+
 func TestUnsupportedStages(t *testing.T) {
 	for _, name := range append([]string{"$nope"}, unsupportedStages...) {
 		err := compileErr(M{"$match": M{}}, M{name: M{}})
