@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -217,8 +218,9 @@ type runner struct {
 // the stages before it), with host for what reaches beyond the stream.
 // Errors of the returned stream name the stage. The memory the blocking
 // stages booked with host.Grow is given back as each stage finishes, and
-// all of it once the returned stream ends or fails; a caller that stops
-// reading before then keeps it booked.
+// all of it once the returned stream ends or fails; the stream is also an
+// io.Closer whose Close gives it back, for a caller that stops reading
+// before the end (Collect does so when ctx ends).
 func (p *Pipeline) Run(ctx context.Context, host Host, in Stream, from int) Stream {
 	if host == nil {
 		host = noHost{}
@@ -245,11 +247,18 @@ func (s *releaseStream) Next(ctx context.Context) (Document, error) {
 	d, err := s.in.Next(ctx)
 	if err != nil || d == nil {
 		s.done = err == nil
-		for _, m := range s.r.mems {
-			m.release()
-		}
+		_ = s.Close()
 	}
 	return d, err
+}
+
+// Close gives back the memory the run's stages hold; the stream is not
+// to be read after it.
+func (s *releaseStream) Close() error {
+	for _, m := range s.r.mems {
+		m.release()
+	}
+	return nil
 }
 
 // noHost is the Host of a run given none: no other collection, no
@@ -319,11 +328,16 @@ func (s *SliceStream) Next(context.Context) (Document, error) {
 	return d, nil
 }
 
-// Collect reads s to its end (checking ctx between documents).
+// Collect reads s to its end (checking ctx between documents). When ctx
+// ends first, it closes s if s is an io.Closer (a pipeline's stream:
+// its memory is given back).
 func Collect(ctx context.Context, s Stream) ([]Document, error) {
 	var out []Document
 	for {
 		if err := ctx.Err(); err != nil {
+			if c, ok := s.(io.Closer); ok {
+				_ = c.Close()
+			}
 			return nil, err
 		}
 		d, err := s.Next(ctx)

@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -545,6 +546,30 @@ func TestContextCancelled(t *testing.T) {
 			require.Zero(t, h.grown)
 		})
 	}
+}
+
+func TestCloseGivesMemoryBack(t *testing.T) {
+	p, err := Compile(A{M{"$sort": M{"x": 1}}}, Options{})
+	require.NoError(t, err)
+	h := newHost(nil)
+	s := p.Run(context.Background(), h, &SliceStream{Docs: bigDocs(100)}, 0)
+	d, err := s.Next(context.Background())
+	require.NoError(t, err)
+	require.NotNil(t, d)
+	require.Positive(t, h.grown, "the sort holds its documents")
+	require.NoError(t, s.(io.Closer).Close())
+	require.Zero(t, h.grown)
+
+	// Collect closes the stream when its context ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	h = newHost(nil)
+	s = p.Run(ctx, h, &SliceStream{Docs: bigDocs(100)}, 0)
+	_, err = s.Next(ctx)
+	require.NoError(t, err)
+	cancel()
+	_, err = Collect(ctx, s)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, h.grown)
 }
 
 func TestGroup_streamingSameAsHashing(t *testing.T) {
