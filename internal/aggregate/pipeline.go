@@ -119,9 +119,10 @@ type Pipeline struct {
 	exprs  query.ExprOptions
 }
 
-// stageCompiler compiles one stage's argument (the driver's containers
-// converted, except where keysOrdered says the order of a document's
-// fields matters: then arg is as given).
+// stageCompiler compiles one stage's argument, as given (a bson.D keeps
+// its fields' order, which $sort and sortBy need): each stage converts
+// the driver's containers where order does not matter (asDoc,
+// codec.ExprValue).
 type stageCompiler func(c *compiler, st *Stage, arg any) error
 
 // compiler is what compiling a pipeline needs.
