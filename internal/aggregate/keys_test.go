@@ -83,6 +83,20 @@ func TestNumSum(t *testing.T) {
 	got, _ = s.result()
 	require.Equal(t, "0.75", got.(bson.Decimal128).String())
 
+	// Doubles add without the naive sum's rounding drift.
+	s = sumState{}
+	for range 10 {
+		_, _ = s.add(0.1)
+	}
+	got, _ = s.result()
+	require.Equal(t, 1.0, got)
+	s = sumState{avg: true}
+	for _, v := range []any{1e16, 1.0, -1e16, 1.0} {
+		_, _ = s.add(v)
+	}
+	got, _ = s.result()
+	require.Equal(t, 0.5, got)
+
 	s = sumState{}
 	_, _ = s.add(dec("0"))
 	got, _ = s.result()
