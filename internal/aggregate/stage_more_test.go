@@ -46,7 +46,9 @@ func TestManual_sortByCount(t *testing.T) {
 		{"_id": "satire", "count": 1}, {"_id": "caricature", "count": 1},
 	}, got[5:])
 	require.IsType(t, int32(0), got[0]["count"])
-	for _, arg := range []any{"tags", 1, A{"$a"}} {
+	got = run(t, A{M{"$sortByCount": M{"$ifNull": A{"$artist", "none"}}}}, exhibits)
+	requireSameDocs(t, []Document{{"_id": "Munch", "count": 2}}, got[:1])
+	for _, arg := range []any{"tags", 1, A{"$a"}, M{"a": "$tags"}} {
 		require.ErrorIs(t, compileErr(M{"$sortByCount": arg}), errs.ErrInvalidOptions, "%v", arg)
 	}
 }
