@@ -71,3 +71,31 @@ func TestStages_anyValueNoPanic(t *testing.T) {
 		}
 	}
 }
+
+// A compiled pipeline runs in several goroutines at once (each run its
+// own state).
+func TestPipeline_concurrentRuns(t *testing.T) {
+	p, err := Compile(A{
+		M{"$project": M{"g": "$x", "pad": 1}},
+		M{"$group": M{"_id": "$g", "top": M{"$topN": M{"n": 2, "sortBy": M{"_id": 1}, "output": "$_id"}}, "n": M{"$sum": 1}}},
+		M{"$sample": M{"size": 5}},
+		M{"$sort": M{"_id": 1}},
+	}, Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []Document, 4)
+	for range 4 {
+		go func() {
+			out, err := Collect(context.Background(), p.Run(context.Background(), newHost(nil), &SliceStream{Docs: bigDocs(200)}, 0))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- out
+		}()
+	}
+	first := <-done
+	for range 3 {
+		requireSameDocs(t, first, <-done)
+	}
+}
