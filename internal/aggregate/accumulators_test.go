@@ -151,6 +151,7 @@ func TestManual_pushAddToSet(t *testing.T) {
 	got2 := accumulate(t, "$addToSet", "$v", 1, 1.0, int32(1), "a", "a", M{"x": 1}, M{"x": 1.0}, nil, query.Missing, nil)
 	require.Len(t, got2, 4)
 	require.Equal(t, A{}, accumulate(t, "$addToSet", "$v"+"x", 1))
+	require.Len(t, accumulate(t, "$addToSet", "$v", []byte{1}, bson.Binary{Data: []byte{1}}, bson.Binary{Subtype: 4, Data: []byte{1}}), 2)
 }
 
 func TestManual_stdDev(t *testing.T) {

@@ -43,6 +43,14 @@ func appendValueKey(b []byte, v any) []byte {
 	case time.Time:
 		b = binary.AppendVarint(b, x.Unix())
 		return binary.AppendVarint(b, int64(x.Nanosecond()))
+	case []byte: // binary data of subtype 0, as bson.Binary's
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(x)))
+		return append(b, x...)
+	case bson.Binary:
+		b = append(b, x.Subtype)
+		b = binary.AppendUvarint(b, uint64(len(x.Data)))
+		return append(b, x.Data...)
 	case map[string]any:
 		keys := query.SortedKeys(x)
 		b = binary.AppendUvarint(b, uint64(len(keys)))

@@ -26,45 +26,70 @@ func numKind(v any) int {
 }
 
 // numSum adds numbers: integers exactly while their sum fits an int64
-// (then as doubles), doubles as doubles, decimals exactly.
+// (then as doubles), doubles with a compensated (Neumaier) sum, as
+// MongoDB's double-double sum is accurate beyond a double's rounding,
+// decimals exactly.
 type numSum struct {
 	i   int64
 	ovf bool // the integers overflowed: their sum is in f
 	f   float64
+	c   float64 // f's compensation: the low-order bits f lost
 	d   *big.Rat
+}
+
+// addFloat adds x to f, keeping what rounding loses in c.
+func (s *numSum) addFloat(x float64) {
+	t := s.f + x
+	if !math.IsInf(t, 0) && !math.IsNaN(t) {
+		if math.Abs(s.f) >= math.Abs(x) {
+			s.c += (s.f - t) + x
+		} else {
+			s.c += (x - t) + s.f
+		}
+	}
+	s.f = t
+}
+
+// doubles is the doubles' (and overflowed integers') sum.
+func (s *numSum) doubles() float64 {
+	if math.IsInf(s.f, 0) || math.IsNaN(s.f) {
+		return s.f
+	}
+	return s.f + s.c
 }
 
 func (s *numSum) add(n query.Number) {
 	switch n.Kind {
 	case 'i':
 		if s.ovf {
-			s.f += float64(n.I)
+			s.addFloat(float64(n.I))
 			return
 		}
 		r := s.i + n.I
 		if (n.I > 0 && r < s.i) || (n.I < 0 && r > s.i) {
 			s.ovf = true
-			s.f += float64(s.i) + float64(n.I)
+			s.addFloat(float64(s.i))
+			s.addFloat(float64(n.I))
 			s.i = 0
 			return
 		}
 		s.i = r
 	case 'u':
 		s.ovf = true
-		s.f += float64(n.U)
+		s.addFloat(float64(n.U))
 	case 'd':
 		if s.d == nil {
 			s.d = new(big.Rat)
 		}
 		s.d.Add(s.d, n.R)
 	default:
-		s.f += n.F
+		s.addFloat(n.F)
 	}
 }
 
 // float is the sum as a double.
 func (s *numSum) float() float64 {
-	t := float64(s.i) + s.f
+	t := float64(s.i) + s.doubles()
 	if s.d != nil {
 		df, _ := s.d.Float64()
 		t += df
@@ -79,6 +104,7 @@ func (s *numSum) exact() (*big.Rat, bool) {
 	}
 	r := new(big.Rat).SetInt64(s.i)
 	r.Add(r, new(big.Rat).SetFloat64(s.f))
+	r.Add(r, new(big.Rat).SetFloat64(s.c))
 	if s.d != nil {
 		r.Add(r, s.d)
 	}

@@ -72,7 +72,10 @@ func wholeNumber(what string, v any, lo, hi int64) (int64, error) {
 	default:
 		return 0, fmt.Errorf("%s is out of range: %v", what, v)
 	}
-	if i < lo || i > hi {
+	switch {
+	case (i < lo || i > hi) && hi == math.MaxInt64:
+		return 0, fmt.Errorf("%s must be at least %d, not %d", what, lo, i)
+	case i < lo || i > hi:
 		return 0, fmt.Errorf("%s must be between %d and %d, not %d", what, lo, hi, i)
 	}
 	return i, nil

@@ -2,7 +2,9 @@ package aggregate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -117,9 +119,10 @@ type Pipeline struct {
 	exprs  query.ExprOptions
 }
 
-// stageCompiler compiles one stage's argument (the driver's containers
-// converted, except where keysOrdered says the order of a document's
-// fields matters: then arg is as given).
+// stageCompiler compiles one stage's argument, as given (a bson.D keeps
+// its fields' order, which $sort and sortBy need): each stage converts
+// the driver's containers where order does not matter (asDoc,
+// codec.ExprValue).
 type stageCompiler func(c *compiler, st *Stage, arg any) error
 
 // compiler is what compiling a pipeline needs.
@@ -216,9 +219,13 @@ type runner struct {
 // the stages before it), with host for what reaches beyond the stream.
 // Errors of the returned stream name the stage. The memory the blocking
 // stages booked with host.Grow is given back as each stage finishes, and
-// all of it once the returned stream ends or fails; a caller that stops
-// reading before then keeps it booked.
+// all of it once the returned stream ends or fails; the stream is also an
+// io.Closer whose Close gives it back, for a caller that stops reading
+// before the end (Collect does so when ctx ends).
 func (p *Pipeline) Run(ctx context.Context, host Host, in Stream, from int) Stream {
+	if host == nil {
+		host = noHost{}
+	}
 	r := &runner{p: p, host: host}
 	s := in
 	for _, st := range p.Stages[from:] {
@@ -241,12 +248,33 @@ func (s *releaseStream) Next(ctx context.Context) (Document, error) {
 	d, err := s.in.Next(ctx)
 	if err != nil || d == nil {
 		s.done = err == nil
-		for _, m := range s.r.mems {
-			m.release()
-		}
+		_ = s.Close()
 	}
 	return d, err
 }
+
+// Close gives back the memory the run's stages hold; the stream is not
+// to be read after it.
+func (s *releaseStream) Close() error {
+	for _, m := range s.r.mems {
+		m.release()
+	}
+	return nil
+}
+
+// noHost is the Host of a run given none: no other collection, no
+// writes, no DB budget (each stage's own limit still holds).
+type noHost struct{}
+
+var errNoHost = errors.New("the pipeline runs without a database: no other collection to read or write")
+
+func (noHost) Lookup(context.Context, string, string, any) ([]Document, error) {
+	return nil, errNoHost
+}
+func (noHost) Read(context.Context, string, []any) (Stream, error) { return nil, errNoHost }
+func (noHost) Out(context.Context, string, Stream) error           { return errNoHost }
+func (noHost) Merge(context.Context, *MergeSpec, Stream) error     { return errNoHost }
+func (noHost) Grow(int64) error                                    { return nil }
 
 // streamFunc is a Stream written as a function.
 type streamFunc func(ctx context.Context) (Document, error)
@@ -301,11 +329,16 @@ func (s *SliceStream) Next(context.Context) (Document, error) {
 	return d, nil
 }
 
-// Collect reads s to its end (checking ctx between documents).
+// Collect reads s to its end (checking ctx between documents). When ctx
+// ends first, it closes s if s is an io.Closer (a pipeline's stream:
+// its memory is given back).
 func Collect(ctx context.Context, s Stream) ([]Document, error) {
 	var out []Document
 	for {
 		if err := ctx.Err(); err != nil {
+			if c, ok := s.(io.Closer); ok {
+				_ = c.Close()
+			}
 			return nil, err
 		}
 		d, err := s.Next(ctx)

@@ -62,8 +62,9 @@ func compileCount(_ *compiler, st *Stage, arg any) error {
 }
 
 // groupByExpr compiles a $sortByCount's or $bucket's grouping
-// expression: a field path or an operator document, not a literal.
-func groupByExpr(c *compiler, what string, arg any) (*query.Expr, error) {
+// expression: a field path or an expression document, not a literal
+// (for $sortByCount, operatorOnly: the document must be an operator's).
+func groupByExpr(c *compiler, what string, arg any, operatorOnly bool) (*query.Expr, error) {
 	v, err := codec.ExprValue(arg)
 	if err != nil {
 		return nil, err
@@ -74,6 +75,9 @@ func groupByExpr(c *compiler, what string, arg any) (*query.Expr, error) {
 			return nil, fmt.Errorf("%s must be a field path ($a) or an expression document, not the literal %q", what, x)
 		}
 	case map[string]any:
+		if operatorOnly && (len(x) != 1 || !strings.HasPrefix(query.SortedKeys(x)[0], "$")) {
+			return nil, fmt.Errorf("%s must be a field path ($a) or an operator expression ({$op: ...}), not a document of fields", what)
+		}
 	default:
 		return nil, fmt.Errorf("%s must be a field path ($a) or an expression document, not %s", what, query.TypeName(v))
 	}
@@ -92,7 +96,7 @@ func sortedGroups(r *runner, g *groupSpec, keys []query.Key, in Stream) Stream {
 // compileSortByCount compiles {$sortByCount: expr}: a $group by expr
 // counting its documents ({_id, count}), sorted by count, descending.
 func compileSortByCount(c *compiler, st *Stage, arg any) error {
-	e, err := groupByExpr(c, "the expression", arg)
+	e, err := groupByExpr(c, "the expression", arg, true)
 	if err != nil {
 		return err
 	}
@@ -116,7 +120,7 @@ func compileBucket(c *compiler, st *Stage, arg any) error {
 	if err != nil {
 		return err
 	}
-	e, err := groupByExpr(c, "groupBy", args["groupBy"])
+	e, err := groupByExpr(c, "groupBy", args["groupBy"], false)
 	if err != nil {
 		return err
 	}

@@ -303,3 +303,36 @@ func TestSortLimitSkip(t *testing.T) {
 	}
 	require.Contains(t, compileErr(M{"$sort": M{"a": M{"$meta": "textScore"}}}).Error(), "$meta")
 }
+
+func TestManual_sort(t *testing.T) {
+	restaurants := []Document{
+		{"_id": 1, "name": "Central Park Cafe", "borough": "Manhattan"},
+		{"_id": 2, "name": "Rock A Feller Bar and Grill", "borough": "Queens"},
+		{"_id": 3, "name": "Empire State Pub", "borough": "Brooklyn"},
+		{"_id": 4, "name": "Stan's Pizzaria", "borough": "Manhattan"},
+		{"_id": 5, "name": "Jane's Deli", "borough": "Brooklyn"},
+	}
+	got := run(t, A{M{"$sort": od("borough", 1, "_id", 1)}}, restaurants)
+	var ids []any
+	for _, d := range got {
+		ids = append(ids, d["_id"])
+	}
+	require.Equal(t, []any{3, 5, 1, 4, 2}, ids)
+	// Ties keep the input's order (MongoDB leaves it unspecified).
+	got = run(t, A{M{"$sort": M{"borough": -1}}, M{"$limit": 3}}, restaurants)
+	requireSameDocs(t, []Document{restaurants[1], restaurants[0], restaurants[3]}, got)
+}
+
+func TestManual_countAccumulator(t *testing.T) {
+	cakeSales := []Document{
+		{"_id": 0, "type": "chocolate", "state": "CA", "price": 13, "quantity": 120},
+		{"_id": 1, "type": "chocolate", "state": "WA", "price": 14, "quantity": 140},
+		{"_id": 2, "type": "vanilla", "state": "CA", "price": 12, "quantity": 145},
+		{"_id": 3, "type": "vanilla", "state": "WA", "price": 13, "quantity": 104},
+		{"_id": 4, "type": "strawberry", "state": "CA", "price": 41, "quantity": 162},
+		{"_id": 5, "type": "strawberry", "state": "WA", "price": 43, "quantity": 134},
+	}
+	got := run(t, A{M{"$group": M{"_id": "$state", "countNumberOfDocumentsForState": M{"$count": M{}}}}}, cakeSales)
+	requireSameSet(t, []Document{{"_id": "CA", "countNumberOfDocumentsForState": 3}, {"_id": "WA", "countNumberOfDocumentsForState": 3}}, got)
+	require.IsType(t, int32(0), got[0]["countNumberOfDocumentsForState"])
+}

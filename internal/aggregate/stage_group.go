@@ -47,7 +47,12 @@ func compileGroupSpec(c *compiler, arg any) (*groupSpec, error) {
 		return nil, fmt.Errorf("the argument must be a document, not %T", arg)
 	}
 	g := &groupSpec{}
+	seen := map[string]bool{}
 	for _, f := range fields {
+		if seen[f.Key] {
+			return nil, fmt.Errorf("field %q appears twice", f.Key)
+		}
+		seen[f.Key] = true
 		if f.Key == "_id" {
 			e, err := query.CompileExprWith(f.Value, c.exprs)
 			if err != nil {

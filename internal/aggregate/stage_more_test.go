@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,9 @@ func TestManual_sortByCount(t *testing.T) {
 		{"_id": "satire", "count": 1}, {"_id": "caricature", "count": 1},
 	}, got[5:])
 	require.IsType(t, int32(0), got[0]["count"])
-	for _, arg := range []any{"tags", 1, A{"$a"}} {
+	got = run(t, A{M{"$sortByCount": M{"$ifNull": A{"$artist", "none"}}}}, exhibits)
+	requireSameDocs(t, []Document{{"_id": "Munch", "count": 2}}, got[:1])
+	for _, arg := range []any{"tags", 1, A{"$a"}, M{"a": "$tags"}} {
 		require.ErrorIs(t, compileErr(M{"$sortByCount": arg}), errs.ErrInvalidOptions, "%v", arg)
 	}
 }
@@ -388,6 +391,52 @@ func TestRedact(t *testing.T) {
 	})
 }
 
+func TestRunWithoutHost(t *testing.T) {
+	p, err := Compile(A{M{"$sort": M{"a": -1}}, M{"$lookup": M{"from": "c", "localField": "a", "foreignField": "b", "as": "x"}}}, Options{})
+	require.NoError(t, err)
+	_, err = Collect(context.Background(), p.Run(context.Background(), nil, &SliceStream{Docs: []Document{{"a": 1}}}, 0))
+	require.ErrorContains(t, err, "$lookup")
+	// From a later stage (the planner ran those before it).
+	got, err := Collect(context.Background(), p.Run(context.Background(), nil, &SliceStream{Docs: []Document{{"a": 1}, {"a": 2}}}, 1))
+	require.Error(t, err)
+	require.Empty(t, got)
+	p, err = Compile(A{M{"$sort": M{"a": -1}}, M{"$project": M{"a": 1, "_id": 0}}}, Options{})
+	require.NoError(t, err)
+	got, err = Collect(context.Background(), p.Run(context.Background(), nil, &SliceStream{Docs: []Document{{"a": 1, "b": 1}, {"a": 2}}}, 1))
+	require.NoError(t, err)
+	require.Equal(t, []Document{{"a": 1}, {"a": 2}}, got, "the $sort did not run")
+}
+
+func TestHostErrors(t *testing.T) {
+	h := &failingHost{err: errors.New("boom")}
+	for _, st := range []any{
+		M{"$lookup": M{"from": "c", "localField": "a", "foreignField": "b", "as": "x"}},
+		M{"$unionWith": "c"},
+		M{"$out": "c"},
+		M{"$merge": "c"},
+	} {
+		_, err := runWith(newHost(nil), Options{}, A{st}, nil)
+		require.NoError(t, err)
+		p, err := Compile(A{st}, Options{})
+		require.NoError(t, err)
+		_, err = Collect(context.Background(), p.Run(context.Background(), h, &SliceStream{Docs: []Document{{"a": 1}}}, 0))
+		require.ErrorIs(t, err, h.err, "%v", st)
+		var se *StageError
+		require.ErrorAs(t, err, &se)
+	}
+}
+
+// failingHost fails every call.
+type failingHost struct{ err error }
+
+func (h *failingHost) Lookup(context.Context, string, string, any) ([]Document, error) {
+	return nil, h.err
+}
+func (h *failingHost) Read(context.Context, string, []any) (Stream, error) { return nil, h.err }
+func (h *failingHost) Out(context.Context, string, Stream) error           { return h.err }
+func (h *failingHost) Merge(context.Context, *MergeSpec, Stream) error     { return h.err }
+func (h *failingHost) Grow(int64) error                                    { return h.err }
+
 func TestUnsupportedStages(t *testing.T) {
 	for _, name := range append([]string{"$nope"}, unsupportedStages...) {
 		err := compileErr(M{"$match": M{}}, M{name: M{}})
@@ -499,6 +548,30 @@ func TestContextCancelled(t *testing.T) {
 			require.Zero(t, h.grown)
 		})
 	}
+}
+
+func TestCloseGivesMemoryBack(t *testing.T) {
+	p, err := Compile(A{M{"$sort": M{"x": 1}}}, Options{})
+	require.NoError(t, err)
+	h := newHost(nil)
+	s := p.Run(context.Background(), h, &SliceStream{Docs: bigDocs(100)}, 0)
+	d, err := s.Next(context.Background())
+	require.NoError(t, err)
+	require.NotNil(t, d)
+	require.Positive(t, h.grown, "the sort holds its documents")
+	require.NoError(t, s.(io.Closer).Close())
+	require.Zero(t, h.grown)
+
+	// Collect closes the stream when its context ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	h = newHost(nil)
+	s = p.Run(ctx, h, &SliceStream{Docs: bigDocs(100)}, 0)
+	_, err = s.Next(ctx)
+	require.NoError(t, err)
+	cancel()
+	_, err = Collect(ctx, s)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, h.grown)
 }
 
 func TestGroup_streamingSameAsHashing(t *testing.T) {

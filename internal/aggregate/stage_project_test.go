@@ -57,6 +57,15 @@ func TestManual_project(t *testing.T) {
 		requireSameDocs(t, want, run(t, A{M{"$project": M{"stop": M{"title": 1}}}}, bookmarks))
 	})
 
+	t.Run("computed sub-fields replace what is not a document", func(t *testing.T) {
+		got := run(t, A{M{"$project": M{"a.b": M{"$literal": 1}}}}, []Document{{"_id": 1, "a": 1}, {"_id": 2}, {"_id": 3, "a": M{"b": 5, "c": 6}}})
+		requireSameDocs(t, []Document{{"_id": 1, "a": M{"b": 1}}, {"_id": 2, "a": M{"b": 1}}, {"_id": 3, "a": M{"b": 1}}}, got)
+		// Through an array: documents keep their included fields, others
+		// become documents of the computed ones.
+		got = run(t, A{M{"$project": M{"a.c": 1, "a.b": "$x"}}}, []Document{{"_id": 1, "x": 7, "a": A{1, M{"c": 2, "d": 3}, A{M{"c": 4}}}}})
+		requireSameDocs(t, []Document{{"_id": 1, "a": A{M{"b": 7}, M{"c": 2, "b": 7}, A{M{"c": 4, "b": 7}}}}}, got)
+	})
+
 	t.Run("the input is not changed", func(t *testing.T) {
 		in := projectBooks()
 		run(t, A{M{"$project": M{"author.first": 0}}}, in)
