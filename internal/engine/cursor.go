@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"reflect"
 	"slices"
@@ -266,6 +267,9 @@ func (cur *Cursor) Close(ctx context.Context) error {
 }
 
 func (cur *Cursor) close() {
+	if c, ok := cur.src.(io.Closer); ok {
+		_ = c.Close() // the stages give back what they hold
+	}
 	if cur.srcRun != nil {
 		cur.srcRun.release()
 	}
