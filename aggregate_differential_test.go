@@ -1024,6 +1024,9 @@ func (g *pipelineGen) group() bson.D {
 		}
 		// Names in alphabetical order: the order MongoDB compares them in.
 		id, idInfo = bson.D{{Key: "g1", Value: "$" + x}, {Key: "g2", Value: "$" + y}}, fieldInfo{kind: kindObj, raw: true}
+		if g.rng.IntN(3) == 0 {
+			id = bson.D{{Key: "g1", Value: "$" + x}} // missing: {g1: null}
+		}
 	default:
 		x := g.pick(func(_ string, f fieldInfo) bool { return groupable(f) })
 		if x == "" {
