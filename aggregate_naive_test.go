@@ -263,6 +263,14 @@ func nvGroup(docs []map[string]any, spec any) ([]map[string]any, error) {
 		if k == nvMissing {
 			k = nil
 		}
+		// MongoDB groups on an _id document's fields one by one: a
+		// document of one field whose value is missing holds null (with
+		// more fields, a missing one is left out).
+		if id, ok := fields[0].Value.(bson.D); ok && len(id) == 1 && !strings.HasPrefix(id[0].Key, "$") {
+			if m := k.(map[string]any); len(m) == 0 {
+				k = map[string]any{id[0].Key: nil}
+			}
+		}
 		i := slices.IndexFunc(keys, func(x any) bool { return nvCompare(x, k) == 0 })
 		if i < 0 {
 			keys = append(keys, k)
@@ -1116,6 +1124,8 @@ func TestNaiveCompareOrder(t *testing.T) {
 	// Documents: field by field, the value's type before the name.
 	require.Equal(t, -1, nvCompare(map[string]any{"b": int32(1)}, map[string]any{"a": "x"}))
 	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"b": int32(1)}))
+	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"b": int64(0)}), "the name before the value")
+	require.Equal(t, 1, nvCompare(map[string]any{"a": int32(5)}, map[string]any{"a": int64(3)}))
 	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"a": int32(1), "b": nil}))
 }
 
@@ -1245,9 +1255,14 @@ func TestNaiveGroup(t *testing.T) {
 	}
 	require.Equal(t, want, out)
 
-	// A document key: its missing fields are left out.
+	// A document key: its missing fields are left out (a missing field is
+	// not a null one)…
+	out = naiveRun(t, docs, bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "a", Value: "$k"}, {Key: "b", Value: "$_id"}}}}}}, bson.D{{Key: "$match", Value: bson.D{{Key: "_id.b", Value: bson.D{{Key: "$in", Value: bson.A{int32(3), int32(4)}}}}}}})
+	require.Equal(t, []map[string]any{{"_id": map[string]any{"b": int64(3)}}, {"_id": map[string]any{"a": nil, "b": int64(4)}}}, out)
+	// … but a document of one field holds null for missing, as MongoDB's
+	// $group computes a lone expression (DocumentSourceGroup::computeId).
 	out = naiveRun(t, docs, bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "a", Value: "$k"}}}}}})
-	require.Equal(t, []map[string]any{{"_id": map[string]any{"a": "x"}}, {"_id": map[string]any{}}, {"_id": map[string]any{"a": nil}}, {"_id": map[string]any{"a": "y"}}}, out)
+	require.Equal(t, []map[string]any{{"_id": map[string]any{"a": "x"}}, {"_id": map[string]any{"a": nil}}, {"_id": map[string]any{"a": "y"}}}, out)
 
 	// No input, no group; $count and $sortByCount likewise.
 	require.Empty(t, naiveRun(t, nil, bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}}}}))
