@@ -946,16 +946,17 @@ func nvCompare(a, b any) int {
 		}
 		return cmpInt(len(x), len(y))
 	case map[string]any:
+		// ttldb's documented rule (README, Differences from MongoDB):
+		// fields in sorted name order, each field's value (type, then
+		// value) before its name. MongoDB compares the name before the
+		// value, in stored order.
 		y := b.(map[string]any)
 		kx, ky := nvKeys(x), nvKeys(y)
 		for i := 0; i < len(kx) && i < len(ky); i++ {
-			if c := cmpInt(nvCanon(x[kx[i]]), nvCanon(y[ky[i]])); c != 0 {
+			if c := nvCompare(x[kx[i]], y[ky[i]]); c != 0 {
 				return c
 			}
 			if c := strings.Compare(kx[i], ky[i]); c != 0 {
-				return c
-			}
-			if c := nvCompare(x[kx[i]], y[ky[i]]); c != 0 {
 				return c
 			}
 		}
@@ -1121,10 +1122,11 @@ func TestNaiveCompareOrder(t *testing.T) {
 	require.Zero(t, nvCompare(int32(1), 1.0))
 	require.Zero(t, nvCompare(int64(1), int32(1)))
 	require.Equal(t, -1, nvCompare(int64(9007199254740992), int64(9007199254740993)))
-	// Documents: field by field, the value's type before the name.
+	// Documents (ttldb's rule): field by field in name order, the value
+	// (its type, then itself) before the name.
 	require.Equal(t, -1, nvCompare(map[string]any{"b": int32(1)}, map[string]any{"a": "x"}))
 	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"b": int32(1)}))
-	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"b": int64(0)}), "the name before the value")
+	require.Equal(t, 1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"b": int64(0)}), "the value before the name")
 	require.Equal(t, 1, nvCompare(map[string]any{"a": int32(5)}, map[string]any{"a": int64(3)}))
 	require.Equal(t, -1, nvCompare(map[string]any{"a": int32(1)}, map[string]any{"a": int32(1), "b": nil}))
 }

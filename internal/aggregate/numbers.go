@@ -25,13 +25,13 @@ func numKind(v any) int {
 	return 1
 }
 
-// numSum adds numbers: integers exactly while their sum fits an int64
-// (then as doubles), doubles with a compensated (Neumaier) sum, as
-// MongoDB's double-double sum is accurate beyond a double's rounding,
-// decimals exactly.
+// numSum adds numbers: integers exactly (in an int64, then, once their
+// sum overflows it, in a big.Int), doubles with a compensated (Neumaier)
+// sum, decimals exactly; the result is rounded once, at the end, as
+// MongoDB's double-double sum rounds once.
 type numSum struct {
 	i   int64
-	ovf bool // the integers overflowed: their sum is in f
+	ovf *big.Int // not nil: the integers' sum overflowed i; it is here
 	f   float64
 	c   float64 // f's compensation: the low-order bits f lost
 	d   *big.Rat
@@ -50,33 +50,31 @@ func (s *numSum) addFloat(x float64) {
 	s.f = t
 }
 
-// doubles is the doubles' (and overflowed integers') sum.
-func (s *numSum) doubles() float64 {
-	if math.IsInf(s.f, 0) || math.IsNaN(s.f) {
-		return s.f
+// bigInts moves the integers' sum to ovf.
+func (s *numSum) bigInts() {
+	if s.ovf == nil {
+		s.ovf = big.NewInt(s.i)
+		s.i = 0
 	}
-	return s.f + s.c
 }
 
 func (s *numSum) add(n query.Number) {
 	switch n.Kind {
 	case 'i':
-		if s.ovf {
-			s.addFloat(float64(n.I))
+		if s.ovf != nil {
+			s.ovf.Add(s.ovf, big.NewInt(n.I))
 			return
 		}
 		r := s.i + n.I
 		if (n.I > 0 && r < s.i) || (n.I < 0 && r > s.i) {
-			s.ovf = true
-			s.addFloat(float64(s.i))
-			s.addFloat(float64(n.I))
-			s.i = 0
+			s.bigInts()
+			s.ovf.Add(s.ovf, big.NewInt(n.I))
 			return
 		}
 		s.i = r
 	case 'u':
-		s.ovf = true
-		s.addFloat(float64(n.U))
+		s.bigInts()
+		s.ovf.Add(s.ovf, new(big.Int).SetUint64(n.U))
 	case 'd':
 		if s.d == nil {
 			s.d = new(big.Rat)
@@ -87,14 +85,14 @@ func (s *numSum) add(n query.Number) {
 	}
 }
 
-// float is the sum as a double.
+// float is the sum as a double, rounded once.
 func (s *numSum) float() float64 {
-	t := float64(s.i) + s.doubles()
-	if s.d != nil {
-		df, _ := s.d.Float64()
-		t += df
+	r, ok := s.exact()
+	if !ok {
+		return s.f // NaN or ±Inf: what the doubles give
 	}
-	return t
+	f, _ := r.Float64()
+	return f
 }
 
 // exact is the sum as a rational; false when it is NaN or infinite.
@@ -103,6 +101,9 @@ func (s *numSum) exact() (*big.Rat, bool) {
 		return nil, false
 	}
 	r := new(big.Rat).SetInt64(s.i)
+	if s.ovf != nil {
+		r.Add(r, new(big.Rat).SetInt(s.ovf))
+	}
 	r.Add(r, new(big.Rat).SetFloat64(s.f))
 	r.Add(r, new(big.Rat).SetFloat64(s.c))
 	if s.d != nil {
@@ -120,7 +121,7 @@ func (s *numSum) typed(kind int) any {
 			return floatDecimal(s.f)
 		}
 		return ratDecimal(r)
-	case kind == 2 || s.ovf:
+	case kind == 2 || s.ovf != nil:
 		return s.float()
 	case kind == 1 || s.i < math.MinInt32 || s.i > math.MaxInt32:
 		return s.i

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -335,4 +336,37 @@ func TestManual_countAccumulator(t *testing.T) {
 	got := run(t, A{M{"$group": M{"_id": "$state", "countNumberOfDocumentsForState": M{"$count": M{}}}}}, cakeSales)
 	requireSameSet(t, []Document{{"_id": "CA", "countNumberOfDocumentsForState": 3}, {"_id": "WA", "countNumberOfDocumentsForState": 3}}, got)
 	require.IsType(t, int32(0), got[0]["countNumberOfDocumentsForState"])
+}
+
+// TestGroupIDDocumentOfOneField: MongoDB's computeId evaluates an _id
+// document of one field as that field's expression, a missing value as
+// null, so a document missing the field groups with an explicit null;
+// with several fields a missing one is left out of the key.
+func TestGroupIDDocumentOfOneField(t *testing.T) {
+	docs := []Document{{"_id": 1, "y": 2}, {"_id": 2, "x": nil, "y": 2}}
+	one := run(t, []any{bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "g1", Value: "$x"}}}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}, docs)
+	require.Len(t, one, 1)
+	require.Equal(t, Document{"g1": nil}, one[0]["_id"])
+	two := run(t, []any{bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "g1", Value: "$x"}, {Key: "g2", Value: "$y"}}}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}, docs)
+	require.Len(t, two, 2)
+}
+
+// TestSumRoundsOnce: $sum adds integers exactly past an int64's range
+// and rounds the whole once, as MongoDB's double-double sum does.
+func TestSumRoundsOnce(t *testing.T) {
+	sum := func(vals ...any) any {
+		var docs []Document
+		for i, v := range vals {
+			docs = append(docs, Document{"_id": i, "v": v})
+		}
+		out := run(t, []any{bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "s", Value: bson.D{{Key: "$sum", Value: "$v"}}}}}}}, docs)
+		require.Len(t, out, 1)
+		return out[0]["s"]
+	}
+	require.Equal(t, 1.0000000000000002e16, sum(1e16, int32(1), int32(1)))
+	require.Equal(t, 0.6, sum(0.1, 0.2, 0.3))
+	// 2·(2^63−1) + 3 = 2^64 + 1: exactly, then rounded.
+	require.Equal(t, 1.8446744073709552e19, sum(int64(math.MaxInt64), int64(math.MaxInt64), int64(3)))
+	// Past the overflow the integers stay exact: −2^63 − 1 + (2^63−1) + 2^53 + 1 = 2^53 − 1.
+	require.Equal(t, float64(1<<53-1), sum(int64(math.MinInt64), int64(-1), int64(math.MaxInt64), int64(1<<53), int64(1)))
 }

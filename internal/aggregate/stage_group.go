@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/query"
 )
 
@@ -15,9 +16,12 @@ func init() {
 // groupSpec is a compiled $group: the _id expression and the output
 // fields' accumulators.
 type groupSpec struct {
-	id     *query.Expr
-	fields []string
-	accs   []*accumulator
+	id *query.Expr
+	// idOnlyField is the field's name when _id is a document of one
+	// field ({_id: {f: "$x"}}).
+	idOnlyField string
+	fields      []string
+	accs        []*accumulator
 	// bucket, if set, maps the _id expression's value to the group's key
 	// ($bucket's lower boundary).
 	bucket func(v any) (any, error)
@@ -59,6 +63,13 @@ func compileGroupSpec(c *compiler, arg any) (*groupSpec, error) {
 				return nil, fmt.Errorf("field \"_id\": %w", err)
 			}
 			g.id = e
+			if m, isDoc := codec.AsDocument(mustExprValue(f.Value)); isDoc && len(m) == 1 {
+				for k := range m {
+					if !strings.HasPrefix(k, "$") {
+						g.idOnlyField = k
+					}
+				}
+			}
 			continue
 		}
 		if f.Key == "" || strings.Contains(f.Key, ".") || strings.HasPrefix(f.Key, "$") {
@@ -99,6 +110,15 @@ func (gr *groupRun) key(doc Document) (any, error) {
 	}
 	if query.IsMissing(k) {
 		k = nil
+	}
+	if f := gr.g.idOnlyField; f != "" {
+		// MongoDB evaluates an _id document of one field as that field's
+		// expression, a missing value as null: {f: null}, the group of
+		// an explicit null (with several fields, a missing one is left
+		// out).
+		if m, ok := k.(Document); ok && len(m) == 0 {
+			k = Document{f: nil}
+		}
 	}
 	if gr.g.bucket != nil {
 		return gr.g.bucket(k)
@@ -274,4 +294,14 @@ func (g *groupSpec) streaming(r *runner, in Stream) Stream {
 		}
 		return nil, nil
 	})
+}
+
+// mustExprValue is codec.ExprValue of a value the expression compiler
+// accepted already (so it converts).
+func mustExprValue(v any) any {
+	out, err := codec.ExprValue(v)
+	if err != nil {
+		return nil
+	}
+	return out
 }
