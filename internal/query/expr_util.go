@@ -11,9 +11,10 @@ import (
 )
 
 // Shared helpers of the expression operators: MongoDB's numeric types
-// (int, long, double, decimal) and how results are typed, decimals
-// computed exactly, the aggregation comparison (where missing sorts
-// before null), and the argument checks several families share.
+// (int, long, double, decimal) and how results are typed, decimal
+// arithmetic as Decimal128 computes it (IEEE 754), the aggregation
+// comparison (where missing sorts before null), and the argument checks
+// several families share.
 
 // numKind is a number's BSON type, ordered from the narrowest to the
 // widest: an operation's result takes the widest of its operands' kinds.
@@ -106,10 +107,12 @@ func intResult(r int64, k numKind) any {
 // errs.ErrExpression.
 func Add(a, b any) (any, error) { return arith("$add", '+', a, b) }
 
-// Subtract is a - b with Add's typing.
+// Subtract is a - b, typed as Add types a sum (a double converts to a
+// decimal by its 15 significant digits).
 func Subtract(a, b any) (any, error) { return arith("$subtract", '-', a, b) }
 
-// Multiply is a * b with Add's typing.
+// Multiply is a * b, typed as Add types a sum (a double converts to a
+// decimal by its 15 significant digits).
 func Multiply(a, b any) (any, error) { return arith("$multiply", '*', a, b) }
 
 // Divide is MongoDB's $divide of two numbers: a double, or a decimal if
