@@ -560,6 +560,9 @@ func (d dec) decimal128() bson.Decimal128 {
 	case d.inf < 0:
 		s = "-Infinity"
 	default:
+		if d.exp > maxExp && d.coef.Sign() == 0 {
+			d.exp = maxExp
+		}
 		if d.exp > maxExp {
 			if numDigits(d.coef)+d.exp-maxExp > decMaxDigits {
 				return dec{inf: d.coef.Sign()}.decimal128()
