@@ -367,7 +367,7 @@ func evalLogExp(op string, vals []any) (any, error) {
 	}
 	if d := decOf(n); kindOf(n) == kindDecimal && !d.special() {
 		if op == "$exp" {
-			return hpDecimal(hpExp(hpFloat(d))).decimal128(), nil
+			return hpExpDecimal(hpFloat(d)).decimal128(), nil
 		}
 		if d.coef.Sign() <= 0 {
 			return nil, evalErr(op, "%s's argument must be a positive number, but is %v", op, n)
@@ -577,15 +577,37 @@ func hpDecimal(v *big.Float) dec {
 	return d
 }
 
+// hpExpDecimal is e^x as a dec; an underflow is the smallest zero
+// (0E-6176), as the specification's subnormal rounding gives it.
+func hpExpDecimal(x *big.Float) dec {
+	v := hpExp(x)
+	if v.Sign() == 0 {
+		return dec{coef: new(big.Int), exp: -6176}
+	}
+	return hpDecimal(v)
+}
+
 // decPow is x^y for decimals (not special; not 0 to a negative power):
-// e^(y ln|x|), negative for a negative x to an odd integer power, NaN
-// for a negative x to a fractional one.
+// to an integer power exactly (then rounded once, the exponent the
+// specification's ideal one), else e^(y ln|x|); NaN for a negative x to
+// a fractional power.
 func decPow(x, y dec) dec {
 	switch {
 	case y.coef.Sign() == 0:
 		return dec{coef: big.NewInt(1)}
 	case x.coef.Sign() == 0:
 		return dec{coef: new(big.Int)}
+	}
+	if yi := y.truncInt(); new(big.Rat).SetInt(yi).Cmp(y.rat()) == 0 && yi.IsInt64() {
+		n := yi.Int64()
+		// The exact power's coefficient must stay small enough to build.
+		if m := max(n, -n); m <= 1<<20 && (x.coef.CmpAbs(big.NewInt(1)) == 0 || m*int64(numDigits(x.coef)) <= 20000) {
+			p := dec{coef: new(big.Int).Exp(x.coef, big.NewInt(m), nil), exp: x.exp * int(m)}
+			if n > 0 {
+				return p.roundDigits(false)
+			}
+			return decQuo(dec{coef: big.NewInt(1)}, p)
+		}
 	}
 	neg := false
 	if x.coef.Sign() < 0 {
@@ -598,7 +620,7 @@ func decPow(x, y dec) dec {
 	}
 	t := hpLn(hpFloat(x))
 	t.Mul(t, hpFloat(y))
-	d := hpDecimal(hpExp(t))
+	d := hpExpDecimal(t)
 	if neg {
 		if d.special() {
 			d.inf = -d.inf

@@ -475,7 +475,9 @@ func decQuo(a, b dec) dec {
 		c.Quo(c, x.Denom())
 		return dec{coef: c, exp: ideal - k}.roundDigits(false)
 	}
-	return decOfRat(x.Mul(x, dec{coef: big.NewInt(1), exp: ideal}.rat()))
+	r := decOfRat(x) // the exponent is added after, never built as 10^ideal
+	r.exp += ideal
+	return r
 }
 
 // quantize rounds d to exponent e: the server's Decimal128 quantize. A
@@ -568,6 +570,9 @@ func (d dec) decimal128() bson.Decimal128 {
 				return dec{inf: d.coef.Sign()}.decimal128()
 			}
 			d = dec{coef: scaled(d.coef, d.exp-maxExp), exp: maxExp}
+		}
+		if d.exp+numDigits(d.coef) < minExp-1 { // below half the least
+			d = dec{coef: new(big.Int), exp: minExp}
 		}
 		if d.exp < minExp {
 			d = d.quantize(minExp, roundHalfEven)
