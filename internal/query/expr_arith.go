@@ -54,7 +54,7 @@ func evalAdd(op string, vals []any) (any, error) {
 			date = &t
 			continue
 		}
-		if !isNumber(v) {
+		if !isNumberValue(v) {
 			return nil, evalErr(op, "only supports numeric or date types, not %s", TypeName(v))
 		}
 		s, err := Add(sum, v)
@@ -71,20 +71,20 @@ func evalAdd(op string, vals []any) (any, error) {
 
 // dateAddMillis moves t by ms milliseconds (a number of any kind).
 func dateAddMillis(op string, t time.Time, ms any) (any, error) {
-	f := math.Round(toFloat(ms))
+	f := math.Round(floatOf(ms))
 	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1<<62 {
 		return nil, evalErr(op, "date overflow: %v milliseconds", ms)
 	}
-	r, ok := intOp('+', dateMillis(t), int64(f))
+	r, ok := intOpChecked('+', unixMillis(t), int64(f))
 	if !ok {
 		return nil, evalErr(op, "date overflow")
 	}
-	return dateOfMillis(r), nil
+	return timeOfUnixMillis(r), nil
 }
 
 func evalSubtract(op string, vals []any) (any, error) {
 	a, b := vals[0], vals[1]
-	if isNumber(a) && isNumber(b) {
+	if isNumberValue(a) && isNumberValue(b) {
 		return Subtract(a, b)
 	}
 	if nullish(a) || nullish(b) {
@@ -93,22 +93,22 @@ func evalSubtract(op string, vals []any) (any, error) {
 	if t, ok := a.(time.Time); ok {
 		switch y := b.(type) {
 		case time.Time:
-			r, ok := intOp('-', dateMillis(t), dateMillis(y))
+			r, ok := intOpChecked('-', unixMillis(t), unixMillis(y))
 			if !ok {
 				return nil, evalErr(op, "date difference overflows a long")
 			}
 			return r, nil
 		default:
-			if isNumber(b) { // the server truncates the milliseconds
-				f := math.Trunc(toFloat(b))
+			if isNumberValue(b) { // the server truncates the milliseconds
+				f := math.Trunc(floatOf(b))
 				if math.IsNaN(f) || math.Abs(f) >= 1<<62 {
 					return nil, evalErr(op, "date overflow: %v milliseconds", b)
 				}
-				r, ok := intOp('-', dateMillis(t), int64(f))
+				r, ok := intOpChecked('-', unixMillis(t), int64(f))
 				if !ok {
 					return nil, evalErr(op, "date overflow")
 				}
-				return dateOfMillis(r), nil
+				return timeOfUnixMillis(r), nil
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func evalMultiply(op string, vals []any) (any, error) {
 		if nullish(v) {
 			return nil, nil
 		}
-		if !isNumber(v) {
+		if !isNumberValue(v) {
 			return nil, evalErr(op, "only supports numeric types, not %s", TypeName(v))
 		}
 		r, err := Multiply(p, v)
@@ -173,17 +173,17 @@ func evalMod(op string, vals []any) (any, error) {
 		}
 		return decOp('%', decOf(a), d).decimal128(), nil
 	}
-	if toFloat(b) == 0 {
+	if floatOf(b) == 0 {
 		return nil, evalErr(op, "can't $mod by zero")
 	}
 	_, bIntegral := integralArg(b)
 	if ka == kindDouble || kb == kindDouble && !bIntegral {
-		return math.Mod(toFloat(a), toFloat(b)), nil
+		return math.Mod(floatOf(a), floatOf(b)), nil
 	}
 	x := int64Of(a)
 	var y int64
 	if kb == kindDouble {
-		y = int64(toFloat(b))
+		y = int64(floatOf(b))
 	} else {
 		y = int64Of(b)
 	}
@@ -260,20 +260,20 @@ func evalCeilFloor(op string, vals []any) (any, error) {
 	if d.special() {
 		return n, nil
 	}
-	mode := roundFloor
+	mode := decRoundFloor
 	if op == "$ceil" {
-		mode = roundCeil
+		mode = decRoundCeil
 	}
 	return d.quantize(0, mode).decimal128(), nil
 }
 
-type roundMode int
+type decRoundMode int
 
 const (
-	roundHalfEven roundMode = iota
-	roundTrunc
-	roundFloor
-	roundCeil
+	decRoundHalfEven decRoundMode = iota
+	decRoundTrunc
+	decRoundFloor
+	decRoundCeil
 )
 
 // evalRoundTrunc is $round (half to even, as the server rounds) and
@@ -297,9 +297,9 @@ func evalRoundTrunc(op string, vals []any) (any, error) {
 			return nil, evalErr(op, "place must be an integer in [-20, 100], not %v", p)
 		}
 	}
-	mode := roundHalfEven
+	mode := decRoundHalfEven
 	if op == "$trunc" {
-		mode = roundTrunc
+		mode = decRoundTrunc
 	}
 	k := kindOf(n)
 	if (k == kindInt || k == kindLong) && place >= 0 {
@@ -332,7 +332,7 @@ func evalSqrt(op string, vals []any) (any, error) {
 		return nil, err
 	}
 	if kindOf(n) != kindDecimal {
-		f := toFloat(n)
+		f := floatOf(n)
 		if f < 0 {
 			return nil, evalErr(op, "$sqrt's argument must be greater than or equal to 0")
 		}
@@ -378,7 +378,7 @@ func evalLogExp(op string, vals []any) (any, error) {
 		}
 		return hpDecimal(l).decimal128(), nil
 	}
-	f := toFloat(n)
+	f := floatOf(n)
 	var r float64
 	switch op {
 	case "$exp":
@@ -425,7 +425,7 @@ func evalLog(op string, vals []any) (any, error) {
 			return hpDecimal(l.Quo(l, hpLn(hpFloat(base)))).decimal128(), nil
 		}
 	}
-	x, base := toFloat(a), toFloat(b)
+	x, base := floatOf(a), floatOf(b)
 	if x <= 0 {
 		return nil, evalErr(op, "$log's argument must be a positive number, but is %v", a)
 	}
@@ -444,8 +444,8 @@ func evalPow(op string, vals []any) (any, error) {
 	if !ok {
 		return nil, err
 	}
-	x, y := toFloat(a), toFloat(b)
-	if isZero(a) && Compare(b, int32(0)) < 0 && !IsNaN(b) {
+	x, y := floatOf(a), floatOf(b)
+	if isZeroNumber(a) && Compare(b, int32(0)) < 0 && !IsNaN(b) {
 		return nil, evalErr(op, "$pow cannot take a base of 0 and a negative exponent")
 	}
 	k := max(kindOf(a), kindOf(b))
@@ -601,7 +601,7 @@ func decPow(x, y dec) dec {
 	if yi := y.truncInt(); new(big.Rat).SetInt(yi).Cmp(y.rat()) == 0 && yi.IsInt64() {
 		n := yi.Int64()
 		// The exact power's coefficient must stay small enough to build.
-		if m := max(n, -n); m <= 1<<20 && (x.coef.CmpAbs(big.NewInt(1)) == 0 || m*int64(numDigits(x.coef)) <= 20000) {
+		if m := max(n, -n); m <= 1<<20 && (x.coef.CmpAbs(big.NewInt(1)) == 0 || m*int64(decDigits(x.coef)) <= 20000) {
 			p := dec{coef: new(big.Int).Exp(x.coef, big.NewInt(m), nil), exp: x.exp * int(m)}
 			if n > 0 {
 				return p.roundDigits(false)
