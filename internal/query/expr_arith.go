@@ -13,10 +13,9 @@ import (
 //
 // Decimals: +, -, *, /, %, rounding and $sqrt follow IEEE 754's
 // decimal arithmetic as the server's Decimal128 does (exact results keep
-// their ideal exponent, others are rounded to 34 digits, half to even).
-// A limitation: $pow, $exp, $ln, $log and $log10 of a decimal are
-// computed in double precision, then converted to a decimal of 15
-// significant digits, where the server computes 34.
+// their ideal exponent, others are rounded to 34 digits, half to even);
+// $pow, $exp, $ln, $log and $log10 of decimals are computed to 34 digits
+// (see hpPrec).
 
 func init() {
 	registerOps(map[string]opCompiler{
@@ -55,7 +54,7 @@ func evalAdd(op string, vals []any) (any, error) {
 			date = &t
 			continue
 		}
-		if !isNumber(v) {
+		if !isNumberValue(v) {
 			return nil, evalErr(op, "only supports numeric or date types, not %s", TypeName(v))
 		}
 		s, err := Add(sum, v)
@@ -72,20 +71,20 @@ func evalAdd(op string, vals []any) (any, error) {
 
 // dateAddMillis moves t by ms milliseconds (a number of any kind).
 func dateAddMillis(op string, t time.Time, ms any) (any, error) {
-	f := math.Round(toFloat(ms))
+	f := math.Round(floatOf(ms))
 	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1<<62 {
 		return nil, evalErr(op, "date overflow: %v milliseconds", ms)
 	}
-	r, ok := intOp('+', dateMillis(t), int64(f))
+	r, ok := intOpChecked('+', unixMillis(t), int64(f))
 	if !ok {
 		return nil, evalErr(op, "date overflow")
 	}
-	return dateOfMillis(r), nil
+	return timeOfUnixMillis(r), nil
 }
 
 func evalSubtract(op string, vals []any) (any, error) {
 	a, b := vals[0], vals[1]
-	if isNumber(a) && isNumber(b) {
+	if isNumberValue(a) && isNumberValue(b) {
 		return Subtract(a, b)
 	}
 	if nullish(a) || nullish(b) {
@@ -94,22 +93,22 @@ func evalSubtract(op string, vals []any) (any, error) {
 	if t, ok := a.(time.Time); ok {
 		switch y := b.(type) {
 		case time.Time:
-			r, ok := intOp('-', dateMillis(t), dateMillis(y))
+			r, ok := intOpChecked('-', unixMillis(t), unixMillis(y))
 			if !ok {
 				return nil, evalErr(op, "date difference overflows a long")
 			}
 			return r, nil
 		default:
-			if isNumber(b) { // the server truncates the milliseconds
-				f := math.Trunc(toFloat(b))
+			if isNumberValue(b) { // the server truncates the milliseconds
+				f := math.Trunc(floatOf(b))
 				if math.IsNaN(f) || math.Abs(f) >= 1<<62 {
 					return nil, evalErr(op, "date overflow: %v milliseconds", b)
 				}
-				r, ok := intOp('-', dateMillis(t), int64(f))
+				r, ok := intOpChecked('-', unixMillis(t), int64(f))
 				if !ok {
 					return nil, evalErr(op, "date overflow")
 				}
-				return dateOfMillis(r), nil
+				return timeOfUnixMillis(r), nil
 			}
 		}
 	}
@@ -122,7 +121,7 @@ func evalMultiply(op string, vals []any) (any, error) {
 		if nullish(v) {
 			return nil, nil
 		}
-		if !isNumber(v) {
+		if !isNumberValue(v) {
 			return nil, evalErr(op, "only supports numeric types, not %s", TypeName(v))
 		}
 		r, err := Multiply(p, v)
@@ -174,17 +173,17 @@ func evalMod(op string, vals []any) (any, error) {
 		}
 		return decOp('%', decOf(a), d).decimal128(), nil
 	}
-	if toFloat(b) == 0 {
+	if floatOf(b) == 0 {
 		return nil, evalErr(op, "can't $mod by zero")
 	}
 	_, bIntegral := integralArg(b)
 	if ka == kindDouble || kb == kindDouble && !bIntegral {
-		return math.Mod(toFloat(a), toFloat(b)), nil
+		return math.Mod(floatOf(a), floatOf(b)), nil
 	}
 	x := int64Of(a)
 	var y int64
 	if kb == kindDouble {
-		y = int64(toFloat(b))
+		y = int64(floatOf(b))
 	} else {
 		y = int64Of(b)
 	}
@@ -261,20 +260,20 @@ func evalCeilFloor(op string, vals []any) (any, error) {
 	if d.special() {
 		return n, nil
 	}
-	mode := roundFloor
+	mode := decRoundFloor
 	if op == "$ceil" {
-		mode = roundCeil
+		mode = decRoundCeil
 	}
 	return d.quantize(0, mode).decimal128(), nil
 }
 
-type roundMode int
+type decRoundMode int
 
 const (
-	roundHalfEven roundMode = iota
-	roundTrunc
-	roundFloor
-	roundCeil
+	decRoundHalfEven decRoundMode = iota
+	decRoundTrunc
+	decRoundFloor
+	decRoundCeil
 )
 
 // evalRoundTrunc is $round (half to even, as the server rounds) and
@@ -298,9 +297,9 @@ func evalRoundTrunc(op string, vals []any) (any, error) {
 			return nil, evalErr(op, "place must be an integer in [-20, 100], not %v", p)
 		}
 	}
-	mode := roundHalfEven
+	mode := decRoundHalfEven
 	if op == "$trunc" {
-		mode = roundTrunc
+		mode = decRoundTrunc
 	}
 	k := kindOf(n)
 	if (k == kindInt || k == kindLong) && place >= 0 {
@@ -333,7 +332,7 @@ func evalSqrt(op string, vals []any) (any, error) {
 		return nil, err
 	}
 	if kindOf(n) != kindDecimal {
-		f := toFloat(n)
+		f := floatOf(n)
 		if f < 0 {
 			return nil, evalErr(op, "$sqrt's argument must be greater than or equal to 0")
 		}
@@ -366,7 +365,20 @@ func evalLogExp(op string, vals []any) (any, error) {
 	if !ok {
 		return nil, err
 	}
-	f := toFloat(n)
+	if d := decOf(n); kindOf(n) == kindDecimal && !d.special() {
+		if op == "$exp" {
+			return hpExpDecimal(hpFloat(d)).decimal128(), nil
+		}
+		if d.coef.Sign() <= 0 {
+			return nil, evalErr(op, "%s's argument must be a positive number, but is %v", op, n)
+		}
+		l := hpLn(hpFloat(d))
+		if op == "$log10" {
+			l.Quo(l, hpLn(hpFloat(decOf(int64(10)))))
+		}
+		return hpDecimal(l).decimal128(), nil
+	}
+	f := floatOf(n)
 	var r float64
 	switch op {
 	case "$exp":
@@ -400,7 +412,20 @@ func evalLog(op string, vals []any) (any, error) {
 	if !ok {
 		return nil, err
 	}
-	x, base := toFloat(a), toFloat(b)
+	if kindOf(a) == kindDecimal || kindOf(b) == kindDecimal {
+		x, base := decOf(a), decOf(b)
+		if !x.special() && !base.special() {
+			if x.coef.Sign() <= 0 {
+				return nil, evalErr(op, "$log's argument must be a positive number, but is %v", a)
+			}
+			if base.coef.Sign() <= 0 || base.rat().Cmp(big.NewRat(1, 1)) == 0 {
+				return nil, evalErr(op, "$log's base must be a positive number not equal to 1, but is %v", b)
+			}
+			l := hpLn(hpFloat(x))
+			return hpDecimal(l.Quo(l, hpLn(hpFloat(base)))).decimal128(), nil
+		}
+	}
+	x, base := floatOf(a), floatOf(b)
 	if x <= 0 {
 		return nil, evalErr(op, "$log's argument must be a positive number, but is %v", a)
 	}
@@ -419,11 +444,16 @@ func evalPow(op string, vals []any) (any, error) {
 	if !ok {
 		return nil, err
 	}
-	x, y := toFloat(a), toFloat(b)
-	if x == 0 && y < 0 {
+	x, y := floatOf(a), floatOf(b)
+	if isZeroNumber(a) && Compare(b, int32(0)) < 0 && !IsNaN(b) {
 		return nil, evalErr(op, "$pow cannot take a base of 0 and a negative exponent")
 	}
 	k := max(kindOf(a), kindOf(b))
+	if k == kindDecimal {
+		if dx, dy := decOf(a), decOf(b); !dx.special() && !dy.special() {
+			return decPow(dx, dy).decimal128(), nil
+		}
+	}
 	if k >= kindDouble {
 		return floatOrDecimal(math.Pow(x, y), a, b), nil
 	}
@@ -452,4 +482,151 @@ func evalPow(op string, vals []any) (any, error) {
 		return intResult(r.Int64(), k), nil
 	}
 	return math.Pow(x, y), nil
+}
+
+// The decimal transcendental functions compute in binary floating point
+// of hpPrec bits (about 150 decimal digits), then round to the 34 digits
+// a decimal keeps. A result within rounding noise of a decimal of at
+// most 34 digits is taken as exact: log10(1000) is 3, not
+// 3.000000000000000000000000000000000.
+const hpPrec = 512
+
+// hpFloat is d's value (d not special) at hpPrec bits.
+func hpFloat(d dec) *big.Float {
+	return new(big.Float).SetPrec(hpPrec).SetRat(d.rat())
+}
+
+// The bounds of e^x that a decimal holds: ln(1E+6145) and ln(1E-6177).
+const (
+	hpExpMax = 14150.0
+	hpExpMin = -14225.0
+)
+
+// hpExp is e^x: for |x| under 2^-20 by its Taylor series, the rest by
+// squaring (e^x = (e^(x/2^k))^(2^k)). It is +Inf beyond hpExpMax and
+// zero below hpExpMin.
+func hpExp(x *big.Float) *big.Float {
+	prec := uint(hpPrec + 64)
+	if f, _ := x.Float64(); f > hpExpMax {
+		return new(big.Float).SetInf(false)
+	} else if f < hpExpMin {
+		return new(big.Float).SetPrec(prec)
+	}
+	r := new(big.Float).SetPrec(prec).Set(x)
+	k := 0
+	if e := r.MantExp(nil); r.Sign() != 0 && e > -20 {
+		k = e + 20
+		r.SetMantExp(r, -k)
+	}
+	sum := new(big.Float).SetPrec(prec).SetInt64(1)
+	term := new(big.Float).SetPrec(prec).SetInt64(1)
+	for n := int64(1); n < 200; n++ {
+		term.Mul(term, r)
+		term.Quo(term, new(big.Float).SetInt64(n))
+		if term.Sign() == 0 || term.MantExp(nil) < sum.MantExp(nil)-int(prec) {
+			break
+		}
+		sum.Add(sum, term)
+	}
+	for ; k > 0; k-- {
+		sum.Mul(sum, sum)
+	}
+	return sum
+}
+
+// hpLn is ln(x), x > 0 and finite: Halley's iteration on e^y = x from
+// the float64 estimate, each step tripling the correct bits.
+func hpLn(x *big.Float) *big.Float {
+	prec := uint(hpPrec + 64)
+	mant := new(big.Float)
+	e := x.MantExp(mant) // x = mant × 2^e, mant in [0.5, 1)
+	m, _ := mant.Float64()
+	y := new(big.Float).SetPrec(prec).SetFloat64(math.Log(m) + float64(e)*math.Ln2)
+	xx := new(big.Float).SetPrec(prec).Set(x)
+	two := new(big.Float).SetInt64(2)
+	for range 4 {
+		ey := hpExp(y)
+		num := new(big.Float).SetPrec(prec).Sub(xx, ey)
+		den := new(big.Float).SetPrec(prec).Add(xx, ey)
+		y.Add(y, num.Mul(num.Quo(num, den), two))
+	}
+	if y.Sign() != 0 && y.MantExp(nil) < -(hpPrec-40) {
+		y.SetInt64(0) // ln(1): rounding noise
+	}
+	return y
+}
+
+// hpDecimal rounds a result of the functions above to a dec: 34 digits,
+// or fewer for a result that is exact (trailing zeros dropped down to
+// exponent 0).
+func hpDecimal(v *big.Float) dec {
+	if v.IsInf() {
+		return dec{inf: v.Sign()}
+	}
+	if v.Sign() == 0 {
+		return dec{coef: new(big.Int)}
+	}
+	r, _ := v.Rat(nil)
+	d := decOfRat(r)
+	diff := new(big.Rat).Sub(r, d.rat())
+	tol := new(big.Rat).Abs(r)
+	tol.Quo(tol, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), hpPrec-40)))
+	if diff.Abs(diff).Cmp(tol) <= 0 {
+		d = d.trimZeros(0)
+	}
+	return d
+}
+
+// hpExpDecimal is e^x as a dec; an underflow is the smallest zero
+// (0E-6176), as the specification's subnormal rounding gives it.
+func hpExpDecimal(x *big.Float) dec {
+	v := hpExp(x)
+	if v.Sign() == 0 {
+		return dec{coef: new(big.Int), exp: -6176}
+	}
+	return hpDecimal(v)
+}
+
+// decPow is x^y for decimals (not special; not 0 to a negative power):
+// to an integer power exactly (then rounded once, the exponent the
+// specification's ideal one), else e^(y ln|x|); NaN for a negative x to
+// a fractional power.
+func decPow(x, y dec) dec {
+	switch {
+	case y.coef.Sign() == 0:
+		return dec{coef: big.NewInt(1)}
+	case x.coef.Sign() == 0:
+		return dec{coef: new(big.Int)}
+	}
+	if yi := y.truncInt(); new(big.Rat).SetInt(yi).Cmp(y.rat()) == 0 && yi.IsInt64() {
+		n := yi.Int64()
+		// The exact power's coefficient must stay small enough to build.
+		if m := max(n, -n); m <= 1<<20 && (x.coef.CmpAbs(big.NewInt(1)) == 0 || m*int64(decDigits(x.coef)) <= 20000) {
+			p := dec{coef: new(big.Int).Exp(x.coef, big.NewInt(m), nil), exp: x.exp * int(m)}
+			if n > 0 {
+				return p.roundDigits(false)
+			}
+			return decQuo(dec{coef: big.NewInt(1)}, p)
+		}
+	}
+	neg := false
+	if x.coef.Sign() < 0 {
+		yi := y.truncInt()
+		if new(big.Rat).SetInt(yi).Cmp(y.rat()) != 0 {
+			return dec{nan: true}
+		}
+		neg = yi.Bit(0) == 1
+		x = dec{coef: new(big.Int).Neg(x.coef), exp: x.exp}
+	}
+	t := hpLn(hpFloat(x))
+	t.Mul(t, hpFloat(y))
+	d := hpExpDecimal(t)
+	if neg {
+		if d.special() {
+			d.inf = -d.inf
+		} else {
+			d.coef.Neg(d.coef)
+		}
+	}
+	return d
 }

@@ -67,7 +67,7 @@ func evalArrayElemAt(op string, vals []any) (any, error) {
 	if !ok {
 		return nil, evalErr(op, "first argument must be an array, but is %s", TypeName(vals[0]))
 	}
-	if !isNumber(vals[1]) {
+	if !isNumberValue(vals[1]) {
 		return nil, evalErr(op, "second argument must be a numeric value, but is %s", TypeName(vals[1]))
 	}
 	i, ok := integralArg(vals[1])
@@ -181,7 +181,7 @@ func evalRange(op string, vals []any) (any, error) {
 	args[2] = 1
 	for i, v := range vals {
 		name := []string{"starting value", "ending value", "step value"}[i]
-		if !isNumber(v) {
+		if !isNumberValue(v) {
 			return nil, evalErr(op, "requires a numeric %s, found value of type: %s", name, TypeName(v))
 		}
 		x, ok := integralArg(v)

@@ -38,9 +38,9 @@ func evalMergeObjects(op string, vals []any) (any, error) {
 	return out, nil
 }
 
-// fieldArg reads the "field" argument of $getField and $setField: a
+// constFieldArg reads the "field" argument of $getField and $setField: a
 // constant string ({$literal: "$a"} for one that starts with '$').
-func fieldArg(op string, n node) (string, error) {
+func constFieldArg(op string, n node) (string, error) {
 	if l, ok := n.(*literalNode); ok {
 		if s, ok := l.v.(string); ok {
 			return s, nil
@@ -77,7 +77,7 @@ func compileGetField(c *compiler, op string, arg any) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := fieldArg(op, fn)
+		f, err := constFieldArg(op, fn)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func compileGetField(c *compiler, op string, arg any) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := fieldArg(op, m["field"])
+	f, err := constFieldArg(op, m["field"])
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func compileSetField(c *compiler, op string, arg any) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := fieldArg(op, m["field"])
+	f, err := constFieldArg(op, m["field"])
 	if err != nil {
 		return nil, err
 	}

@@ -73,17 +73,17 @@ func evalConcat(op string, vals []any) (any, error) {
 	return b.String(), nil
 }
 
-// coerceToString is the server's conversion of an operand to a string
+// coerceOperandString is the server's conversion of an operand to a string
 // for $toLower, $toUpper, $strcasecmp and $substr*: null and missing are
 // "", numbers and dates print, other types are an error.
-func coerceToString(op string, v any) (string, error) {
+func coerceOperandString(op string, v any) (string, error) {
 	switch x := v.(type) {
 	case nil, missingType:
 		return "", nil
 	case string:
 		return x, nil
 	case time.Time:
-		return dateString(x), nil
+		return isoMillisString(x), nil
 	case bson.Timestamp:
 		return "Timestamp(" + strconv.FormatUint(uint64(x.T), 10) + ", " + strconv.FormatUint(uint64(x.I), 10) + ")", nil
 	}
@@ -103,7 +103,7 @@ func coerceToString(op string, v any) (string, error) {
 }
 
 func evalCase(op string, vals []any) (any, error) {
-	s, err := coerceToString(op, vals[0])
+	s, err := coerceOperandString(op, vals[0])
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +120,11 @@ func evalCase(op string, vals []any) (any, error) {
 }
 
 func evalStrcasecmp(op string, vals []any) (any, error) {
-	a, err := coerceToString(op, vals[0])
+	a, err := coerceOperandString(op, vals[0])
 	if err != nil {
 		return nil, err
 	}
-	b, err := coerceToString(op, vals[1])
+	b, err := coerceOperandString(op, vals[1])
 	if err != nil {
 		return nil, err
 	}
@@ -138,18 +138,18 @@ func evalStrcasecmp(op string, vals []any) (any, error) {
 // means the rest of the string; a range that starts or ends inside a
 // UTF-8 character is an error.
 func evalSubstrBytes(op string, vals []any) (any, error) {
-	s, err := coerceToString(op, vals[0])
+	s, err := coerceOperandString(op, vals[0])
 	if err != nil {
 		return nil, err
 	}
-	if !isNumber(vals[1]) {
+	if !isNumberValue(vals[1]) {
 		return nil, evalErr(op, "starting index must be a numeric type (is BSON type %s)", TypeName(vals[1]))
 	}
-	if !isNumber(vals[2]) {
+	if !isNumberValue(vals[2]) {
 		return nil, evalErr(op, "length must be a numeric type (is BSON type %s)", TypeName(vals[2]))
 	}
 	// The server truncates both to integers.
-	startF, lenF := math.Trunc(toFloat(vals[1])), math.Trunc(toFloat(vals[2]))
+	startF, lenF := math.Trunc(floatOf(vals[1])), math.Trunc(floatOf(vals[2]))
 	if startF < 0 || math.IsNaN(startF) {
 		return nil, evalErr(op, "starting index must be non-negative (got: %v)", vals[1])
 	}
@@ -171,7 +171,7 @@ func evalSubstrBytes(op string, vals []any) (any, error) {
 }
 
 func evalSubstrCP(op string, vals []any) (any, error) {
-	s, err := coerceToString(op, vals[0])
+	s, err := coerceOperandString(op, vals[0])
 	if err != nil {
 		return nil, err
 	}

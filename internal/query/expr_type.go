@@ -26,7 +26,7 @@ import (
 func init() {
 	registerOps(map[string]opCompiler{
 		"$type":       fn(1, 1, func(_ string, v []any) (any, error) { return TypeName(v[0]), nil }),
-		"$isNumber":   fn(1, 1, func(_ string, v []any) (any, error) { return isNumber(v[0]), nil }),
+		"$isNumber":   fn(1, 1, func(_ string, v []any) (any, error) { return isNumberValue(v[0]), nil }),
 		"$convert":    compileConvert,
 		"$toString":   toType("string"),
 		"$toInt":      toType("int"),
@@ -64,7 +64,7 @@ func convertTarget(v any) (string, error) {
 		}
 		return "", fmt.Errorf("unknown type name %q for 'to'", s)
 	}
-	if !isNumber(v) {
+	if !isNumberValue(v) {
 		return "", fmt.Errorf("'to' must be a string or a number, not %s", TypeName(v))
 	}
 	code, ok := integralArg(v)
@@ -165,13 +165,13 @@ func convertValue(v any, to string) (any, error) {
 	}
 	switch to {
 	case "double":
-		return toDouble(v)
+		return convertToDouble(v)
 	case "int", "long":
-		return toInteger(v, to)
+		return convertToInteger(v, to)
 	case "decimal":
-		return toDecimal(v)
+		return convertToDecimal(v)
 	case "string":
-		return toStringValue(v)
+		return convertToString(v)
 	case "bool":
 		switch x := v.(type) {
 		case bool:
@@ -198,7 +198,7 @@ func convertValue(v any, to string) (any, error) {
 	return nil, unsupported(v, to)
 }
 
-func toDouble(v any) (any, error) {
+func convertToDouble(v any) (any, error) {
 	switch x := v.(type) {
 	case float64:
 		return x, nil
@@ -219,7 +219,7 @@ func toDouble(v any) (any, error) {
 		}
 		return 0.0, nil
 	case time.Time:
-		return float64(dateMillis(x)), nil
+		return float64(unixMillis(x)), nil
 	case string:
 		if strings.ContainsAny(x, "xX_pP") || x == "" {
 			return nil, errConversionf("failed to parse number '%s'", x)
@@ -233,8 +233,8 @@ func toDouble(v any) (any, error) {
 	return nil, unsupported(v, "double")
 }
 
-// toInteger converts to an int (32 bits) or a long.
-func toInteger(v any, to string) (any, error) {
+// convertToInteger converts to an int (32 bits) or a long.
+func convertToInteger(v any, to string) (any, error) {
 	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
 	if to == "long" {
 		lo, hi = math.MinInt64, math.MaxInt64
@@ -279,7 +279,7 @@ func toInteger(v any, to string) (any, error) {
 		return out(t.Int64())
 	case time.Time:
 		if to == "long" {
-			return dateMillis(x), nil
+			return unixMillis(x), nil
 		}
 	case string:
 		bits := 32
@@ -295,7 +295,7 @@ func toInteger(v any, to string) (any, error) {
 	return nil, unsupported(v, to)
 }
 
-func toDecimal(v any) (any, error) {
+func convertToDecimal(v any) (any, error) {
 	switch x := v.(type) {
 	case bson.Decimal128:
 		return x, nil
@@ -307,7 +307,7 @@ func toDecimal(v any) (any, error) {
 		}
 		return decOf(int64(0)).decimal128(), nil
 	case time.Time:
-		return decOf(dateMillis(x)).decimal128(), nil
+		return decOf(unixMillis(x)).decimal128(), nil
 	case string:
 		d, err := bson.ParseDecimal128(x)
 		if err != nil {
@@ -318,7 +318,7 @@ func toDecimal(v any) (any, error) {
 	return nil, unsupported(v, "decimal")
 }
 
-func toStringValue(v any) (any, error) {
+func convertToString(v any) (any, error) {
 	switch x := v.(type) {
 	case string:
 		return x, nil
@@ -333,7 +333,7 @@ func toStringValue(v any) (any, error) {
 	case bson.Decimal128:
 		return x.String(), nil
 	case time.Time:
-		return dateString(x), nil
+		return isoMillisString(x), nil
 	case codec.ObjectID:
 		return x.Hex(), nil
 	}
@@ -362,10 +362,10 @@ func doubleString(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// dateLayouts are the date strings $toDate reads: ISO 8601 forms, with
+// isoDateLayouts are the date strings $toDate reads: ISO 8601 forms, with
 // a zone (Z, ±hh:mm, ±hhmm) or without (UTC). Fractional seconds are
 // read after the seconds in any of them.
-var dateLayouts = []string{
+var isoDateLayouts = []string{
 	"2006-01-02T15:04:05Z07:00",
 	"2006-01-02T15:04:05Z0700",
 	"2006-01-02T15:04:05",
@@ -378,13 +378,13 @@ var dateLayouts = []string{
 	"2006-01-02",
 }
 
-// ParseDateString parses a date string as $toDate and $dateFromString
+// DateFromISOString parses a date string as $toDate and $dateFromString
 // (without a format) read one: ISO 8601 dates and times, a missing zone
 // meaning UTC. The result is in UTC, truncated to the millisecond.
-func ParseDateString(s string) (time.Time, bool) {
-	for _, layout := range dateLayouts {
+func DateFromISOString(s string) (time.Time, bool) {
+	for _, layout := range isoDateLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return dateOfMillis(t.UnixMilli()), true
+			return timeOfUnixMillis(t.UnixMilli()), true
 		}
 	}
 	return time.Time{}, false
@@ -395,20 +395,20 @@ func convertToDate(v any) (any, error) {
 	case time.Time:
 		return x, nil
 	case int64:
-		return dateOfMillis(x), nil
+		return timeOfUnixMillis(x), nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= 9.2e18 {
 			return nil, errConversionf("cannot convert %v to a date: out of range", x)
 		}
-		return dateOfMillis(int64(x)), nil
+		return timeOfUnixMillis(int64(x)), nil
 	case bson.Decimal128:
-		i, err := toInteger(x, "long")
+		i, err := convertToInteger(x, "long")
 		if err != nil {
 			return nil, err
 		}
-		return dateOfMillis(i.(int64)), nil
+		return timeOfUnixMillis(i.(int64)), nil
 	case string:
-		t, ok := ParseDateString(x)
+		t, ok := DateFromISOString(x)
 		if !ok {
 			return nil, errConversionf("error parsing date string '%s'", x)
 		}

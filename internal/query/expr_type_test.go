@@ -173,17 +173,17 @@ func TestManual_types(t *testing.T) {
 	runOpCases(t, cases)
 }
 
-func TestParseDateString(t *testing.T) {
+func TestDateFromISOString(t *testing.T) {
 	for s, want := range map[string]string{
 		"2018-03-03T12:00:00Z":         "2018-03-03T12:00:00Z",
 		"2018-03-03T12:00:00.123+0100": "2018-03-03T11:00:00.123Z",
 		"2018-03-03T12:00":             "2018-03-03T12:00:00Z",
 		"2018-03-03 12:00:00":          "2018-03-03T12:00:00Z",
 	} {
-		got, ok := ParseDateString(s)
+		got, ok := DateFromISOString(s)
 		assert.True(t, ok, s)
 		assert.Equal(t, isoDate(want), got, s)
 	}
-	_, ok := ParseDateString("03/03/2018")
+	_, ok := DateFromISOString("03/03/2018")
 	assert.False(t, ok)
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // Shared helpers of the expression operators: MongoDB's numeric types
-// (int, long, double, decimal) and how results are typed, decimals
-// computed exactly, the aggregation comparison (where missing sorts
-// before null), and the argument checks several families share.
+// (int, long, double, decimal) and how results are typed, decimal
+// arithmetic as Decimal128 computes it (IEEE 754), the aggregation
+// comparison (where missing sorts before null), and the argument checks
+// several families share.
 
 // numKind is a number's BSON type, ordered from the narrowest to the
 // widest: an operation's result takes the widest of its operands' kinds.
@@ -75,14 +76,14 @@ func kindOf(v any) numKind {
 	return kindDecimal
 }
 
-// isNumber reports whether v is a number of any Go kind.
-func isNumber(v any) bool {
+// isNumberValue reports whether v is a number of any Go kind.
+func isNumberValue(v any) bool {
 	_, ok := NumberValue(v)
 	return ok
 }
 
-// toFloat returns a number (any Go kind) as a float64.
-func toFloat(v any) float64 {
+// floatOf returns a number (any Go kind) as a float64.
+func floatOf(v any) float64 {
 	n, _ := ToNumber(v)
 	return n.Float()
 }
@@ -106,10 +107,12 @@ func intResult(r int64, k numKind) any {
 // errs.ErrExpression.
 func Add(a, b any) (any, error) { return arith("$add", '+', a, b) }
 
-// Subtract is a - b with Add's typing.
+// Subtract is a - b, typed as Add types a sum (a double converts to a
+// decimal by its 15 significant digits).
 func Subtract(a, b any) (any, error) { return arith("$subtract", '-', a, b) }
 
-// Multiply is a * b with Add's typing.
+// Multiply is a * b, typed as Add types a sum (a double converts to a
+// decimal by its 15 significant digits).
 func Multiply(a, b any) (any, error) { return arith("$multiply", '*', a, b) }
 
 // Divide is MongoDB's $divide of two numbers: a double, or a decimal if
@@ -121,17 +124,17 @@ func Divide(a, b any) (any, error) {
 	if !okA || !okB {
 		return nil, evalErr("$divide", "only supports numeric types, not %s and %s", TypeName(a), TypeName(b))
 	}
-	if isZero(y) {
+	if isZeroNumber(y) {
 		return nil, evalErr("$divide", "can't $divide by zero")
 	}
 	if kindOf(x) == kindDecimal || kindOf(y) == kindDecimal {
 		return decOp('/', decOf(x), decOf(y)).decimal128(), nil
 	}
-	return toFloat(x) / toFloat(y), nil
+	return floatOf(x) / floatOf(y), nil
 }
 
-// isZero reports whether a number is zero.
-func isZero(v any) bool {
+// isZeroNumber reports whether a number is zero.
+func isZeroNumber(v any) bool {
 	n, _ := ToNumber(v)
 	return n.Kind != 'd' && n.Float() == 0
 }
@@ -154,13 +157,13 @@ func arith(name string, op byte, a, b any) (any, error) {
 		}
 		return decOp(op, dx, decOf(y)).decimal128(), nil
 	case kindDouble:
-		return floatOp(op, toFloat(x), toFloat(y)), nil
+		return floatArith(op, floatOf(x), floatOf(y)), nil
 	}
 	i, j := int64Of(x), int64Of(y)
-	if r, ok := intOp(op, i, j); ok {
+	if r, ok := intOpChecked(op, i, j); ok {
 		return intResult(r, k), nil
 	}
-	return floatOp(op, float64(i), float64(j)), nil // a long overflows to a double
+	return floatArith(op, float64(i), float64(j)), nil // a long overflows to a double
 }
 
 func int64Of(v any) int64 {
@@ -173,7 +176,7 @@ func int64Of(v any) int64 {
 	return 0
 }
 
-func floatOp(op byte, a, b float64) float64 {
+func floatArith(op byte, a, b float64) float64 {
 	switch op {
 	case '+':
 		return a + b
@@ -185,8 +188,8 @@ func floatOp(op byte, a, b float64) float64 {
 	return a / b
 }
 
-// intOp is a op b on int64s; ok is false on overflow.
-func intOp(op byte, a, b int64) (int64, bool) {
+// intOpChecked is a op b on int64s; ok is false on overflow.
+func intOpChecked(op byte, a, b int64) (int64, bool) {
 	switch op {
 	case '+':
 		r := a + b
@@ -279,7 +282,7 @@ func (d dec) special() bool { return d.coef == nil }
 // rat is d's value (d not special).
 func (d dec) rat() *big.Rat {
 	r := new(big.Rat).SetInt(d.coef)
-	p := new(big.Rat).SetInt(pow10(abs(d.exp)))
+	p := new(big.Rat).SetInt(pow10Int(abs(d.exp)))
 	if d.exp >= 0 {
 		return r.Mul(r, p)
 	}
@@ -299,13 +302,13 @@ func (d dec) float() float64 {
 
 var bigTen = big.NewInt(10)
 
-// pow10 is 10^n (n >= 0).
-func pow10(n int) *big.Int {
+// pow10Int is 10^n (n >= 0).
+func pow10Int(n int) *big.Int {
 	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
 }
 
-// numDigits counts the decimal digits of |x| (1 for zero).
-func numDigits(x *big.Int) int {
+// decDigits counts the decimal digits of |x| (1 for zero).
+func decDigits(x *big.Int) int {
 	if x.Sign() == 0 {
 		return 1
 	}
@@ -316,24 +319,24 @@ func numDigits(x *big.Int) int {
 	return n
 }
 
-// scaled is coef × 10^n (n >= 0), a new Int.
-func scaled(coef *big.Int, n int) *big.Int {
-	return new(big.Int).Mul(coef, pow10(n))
+// scaledCoef is coef × 10^n (n >= 0), a new Int.
+func scaledCoef(coef *big.Int, n int) *big.Int {
+	return new(big.Int).Mul(coef, pow10Int(n))
 }
 
 // roundDigits rounds d to at most decMaxDigits digits, half to even.
 // sticky reports that the exact value lies beyond coef (a remainder was
 // dropped), so that a tie in the dropped digits is not a tie.
 func (d dec) roundDigits(sticky bool) dec {
-	n := numDigits(d.coef)
+	n := decDigits(d.coef)
 	if n <= decMaxDigits && !sticky {
 		return d
 	}
 	drop := max(n-decMaxDigits, 0)
 	neg := d.coef.Sign() < 0
-	q, r := new(big.Int).QuoRem(new(big.Int).Abs(d.coef), pow10(drop), new(big.Int))
+	q, r := new(big.Int).QuoRem(new(big.Int).Abs(d.coef), pow10Int(drop), new(big.Int))
 	twice := r.Mul(r, big.NewInt(2))
-	c := twice.Cmp(pow10(drop))
+	c := twice.Cmp(pow10Int(drop))
 	if drop == 0 {
 		c = -1 // nothing dropped here; only the sticky remainder, below half
 	}
@@ -341,7 +344,7 @@ func (d dec) roundDigits(sticky bool) dec {
 		q.Add(q, big.NewInt(1))
 	}
 	exp := d.exp + drop
-	if numDigits(q) > decMaxDigits {
+	if decDigits(q) > decMaxDigits {
 		q.Quo(q, bigTen)
 		exp++
 	}
@@ -379,12 +382,12 @@ func decOfRat(r *big.Rat) dec {
 	num := new(big.Int).Abs(r.Num())
 	den := r.Denom()
 	// q = num × 10^-e / den, with e chosen to give q at least 35 digits.
-	e := numDigits(num) - numDigits(den) - decMaxDigits - 1
+	e := decDigits(num) - decDigits(den) - decMaxDigits - 1
 	n, dd := new(big.Int).Set(num), new(big.Int).Set(den)
 	if e < 0 {
-		n.Mul(n, pow10(-e))
+		n.Mul(n, pow10Int(-e))
 	} else {
-		dd.Mul(dd, pow10(e))
+		dd.Mul(dd, pow10Int(e))
 	}
 	q, rem := new(big.Int).QuoRem(n, dd, new(big.Int))
 	if r.Sign() < 0 {
@@ -401,7 +404,7 @@ func decOp(op byte, a, b dec) dec {
 		if op == '%' {
 			return decOfFloat(math.Mod(a.float(), b.float()), 15)
 		}
-		return decOfFloat(floatOp(op, a.float(), b.float()), 15)
+		return decOfFloat(floatArith(op, a.float(), b.float()), 15)
 	}
 	if op == '+' || op == '-' {
 		a, b = standIn(a, b)
@@ -409,7 +412,7 @@ func decOp(op byte, a, b dec) dec {
 	switch op {
 	case '+', '-', '%':
 		e := min(a.exp, b.exp)
-		x, y := scaled(a.coef, a.exp-e), scaled(b.coef, b.exp-e)
+		x, y := scaledCoef(a.coef, a.exp-e), scaledCoef(b.coef, b.exp-e)
 		switch op {
 		case '+':
 			x.Add(x, y)
@@ -437,8 +440,8 @@ func standIn(a, b dec) (dec, dec) {
 	if hi.coef.Sign() == 0 {
 		return a, b
 	}
-	floor := hi.exp + numDigits(hi.coef) - 1 - decMaxDigits - 3
-	if lo.exp+numDigits(lo.coef)-1 < floor {
+	floor := hi.exp + decDigits(hi.coef) - 1 - decMaxDigits - 3
+	if lo.exp+decDigits(lo.coef)-1 < floor {
 		*lo = dec{coef: big.NewInt(int64(lo.coef.Sign())), exp: floor}
 	}
 	return a, b
@@ -468,39 +471,41 @@ func decQuo(a, b dec) dec {
 	}
 	if den.Cmp(big.NewInt(1)) == 0 { // exact
 		k := max(k2, k5)
-		c := new(big.Int).Mul(x.Num(), pow10(k))
+		c := new(big.Int).Mul(x.Num(), pow10Int(k))
 		c.Quo(c, x.Denom())
 		return dec{coef: c, exp: ideal - k}.roundDigits(false)
 	}
-	return decOfRat(x.Mul(x, dec{coef: big.NewInt(1), exp: ideal}.rat()))
+	r := decOfRat(x) // the exponent is added after, never built as 10^ideal
+	r.exp += ideal
+	return r
 }
 
 // quantize rounds d to exponent e: the server's Decimal128 quantize. A
 // result of more than 34 digits is NaN (IEEE 754's invalid operation).
-func (d dec) quantize(e int, mode roundMode) dec {
+func (d dec) quantize(e int, mode decRoundMode) dec {
 	if d.special() {
 		return d
 	}
 	if d.exp >= e {
-		c := scaled(d.coef, d.exp-e)
-		if numDigits(c) > decMaxDigits {
+		c := scaledCoef(d.coef, d.exp-e)
+		if decDigits(c) > decMaxDigits {
 			return dec{nan: true}
 		}
 		return dec{coef: c, exp: e}
 	}
-	p := pow10(e - d.exp)
+	p := pow10Int(e - d.exp)
 	q, r := new(big.Int).QuoRem(d.coef, p, new(big.Int)) // truncated
 	if r.Sign() != 0 {
 		switch mode {
-		case roundFloor:
+		case decRoundFloor:
 			if r.Sign() < 0 {
 				q.Sub(q, big.NewInt(1))
 			}
-		case roundCeil:
+		case decRoundCeil:
 			if r.Sign() > 0 {
 				q.Add(q, big.NewInt(1))
 			}
-		case roundHalfEven:
+		case decRoundHalfEven:
 			c := new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2)).Cmp(p)
 			if c > 0 || c == 0 && q.Bit(0) == 1 {
 				if r.Sign() < 0 {
@@ -517,9 +522,9 @@ func (d dec) quantize(e int, mode roundMode) dec {
 // truncInt is d truncated to an integer (d not special).
 func (d dec) truncInt() *big.Int {
 	if d.exp >= 0 {
-		return scaled(d.coef, d.exp)
+		return scaledCoef(d.coef, d.exp)
 	}
-	return new(big.Int).Quo(d.coef, pow10(-d.exp))
+	return new(big.Int).Quo(d.coef, pow10Int(-d.exp))
 }
 
 // sqrt is d's square root (d >= 0, not special): exact with the ideal
@@ -535,9 +540,9 @@ func (d dec) sqrt() dec {
 	}
 	// Scale so that the root has at least 35 digits; the remainder is
 	// never zero here (the root is irrational), a sticky digit.
-	extra := max(2*(decMaxDigits+1)-numDigits(c)+2, 0)
+	extra := max(2*(decMaxDigits+1)-decDigits(c)+2, 0)
 	extra += extra % 2
-	c.Mul(c, pow10(extra))
+	c.Mul(c, pow10Int(extra))
 	s := new(big.Int).Sqrt(c)
 	return dec{coef: s, exp: (e - extra) / 2}.roundDigits(true)
 }
@@ -557,14 +562,20 @@ func (d dec) decimal128() bson.Decimal128 {
 	case d.inf < 0:
 		s = "-Infinity"
 	default:
+		if d.exp > maxExp && d.coef.Sign() == 0 {
+			d.exp = maxExp
+		}
 		if d.exp > maxExp {
-			if numDigits(d.coef)+d.exp-maxExp > decMaxDigits {
+			if decDigits(d.coef)+d.exp-maxExp > decMaxDigits {
 				return dec{inf: d.coef.Sign()}.decimal128()
 			}
-			d = dec{coef: scaled(d.coef, d.exp-maxExp), exp: maxExp}
+			d = dec{coef: scaledCoef(d.coef, d.exp-maxExp), exp: maxExp}
+		}
+		if d.exp+decDigits(d.coef) < minExp-1 { // below half the least
+			d = dec{coef: new(big.Int), exp: minExp}
 		}
 		if d.exp < minExp {
-			d = d.quantize(minExp, roundHalfEven)
+			d = d.quantize(minExp, decRoundHalfEven)
 		}
 		s = d.coef.String() + "E" + strconv.Itoa(d.exp)
 	}
@@ -628,14 +639,14 @@ const (
 	MaxExprElements = 1 << 20
 )
 
-// dateString formats a date as $toString and $concat's coercion do:
+// isoMillisString formats a date as $toString and $concat's coercion do:
 // ISO 8601 with milliseconds, in UTC.
-func dateString(t time.Time) string {
+func isoMillisString(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// dateMillis is a date's milliseconds since the epoch.
-func dateMillis(t time.Time) int64 { return t.UnixMilli() }
+// unixMillis is a date's milliseconds since the epoch.
+func unixMillis(t time.Time) int64 { return t.UnixMilli() }
 
-// dateOfMillis is the date ms milliseconds after the epoch, in UTC.
-func dateOfMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+// timeOfUnixMillis is the date ms milliseconds after the epoch, in UTC.
+func timeOfUnixMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
