@@ -15,7 +15,17 @@ import (
 type AggregateOptions = engine.AggregateOptions
 
 // AggregateExplanation describes how Aggregate runs a pipeline (see
-// ExplainAggregate).
+// ExplainAggregate). Its fields:
+//
+//   - Read (an Explanation): the plan of the pipeline's head, with counts
+//     from running it: the Find its leading $match amounts to, with the
+//     $sort, $skip and $limit after it when an index walk gives their
+//     order; on a time-series collection, the buckets examined and those
+//     unpacked. Stage "EOF" for a missing collection.
+//   - Pushed ([]string): the stages the read answers, in order.
+//   - Stages ([]string): the stages run on the read's output, in order; a
+//     $group whose input arrives ordered by its key (an index walk) is
+//     "$group (streaming)": it holds one group at a time.
 type AggregateExplanation = engine.AggregateExplanation
 
 // Aggregate runs an aggregation pipeline over the collection's documents
