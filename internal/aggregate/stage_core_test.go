@@ -370,3 +370,23 @@ func TestSumRoundsOnce(t *testing.T) {
 	// Past the overflow the integers stay exact: −2^63 − 1 + (2^63−1) + 2^53 + 1 = 2^53 − 1.
 	require.Equal(t, float64(1<<53-1), sum(int64(math.MinInt64), int64(-1), int64(math.MaxInt64), int64(1<<53), int64(1)))
 }
+
+// TestTopNSortByTwoFields: $topN's sortBy of several fields, given as a
+// bson.D, keeps its order (the first field first).
+func TestTopNSortByTwoFields(t *testing.T) {
+	docs := []Document{
+		{"_id": 1, "a": 1, "b": 5},
+		{"_id": 2, "a": 2, "b": 1},
+		{"_id": 3, "a": 1, "b": 9},
+	}
+	top := func(sortBy bson.D) any {
+		out := run(t, []any{bson.D{{Key: "$group", Value: bson.D{
+			{Key: "_id", Value: nil},
+			{Key: "ids", Value: bson.D{{Key: "$topN", Value: bson.D{{Key: "n", Value: 3}, {Key: "sortBy", Value: sortBy}, {Key: "output", Value: "$_id"}}}}},
+		}}}}, docs)
+		require.Len(t, out, 1)
+		return out[0]["ids"]
+	}
+	require.Equal(t, []any{3, 1, 2}, top(bson.D{{Key: "a", Value: 1}, {Key: "b", Value: -1}}))
+	require.Equal(t, []any{2, 1, 3}, top(bson.D{{Key: "b", Value: 1}, {Key: "a", Value: 1}}))
+}
