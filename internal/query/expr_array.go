@@ -528,16 +528,9 @@ func compileFilter(c *compiler, op string, arg any) (node, error) {
 }
 
 func (n *filterNode) eval(env *Env) (any, error) {
-	v, err := n.input.eval(env)
-	if err != nil {
+	elems, isNull, err := arrayInput(env, "$filter", n.input)
+	if err != nil || isNull {
 		return nil, err
-	}
-	if nullish(v) {
-		return nil, nil
-	}
-	elems, ok := codec.ArrayElements(v)
-	if !ok {
-		return nil, evalErr("$filter", "input must be an array, not %s", TypeName(v))
 	}
 	if len(elems) == 0 {
 		return []any{}, nil // as the server, without evaluating limit
@@ -598,16 +591,9 @@ func compileMap(c *compiler, op string, arg any) (node, error) {
 }
 
 func (n *mapNode) eval(env *Env) (any, error) {
-	v, err := n.input.eval(env)
-	if err != nil {
+	elems, isNull, err := arrayInput(env, "$map", n.input)
+	if err != nil || isNull {
 		return nil, err
-	}
-	if nullish(v) {
-		return nil, nil
-	}
-	elems, ok := codec.ArrayElements(v)
-	if !ok {
-		return nil, evalErr("$map", "input to $map must be an array not %s", TypeName(v))
 	}
 	out := make([]any, len(elems))
 	for i, el := range elems {
@@ -652,16 +638,9 @@ func compileReduce(c *compiler, op string, arg any) (node, error) {
 }
 
 func (n *reduceNode) eval(env *Env) (any, error) {
-	v, err := n.input.eval(env)
-	if err != nil {
+	elems, isNull, err := arrayInput(env, "$reduce", n.input)
+	if err != nil || isNull {
 		return nil, err
-	}
-	if nullish(v) {
-		return nil, nil
-	}
-	elems, ok := codec.ArrayElements(v)
-	if !ok {
-		return nil, evalErr("$reduce", "input to $reduce must be an array not %s", TypeName(v))
 	}
 	acc, err := n.initial.eval(env)
 	if err != nil {
@@ -729,16 +708,9 @@ func compileSortArray(c *compiler, op string, arg any) (node, error) {
 }
 
 func (n *sortArrayNode) eval(env *Env) (any, error) {
-	v, err := n.input.eval(env)
-	if err != nil {
+	elems, isNull, err := arrayInput(env, "$sortArray", n.input)
+	if err != nil || isNull {
 		return nil, err
-	}
-	if nullish(v) {
-		return nil, nil
-	}
-	elems, ok := codec.ArrayElements(v)
-	if !ok {
-		return nil, evalErr("$sortArray", "input must be an array, not %s", TypeName(v))
 	}
 	out := slices.Clone(elems)
 	key := func(el any) any {
@@ -859,4 +831,22 @@ func (n *zipNode) eval(env *Env) (any, error) {
 		out[j] = row
 	}
 	return out, nil
+}
+
+// arrayInput evaluates the input of $filter, $map, $reduce and
+// $sortArray: its elements, or isNull when it is null or missing (the
+// operator then gives null); any other value is an error.
+func arrayInput(env *Env, op string, input node) (elems []any, isNull bool, err error) {
+	v, err := input.eval(env)
+	if err != nil {
+		return nil, false, err
+	}
+	if nullish(v) {
+		return nil, true, nil
+	}
+	elems, ok := codec.ArrayElements(v)
+	if !ok {
+		return nil, false, evalErr(op, "input must be an array, not %s", TypeName(v))
+	}
+	return elems, false, nil
 }
