@@ -67,14 +67,7 @@ func BenchmarkAggregateMatchGroup(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			cur, err := c.Aggregate(ctx, pipeline)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var out []ttldb.Document
-			if err := cur.All(ctx, &out); err != nil {
-				b.Fatal(err)
-			}
+			out := aggregateAll(b, c, pipeline)
 			if len(out) != 97 {
 				b.Fatalf("%d groups", len(out))
 			}
@@ -168,19 +161,10 @@ func lastReadingPipeline(now time.Time) bson.A {
 
 func BenchmarkAggregateLastReading(b *testing.B) {
 	c, clock := loadAggReadings(b, aggBenchDocs, 1000)
-	ctx := context.Background()
 	pipeline := lastReadingPipeline(clock.Now())
 	b.ReportAllocs()
 	for b.Loop() {
-		cur, err := c.Aggregate(ctx, pipeline)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var out []ttldb.Document
-		if err := cur.All(ctx, &out); err != nil {
-			b.Fatal(err)
-		}
-		if len(out) != 1000 {
+		if out := aggregateAll(b, c, pipeline); len(out) != 1000 {
 			b.Fatalf("%d sensors", len(out))
 		}
 	}
