@@ -197,11 +197,11 @@ type aggHead struct {
 	ex      *Explanation
 }
 
-// planHead takes the pipeline's leading stages the collection's read can
-// answer: consecutive $match (their filters and-ed), then a $sort (kept
-// only if an index gives its order: see runPipeline), then a $skip and a
-// $limit. A $sort no index gives stays a stage of the pipeline, which
-// bounds its memory.
+// planHead takes the pipeline's leading $match stages (their filters
+// and-ed) for the collection's read. orderHead then adds what follows
+// them when the plan can answer it: a $sort an index walk gives (with
+// the $skip and $limit after it), or a $skip and $limit. A $sort no index
+// gives stays a stage of the pipeline, which bounds its memory.
 func planHead(p *aggregate.Pipeline) aggHead {
 	h := aggHead{}
 	var filters []any
@@ -220,8 +220,8 @@ func planHead(p *aggregate.Pipeline) aggHead {
 	return h
 }
 
-// absorbOrder extends the head with a $sort at h.from (then $skip and
-// $limit), and reports whether it did.
+// absorbOrder extends the head with the $sort at h.from, if any, then a
+// $skip, then a $limit.
 func absorbOrder(p *aggregate.Pipeline, h *aggHead) {
 	i := h.from
 	if i < len(p.Stages) && p.Stages[i].Name == "$sort" {
