@@ -149,3 +149,35 @@ func naturalIDs(t testing.TB, c *Collection) []any {
 	}
 	return ids
 }
+
+// Rule: DB.Apply of a transaction's ops refuses one carrying a record
+// version past store.MaxSeq (ErrInvalidOp, ErrCounterLimit) and applies
+// nothing of the transaction.
+func TestAppliedTxnVersionLimit(t *testing.T) {
+	ctx := context.Background()
+	origin, _, sink := openRecorded(t)
+	c := origin.Collection("s")
+	_, err := c.InsertOne(ctx, Document{"_id": "a"})
+	require.NoError(t, err)
+	sess, tctx := inTxn(t, origin)
+	_, err = c.InsertOne(tctx, Document{"_id": "b"})
+	require.NoError(t, err)
+	_, err = c.UpdateOne(tctx, Document{"_id": "a"}, Document{"$set": Document{"n": 1}})
+	require.NoError(t, err)
+	require.NoError(t, sess.CommitTransaction(ctx))
+	ops := sink.take() // the creation, the insert, the transaction's two
+	require.Len(t, ops, 4)
+	require.NotZero(t, ops[3].Txn)
+
+	replica, _, _ := openRecorded(t)
+	require.NoError(t, replica.Apply(ctx, ops[:2]...))
+	before := dumpCollections(t, replica)
+	bad := ops[3]
+	bad.Versions = []uint64{store.MaxSeq + 1}
+	err = replica.Apply(ctx, ops[2], bad)
+	require.ErrorIs(t, err, ErrInvalidOp)
+	require.ErrorIs(t, err, ErrCounterLimit)
+	require.Equal(t, ops[1].Seq, replica.LastSeq())
+	requireSameDB(t, before, dumpCollections(t, replica), true)
+	require.NoError(t, replica.Apply(ctx, ops[2:]...), "the ops as given apply")
+}
