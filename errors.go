@@ -99,6 +99,12 @@ var (
 	// committed meanwhile): nothing of the call is applied; and by
 	// DB.MarkCommitted for a sequence number past the DB's last.
 	ErrOpSequence = engine.ErrOpSequence
+	// ErrCounterLimit is returned by a write that would take a
+	// collection's insertion sequence or the DB's record version past
+	// 2^48-1 (at a million writes a second, about nine years of writes):
+	// the write changes nothing. Open of a snapshot or log holding a
+	// version past it fails with ErrCorrupt wrapping it.
+	ErrCounterLimit = engine.ErrCounterLimit
 	// ErrOpVersion is returned by Op.UnmarshalBinary for a binary form of
 	// another OpVersion; the error names both versions.
 	ErrOpVersion = engine.ErrOpVersion

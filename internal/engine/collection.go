@@ -270,6 +270,9 @@ type collState struct {
 // stores: the applied op's when it carries versions (the DB's counter
 // then moves past it, so that versions given later are greater), else
 // the next of the DB's counter.
+//
+// The store keeps versions and insertion sequences in 48 bits
+// (store.MaxSeq): a write checks first that it stays below (checkCounters).
 func (s *collState) newVersion(i int) uint64 {
 	if i < len(s.applyVers) {
 		v := s.applyVers[i]
@@ -277,6 +280,37 @@ func (s *collState) newVersion(i int) uint64 {
 		return v
 	}
 	return s.db.writes.Add(1)
+}
+
+// versionSlack is the room checkVersions leaves below store.MaxSeq for the
+// versions of writes to other collections that pass the check at the same
+// moment (the DB's counter is shared): far more than the writers running
+// at once take.
+const versionSlack = 1 << 32
+
+// checkCounters refuses, with ErrCounterLimit, a write that would store
+// inserts new documents past the collection's last insertion sequence
+// (store.MaxSeq) or give versions new record versions past the DB's
+// bound (checkVersions). Versions an applied op carries are not counted:
+// checkVersions bounded them. Call holding writeMu, before the write
+// changes anything.
+func (s *collState) checkCounters(inserts, versions int) error {
+	if s.nextSeq-1+uint64(inserts) > store.MaxSeq {
+		return fmt.Errorf("collection %q: %w: the insertion sequence would pass %d", s.name, ErrCounterLimit, uint64(store.MaxSeq))
+	}
+	if err := s.db.checkNewVersions(versions - len(s.applyVers)); err != nil {
+		return fmt.Errorf("collection %q: %w", s.name, err)
+	}
+	return nil
+}
+
+// checkNewVersions refuses, with ErrCounterLimit, n new record versions
+// that would take the DB's counter within versionSlack of store.MaxSeq.
+func (db *DB) checkNewVersions(n int) error {
+	if n > 0 && db.writes.Load()+uint64(n) > store.MaxSeq-versionSlack {
+		return fmt.Errorf("%w: the record versions would pass %d", ErrCounterLimit, uint64(store.MaxSeq-versionSlack))
+	}
+	return nil
 }
 
 func newCollState(db *DB, name string, opts CollectionOptions) (*collState, error) {

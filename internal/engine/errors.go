@@ -148,6 +148,14 @@ var (
 	// passes its checksums (README, Durability).
 	ErrCorrupt = errs.ErrCorrupt
 
+	// ErrCounterLimit is returned by a write that would take a
+	// collection's insertion sequence or the DB's record version past
+	// 2^48-1 (a little less for the version, which writers of other
+	// collections share), the bound of the store's slot table: the write
+	// changes nothing. Open of a snapshot or log holding a version past it
+	// fails with ErrCorrupt wrapping it.
+	ErrCounterLimit = errors.New("ttldb: insertion sequence or record version limit reached")
+
 	// ErrFormatVersion is returned by Open for a snapshot or log file of a
 	// format version this ttldb does not read; the error names both
 	// versions. A newer file needs the newer ttldb that wrote it.

@@ -160,7 +160,7 @@ func (db *DB) applyOp(op *Op) error {
 }
 
 // checkVersions checks an op's record versions: none, or one per
-// document, each > 0.
+// document, each > 0 and at most store.MaxSeq.
 func checkVersions(op *Op) error {
 	if len(op.Versions) == 0 {
 		return nil
@@ -170,6 +170,9 @@ func checkVersions(op *Op) error {
 	}
 	if slices.Contains(op.Versions, 0) {
 		return fmt.Errorf("%w: record version 0", ErrInvalidOp)
+	}
+	if v := slices.Max(op.Versions); v > store.MaxSeq {
+		return fmt.Errorf("%w: %w: record version %d", ErrInvalidOp, ErrCounterLimit, v)
 	}
 	return nil
 }

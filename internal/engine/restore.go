@@ -8,6 +8,7 @@ import (
 	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/errs"
 	snapfile "github.com/ttldb/ttldb/internal/snapshot"
+	"github.com/ttldb/ttldb/internal/store"
 )
 
 // Loading a DB from a snapshot and ops (a data directory's log, or the ops
@@ -125,7 +126,9 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 					batch = newLoadBatch(s)
 					batch.block = b.Offset
 				}
-				l.maxVer = max(l.maxVer, ver)
+				if err := l.noteVersion(ver); err != nil {
+					return err
+				}
 				return batch.add(enc, ver, 0, 0)
 			})
 			if err == nil && batch.s != nil {
@@ -182,7 +185,17 @@ func (l *loader) loadSnapshot(r *snapfile.Reader) error {
 		return corrupt("snapshot ends at op %d but holds ops up to %d", t.EndSeq, l.lastSeq)
 	}
 	l.endSeq = t.EndSeq
-	l.maxVer = max(l.maxVer, t.MaxVersion)
+	return l.noteVersion(t.MaxVersion)
+}
+
+// noteVersion notes a record version loaded, which must be within the
+// store's bound (store.MaxSeq): a larger one fails the load rather than
+// wrap.
+func (l *loader) noteVersion(ver uint64) error {
+	if ver > store.MaxSeq {
+		return corrupt("record version %d: %w (%d)", ver, ErrCounterLimit, uint64(store.MaxSeq))
+	}
+	l.maxVer = max(l.maxVer, ver)
 	return nil
 }
 
@@ -526,8 +539,10 @@ func (l *loader) bucket(id uint32, raw []byte) error {
 		return corrupt("bucket of collection number %d, which is not a time-series collection", id)
 	}
 	ver, err := s.ts.loadBucket(raw)
-	l.maxVer = max(l.maxVer, ver)
-	return err
+	if err != nil {
+		return err
+	}
+	return l.noteVersion(ver)
 }
 
 // apply applies one op, the next in sequence.
@@ -623,7 +638,9 @@ func (l *loader) applyOp(op Op) error {
 			if ver == 0 {
 				ver = l.maxVer + 1
 			}
-			l.maxVer = max(l.maxVer, ver)
+			if err := l.noteVersion(ver); err != nil {
+				return err
+			}
 			if l.ins == nil {
 				if err := s.loadPut(d, ver); err != nil {
 					return err

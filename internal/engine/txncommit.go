@@ -281,11 +281,29 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 			return 0, err
 		}
 	}
-	// Memory: what the new versions add, reserved per collection.
+	// Memory: what the new versions add, reserved per collection. The
+	// insertion sequences and versions they take stay in the store's
+	// bound.
+	inserts := make([]int, len(locked))
+	versions := 0
 	for i := range changes {
 		ch := &changes[i]
 		if ch.kind != OpDelete {
 			per[pos(ch.s)].cost += store.UpdateCost(len(ch.key), len(ch.enc), len(ch.extra)) + ch.s.keysCost(ch.dk)
+			versions++
+		}
+		if ch.kind == OpInsert {
+			inserts[pos(ch.s)]++
+		}
+	}
+	for i, s := range locked {
+		if err := s.checkCounters(inserts[i], 0); err != nil {
+			return 0, err
+		}
+	}
+	if applied == nil {
+		if err := db.checkNewVersions(versions); err != nil {
+			return 0, err
 		}
 	}
 	for i, s := range locked {
@@ -409,6 +427,9 @@ func (db *DB) applyTxnOps(ops []Op) error {
 		case OpInsert, OpUpdate, OpReplace:
 			if len(op.Docs) != 1 || len(op.Versions) != 1 {
 				return fmt.Errorf("%w: op %d: a transaction's %s op holds one document and its version", ErrInvalidOp, op.Seq, op.Kind)
+			}
+			if err := checkVersions(op); err != nil {
+				return fmt.Errorf("op %d: %w", op.Seq, err)
 			}
 		case OpDelete:
 			if len(op.Keys) != 1 {

@@ -624,6 +624,9 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		return err
 	}
 	cost += s.natural.growthFor(len(batch))
+	if err := s.checkCounters(len(batch), len(batch)); err != nil {
+		return err
+	}
 	if err := s.reserve(cost); err != nil {
 		return err
 	}
@@ -1114,6 +1117,9 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 	}
 	if err := checkCtx(s.writeCtx); err != nil {
 		return 0, ctxError(s.name, err) // the last look before the commit
+	}
+	if err := s.checkCounters(0, len(changes)); err != nil {
+		return 0, err
 	}
 	if err := s.reserve(cost); err != nil {
 		return 0, err

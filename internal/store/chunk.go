@@ -65,7 +65,7 @@ func (s *Store) record(slot Slot) Record {
 	e := s.ent(slot)
 	c := s.chunks.load()[e.chunk]
 	_, key, doc, extra, _ := parseRecord(c.buf, e.off)
-	return Record{Slot: slot, Seq: e.seq, Ver: e.ver, Key: key, Doc: doc, Extra: extra}
+	return Record{Slot: slot, Seq: e.seq(), Ver: e.ver(), Key: key, Doc: doc, Extra: extra}
 }
 
 func (s *Store) keyOf(slot Slot) []byte {
@@ -276,7 +276,7 @@ func (s *Store) relocate(ci uint32) {
 	for off := 0; off < c.used; {
 		slot, key, doc, extra, n := parseRecord(c.buf, uint32(off))
 		if slot < s.nslots {
-			if e := s.ent(slot); e.ver != 0 && e.chunk == ci && e.off == uint32(off) {
+			if e := s.ent(slot); e.live() && e.chunk == ci && e.off == uint32(off) {
 				s.liveBytes -= int64(n) // write counts it again
 				nci, noff := s.write(slot, key, doc, extra)
 				sh := s.shard(s.hash(key))

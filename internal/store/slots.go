@@ -1,26 +1,83 @@
 package store
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
-// entry is a slot's row in the slot table. It keeps no hash of the key:
-// the writer hashes the key again (a few nanoseconds) where it needs the
-// shard, and each entry is 8 bytes smaller.
+// entry is a slot's row in the slot table: 20 bytes. It keeps no hash of
+// the key: the writer hashes the key again (a few nanoseconds) where it
+// needs the shard, and each entry is 8 bytes smaller. The insertion
+// sequence and the version take 48 bits each (MaxSeq), split in a low and
+// a high part so that the entry needs no 8-byte alignment.
+//
+// An entry is changed by the writer holding its key's shard lock, and read
+// by the writer, by a reader holding that shard lock, or by a reader
+// holding a lock that excludes the writer: never torn.
 type entry struct {
-	seq   uint64
-	ver   uint64 // 0: the slot is free
+	seqLo uint32
+	seqHi uint16
+	verHi uint16
+	verLo uint32 // verLo and verHi 0: the slot is free
 	chunk uint32
 	off   uint32
 }
+
+// MaxSeq is the largest insertion sequence and the largest version a
+// Store keeps: each takes 48 bits of a slot's entry. At a million writes a
+// second, 2^48 lasts about nine years; the caller refuses a write beyond
+// it (CheckSeq), and Insert and Update panic on one.
+const MaxSeq = 1<<48 - 1
+
+// ErrSeqRange is returned by CheckSeq for an insertion sequence or a
+// version above MaxSeq.
+var ErrSeqRange = errors.New("store: insertion sequence or version above 2^48-1")
+
+// CheckSeq returns ErrSeqRange if seq or ver is above MaxSeq.
+func CheckSeq(seq, ver uint64) error {
+	if seq > MaxSeq || ver > MaxSeq {
+		return ErrSeqRange
+	}
+	return nil
+}
+
+func mustSeq(seq, ver uint64) {
+	if ver == 0 {
+		panic("store: version 0")
+	}
+	if seq > MaxSeq || ver > MaxSeq {
+		panic(fmt.Sprintf("store: sequence %d or version %d above 2^48-1", seq, ver))
+	}
+}
+
+func makeEntry(seq, ver uint64, chunk, off uint32) entry {
+	e := entry{seqLo: uint32(seq), seqHi: uint16(seq >> 32), chunk: chunk, off: off}
+	e.setVer(ver)
+	return e
+}
+
+func (e *entry) seq() uint64 { return uint64(e.seqLo) | uint64(e.seqHi)<<32 }
+func (e *entry) ver() uint64 { return uint64(e.verLo) | uint64(e.verHi)<<32 }
+func (e *entry) setVer(v uint64) {
+	e.verLo, e.verHi = uint32(v), uint16(v>>32)
+}
+
+// live reports whether the slot holds a record.
+func (e *entry) live() bool { return e.verLo != 0 || e.verHi != 0 }
 
 const (
 	pageShift = 10
 	pageSize  = 1 << pageShift
 	pageMask  = pageSize - 1
-	entrySize = 24 // bytes of an entry
+	entrySize = 20 // bytes of an entry
 )
+
+// entrySize is the entry's size, which the accounting counts.
+var _ [entrySize - unsafe.Sizeof(entry{})]byte
+var _ [unsafe.Sizeof(entry{}) - entrySize]byte
 
 // page is a fixed block of the slot table. Pages never move: the table
 // grows by adding pages, so a reader can read a slot while the writer adds

@@ -163,14 +163,14 @@ func (s *Store) Record(slot Slot) Record { return s.record(slot) }
 
 // Live reports whether slot holds a record. Same rule as Record.
 func (s *Store) Live(slot Slot) bool {
-	return slot < s.nslots && s.ent(slot).ver != 0
+	return slot < s.nslots && s.ent(slot).live()
 }
 
 // Ascend calls fn for each record in slot order until fn returns false.
 // Same rule as Record.
 func (s *Store) Ascend(fn func(Record) bool) {
 	for slot := range s.nslots {
-		if s.ent(slot).ver != 0 && !fn(s.record(slot)) {
+		if s.ent(slot).live() && !fn(s.record(slot)) {
 			return
 		}
 	}
@@ -185,24 +185,20 @@ func CheckSize(key, doc, extra int) error {
 }
 
 // Insert stores a new record with the caller's insertion sequence and
-// version (a non-zero number that identifies this version of the record)
-// and returns its slot. The key must not be stored already (the caller
+// version (a non-zero number that identifies this version of the record),
+// both at most MaxSeq, and returns its slot. The key must not be stored already (the caller
 // checks with Lookup), and the record must pass CheckSize. A Store holds at
-// most 2^32-1 records at once (its slot table would take 128 GiB). Writer
+// most 2^32-1 records at once (its slot table would take 80 GiB). Writer
 // only.
 func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
-	if ver == 0 {
-		panic("store: version 0")
-	}
+	mustSeq(seq, ver)
 	return s.insert(key, doc, extra, seq, ver)
 }
 
 // InsertHashed is Insert for a key whose hash PrefetchHashed gave: a batch
 // then hashes each key once. Writer only.
 func (s *Store) InsertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Slot {
-	if ver == 0 {
-		panic("store: version 0")
-	}
+	mustSeq(seq, ver)
 	return s.insertHashed(h, key, doc, extra, seq, ver)
 }
 
@@ -245,7 +241,7 @@ func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) 
 		s.resize(sh, sh.tab.n+1)
 	}
 	s.lockShard(sh)
-	*e = entry{seq: seq, ver: ver, chunk: ci, off: off}
+	*e = makeEntry(seq, ver, ci, off)
 	sh.tab.put(tagOf(h), slot)
 	sh.mu.Unlock()
 	s.nrec++
@@ -265,9 +261,11 @@ func (s *Store) resize(sh *shard, n int) {
 }
 
 // Update replaces the document and extra bytes of the record in slot (its
-// key and sequence stay), giving it version ver. Readers that read the old
-// version keep it unchanged. Writer only.
+// key and sequence stay), giving it version ver (non-zero, at most
+// MaxSeq). Readers that read the old version keep it unchanged. Writer
+// only.
 func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
+	mustSeq(0, ver)
 	e := s.ent(slot)
 	old := s.record(slot)
 	oldSize := recordSize(len(old.Key), len(old.Doc), len(old.Extra))
@@ -275,7 +273,8 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	oldChunk := e.chunk // read after write, which may have moved the old version
 	sh := s.shard(s.hash(old.Key))
 	s.lockShard(sh)
-	e.chunk, e.off, e.ver = ci, off, ver
+	e.chunk, e.off = ci, off
+	e.setVer(ver)
 	sh.mu.Unlock()
 	s.release(oldChunk, oldSize)
 	s.account()
@@ -472,9 +471,7 @@ func (s *Store) PrefetchHashed(keys [][]byte, hashes []uint64) []uint64 {
 // InsertNewHashed is InsertNew for a key whose hash PrefetchHashed gave.
 // Writer only.
 func (s *Store) InsertNewHashed(h uint64, key, doc, extra []byte, seq, ver uint64) (slot Slot, inserted bool) {
-	if ver == 0 {
-		panic("store: version 0")
-	}
+	mustSeq(seq, ver)
 	sh := s.shard(h)
 	if slot, found := s.find(sh, h, key); found {
 		return slot, false

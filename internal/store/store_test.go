@@ -587,3 +587,35 @@ func TestInsertNewHashed(t *testing.T) {
 		require.Equal(t, 200, s.Len())
 	}
 }
+
+// TestSeqAndVersionBound: a slot's entry keeps sequences and versions up
+// to MaxSeq exactly (both halves of each), and refuses one above it
+// rather than keep it wrapped.
+func TestSeqAndVersionBound(t *testing.T) {
+	s := New(Options{})
+	vals := []uint64{1, 1<<32 - 1, 1 << 32, 1<<32 + 7, MaxSeq - 1, MaxSeq}
+	for i, v := range vals {
+		slot := s.Insert(key(i), []byte("d"), nil, v, vals[len(vals)-1-i])
+		r := s.Record(slot)
+		require.Equal(t, v, r.Seq)
+		require.Equal(t, vals[len(vals)-1-i], r.Ver)
+		s.Update(slot, []byte("e"), nil, v)
+		r = s.Record(slot)
+		require.Equal(t, v, r.Seq, "the sequence stays")
+		require.Equal(t, v, r.Ver)
+		require.True(t, s.Live(slot))
+	}
+	require.NoError(t, CheckSeq(MaxSeq, MaxSeq))
+	require.ErrorIs(t, CheckSeq(MaxSeq+1, 1), ErrSeqRange)
+	require.ErrorIs(t, CheckSeq(1, MaxSeq+1), ErrSeqRange)
+	require.Panics(t, func() { s.Insert(key(100), nil, nil, MaxSeq+1, 1) })
+	require.Panics(t, func() { s.Insert(key(101), nil, nil, 1, MaxSeq+1) })
+	require.Panics(t, func() { s.Insert(key(102), nil, nil, 1, 0) })
+	slot, _ := s.Lookup(key(0))
+	require.Panics(t, func() { s.Update(slot, nil, nil, MaxSeq+1) })
+	require.Panics(t, func() { s.Update(slot, nil, nil, 0) })
+	// A version whose low 32 bits are 0 is a live record.
+	s.Update(slot, []byte("f"), nil, 1<<32)
+	require.True(t, s.Live(slot))
+	require.Equal(t, len(vals), s.Len())
+}
