@@ -43,7 +43,9 @@
 // ErrDuplicateKey, ErrInvalidFilter, ErrInvalidTTL, …) and can be matched
 // with errors.Is; some are also typed (*DuplicateKeyError,
 // *ValidationError, *DocumentError) for errors.As. A failed write changes
-// nothing.
+// nothing. Any call that takes a filter fails with ErrExpression when a
+// $expr in it fails on a document it examines (a type mismatch, a
+// division by zero), as MongoDB's query does.
 //
 // # Code written for MongoDB's Go driver
 //

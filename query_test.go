@@ -400,3 +400,48 @@ func TestSystemClock(t *testing.T) {
 	now := ttldb.SystemClock().Now()
 	require.False(t, now.Before(before.Add(-time.Second)), "SystemClock is the wall clock")
 }
+
+// TestExprThatFailsFailsTheQuery: a $expr that fails on a document (a
+// type mismatch) fails the query with ErrExpression, as MongoDB's does,
+// in every read and write that takes a filter, and changes nothing.
+func TestExprThatFailsFailsTheQuery(t *testing.T) {
+	db, _ := openStore(t)
+	ctx := context.Background()
+	c := db.Collection("c")
+	mustInsert(t, c, ttldb.Document{"_id": 1, "s": 5}, ttldb.Document{"_id": 2, "s": "text"})
+	bad := ttldb.Document{"$expr": ttldb.Document{"$gt": []any{ttldb.Document{"$add": []any{"$s", 1}}, 100}}} // _id 1 does not match, _id 2 fails
+	set := ttldb.Document{"$set": ttldb.Document{"x": 1}}
+	for name, call := range map[string]func() error{
+		"Find": func() error {
+			cur, err := c.Find(ctx, bad)
+			if err != nil {
+				return err
+			}
+			var out []ttldb.Document
+			return cur.All(ctx, &out)
+		},
+		"FindOne":        func() error { return c.FindOne(ctx, bad).Err() },
+		"CountDocuments": func() error { _, err := c.CountDocuments(ctx, bad); return err },
+		"Distinct":       func() error { _, err := c.Distinct(ctx, "s", bad); return err },
+		"Explain":        func() error { _, err := c.Explain(ctx, bad); return err },
+		"UpdateMany":     func() error { _, err := c.UpdateMany(ctx, bad, set); return err },
+		"DeleteMany":     func() error { _, err := c.DeleteMany(ctx, bad); return err },
+		"FindOneAndUpdate upsert": func() error {
+			return c.FindOneAndUpdate(ctx, bad, set, ttldb.FindOneAndUpdateOptions{Upsert: true}).Err()
+		},
+		"Aggregate $match": func() error {
+			_, err := c.Aggregate(ctx, []any{ttldb.Document{"$set": ttldb.Document{"y": 1}}, ttldb.Document{"$match": bad}})
+			return err
+		},
+	} {
+		err := call()
+		require.ErrorIs(t, err, ttldb.ErrExpression, name)
+		assert.Contains(t, err.Error(), "$add", name)
+	}
+	n, err := c.CountDocuments(ctx, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, n, "nothing deleted, nothing upserted")
+	n, err = c.CountDocuments(ctx, ttldb.Document{"x": 1})
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing updated")
+}

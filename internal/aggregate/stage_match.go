@@ -32,7 +32,11 @@ func compileMatch(c *compiler, st *Stage, arg any) error {
 				if d == nil || err != nil {
 					return nil, err
 				}
-				if f.Matches(d) {
+				ok, err := f.MatchesErr(d)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
 					return d, nil
 				}
 			}

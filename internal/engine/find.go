@@ -726,8 +726,15 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 		if hide && s.expiredAt(ref, now) {
 			return true
 		}
-		if !matchAll && !q.filter.Matches(ref.get()) {
-			return true
+		if !matchAll {
+			ok, err := q.filter.MatchesErr(ref.get())
+			if err != nil { // a $expr failed: the query fails, as MongoDB's
+				q.err = err
+				return false
+			}
+			if !ok {
+				return true
+			}
 		}
 		return visit(ref)
 	}
@@ -752,7 +759,12 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 				if hide && s.expiredAt(ref, now) {
 					return true
 				}
-				if !q.filter.Matches(ref.get()) {
+				ok, err := q.filter.MatchesErr(ref.get())
+				if err != nil {
+					q.err = err
+					return false
+				}
+				if !ok {
 					return true
 				}
 				return visit(ref)
@@ -1271,5 +1283,8 @@ func (c *Collection) Explain(ctx context.Context, filterArgument any, opts ...Fi
 		return Explanation{}, err
 	}
 	_, ex := s.run(q, c.db.clock.Now())
+	if q.err != nil {
+		return Explanation{}, fmt.Errorf("collection %q: %w", c.name, q.err)
+	}
 	return *ex, nil
 }

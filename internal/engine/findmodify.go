@@ -266,7 +266,10 @@ func (c *Collection) runFindModifyOnce(fm *findModify, build func(s *collState, 
 		if w := s.txw; w != nil {
 			fm.q.view, readAt = w.v, w.v.now
 		}
-		ref := s.firstMatch(fm.q, readAt)
+		ref, err := s.firstMatch(fm.q, readAt)
+		if err != nil {
+			return err
+		}
 		if ref == nil && !fm.upsert {
 			return nil
 		}
@@ -332,18 +335,23 @@ func (c *Collection) notFound() error {
 
 // firstMatch returns the first document q matches, in q's sort order (the
 // first of equals in the order the plan reads them), or nil. Documents
-// hidden as expired do not match. Call holding writeMu or mu.
-func (s *collState) firstMatch(q *findQuery, now time.Time) *docRef {
+// hidden as expired do not match. The error is the scan's (a $expr that
+// failed on a document). Call holding writeMu or mu.
+func (s *collState) firstMatch(q *findQuery, now time.Time) (*docRef, error) {
 	p := s.plan(q)
 	var best *docRef
 	sorting := p.needsSort(q)
+	q.err = nil
 	s.execute(p, q, now, func(r *docRef) bool {
 		if best == nil || sorting && query.CompareForSort(r.get(), best.get(), q.sort) < 0 {
 			best = r
 		}
 		return sorting
 	})
-	return best
+	if q.err != nil {
+		return nil, fmt.Errorf("collection %q: %w", s.name, q.err)
+	}
+	return best, nil
 }
 
 // encOfID returns the stored encoding of the document with _id id (nil if

@@ -138,8 +138,16 @@ func (ts *tsColl) scan(p *tsPlan, q *findQuery, visit func(b *bucket, i int, doc
 				}
 			}
 			doc := ts.measurement(b, i)
-			if !matchAll && !q.filter.Matches(doc) {
-				continue
+			if !matchAll {
+				ok, err := q.filter.MatchesErr(doc)
+				if err != nil { // a $expr failed: the query fails
+					q.err = err
+					stopped = true
+					return false
+				}
+				if !ok {
+					continue
+				}
 			}
 			if !visit(b, i, doc) {
 				stopped = true

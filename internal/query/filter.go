@@ -20,6 +20,7 @@ const maxFilterDepth = 100
 type Filter struct {
 	clauses []clause       // all must match
 	doc     map[string]any // the filter with its values in stored form
+	hasExpr bool           // a $expr is among the clauses, at any depth
 }
 
 // Doc returns the filter document as compiled: the same operators, with
@@ -111,7 +112,8 @@ func CompileStoredFilter(f map[string]any) (*Filter, error) {
 
 // Matches reports whether doc satisfies the filter. It never panics and is
 // safe for concurrent use. A $expr whose expression fails to evaluate on
-// doc (a type error) does not hold.
+// doc (a type error) does not hold: callers that can fail the query, as
+// MongoDB does, use MatchesErr.
 func (f *Filter) Matches(doc map[string]any) bool {
 	if f == nil {
 		return true
@@ -122,6 +124,54 @@ func (f *Filter) Matches(doc map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// MatchesErr is Matches that reports the error of a $expr that fails on
+// doc (wrapping errs.ErrExpression), as MongoDB fails the query; the match
+// is then false. A filter without $expr costs what Matches costs.
+func (f *Filter) MatchesErr(doc map[string]any) (bool, error) {
+	if f == nil || !f.hasExpr {
+		return f.Matches(doc), nil
+	}
+	for _, c := range f.clauses {
+		ok, err := matchClauseErr(c, doc)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// matchClauseErr is a clause's match with the errors of the $expr it
+// holds: a $expr, or a logical operator over filters that hold one.
+func matchClauseErr(c clause, doc map[string]any) (bool, error) {
+	switch x := c.(type) {
+	case exprClause:
+		return x.matchErr(doc)
+	case logicalClause:
+		found := false // $or, $nor: a sub-filter matched
+		for _, sub := range x.subs {
+			ok, err := sub.MatchesErr(doc)
+			if err != nil {
+				return false, err
+			}
+			if x.op == "$and" && !ok {
+				return false, nil
+			}
+			if x.op != "$and" && ok {
+				found = true
+				break
+			}
+		}
+		switch x.op {
+		case "$and":
+			return true, nil
+		case "$or":
+			return found, nil
+		}
+		return !found, nil // $nor
+	}
+	return c.match(doc), nil
 }
 
 // filterError builds an error wrapping errs.ErrInvalidFilter that names the
@@ -192,6 +242,14 @@ func compileDocument(f map[string]any, nx nesting) (*Filter, error) {
 		}
 		out.clauses = append(out.clauses, c)
 		out.doc[key] = norm
+		switch x := c.(type) {
+		case exprClause:
+			out.hasExpr = true
+		case logicalClause:
+			for _, sub := range x.subs {
+				out.hasExpr = out.hasExpr || sub.hasExpr
+			}
+		}
 	}
 	return out, nil
 }

@@ -11,7 +11,7 @@ import (
 // exprClause is {$expr: <expression>}: it holds when the expression,
 // evaluated with the document as $$ROOT and $$CURRENT, is truthy
 // (Truthy). An expression that fails to evaluate (a type error, say)
-// matches nothing: Matches has no way to report it.
+// matches nothing in Matches, and is MatchesErr's error.
 type exprClause struct {
 	e *Expr
 }
@@ -21,13 +21,23 @@ type exprClause struct {
 var filterEnvPool = sync.Pool{New: func() any { return new(Env) }}
 
 func (c exprClause) match(doc map[string]any) bool {
+	ok, err := c.matchErr(doc)
+	return err == nil && ok
+}
+
+// matchErr evaluates the expression on doc: whether it is truthy, or the
+// error it failed with.
+func (c exprClause) matchErr(doc map[string]any) (bool, error) {
 	env := filterEnvPool.Get().(*Env)
 	env.Reset(doc)
 	v, err := c.e.Evaluate(env)
 	env.Reset(nil) // hold no document in the pool
 	clear(env.vars)
 	filterEnvPool.Put(env)
-	return err == nil && Truthy(v)
+	if err != nil {
+		return false, fmt.Errorf("$expr: %w", err)
+	}
+	return Truthy(v), nil
 }
 
 // compileExprClause compiles $expr's expression with nx's options. norm,

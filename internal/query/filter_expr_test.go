@@ -190,3 +190,42 @@ func TestFilterExprMatchAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { f.Matches(doc) })
 	assert.Zero(t, allocs)
 }
+
+// TestMatchesErrReportsAFailingExpr: MatchesErr returns the error of a
+// $expr that fails on the document (Matches says false), through $and,
+// $or and $nor; a branch not evaluated raises nothing.
+func TestMatchesErrReportsAFailingExpr(t *testing.T) {
+	doc := map[string]any{"s": "text", "n": 1}
+	bad := map[string]any{"$expr": map[string]any{"$add": []any{"$s", 1}}}
+	if !IsExprOperator("$add") {
+		t.Skip("$add is registered by expr_arith.go")
+	}
+	for _, tc := range []struct {
+		name   string
+		filter map[string]any
+		fails  bool
+		match  bool
+	}{
+		{"top level", bad, true, false},
+		{"in $and", map[string]any{"$and": []any{map[string]any{"n": 1}, bad}}, true, false},
+		{"$and stops first", map[string]any{"$and": []any{map[string]any{"n": 2}, bad}}, false, false},
+		{"$or after a match", map[string]any{"$or": []any{map[string]any{"n": 1}, bad}}, false, true},
+		{"$or before a match", map[string]any{"$or": []any{bad, map[string]any{"n": 1}}}, true, false},
+		{"$nor", map[string]any{"$nor": []any{bad}}, true, false},
+		{"no $expr", map[string]any{"n": 1}, false, true},
+	} {
+		f, err := CompileFilter(tc.filter)
+		require.NoError(t, err, tc.name)
+		ok, err := f.MatchesErr(doc)
+		if tc.fails {
+			require.ErrorIs(t, err, errs.ErrExpression, tc.name)
+			assert.Contains(t, err.Error(), "$add", tc.name)
+		} else {
+			require.NoError(t, err, tc.name)
+		}
+		assert.Equal(t, tc.match, ok, tc.name)
+		if !tc.fails { // Matches reads a failing $expr as false, and goes on
+			assert.Equal(t, tc.match, f.Matches(doc), "%s: Matches agrees", tc.name)
+		}
+	}
+}
