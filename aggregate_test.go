@@ -490,3 +490,80 @@ func TestAggregateMissingCollection(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "EOF", ex.Read.Stage)
 }
+
+// TestAggregateWhileWriting: pipelines (a streaming $group, an index
+// sort, a $lookup) run while a writer inserts, updates (moving documents
+// along the index the $group streams in) and deletes, and TTL passes
+// expire documents: each group appears once, the limit holds, and
+// nothing races (go test -race).
+func TestAggregateWhileWriting(t *testing.T) {
+	db, clock := openStore(t)
+	ctx := context.Background()
+	c := db.Collection("events")
+	users := db.Collection("users")
+	_, err := c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("user")}})
+	require.NoError(t, err)
+	_, err = c.CreateIndex(ctx, ttldb.IndexModel{Keys: []ttldb.IndexKey{ttldb.Asc("at")}, ExpireAfterSeconds: ttldb.Seconds(60)})
+	require.NoError(t, err)
+	for u := range 10 {
+		mustInsert(t, users, ttldb.Document{"_id": u, "name": "u"})
+	}
+	done := make(chan struct{})
+	writerErr := make(chan error, 1)
+	go func() {
+		defer close(writerErr)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := c.InsertOne(ctx, ttldb.Document{"_id": i, "user": i % 10, "at": clock.Now()}); err != nil {
+				writerErr <- err
+				return
+			}
+			if i%7 == 0 {
+				if _, err := c.UpdateOne(ctx, ttldb.Document{"_id": i / 2}, ttldb.Document{"$set": ttldb.Document{"user": (i + 3) % 10}}); err != nil {
+					writerErr <- err
+					return
+				}
+			}
+			if i%11 == 0 {
+				if _, err := c.DeleteOne(ctx, ttldb.Document{"_id": i / 3}); err != nil {
+					writerErr <- err
+					return
+				}
+			}
+			if i%500 == 0 {
+				clock.Advance(30 * time.Second)
+				if _, err := db.RunTTLPass(ctx); err != nil {
+					writerErr <- err
+					return
+				}
+			}
+		}
+	}()
+	pipelines := []bson.A{
+		{stage("$group", bson.D{{Key: "_id", Value: "$user"}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}})},
+		{stage("$sort", bson.D{{Key: "at", Value: 1}}), stage("$limit", 50), stage("$group", bson.D{{Key: "_id", Value: nil}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}})},
+		{stage("$match", bson.D{{Key: "user", Value: 3}}), stage("$lookup", bson.D{{Key: "from", Value: "users"}, {Key: "localField", Value: "user"}, {Key: "foreignField", Value: "_id"}, {Key: "as", Value: "u"}}), stage("$unwind", "$u"), stage("$count", "n")},
+	}
+	for round := range 60 {
+		p := pipelines[round%len(pipelines)]
+		out := aggregateAll(t, c, p)
+		switch round % len(pipelines) {
+		case 0:
+			seen := map[any]bool{}
+			for _, d := range out {
+				require.False(t, seen[d["_id"]], "a group appears once: %v", out)
+				seen[d["_id"]] = true
+			}
+		case 1:
+			if len(out) == 1 {
+				assert.LessOrEqual(t, out[0]["n"], int64(50))
+			}
+		}
+	}
+	close(done)
+	require.NoError(t, <-writerErr)
+}
