@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -493,36 +494,40 @@ func (c *compiler) operands(op string, arg any, min, max int) ([]node, error) {
 // required must be present, each other field must be in optional. Absent
 // optional ones are nil in the result.
 func (c *compiler) namedOperands(op string, arg any, required, optional []string) (map[string]node, error) {
-	m, ok := codec.AsDocument(arg)
-	if !ok {
-		return nil, compileErr(op, "takes a document of named arguments, not %v", arg)
+	m, err := namedArgs(op, arg, required, optional)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]node, len(m))
 	for _, k := range SortedKeys(m) {
-		if !containsString(required, k) && !containsString(optional, k) {
-			return nil, compileErr(op, "unknown argument %q", k)
-		}
 		n, err := c.expr(m[k])
 		if err != nil {
 			return nil, err
 		}
 		out[k] = n
 	}
-	for _, k := range required {
-		if _, ok := out[k]; !ok {
-			return nil, compileErr(op, "missing argument %q", k)
-		}
-	}
 	return out, nil
 }
 
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// namedArgs reads an operator's document of named arguments, uncompiled:
+// each of required present, every other among optional (checked in key
+// order, so that the error is deterministic).
+func namedArgs(op string, arg any, required, optional []string) (map[string]any, error) {
+	m, ok := codec.AsDocument(arg)
+	if !ok {
+		return nil, compileErr(op, "takes a document of named arguments, not %v", arg)
+	}
+	for _, k := range SortedKeys(m) {
+		if !slices.Contains(required, k) && !slices.Contains(optional, k) {
+			return nil, compileErr(op, "unknown argument %q", k)
 		}
 	}
-	return false
+	for _, k := range required {
+		if _, ok := m[k]; !ok {
+			return nil, compileErr(op, "missing argument %q", k)
+		}
+	}
+	return m, nil
 }
 
 // funcNode evaluates its arguments, then fn over their values (Missing

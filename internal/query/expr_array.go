@@ -455,27 +455,6 @@ func evalAnyAllElements(op string, vals []any) (any, error) {
 	return !want, nil
 }
 
-// iterArgs reads the document of $filter, $map or $reduce: its fields
-// (each of required present, the others among optional), unknown ones
-// refused.
-func iterArgs(op string, arg any, required, optional []string) (map[string]any, error) {
-	m, ok := codec.AsDocument(arg)
-	if !ok {
-		return nil, compileErr(op, "takes a document of named arguments, not %v", arg)
-	}
-	for k := range m {
-		if !containsString(required, k) && !containsString(optional, k) {
-			return nil, compileErr(op, "unknown argument %q", k)
-		}
-	}
-	for _, k := range required {
-		if _, ok := m[k]; !ok {
-			return nil, compileErr(op, "missing argument %q", k)
-		}
-	}
-	return m, nil
-}
-
 // bindAs binds the variable "as" names (default "this") and compiles body
 // in its scope.
 func (c *compiler) bindAs(op string, as any, hasAs bool, body any) (int, node, error) {
@@ -507,7 +486,7 @@ type filterNode struct {
 }
 
 func compileFilter(c *compiler, op string, arg any) (node, error) {
-	m, err := iterArgs(op, arg, []string{"input", "cond"}, []string{"as", "limit"})
+	m, err := namedArgs(op, arg, []string{"input", "cond"}, []string{"as", "limit"})
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +554,7 @@ type mapNode struct {
 }
 
 func compileMap(c *compiler, op string, arg any) (node, error) {
-	m, err := iterArgs(op, arg, []string{"input", "in"}, []string{"as"})
+	m, err := namedArgs(op, arg, []string{"input", "in"}, []string{"as"})
 	if err != nil {
 		return nil, err
 	}
@@ -616,7 +595,7 @@ type reduceNode struct {
 }
 
 func compileReduce(c *compiler, op string, arg any) (node, error) {
-	m, err := iterArgs(op, arg, []string{"input", "initialValue", "in"}, nil)
+	m, err := namedArgs(op, arg, []string{"input", "initialValue", "in"}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -670,7 +649,7 @@ type sortArrayNode struct {
 }
 
 func compileSortArray(c *compiler, op string, arg any) (node, error) {
-	m, err := iterArgs(op, arg, []string{"input", "sortBy"}, nil)
+	m, err := namedArgs(op, arg, []string{"input", "sortBy"}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -740,7 +719,7 @@ type zipNode struct {
 }
 
 func compileZip(c *compiler, op string, arg any) (node, error) {
-	m, err := iterArgs(op, arg, []string{"inputs"}, []string{"useLongestLength", "defaults"})
+	m, err := namedArgs(op, arg, []string{"inputs"}, []string{"useLongestLength", "defaults"})
 	if err != nil {
 		return nil, err
 	}

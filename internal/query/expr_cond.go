@@ -124,7 +124,7 @@ func compileSwitch(c *compiler, op string, arg any) (node, error) {
 	}
 	for _, b := range branches {
 		bm, ok := codec.AsDocument(b)
-		if !ok || len(bm) != 2 || bm["case"] == nil && !hasKey(bm, "case") || !hasKey(bm, "then") {
+		if !ok || len(bm) != 2 || !hasKey(bm, "case") || !hasKey(bm, "then") {
 			return nil, compileErr(op, "a branch is {case: <expression>, then: <expression>}, not %v", b)
 		}
 		cn, err := c.expr(bm["case"])
