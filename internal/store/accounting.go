@@ -52,7 +52,7 @@ func (s *Store) PlanInsert(p *InsertPlan, key []byte, doc, extra int) int64 {
 	}
 	p.added[i]++
 	if n := t.n + p.added[i]; n*4 > p.cells[i]*3 {
-		grown := tableFor(n)
+		grown := grownSize(p.cells[i])
 		cost += int64(grown-p.cells[i]) * 8
 		p.cells[i] = grown
 	}

@@ -3,8 +3,8 @@ package store
 // idTable is one shard's part of the _id map: an open-addressing hash
 // table with linear probing, whose cells are plain integers (a 32-bit tag
 // of the key's hash and the record's slot), so that the garbage collector
-// never looks inside it and a million keys cost about 14 bytes each, a
-// third of a Go map's. A cell is 0 when empty; a tag always has its top
+// never looks inside it and a key costs 11 to 21 bytes (8-byte cells,
+// tables 3/8 to 3/4 full), about half of a Go map's. A cell is 0 when empty; a tag always has its top
 // bit set, so a used cell never is. The tag's low bits choose the cell a
 // key's probe starts at (its home), which a cell's own bits tell again:
 // deleting moves the cells after it back (no tombstones), and growing or
@@ -31,9 +31,10 @@ func newIDTable(capacity int) idTable {
 	return idTable{cells: make([]uint64, capacity)}
 }
 
-// tableFor returns the number of cells for n keys: the smallest power of
-// two that holds them at most 3/8 full (half the growth limit), so that a
-// table just rebuilt has room to grow and to shrink.
+// tableFor returns the number of cells for n keys after a shrink: the
+// smallest power of two that holds them at most 3/8 full (half the growth
+// limit), so that a table just shrunk has room to grow and to shrink again.
+// (A full table doubles instead: grownSize.)
 func tableFor(n int) int {
 	c := minTable
 	for c*3/8 < n {
@@ -41,6 +42,22 @@ func tableFor(n int) int {
 	}
 	return c
 }
+
+// tableHolding returns the smallest power of two of cells that holds n keys
+// within the growth limit (3/4): the table of a store built for n records
+// (Fork).
+func tableHolding(n int) int {
+	c := minTable
+	for c*3 < n*4 {
+		c *= 2
+	}
+	return c
+}
+
+// grownSize is the size a table of cells cells doubles to when one more
+// key would fill it beyond 3/4: it is then just over 3/8 full. (Sizing it
+// by tableFor would quadruple it, leaving it 3/16 full.)
+func grownSize(cells int) int { return 2 * cells }
 
 // home returns the cell a probe for tag starts at.
 func (t *idTable) home(tag uint32) int { return int(tag) & (len(t.cells) - 1) }
@@ -51,10 +68,11 @@ func (t *idTable) needsGrow() bool { return (t.n+1)*4 > len(t.cells)*3 }
 // needsShrink reports whether the table is large and less than 1/16 used.
 func (t *idTable) needsShrink() bool { return len(t.cells) > minTable && t.n*16 < len(t.cells) }
 
-// rebuilt returns a copy of the table with room for n keys (tableFor).
-// It only reads t: the writer calls it with no lock held.
-func (t *idTable) rebuilt(n int) idTable {
-	nt := newIDTable(tableFor(n))
+// rebuilt returns a copy of the table in cells cells (a power of two
+// that holds its keys within the growth limit). It only reads t: the
+// writer calls it with no lock held.
+func (t *idTable) rebuilt(cells int) idTable {
+	nt := newIDTable(cells)
 	mask := len(nt.cells) - 1
 	for _, c := range t.cells {
 		if c == 0 {

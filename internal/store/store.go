@@ -113,7 +113,7 @@ func New(opts Options) *Store {
 // sizeHint records: the target of a compaction (CopyFrom).
 func (s *Store) Fork(sizeHint int) *Store {
 	n := New(s.opts)
-	per := tableFor(sizeHint / numShards)
+	per := tableHolding(sizeHint / numShards)
 	for i := range n.shards {
 		n.shards[i].tab = newIDTable(per)
 	}
@@ -238,7 +238,7 @@ func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) 
 	e := s.ent(slot)
 	sh := s.shard(h)
 	if sh.tab.needsGrow() {
-		s.resize(sh, sh.tab.n+1)
+		s.resize(sh, grownSize(len(sh.tab.cells)))
 	}
 	s.lockShard(sh)
 	*e = makeEntry(seq, ver, ci, off)
@@ -249,11 +249,11 @@ func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) 
 	return slot
 }
 
-// resize rebuilds a shard's table for n keys, with no lock held while it
-// rehashes (only the writer changes a table), and swaps it in under the
+// resize rebuilds a shard's table in cells cells, with no lock held while
+// it rehashes (only the writer changes a table), and swaps it in under the
 // shard lock. Writer only.
-func (s *Store) resize(sh *shard, n int) {
-	nt := sh.tab.rebuilt(n)
+func (s *Store) resize(sh *shard, cells int) {
+	nt := sh.tab.rebuilt(cells)
 	s.tableBytes += int64(len(nt.cells)-len(sh.tab.cells)) * 8
 	s.lockShard(sh)
 	sh.tab = nt
@@ -292,7 +292,7 @@ func (s *Store) Delete(slot Slot) {
 	*e = entry{}
 	sh.mu.Unlock()
 	if sh.tab.needsShrink() {
-		s.resize(sh, sh.tab.n)
+		s.resize(sh, tableFor(sh.tab.n))
 	}
 	s.freeSlots = append(s.freeSlots, slot)
 	s.nrec--
@@ -429,7 +429,7 @@ func (s *Store) DeleteMany(slots []Slot) {
 		}
 		sh.mu.Unlock()
 		if sh.tab.needsShrink() {
-			s.resize(sh, sh.tab.n)
+			s.resize(sh, tableFor(sh.tab.n))
 		}
 	}
 	s.freeSlots = append(s.freeSlots, slots...)
