@@ -197,6 +197,36 @@ func TestTTLEntriesKeptWithRecord(t *testing.T) {
 	assert.Equal(t, 2, ix.ttl.exact, "before and exact")
 	assert.Equal(t, 1, ix.ttl.multi)
 
+	// A second TTL index, with no partial filter, on a top-level date:
+	// its dates are read from the encoding, not kept (10 to 12 bytes a
+	// document); a value that is not a date keeps its entry.
+	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("u")}, ExpireAfterSeconds: Seconds(7200)})
+	require.NoError(t, err)
+	ix2 := indexNamed(t, s, "u_1")
+	mustInsertMany(t, c, []Document{
+		{"_id": "plain", "u": t0.Add(time.Nanosecond)},
+		{"_id": "arango", "u": float64(t0.Unix())},
+	})
+	plainExtra := extraOf("plain")
+	_, found = extraTTL(plainExtra, ix2.id)
+	assert.False(t, found, "a top-level date under no partial filter is not kept")
+	k, found = extraTTL(plainExtra, ix.id)
+	assert.True(t, found, "the partial index's entry still is")
+	assert.False(t, k.ok, "plain has no t")
+	pk, err := appendIDKey(nil, "plain")
+	require.NoError(t, err)
+	rec, ok := s.lookup(pk)
+	require.True(t, ok)
+	ref := docRef{rec: rec}
+	assert.Equal(t, ttlKey{date: t0.Add(time.Nanosecond), kind: ttlExact, ok: true}, ix2.storedTTL(&ref), "read from the encoding")
+	k, found = extraTTL(extraOf("arango"), ix2.id)
+	assert.True(t, found)
+	assert.Equal(t, ttlKey{date: t0, kind: ttlSingle, ok: true}, k)
+	require.Equal(t, 2, ix2.ttl.expiry.Len())
+	require.NoError(t, c.DropIndex(context.Background(), "u_1"))
+	_, err = c.DeleteMany(context.Background(), Document{"u": Document{"$exists": true}})
+	require.NoError(t, err)
+
 	clk.Advance(2 * time.Hour)
 	res, err := db.RunTTLPass(context.Background())
 	require.NoError(t, err)
