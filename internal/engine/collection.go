@@ -344,7 +344,7 @@ func newCollState(db *DB, name string, opts CollectionOptions) (*collState, erro
 		natural:   newNatOrder(),
 		nextSeq:   1,
 	}
-	s.st.Store(store.New(store.Options{Seed: db.seed}))
+	s.st.Store(store.New(storeOptions(db)))
 	return s, nil
 }
 
@@ -529,11 +529,28 @@ func (c *Collection) usable() error {
 	return c.nameErr
 }
 
-// idKey returns the key of an _id value in the collection's store: its
-// order-preserving key (internal/keys), so that two _id values share a key
-// exactly when they compare equal (numbers of any kind with the same value,
-// dates by instant, typed and untyped arrays with equal elements, embedded
-// documents field by field). An array is not a valid _id.
+// storeOptions are the options of a collection's store: the DB's hash
+// seed, and documents hold their _id key when their first field is a
+// string or ObjectID _id (idKey), which saves the key's copy (about 15
+// bytes a document).
+func storeOptions(db *DB) store.Options {
+	return store.Options{Seed: db.seed, KeyOffset: idValueOffset}
+}
+
+// idValueOffset is where a stored document may hold its _id key: its first
+// field's value, if that field is _id (the encoder writes _id first).
+func idValueOffset(enc []byte) int { return codec.FirstValueOffset(enc, "_id") }
+
+// idKey returns the key of an _id value in the collection's store, such
+// that two _id values share a key exactly when they compare equal: for a
+// string or an ObjectID, its encoding as a document holds it
+// (codec.AppendHeldValue), which the stored document then holds for the
+// store (storeOptions); for any other value its order-preserving key
+// (internal/keys: numbers of any kind with the same value, dates by
+// instant, typed and untyped arrays with equal elements, embedded documents
+// field by field). The two forms never meet: keys' first bytes are not the
+// codec's string and ObjectID tags. Keys are equal or not, never ordered:
+// nothing sorts by them. An array is not a valid _id.
 func idKey(v any) (string, error) {
 	var buf [64]byte
 	k, err := appendIDKey(buf[:0], v)
@@ -546,6 +563,9 @@ func idKey(v any) (string, error) {
 // appendIDKey is idKey into a caller's buffer, for lookups that need no
 // copy of the key.
 func appendIDKey(dst []byte, v any) ([]byte, error) {
+	if k, ok := codec.AppendHeldValue(dst, v); ok {
+		return k, nil
+	}
 	if codec.IsArray(v) {
 		return dst, fmt.Errorf("%w: _id may not be an array", ErrInvalidDocument)
 	}

@@ -773,12 +773,19 @@ func (s *collState) execute(p *plan, q *findQuery, now time.Time, visit func(*do
 	}
 	if p.byID {
 		ex.Stage, ex.IndexName, ex.IndexKeys = "IXSCAN", idIndexName, []IndexKey{Asc("_id")}
+		var buf [64]byte
 		for i, iv := range p.intervals {
 			ex.IndexBounds = append(ex.IndexBounds, iv.String())
 			if q.from != nil && i <= q.from.iv {
 				continue
 			}
-			if slot, ok := s.store().Lookup([]byte(iv.loKey)); ok {
+			// The point's store key (idKey), which for a string or an
+			// ObjectID is not its ordered key (loKey).
+			k, err := appendIDKey(buf[:0], iv.lo)
+			if err != nil {
+				continue // no document has it
+			}
+			if slot, ok := s.store().Lookup(k); ok {
 				ex.KeysExamined++
 				if !consider(slot, scanPos{iv: i}) {
 					break

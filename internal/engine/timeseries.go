@@ -208,7 +208,7 @@ func newTimeSeriesCollState(db *DB, name string, opts CollectionOptions) (*collS
 		nextSeq: 1,
 		ts:      ts,
 	}
-	s.st.Store(store.New(store.Options{Seed: db.seed})) // empty: the buckets hold the data
+	s.st.Store(store.New(storeOptions(db))) // empty: the buckets hold the data
 	ts.state = s
 	return s, nil
 }

@@ -6,42 +6,98 @@ import (
 )
 
 // A record in a chunk is its slot (4 bytes, little-endian, so that a walk
-// over a chunk can tell live records from dead ones), the uvarint lengths
-// of its key, document and extra bytes, then those bytes.
-const maxHeader = 4 + 3*binary.MaxVarintLen32
+// over a chunk can tell live records from dead ones), a uvarint telling the
+// key's length and where it is, the uvarint lengths of its document and
+// extra bytes, then those bytes. The key is stored before the document
+// (the uvarint is its length times 2), unless the document holds it
+// (Options.KeyOffset): then the uvarint is its length times 2 plus 1, a
+// uvarint of its offset in the document follows, and the key is not
+// stored again (a string _id's 15 bytes or so, most of the time).
+const maxHeader = 4 + 4*binary.MaxVarintLen32
 
 func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
 
+// recordSize is the size of a record with its key stored: no record of
+// these parts is larger (a key is kept in the document only when that is
+// smaller).
 func recordSize(key, doc, extra int) int {
-	return 4 + uvarintLen(key) + uvarintLen(doc) + uvarintLen(extra) + key + doc + extra
+	return 4 + uvarintLen(key<<1) + uvarintLen(doc) + uvarintLen(extra) + key + doc + extra
 }
 
-// putRecord writes a record into dst, which has exactly its size.
-func putRecord(dst []byte, slot Slot, key, doc, extra []byte) {
+// noKeyOffset marks a record that stores its key.
+const noKeyOffset = -1
+
+// recordLen is the size of a record whose key is at keyOff in the
+// document, or stored if keyOff is noKeyOffset.
+func recordLen(key, keyOff, doc, extra int) int {
+	if keyOff == noKeyOffset {
+		return recordSize(key, doc, extra)
+	}
+	return 4 + uvarintLen(key<<1|1) + uvarintLen(keyOff) + uvarintLen(doc) + uvarintLen(extra) + doc + extra
+}
+
+// keyOffset returns where doc holds key, if Options.KeyOffset says it does
+// and that makes the record smaller, else noKeyOffset.
+func (s *Store) keyOffset(key, doc []byte) int {
+	if s.opts.KeyOffset == nil {
+		return noKeyOffset
+	}
+	off := s.opts.KeyOffset(doc)
+	if off < 0 || off > len(doc)-len(key) || uvarintLen(off) >= len(key) ||
+		string(doc[off:off+len(key)]) != string(key) {
+		return noKeyOffset
+	}
+	return off
+}
+
+// putRecord writes a record into dst, which has exactly its size
+// (recordLen).
+func putRecord(dst []byte, slot Slot, key []byte, keyOff int, doc, extra []byte) {
 	binary.LittleEndian.PutUint32(dst, slot)
 	i := 4
-	i += binary.PutUvarint(dst[i:], uint64(len(key)))
+	if keyOff == noKeyOffset {
+		i += binary.PutUvarint(dst[i:], uint64(len(key))<<1)
+	} else {
+		i += binary.PutUvarint(dst[i:], uint64(len(key))<<1|1)
+		i += binary.PutUvarint(dst[i:], uint64(keyOff))
+	}
 	i += binary.PutUvarint(dst[i:], uint64(len(doc)))
 	i += binary.PutUvarint(dst[i:], uint64(len(extra)))
-	i += copy(dst[i:], key)
+	if keyOff == noKeyOffset {
+		i += copy(dst[i:], key)
+	}
 	i += copy(dst[i:], doc)
 	copy(dst[i:], extra)
 }
 
 // parseRecord reads the record at off. Each slice is capped at its end, so
-// that an append to it can never write into the chunk.
-func parseRecord(buf []byte, off uint32) (slot Slot, key, doc, extra []byte, size int) {
+// that an append to it can never write into the chunk; a key held in the
+// document is a view of it. keyOff is where the document holds the key,
+// or noKeyOffset.
+func parseRecord(buf []byte, off uint32) (slot Slot, key, doc, extra []byte, keyOff, size int) {
 	b := buf[off:]
 	slot = binary.LittleEndian.Uint32(b)
 	i := 4
-	kl, n := binary.Uvarint(b[i:])
+	kf, n := binary.Uvarint(b[i:])
 	i += n
+	kl := int(kf >> 1)
+	keyOff = noKeyOffset
+	if kf&1 != 0 {
+		ko, n := binary.Uvarint(b[i:])
+		i += n
+		keyOff = int(ko)
+	}
 	dl, n := binary.Uvarint(b[i:])
 	i += n
 	el, n := binary.Uvarint(b[i:])
 	i += n
-	k, d, e := i+int(kl), i+int(kl)+int(dl), i+int(kl)+int(dl)+int(el)
-	return slot, b[i:k:k], b[k:d:d], b[d:e:e], e
+	if keyOff != noKeyOffset {
+		d, e := i+int(dl), i+int(dl)+int(el)
+		ks, ke := i+keyOff, i+keyOff+kl
+		return slot, b[ks:ke:ke], b[i:d:d], b[d:e:e], keyOff, e
+	}
+	k, d, e := i+kl, i+kl+int(dl), i+kl+int(dl)+int(el)
+	return slot, b[i:k:k], b[k:d:d], b[d:e:e], keyOff, e
 }
 
 // chunk is a block of records. Its buf never changes once made; bytes
@@ -64,14 +120,21 @@ type chunk struct {
 func (s *Store) record(slot Slot) Record {
 	e := s.ent(slot)
 	c := s.chunks.load()[e.chunk]
-	_, key, doc, extra, _ := parseRecord(c.buf, e.off)
+	_, key, doc, extra, _, _ := parseRecord(c.buf, e.off)
 	return Record{Slot: slot, Seq: e.seq(), Ver: e.ver(), Key: key, Doc: doc, Extra: extra}
 }
 
 func (s *Store) keyOf(slot Slot) []byte {
 	e := s.ent(slot)
-	_, key, _, _, _ := parseRecord(s.chunks.load()[e.chunk].buf, e.off)
+	_, key, _, _, _, _ := parseRecord(s.chunks.load()[e.chunk].buf, e.off)
 	return key
+}
+
+// recordLenOf returns the size of the record in slot. Same rule as record.
+func (s *Store) recordLenOf(slot Slot) int {
+	e := s.ent(slot)
+	_, _, _, _, _, size := parseRecord(s.chunks.load()[e.chunk].buf, e.off)
+	return size
 }
 
 // chunkTarget is the size of the next shared chunk: an eighth of what the
@@ -88,12 +151,13 @@ func (s *Store) chunkTarget() int {
 // write appends a record to the chunk being filled (or to a chunk of its
 // own if it is large) and returns where it went.
 func (s *Store) write(slot Slot, key, doc, extra []byte) (ci, off uint32) {
-	n := recordSize(len(key), len(doc), len(extra))
+	keyOff := s.keyOffset(key, doc)
+	n := recordLen(len(key), keyOff, len(doc), len(extra))
 	s.liveBytes += int64(n)
 	if n > s.chunkTarget()/4 {
 		ci := s.newChunk(n)
 		c := s.chunks.load()[ci]
-		putRecord(c.buf, slot, key, doc, extra)
+		putRecord(c.buf, slot, key, keyOff, doc, extra)
 		c.used, c.live = n, n
 		s.chunkBytes += int64(n)
 		return ci, 0
@@ -109,7 +173,7 @@ func (s *Store) write(slot Slot, key, doc, extra []byte) (ci, off uint32) {
 	ci = uint32(s.active)
 	c := s.chunks.load()[ci]
 	off = uint32(c.used)
-	putRecord(c.buf[c.used:c.used+n], slot, key, doc, extra)
+	putRecord(c.buf[c.used:c.used+n], slot, key, keyOff, doc, extra)
 	c.used += n
 	c.live += n
 	s.chunkBytes += int64(n)
@@ -274,7 +338,7 @@ func (s *Store) Reclaim() int64 {
 func (s *Store) relocate(ci uint32) {
 	c := s.chunks.load()[ci]
 	for off := 0; off < c.used; {
-		slot, key, doc, extra, n := parseRecord(c.buf, uint32(off))
+		slot, key, doc, extra, _, n := parseRecord(c.buf, uint32(off))
 		if slot < s.nslots {
 			if e := s.ent(slot); e.live() && e.chunk == ci && e.off == uint32(off) {
 				s.liveBytes -= int64(n) // write counts it again

@@ -19,7 +19,7 @@ type Record struct {
 	Slot  Slot
 	Seq   uint64 // the insertion sequence the caller gave
 	Ver   uint64 // the version the caller gave at the last Insert or Update
-	Key   []byte // the _id key bytes
+	Key   []byte // the _id key bytes (a view of Doc when Doc holds them: Options.KeyOffset)
 	Doc   []byte // the encoded document
 	Extra []byte // the caller's extra bytes (index keys, dates)
 }
@@ -32,6 +32,11 @@ type Options struct {
 	// HashBits, if not 0, keeps only the low HashBits bits of the key
 	// hash: for tests, to force collisions (1 bit: two hash values).
 	HashBits uint
+	// KeyOffset, if set, returns where a document may hold its own key
+	// (its first field's value, say), or -1: a record whose document holds
+	// its key there does not store the key again. The Store compares the
+	// bytes before it relies on them. It must not retain doc.
+	KeyOffset func(doc []byte) int
 	// MaxChunk is the size of the largest chunk, in bytes. Default 1 MiB.
 	// Chunks start at MinChunk and grow with the store; a record larger
 	// than a quarter of the current chunk size gets a chunk of its own.
@@ -268,7 +273,7 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	mustSeq(0, ver)
 	e := s.ent(slot)
 	old := s.record(slot)
-	oldSize := recordSize(len(old.Key), len(old.Doc), len(old.Extra))
+	oldSize := s.recordLenOf(slot)
 	ci, off := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
 	sh := s.shard(s.hash(old.Key))
@@ -284,7 +289,7 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 func (s *Store) Delete(slot Slot) {
 	e := s.ent(slot)
 	old := s.record(slot)
-	oldChunk, size := e.chunk, recordSize(len(old.Key), len(old.Doc), len(old.Extra))
+	oldChunk, size := e.chunk, s.recordLenOf(slot)
 	h := s.hash(old.Key)
 	sh := s.shard(h)
 	s.lockShard(sh)
@@ -384,7 +389,7 @@ func (s *Store) DeleteMany(slots []Slot) {
 	for j, slot := range slots {
 		e := s.ent(slot)
 		c := s.chunks.load()[e.chunk]
-		_, key, _, _, size := parseRecord(c.buf, e.off)
+		_, key, _, _, _, size := parseRecord(c.buf, e.off)
 		h := s.hash(key)
 		hashes[j] = h
 		c.batch = s.batches

@@ -47,7 +47,7 @@ func check(t *testing.T, s *Store, model map[string][]byte) {
 	var live int64
 	s.Ascend(func(r Record) bool {
 		n++
-		live += int64(recordSize(len(r.Key), len(r.Doc), len(r.Extra)))
+		live += int64(s.recordLenOf(r.Slot))
 		require.Equal(t, model[string(r.Key)], r.Doc)
 		return true
 	})
@@ -151,23 +151,35 @@ func TestForcedHashCollisions(t *testing.T) {
 
 // A seeded random mix of inserts, updates and deletes agrees with a map,
 // with small chunks so that relocation runs often.
+//
+// With Options.KeyOffset, documents that begin with their key (two in
+// three here) hold it, and the others store it: lookups, relocation and
+// updates that change which it is agree with the model too.
 func TestRandomOperationsAgreeWithModel(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	for _, bits := range []uint{0, 2} {
-		s := New(Options{MaxChunk: MinChunk, HashBits: bits})
+	for _, cfg := range []Options{{}, {HashBits: 2}, {KeyOffset: keyAtStart}, {HashBits: 2, KeyOffset: keyAtStart}} {
+		cfg.MaxChunk = MinChunk
+		s := New(cfg)
 		model := map[string][]byte{}
 		slots := map[string]Slot{}
+		docOf := func(k []byte, ver, size int) []byte {
+			d := docFor(k, ver, size)
+			if rng.IntN(3) == 0 {
+				d[0] = '#' // not the key: stored
+			}
+			return d
+		}
 		for step := range 20000 {
 			k := key(rng.IntN(2000))
 			switch d, ok := model[string(k)]; {
 			case !ok:
-				nd := docFor(k, step, 10+rng.IntN(300))
+				nd := docOf(k, step, 10+rng.IntN(300))
 				slots[string(k)] = s.Insert(k, nd, []byte{byte(step)}, uint64(step), uint64(step)+1)
 				model[string(k)] = nd
 			case rng.IntN(3) == 0:
-				nd := docFor(k, step, len(d)+rng.IntN(50)-25)
+				nd := docOf(k, step, len(d)+rng.IntN(50)-25)
 				s.Update(slots[string(k)], nd, nil, uint64(step)+1)
 				model[string(k)] = nd
 			default:
@@ -184,6 +196,64 @@ func TestRandomOperationsAgreeWithModel(t *testing.T) {
 		// Every chunk but the active one is at least half live.
 		assert.LessOrEqual(t, st.ChunkBytes, 2*st.LiveBytes+2*MinChunk)
 	}
+}
+
+// keyAtStart is a KeyOffset for docFor's documents: the key is at 0.
+func keyAtStart([]byte) int { return 0 }
+
+// A document that holds its key where KeyOffset says keeps it: the record
+// does not store it again, and Record.Key is a view of the document,
+// capped so that an append cannot write into the chunk. An offset that is
+// wrong, out of the document or saves nothing leaves the key stored.
+func TestKeyHeldByDocument(t *testing.T) {
+	offsets := map[string]int{"at4": 4, "neg": -1, "out": 100, "mismatch": 0, "short": 0}
+	s := New(Options{KeyOffset: func(doc []byte) int { return offsets[string(doc[:bytes.IndexByte(doc, ':')])] }})
+	k := []byte("key-0001")
+	slot := s.Insert(k, []byte("at4:key-0001 and more"), []byte("x"), 1, 1)
+	r := s.Record(slot)
+	assert.Equal(t, k, r.Key)
+	assert.Equal(t, []byte("at4:key-0001 and more"), r.Doc)
+	assert.Same(t, &r.Doc[4], &r.Key[0], "a view of the document")
+	assert.Equal(t, len(r.Key), cap(r.Key))
+	_ = append(r.Key, "XXXX"...)
+	assert.Equal(t, []byte("at4:key-0001 and more"), s.Record(slot).Doc, "an append to the key writes nothing into the chunk")
+	held := s.recordLenOf(slot)
+	assert.Equal(t, recordSize(len(k), len(r.Doc), 1)-len(k)+1, held, "the key's bytes are not stored; its offset is (one byte)")
+	got, ok := s.Get(k)
+	require.True(t, ok)
+	assert.Equal(t, slot, got.Slot)
+
+	for i, doc := range []string{"neg:key-0002", "out:key-0003", "mismatch:key-0004 ", "short:k"} {
+		kk := []byte(fmt.Sprintf("key-%04d", i+2))
+		if i == 3 {
+			kk = []byte("s") // one byte: an offset saves nothing
+		}
+		sl := s.Insert(kk, []byte(doc), nil, uint64(i+2), 1)
+		assert.Equal(t, recordSize(len(kk), len(doc), 0), s.recordLenOf(sl), doc)
+		rr, ok := s.Get(kk)
+		require.True(t, ok, doc)
+		assert.Equal(t, kk, rr.Key, doc)
+	}
+
+	// An update to a document that no longer holds the key stores it, and
+	// back; the key and the old version read before stay as they were.
+	s.Update(slot, []byte("neg:no key here"), nil, 2)
+	r2, ok := s.Get(k)
+	require.True(t, ok)
+	assert.Equal(t, k, r2.Key)
+	assert.Equal(t, []byte("at4:key-0001 and more"), r.Doc)
+	s.Update(slot, []byte("at4:key-0001!"), nil, 3)
+	r3, ok := s.Get(k)
+	require.True(t, ok)
+	assert.Equal(t, []byte("at4:key-0001!"), r3.Doc)
+	assert.Same(t, &r3.Doc[4], &r3.Key[0])
+	s.Delete(slot)
+	_, ok = s.Get(k)
+	assert.False(t, ok)
+	st := s.Stats()
+	var live int64
+	s.Ascend(func(r Record) bool { live += int64(s.recordLenOf(r.Slot)); return true })
+	assert.Equal(t, live, st.LiveBytes)
 }
 
 // Deleting in insertion order empties chunks nearly whole: the last
@@ -317,7 +387,18 @@ func TestFork(t *testing.T) {
 // consistent version of the document it asked for, and the bytes a reader
 // holds never change. Run with -race.
 func TestConcurrentReadersAndWriter(t *testing.T) {
-	s := New(Options{MaxChunk: MinChunk})
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keyHeld=%v", held), func(t *testing.T) {
+			opts := Options{MaxChunk: MinChunk}
+			if held {
+				opts.KeyOffset = keyAtStart
+			}
+			concurrentReadersAndWriter(t, New(opts))
+		})
+	}
+}
+
+func concurrentReadersAndWriter(t *testing.T, s *Store) {
 	const keys = 500
 	slots := make([]Slot, keys)
 	for i := range keys {
