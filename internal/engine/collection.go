@@ -160,8 +160,9 @@ func (n *natOrder) Ascend(fn func(natItem) bool) { n.AscendGreaterOrEqual(natIte
 // bytes returns the heap the order holds.
 func (n *natOrder) bytes() int64 { return n.log.Bytes() }
 
-// growthFor returns what k more documents add to bytes.
-func (n *natOrder) growthFor(k int) int64 { return n.log.GrowthFor(k) }
+// growthFor returns what k more documents, of sequences from seq on, add
+// to bytes.
+func (n *natOrder) growthFor(seq uint64, k int) int64 { return n.log.GrowthFor(seq, k) }
 
 // collState is a collection's data.
 //

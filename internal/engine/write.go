@@ -623,7 +623,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	if err := s.inWay.ready(); err != nil {
 		return err
 	}
-	cost += s.natural.growthFor(len(batch))
+	cost += s.natural.growthFor(s.nextSeq, len(batch))
 	if err := s.checkCounters(len(batch), len(batch)); err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 // Package seqlog keeps a collection's documents in insertion order: a log
 // of (sequence, slot) pairs, appended in increasing sequence order, in
 // fixed pages of plain integers that the garbage collector never looks
-// inside. A deletion marks its pair dead; a page mostly dead is squeezed
-// and merged with the next one, two neighbouring pages holding half a
-// page between them become one, an empty page goes. So appending costs
-// O(1), deleting O(log pages), and a million documents are about a
-// thousand heap objects of 12 bytes per document.
+// inside. A page stores one 64-bit base sequence and, per pair, two 32-bit
+// integers: the sequence's distance from the base and the slot. A
+// deletion marks its pair dead; a page mostly dead is squeezed and merged
+// with the next one, two neighbouring pages holding half a page between
+// them become one (when all their live pairs reach one base), an empty
+// page goes. So appending costs O(1), deleting O(log pages), and a million
+// documents are about 650 heap objects of 8.02 bytes per document (8.04
+// with the page index).
 //
 // Concurrency: none of its own. The collection changes a Log under its
 // write lock and reads it under its read lock.
@@ -29,14 +32,26 @@ type Item struct {
 // most 2^32-1 records, in slots 0 to 2^32-2.
 const dead = math.MaxUint32
 
-// PageCap is the number of pairs a page holds. A page is then 12,248
-// bytes, just under Go's 12 KiB size class.
-const PageCap = 1020
+// maxDelta is the farthest a sequence in a page may be from the page's
+// base: a distance is stored in 32 bits. Sequences go up to 2^48-1, so
+// two sequences 2^32 or more apart cannot share a page.
+const maxDelta = math.MaxUint32
+
+// sizeClass is the Go size class a page is allocated in (12 KiB).
+const sizeClass = 12288
+
+// PageCap is the number of pairs a page holds: as many 8-byte pairs as
+// fit in sizeClass beside the page's 20 bytes of base and counts. A page
+// is then 12,288 bytes, Go's 12 KiB size class exactly.
+const PageCap = (sizeClass - 8 - 3*4) / 8
 
 // page is a run of pairs in sequence order. Pairs [first, n) may be live;
-// those before first are dead.
+// those before first are dead. Pair j's sequence is base + delta[j]:
+// deltas increase along [first, n), and pair 0's delta is 0 (a page opens
+// at its first pair, a squeeze rebases it at its first live pair).
 type page struct {
-	seq   [PageCap]uint64
+	base  uint64
+	delta [PageCap]uint32
 	slot  [PageCap]uint32
 	n     int32 // pairs written
 	first int32 // the first pair that may be live
@@ -45,6 +60,12 @@ type page struct {
 
 // PageBytes is the heap size of a page.
 const PageBytes = int64(unsafe.Sizeof(page{}))
+
+// A page must fit its size class (the constant overflows otherwise).
+const _ = uint(sizeClass - PageBytes)
+
+// seq returns pair j's sequence.
+func (p *page) seq(j int32) uint64 { return p.base + uint64(p.delta[j]) }
 
 // Log is the insertion order. The zero value is an empty log.
 type Log struct {
@@ -66,11 +87,9 @@ func (l *Log) Push(seq uint64, slot uint32) {
 		panic("seqlog: sequence out of order")
 	}
 	l.last, l.pushed = seq, true
-	var p *page
-	if k := len(l.pages); k > 0 && l.pages[k-1].n < PageCap {
-		p = l.pages[k-1]
-	} else {
-		p = new(page)
+	p := l.room(seq)
+	if p == nil {
+		p = &page{base: seq}
 		if len(l.pages) == cap(l.pages) {
 			// Grown by hand, so that GrowthFor knows the new capacity.
 			c := indexCap(cap(l.pages))
@@ -80,10 +99,48 @@ func (l *Log) Push(seq uint64, slot uint32) {
 		l.pages = append(l.pages, p)
 		l.firsts = append(l.firsts, seq)
 	}
-	p.seq[p.n], p.slot[p.n] = seq, slot
+	p.delta[p.n], p.slot[p.n] = uint32(seq-p.base), slot
 	p.n++
 	p.live++
 	l.n++
+}
+
+// room returns the last page if seq, greater than every sequence pushed,
+// can be appended to it, or nil: a page must be opened. An empty last
+// page starts afresh at seq. One whose base is too far behind seq (a jump
+// of the sequence) but whose first live pair is not is squeezed (rebased
+// at that pair); if its first live pair is too far behind too, and it
+// holds half a page with its predecessor, its live pairs join the
+// predecessor's and it starts afresh at seq, as a deletion would have
+// merged them (mergeSparse's bound: a page left behind by a jump is not
+// left sparse, and a page opened by one is far from its predecessor).
+// GrowthFor follows the same rule.
+func (l *Log) room(seq uint64) *page {
+	k := len(l.pages)
+	if k == 0 {
+		return nil
+	}
+	p := l.pages[k-1]
+	switch {
+	case p.live == 0: // only the last page stays empty, and never full
+		p.base, p.n, p.first = seq, 0, 0
+		l.firsts[k-1] = seq
+		return p
+	case p.n == PageCap:
+		return nil
+	case seq-p.base <= maxDelta:
+		return p
+	case seq-p.seq(p.first) <= maxDelta:
+		l.squeeze(k - 1)
+		return p
+	case k > 1 && l.pages[k-2].live+p.live <= PageCap/2 && l.oneBase(k-2):
+		l.squeeze(k - 2)
+		l.moveInto(k - 2)
+		p.base, p.n, p.first, p.live = seq, 0, 0, 0
+		l.firsts[k-1] = seq
+		return p
+	}
+	return nil
 }
 
 // find returns the page that holds seq if any pair does, or -1.
@@ -101,11 +158,14 @@ func (l *Log) find(seq uint64) int {
 
 // at returns the position of seq in page p, or -1.
 func (p *page) at(seq uint64) int {
-	if p.first < p.n && p.seq[p.first] == seq {
+	if seq < p.base || seq-p.base > maxDelta {
+		return -1
+	}
+	d := uint32(seq - p.base)
+	if p.first < p.n && p.delta[p.first] == d {
 		return int(p.first) // deletions in order
 	}
-	s := p.seq[p.first:p.n]
-	j, found := slices.BinarySearch(s, seq)
+	j, found := slices.BinarySearch(p.delta[p.first:p.n], d)
 	if !found {
 		return -1
 	}
@@ -132,7 +192,7 @@ func (l *Log) Delete(seq uint64) bool {
 			p.first++
 		}
 		if p.first < p.n {
-			l.firsts[i] = p.seq[p.first]
+			l.firsts[i] = p.seq(p.first)
 		}
 	}
 	switch {
@@ -145,9 +205,9 @@ func (l *Log) Delete(seq uint64) bool {
 	case i > 0 && p.live*4 < p.n-p.first:
 		// Mostly dead (the first page is left alone: deletions in order
 		// empty it from the front): squeeze it, and merge the next page
-		// into it if both fit.
+		// into it if both fit (in count and in one base).
 		l.squeeze(i)
-		if i+1 < len(l.pages) && p.n+l.pages[i+1].live <= PageCap {
+		if i+1 < len(l.pages) && p.n+l.pages[i+1].live <= PageCap && l.oneBase(i) {
 			l.merge(i)
 		}
 	}
@@ -157,21 +217,30 @@ func (l *Log) Delete(seq uint64) bool {
 
 // mergeSparse merges page i with a neighbour, and the result with the
 // next, while two neighbours hold at most half a page of live pairs
-// between them. So, after every deletion, any two neighbouring pages hold
-// more than PageCap/2 live pairs (a merge only adds to a pair's sum, and a
-// push only adds, except that one opening a page leaves the last two
-// below it until the last fills), and a log of n live pairs has fewer than
-// 4n/PageCap + 1 pages, whatever the order of deletions.
+// between them and can share a base (oneBase). So, after every deletion,
+// any two neighbouring pages hold more than PageCap/2 live pairs or are
+// far apart: from the first live sequence of the one to the last sequence
+// written to the other is 2^32 or more. (A merge only adds to a pair's
+// sum; a push only adds, and only takes pages farther apart; a deletion
+// checks both pairs its page is in; a jump of the sequence does not leave
+// the last page sparse beside its predecessor, nor open a page its
+// predecessor could take (room); a push opening a page because the last
+// is full leaves the last two below it until the last fills.) Every other
+// far pair covers 2^32 sequences of its own, so a log of n live pairs,
+// from its first live sequence to the last pushed spanning S, has at most
+// F ≤ 2S/2^32 far pairs and fewer than 4n/PageCap + 2 + F pages, whatever
+// the order of deletions. F is 0 while S < 2^32: for a collection, while
+// its oldest document is less than 2^32 insertions old.
 // (Squeezing alone let pages that had shrunk one after the other stay
 // apart, a few live pairs each.) A merge copies at most PageCap/2 pairs,
 // and there are no more merges than pages ever opened: O(1) per push.
 func (l *Log) mergeSparse(i int) {
 	for {
 		switch {
-		case i+1 < len(l.pages) && l.pages[i].live+l.pages[i+1].live <= PageCap/2:
+		case i+1 < len(l.pages) && l.pages[i].live+l.pages[i+1].live <= PageCap/2 && l.oneBase(i):
 			l.squeeze(i)
 			l.merge(i)
-		case i > 0 && i < len(l.pages) && l.pages[i-1].live+l.pages[i].live <= PageCap/2:
+		case i > 0 && i < len(l.pages) && l.pages[i-1].live+l.pages[i].live <= PageCap/2 && l.oneBase(i-1):
 			i--
 			l.squeeze(i)
 			l.merge(i)
@@ -181,37 +250,66 @@ func (l *Log) mergeSparse(i int) {
 	}
 }
 
-// squeeze moves page i's live pairs to its front.
+// oneBase reports whether the live pairs of pages i and i+1 can share a
+// base: from page i's first live sequence to the last sequence written in
+// page i+1 (live or dead: a bound found without a scan) is less than
+// 2^32. Page i is rebased at its first live pair by the squeeze before a
+// merge.
+func (l *Log) oneBase(i int) bool {
+	p, q := l.pages[i], l.pages[i+1]
+	if p.live == 0 || q.live == 0 {
+		return true
+	}
+	return q.seq(q.n-1)-p.seq(p.first) <= maxDelta
+}
+
+// squeeze moves page i's live pairs to its front and rebases the page at
+// its first live pair.
 func (l *Log) squeeze(i int) {
 	p := l.pages[i]
 	w := int32(0)
+	var d0 uint32 // the first live pair's delta: the new base's
 	for r := p.first; r < p.n; r++ {
 		if p.slot[r] != dead {
-			p.seq[w], p.slot[w] = p.seq[r], p.slot[r]
+			if w == 0 {
+				d0 = p.delta[r]
+			}
+			p.delta[w], p.slot[w] = p.delta[r]-d0, p.slot[r]
 			w++
 		}
 	}
+	p.base += uint64(d0)
 	p.n, p.first = w, 0
 	if w > 0 {
-		l.firsts[i] = p.seq[0]
+		l.firsts[i] = p.base
 	}
 }
 
-// merge appends page i+1's live pairs to page i and drops page i+1.
+// merge appends page i+1's live pairs to page i, squeezed and sharing a
+// base with it (oneBase), and drops page i+1.
 func (l *Log) merge(i int) {
+	l.moveInto(i)
+	l.pages = slices.Delete(l.pages, i+1, i+2)
+	l.firsts = slices.Delete(l.firsts, i+1, i+2)
+}
+
+// moveInto appends page i+1's live pairs to page i, squeezed and sharing
+// a base with it (oneBase), leaving page i+1's as they were.
+func (l *Log) moveInto(i int) {
 	p, q := l.pages[i], l.pages[i+1]
+	if p.n == 0 && q.live > 0 {
+		p.base = q.seq(q.first)
+	}
 	for r := q.first; r < q.n; r++ {
 		if q.slot[r] != dead {
-			p.seq[p.n], p.slot[p.n] = q.seq[r], q.slot[r]
+			p.delta[p.n], p.slot[p.n] = uint32(q.seq(r)-p.base), q.slot[r]
 			p.n++
 		}
 	}
 	p.live += q.live
 	if p.first < p.n {
-		l.firsts[i] = p.seq[p.first]
+		l.firsts[i] = p.seq(p.first)
 	}
-	l.pages = slices.Delete(l.pages, i+1, i+2)
-	l.firsts = slices.Delete(l.firsts, i+1, i+2)
 }
 
 // dropPage removes page i, which holds no live pair.
@@ -232,7 +330,7 @@ func (l *Log) Min() (Item, bool) {
 	for _, p := range l.pages {
 		for j := p.first; j < p.n; j++ {
 			if p.slot[j] != dead {
-				return Item{p.seq[j], p.slot[j]}, true
+				return Item{p.seq(j), p.slot[j]}, true
 			}
 		}
 	}
@@ -245,13 +343,22 @@ func (l *Log) AscendFrom(seq uint64, fn func(Item) bool) {
 	i := max(sort.Search(len(l.firsts), func(i int) bool { return l.firsts[i] > seq })-1, 0)
 	for ; i < len(l.pages); i++ {
 		p := l.pages[i]
-		j := int(p.first)
-		if p.n > p.first && p.seq[p.first] < seq {
-			j, _ = slices.BinarySearch(p.seq[p.first:p.n], seq)
-			j += int(p.first)
+		j := p.first
+		if p.n > p.first && p.seq(p.first) < seq {
+			if seq-p.base > maxDelta {
+				j = p.n // every pair of the page is before seq
+			} else {
+				k, _ := slices.BinarySearch(p.delta[p.first:p.n], uint32(seq-p.base))
+				j += int32(k)
+			}
 		}
-		for ; j < int(p.n); j++ {
-			if p.slot[j] != dead && !fn(Item{p.seq[j], p.slot[j]}) {
+		// Locals and slices the length of the page: no reload of the base
+		// and no bounds check per pair.
+		base, slots := p.base, p.slot[j:p.n]
+		deltas := p.delta[j:p.n]
+		deltas = deltas[:len(slots)]
+		for k, sl := range slots {
+			if sl != dead && !fn(Item{base + uint64(deltas[k]), sl}) {
 				return
 			}
 		}
@@ -262,7 +369,9 @@ func (l *Log) AscendFrom(seq uint64, fn func(Item) bool) {
 // false.
 func (l *Log) Ascend(fn func(Item) bool) { l.AscendFrom(0, fn) }
 
-// Bytes returns the heap the log holds: its pages and its page index.
+// Bytes returns the heap the log holds, in bytes: its pages (PageBytes
+// each) and its page index (8 bytes a page pointer, 8 a first sequence,
+// counted at capacity).
 func (l *Log) Bytes() int64 {
 	return int64(len(l.pages))*PageBytes + int64(cap(l.pages))*8 + int64(cap(l.firsts))*8
 }
@@ -270,16 +379,19 @@ func (l *Log) Bytes() int64 {
 // indexCap is the capacity the page index grows to from c.
 func indexCap(c int) int { return max(8, 2*c) }
 
-// GrowthFor returns what k more pushes add to Bytes: the pages they open
-// and the growth of the page index.
-func (l *Log) GrowthFor(k int) int64 {
+// GrowthFor returns what pushing k consecutive sequences, seq to
+// seq+k-1, adds to Bytes, in bytes: the pages they open and the growth of
+// the page index. seq must be greater than every sequence pushed. (Where
+// the pushes go depends on how far seq is from the last page's base.)
+func (l *Log) GrowthFor(seq uint64, k int) int64 {
 	free := 0
-	if n := len(l.pages); n > 0 {
-		free = int(PageCap - l.pages[n-1].n)
+	if len(l.pages) > 0 {
+		free = l.takes(seq, k)
 	}
 	if k <= free {
 		return 0
 	}
+	// A page opened at s takes PageCap consecutive sequences from s on.
 	pages := (k - free + PageCap - 1) / PageCap
 	grown := int64(pages) * PageBytes
 	for c, n := cap(l.pages), len(l.pages)+pages; n > c; {
@@ -288,6 +400,49 @@ func (l *Log) GrowthFor(k int) int64 {
 		c = nc
 	}
 	return grown
+}
+
+// takes returns how many of k pushes of seq, seq+1, ... the last page
+// takes, by Push's rule (room): all up to PageCap if it is empty (it
+// starts afresh); else those within its room and reach of its base, then,
+// if its base falls short, after a squeeze at its first live pair, those
+// within that one's reach, and then, if that falls short too and the
+// page is sparse with its predecessor, up to PageCap more once it starts
+// afresh.
+func (l *Log) takes(seq uint64, k int) int {
+	p := l.pages[len(l.pages)-1]
+	if p.live == 0 {
+		return min(k, PageCap)
+	}
+	n, base, t := int(p.n), p.base, 0
+	for t < k && n < PageCap {
+		s := seq + uint64(t)
+		if s-base > maxDelta {
+			fl := p.seq(p.first)
+			if s-fl > maxDelta {
+				if i := len(l.pages) - 2; i >= 0 {
+					last := p.seq(p.n - 1) // the last sequence written to p
+					if t > 0 {
+						last = s - 1
+					}
+					o := l.pages[i]
+					if int(o.live+p.live)+t <= PageCap/2 && last-o.seq(o.first) <= maxDelta {
+						t += min(k-t, PageCap) // p starts afresh at s
+					}
+				}
+				break
+			}
+			// The squeeze keeps the live pairs, those pushed so far too.
+			n, base = int(p.live)+t, fl
+			continue
+		}
+		c := min(k-t, PageCap-n)
+		if reach := maxDelta - (s - base) + 1; reach < uint64(c) {
+			c = int(reach)
+		}
+		t, n = t+c, n+c
+	}
+	return t
 }
 
 // Pages returns the number of pages, for tests.
