@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"math"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +75,26 @@ func TestIDKeyHeldByDocument(t *testing.T) {
 	n, err := c.CountDocuments(ctx, Document{})
 	require.NoError(t, err)
 	assert.Zero(t, n)
+}
+
+// The two forms of _id keys never meet: no ordered key (internal/keys)
+// begins with the byte a held string or ObjectID key begins with, so no
+// number, date, document or other _id shares a key with a string or an
+// ObjectID.
+func TestIDKeyFormsNeverMeet(t *testing.T) {
+	held := map[byte]bool{}
+	for _, v := range []any{"", "x", bson.ObjectID{}} {
+		k, err := appendIDKey(nil, v)
+		require.NoError(t, err)
+		held[k[0]] = true
+	}
+	require.Len(t, held, 2)
+	for _, v := range []any{nil, true, false, 0, -1, 1, int64(-1 << 62), uint64(1 << 63), 1.5, -0.0,
+		math.NaN(), math.Inf(1), math.Inf(-1), time.Unix(0, 0), time.Unix(-1, 0), []byte("b"),
+		bson.Binary{Subtype: 4, Data: []byte{1}}, bson.Timestamp{T: 1}, bson.Regex{Pattern: "a"},
+		bson.MinKey{}, bson.MaxKey{}, Document{"a": "x"}, Document{}} {
+		k, err := appendIDKey(nil, v)
+		require.NoError(t, err, "%v", v)
+		assert.False(t, held[k[0]], "%v (%T): key %x", v, v, k)
+	}
 }
