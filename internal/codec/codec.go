@@ -687,15 +687,50 @@ func EncodedString(b []byte, name string) (s []byte, isString bool) {
 // EncodedTime returns a top-level field's value when it is a date, without
 // allocating; ok is false for a missing field or another type.
 func EncodedTime(b []byte, name string) (t time.Time, isTime, found bool) {
+	t, _, isTime, found = EncodedTimeAt(b, name)
+	return t, isTime, found
+}
+
+// EncodedTimeAt is EncodedTime, and also returns where the date's value
+// (its tag) is in b, for TimeAt to read it again without the search.
+func EncodedTimeAt(b []byte, name string) (t time.Time, at int, isTime, found bool) {
 	d := decoder{b: b}
 	if !d.findField(name) {
-		return time.Time{}, false, false
+		return time.Time{}, 0, false, false
 	}
+	at = d.i
 	if d.b[d.i] != tagTime {
-		return time.Time{}, false, true
+		return time.Time{}, 0, false, true
 	}
 	d.i++
-	return d.time(), true, true
+	return d.time(), at, true, true
+}
+
+// TimeAt reads the date whose value EncodedTimeAt found at offset at of
+// the valid encoding b, checking that a top-level field named name ends
+// there (its name's length, one byte, and its name, just before) and that
+// the value is a date: ok is false otherwise. The check is what a wrong
+// offset would fail, not a proof that the field is top-level: give the
+// offset EncodedTimeAt found in these very bytes.
+func TimeAt(b []byte, at int, name string) (t time.Time, ok bool) {
+	start := at - len(name)
+	if len(name) == 0 || len(name) > 127 || start < 1 || at >= len(b) || b[at] != tagTime ||
+		b[start-1] != byte(len(name)) || string(b[start:at]) != name {
+		return time.Time{}, false
+	}
+	return DateAt(b, at)
+}
+
+// DateAt reads the date whose value (its tag) is at offset at of the
+// valid encoding b: ok is false if no date value starts there. Unlike
+// TimeAt it checks no field name, for an offset TimeAt checked when b was
+// stored (b never changes).
+func DateAt(b []byte, at int) (t time.Time, ok bool) {
+	if at <= 0 || at >= len(b) || b[at] != tagTime {
+		return time.Time{}, false
+	}
+	d := decoder{b: b, i: at + 1}
+	return d.time(), true
 }
 
 // EncodedPathValues is PathValues over an encoded document: it decodes

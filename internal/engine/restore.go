@@ -328,7 +328,7 @@ func (b *loadBatch) prepare(d *loadDoc) error {
 		return corrupt("%v", err)
 	}
 	ex := len(b.extras)
-	b.extras = s.appendTTLExtra(b.extras, dk)
+	b.extras = s.appendTTLExtra(b.extras, dk, d.enc)
 	d.dk, d.extra = dk, b.extras[ex:len(b.extras):len(b.extras)]
 	return nil
 }
@@ -818,7 +818,7 @@ func (s *collState) prepareLoad(enc []byte, ver uint64) (loadDoc, error) {
 	if err != nil {
 		return loadDoc{}, corrupt("%v", err)
 	}
-	return loadDoc{docWrite: docWrite{key: k, enc: enc, extra: s.appendTTLExtra(nil, dk), dk: dk, ver: ver}}, nil
+	return loadDoc{docWrite: docWrite{key: k, enc: enc, extra: s.appendTTLExtra(nil, dk, enc), dk: dk, ver: ver}}, nil
 }
 
 // loadPut stores enc (validated) as the document of its _id, replacing

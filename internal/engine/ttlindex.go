@@ -118,15 +118,19 @@ type ttlKey struct {
 	date time.Time
 	kind ttlKind
 	ok   bool // kind != ttlNone
+	// at is where the encoding the key was read from holds the date's
+	// value, for a date in a top-level field (ttlExact): 0 if unknown. 32
+	// bits, so that a ttlKey stays 32 bytes (documents are at most 2 GiB).
+	at int32
 }
 
 // keyOfStored returns the entry of an encoded document in this TTL index.
 // A top-level date is read without allocating.
 func (t *ttlIndex) keyOfStored(enc []byte) ttlKey {
 	if !t.dotted {
-		d, isTime, found := codec.EncodedTime(enc, t.field)
+		d, at, isTime, found := codec.EncodedTimeAt(enc, t.field)
 		if isTime {
-			return ttlKey{date: d, kind: ttlExact, ok: true}
+			return ttlKey{date: d, kind: ttlExact, ok: true, at: int32(at)}
 		}
 		if !found {
 			return ttlKey{}
@@ -162,28 +166,31 @@ func (t *ttlIndex) count(k ttlKey, delta int) {
 }
 
 // A record's extra bytes keep its TTL entries, so that removing it (a TTL
-// deletion above all) does not read its dates out of the encoding again,
-// nor evaluate a partial filter: per TTL index, the index's id (uvarint),
-// the kind, and for a date its Unix seconds (varint) and nanoseconds
-// (uvarint). An entry the encoding gives as cheaply is not kept: a date in
-// a top-level field of an index with no partial filter, which
-// codec.EncodedTime reads in place (10 to 12 bytes a document saved, for
-// a few field skips when it is read). A document with no entry kept (one
-// of those, or one stored before its TTL index existed) has its entry
+// deletion above all) neither searches its encoding for its dates nor
+// evaluates a partial filter: per TTL index, a uvarint of the index's id
+// times 2, the kind, and for a date its Unix seconds (varint) and
+// nanoseconds (uvarint). A date in a top-level field of an index with no
+// partial filter is kept as where the encoding holds it instead: a uvarint
+// of the id times 2 plus 1, then the date's offset in the encoding
+// (uvarint), 3 bytes where the date takes 8 to 12, read back in place
+// (codec.TimeAt) at the cost of the date's cache line. A document stored
+// before its TTL index existed has no entry for it; its entry is then
 // computed from the encoding, by the same code as a new document's.
 
-// appendTTLExtra appends the entries of dk's TTL indexes that the encoding
-// does not give cheaply (inExtra).
-func (s *collState) appendTTLExtra(dst []byte, dk docKeys) []byte {
+// appendTTLExtra appends the entries of dk's TTL indexes, read from enc,
+// the encoding stored with them.
+func (s *collState) appendTTLExtra(dst []byte, dk docKeys, enc []byte) []byte {
 	for i, ix := range s.indexes {
 		if ix.ttl == nil {
 			continue
 		}
 		k := dk[i].ttl
-		if !ix.keepsTTLExtra(k) {
+		if ix.keptAt(k, enc) {
+			dst = binary.AppendUvarint(dst, uint64(ix.id)<<1|1)
+			dst = binary.AppendUvarint(dst, uint64(k.at))
 			continue
 		}
-		dst = binary.AppendUvarint(dst, uint64(ix.id))
+		dst = binary.AppendUvarint(dst, uint64(ix.id)<<1)
 		dst = append(dst, byte(k.kind))
 		if k.ok {
 			dst = binary.AppendVarint(dst, k.date.Unix())
@@ -193,19 +200,47 @@ func (s *collState) appendTTLExtra(dst []byte, dk docKeys) []byte {
 	return dst
 }
 
-// keepsTTLExtra reports whether a record keeps its entry k in ix (a TTL
-// index) in its extra bytes: all but a date read from a top-level field
-// under no partial filter, which keyOfStored reads as fast from the
-// encoding.
-func (ix *index) keepsTTLExtra(k ttlKey) bool {
-	return k.kind != ttlExact || ix.partial != nil || ix.ttl.dotted
+// keptAt reports whether a record keeps its entry k in ix (a TTL index)
+// as the date's offset in enc: a date read from a top-level field of enc
+// under no partial filter (which can leave the document out whatever its
+// date), found where k says.
+func (ix *index) keptAt(k ttlKey, enc []byte) bool {
+	if k.kind != ttlExact || k.at == 0 || ix.partial != nil || ix.ttl.dotted {
+		return false
+	}
+	d, ok := codec.TimeAt(enc, int(k.at), ix.ttl.field)
+	return ok && d.Equal(k.date)
 }
 
-// extraTTL finds index id's entry in a record's extra bytes.
-func extraTTL(extra []byte, id uint32) (k ttlKey, found bool) {
+// noDateAt panics: a record's extra bytes name an offset of its encoding
+// that holds no date. Out of line, so that extraTTL stays small.
+//
+//go:noinline
+func (ix *index) noDateAt(at uint64) {
+	panic(fmt.Sprintf("ttldb: internal error: TTL index %q: no date at offset %d of the stored document", ix.name, at))
+}
+
+// extraTTL finds index ix's entry in a record's extra bytes, reading a
+// date kept as an offset from the record's encoding enc.
+func (ix *index) extraTTL(extra, enc []byte) (k ttlKey, found bool) {
 	for i := 0; i < len(extra); {
 		x, n := binary.Uvarint(extra[i:])
 		i += n
+		id, atForm := uint32(x>>1), x&1 != 0
+		if atForm {
+			at, n := binary.Uvarint(extra[i:])
+			i += n
+			if id != ix.id {
+				continue
+			}
+			// keptAt checked the field's name at this offset when the
+			// record was written, and its bytes never change.
+			d, ok := codec.DateAt(enc, int(at))
+			if !ok {
+				ix.noDateAt(at)
+			}
+			return ttlKey{date: d, kind: ttlExact, ok: true, at: int32(at)}, true
+		}
 		kind := ttlKind(extra[i])
 		i++
 		var sec int64
@@ -216,7 +251,7 @@ func extraTTL(extra []byte, id uint32) (k ttlKey, found bool) {
 			nsec, n = binary.Uvarint(extra[i:])
 			i += n
 		}
-		if uint32(x) == id {
+		if id == ix.id {
 			if kind == ttlNone {
 				return ttlKey{}, true
 			}
@@ -277,7 +312,7 @@ func (ix *index) storedTTL(ref *docRef) ttlKey {
 	if ix.ttl == nil {
 		return ttlKey{}
 	}
-	if k, found := extraTTL(ref.rec.extra, ix.id); found {
+	if k, found := ix.extraTTL(ref.rec.extra, ref.rec.enc); found {
 		return k
 	}
 	return ix.ttlKeyOf(ref)

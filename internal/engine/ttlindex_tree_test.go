@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/ttldb/ttldb/internal/codec"
 	"github.com/ttldb/ttldb/internal/store"
 )
 
@@ -174,55 +175,69 @@ func TestTTLEntriesKeptWithRecord(t *testing.T) {
 	})
 	s := collStateOf(t, c)
 	ix := indexNamed(t, s, "t_1")
-	extraOf := func(id string) []byte {
+	recOf := func(id string) record {
 		k, err := appendIDKey(nil, id)
 		require.NoError(t, err)
 		rec, ok := s.lookup(k)
 		require.True(t, ok)
-		return rec.extra
+		return rec
 	}
-	k, found := extraTTL(extraOf("exact"), ix.id)
+	entryOf := func(ix *index, id string) (ttlKey, bool) {
+		rec := recOf(id)
+		return ix.extraTTL(rec.extra, rec.enc)
+	}
+	// Under a partial filter, a date is kept whole.
+	k, found := entryOf(ix, "exact")
 	assert.True(t, found)
 	assert.Equal(t, ttlKey{date: t0, kind: ttlExact, ok: true}, k)
-	k, found = extraTTL(extraOf("array"), ix.id)
+	k, found = entryOf(ix, "array")
 	assert.True(t, found)
 	assert.Equal(t, ttlKey{date: t0, kind: ttlMulti, ok: true}, k)
 	for _, id := range []string{"none", "kept"} {
-		k, found = extraTTL(extraOf(id), ix.id)
+		k, found = entryOf(ix, id)
 		assert.True(t, found, id)
 		assert.False(t, k.ok, "%s: no entry in the tree", id)
 	}
-	_, found = extraTTL(extraOf("before"), ix.id)
+	_, found = entryOf(ix, "before")
 	assert.False(t, found, "stored before the index")
 	assert.Equal(t, 2, ix.ttl.exact, "before and exact")
 	assert.Equal(t, 1, ix.ttl.multi)
 
 	// A second TTL index, with no partial filter, on a top-level date:
-	// its dates are read from the encoding, not kept (10 to 12 bytes a
-	// document); a value that is not a date keeps its entry.
+	// the record keeps where its encoding holds the date (3 bytes, not 10
+	// to 12), read back in place; a value that is not a date is kept whole.
 	_, err = c.CreateIndex(context.Background(), IndexModel{Keys: []IndexKey{Asc("u")}, ExpireAfterSeconds: Seconds(7200)})
 	require.NoError(t, err)
 	ix2 := indexNamed(t, s, "u_1")
 	mustInsertMany(t, c, []Document{
-		{"_id": "plain", "u": t0.Add(time.Nanosecond)},
+		{"_id": "plain", "u": t0.Add(time.Nanosecond), "pad": "xxxxxxxx"},
 		{"_id": "arango", "u": float64(t0.Unix())},
 	})
-	plainExtra := extraOf("plain")
-	_, found = extraTTL(plainExtra, ix2.id)
-	assert.False(t, found, "a top-level date under no partial filter is not kept")
-	k, found = extraTTL(plainExtra, ix.id)
-	assert.True(t, found, "the partial index's entry still is")
+	plain := recOf("plain")
+	_, at, isTime, _ := codec.EncodedTimeAt(plain.enc, "u")
+	require.True(t, isTime)
+	k, found = ix2.extraTTL(plain.extra, plain.enc)
+	assert.True(t, found)
+	assert.Equal(t, ttlKey{date: t0.Add(time.Nanosecond), kind: ttlExact, ok: true, at: int32(at)}, k, "read at its offset")
+	k, found = ix.extraTTL(plain.extra, plain.enc)
+	assert.True(t, found, "the partial index's entry is kept too")
 	assert.False(t, k.ok, "plain has no t")
-	pk, err := appendIDKey(nil, "plain")
-	require.NoError(t, err)
-	rec, ok := s.lookup(pk)
-	require.True(t, ok)
-	ref := docRef{rec: rec}
-	assert.Equal(t, ttlKey{date: t0.Add(time.Nanosecond), kind: ttlExact, ok: true}, ix2.storedTTL(&ref), "read from the encoding")
-	k, found = extraTTL(extraOf("arango"), ix2.id)
+	assert.Equal(t, []byte{byte(ix.id) << 1, byte(ttlNone), byte(ix2.id)<<1 | 1, byte(at)}, []byte(plain.extra),
+		"the offset form: the id times 2 plus 1, the offset")
+	k, found = entryOf(ix2, "arango")
 	assert.True(t, found)
 	assert.Equal(t, ttlKey{date: t0, kind: ttlSingle, ok: true}, k)
 	require.Equal(t, 2, ix2.ttl.expiry.Len())
+	// An update that moves the date within the document keeps the new
+	// offset; a stale offset (another document's) is never kept.
+	_, err = c.UpdateOne(context.Background(), Document{"_id": "plain"}, Document{"$set": Document{"pad": "a much longer value than before", "u": t0}})
+	require.NoError(t, err)
+	plain2 := recOf("plain")
+	k, found = ix2.extraTTL(plain2.extra, plain2.enc)
+	assert.True(t, found)
+	assert.Equal(t, t0, k.date)
+	stale := ttlKey{date: t0, kind: ttlExact, ok: true, at: int32(at) + 1}
+	assert.False(t, ix2.keptAt(stale, plain2.enc), "an offset where the field is not")
 	require.NoError(t, c.DropIndex(context.Background(), "u_1"))
 	_, err = c.DeleteMany(context.Background(), Document{"u": Document{"$exists": true}})
 	require.NoError(t, err)

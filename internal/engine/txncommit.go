@@ -243,7 +243,7 @@ func (db *DB) applyTxnChanges(id TxnID, changes []txnChange, locked []*collState
 			}
 			dks = dks[n:]
 			start := len(extras)
-			extras = s.appendTTLExtra(extras, dk)
+			extras = s.appendTTLExtra(extras, dk, ch.enc)
 			ch.dk, ch.extra = dk, extras[start:len(extras):len(extras)]
 			if err := store.CheckSize(len(ch.key), len(ch.enc), len(ch.extra)); err != nil {
 				return 0, fmt.Errorf("collection %q: %w: %w", s.name, ErrInvalidDocument, err)

@@ -184,7 +184,7 @@ func (s *collState) ttlExtraOf(enc []byte, doc Document) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.appendTTLExtra(nil, dk), nil
+	return s.appendTTLExtra(nil, dk, enc), nil
 }
 
 // stageInserts is insertPrepared inside a transaction.

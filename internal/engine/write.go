@@ -612,7 +612,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 			return &docIndexError{index: i, err: err}
 		}
 		start := len(arena)
-		arena = s.appendTTLExtra(arena, dk)
+		arena = s.appendTTLExtra(arena, dk, d.enc)
 		extra := arena[start:len(arena):len(arena)]
 		if err := store.CheckSize(len(k), len(d.enc), len(extra)); err != nil {
 			return &docIndexError{index: i, err: fmt.Errorf("collection %q: %w: %w", s.name, ErrInvalidDocument, err)}
@@ -1102,7 +1102,7 @@ func (s *collState) replaceEncoded(refs []*docRef, newDocs []Document, encs [][]
 		if err != nil {
 			return 0, fmt.Errorf("document %v: %w", id, err)
 		}
-		extra := s.appendTTLExtra(nil, nk)
+		extra := s.appendTTLExtra(nil, nk, enc)
 		if err := store.CheckSize(len(ref.rec.key), len(enc), len(extra)); err != nil {
 			return 0, fmt.Errorf("collection %q: document %v: %w: %w", s.name, id, ErrInvalidDocument, err)
 		}
