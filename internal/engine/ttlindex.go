@@ -173,7 +173,7 @@ func (t *ttlIndex) count(k ttlKey, delta int) {
 // partial filter is kept as where the encoding holds it instead: a uvarint
 // of the id times 2 plus 1, then the date's offset in the encoding
 // (uvarint), 3 bytes where the date takes 8 to 12, read back in place
-// (codec.TimeAt) at the cost of the date's cache line. A document stored
+// (codec.DateAt) at the cost of the date's cache line. A document stored
 // before its TTL index existed has no entry for it; its entry is then
 // computed from the encoding, by the same code as a new document's.
 
@@ -213,9 +213,7 @@ func (ix *index) keptAt(k ttlKey, enc []byte) bool {
 }
 
 // noDateAt panics: a record's extra bytes name an offset of its encoding
-// that holds no date. Out of line, so that extraTTL stays small.
-//
-//go:noinline
+// that holds no date.
 func (ix *index) noDateAt(at uint64) {
 	panic(fmt.Sprintf("ttldb: internal error: TTL index %q: no date at offset %d of the stored document", ix.name, at))
 }
