@@ -89,7 +89,7 @@ func TestIDKeyFormsNeverMeet(t *testing.T) {
 		held[k[0]] = true
 	}
 	require.Len(t, held, 2)
-	for _, v := range []any{nil, true, false, 0, -1, 1, int64(-1 << 62), uint64(1 << 63), 1.5, -0.0,
+	for _, v := range []any{nil, true, false, 0, -1, 1, int64(-1 << 62), uint64(1 << 63), 1.5, math.Copysign(0, -1),
 		math.NaN(), math.Inf(1), math.Inf(-1), time.Unix(0, 0), time.Unix(-1, 0), []byte("b"),
 		bson.Binary{Subtype: 4, Data: []byte{1}}, bson.Timestamp{T: 1}, bson.Regex{Pattern: "a"},
 		bson.MinKey{}, bson.MaxKey{}, Document{"a": "x"}, Document{}} {
