@@ -118,23 +118,22 @@ type chunk struct {
 // record reads the record in slot. Call as the writer, holding a lock that
 // excludes it, or holding the shard lock of the record's key.
 func (s *Store) record(slot Slot) Record {
+	r, _ := s.recordSized(slot)
+	return r
+}
+
+// recordSized is record, with the record's size in its chunk.
+func (s *Store) recordSized(slot Slot) (Record, int) {
 	e := s.ent(slot)
 	c := s.chunks.load()[e.chunk]
-	_, key, doc, extra, _, _ := parseRecord(c.buf, e.off)
-	return Record{Slot: slot, Seq: e.seq(), Ver: e.ver(), Key: key, Doc: doc, Extra: extra}
+	_, key, doc, extra, _, size := parseRecord(c.buf, e.off)
+	return Record{Slot: slot, Seq: e.seq(), Ver: e.ver(), Key: key, Doc: doc, Extra: extra}, size
 }
 
 func (s *Store) keyOf(slot Slot) []byte {
 	e := s.ent(slot)
 	_, key, _, _, _, _ := parseRecord(s.chunks.load()[e.chunk].buf, e.off)
 	return key
-}
-
-// recordLenOf returns the size of the record in slot. Same rule as record.
-func (s *Store) recordLenOf(slot Slot) int {
-	e := s.ent(slot)
-	_, _, _, _, _, size := parseRecord(s.chunks.load()[e.chunk].buf, e.off)
-	return size
 }
 
 // chunkTarget is the size of the next shared chunk: an eighth of what the

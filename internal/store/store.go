@@ -272,8 +272,7 @@ func (s *Store) resize(sh *shard, cells int) {
 func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	mustSeq(0, ver)
 	e := s.ent(slot)
-	old := s.record(slot)
-	oldSize := s.recordLenOf(slot)
+	old, oldSize := s.recordSized(slot)
 	ci, off := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
 	sh := s.shard(s.hash(old.Key))
@@ -288,8 +287,8 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 // Delete removes the record in slot and frees the slot. Writer only.
 func (s *Store) Delete(slot Slot) {
 	e := s.ent(slot)
-	old := s.record(slot)
-	oldChunk, size := e.chunk, s.recordLenOf(slot)
+	old, size := s.recordSized(slot)
+	oldChunk := e.chunk
 	h := s.hash(old.Key)
 	sh := s.shard(h)
 	s.lockShard(sh)

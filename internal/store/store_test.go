@@ -16,6 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// recordLenOf returns the size of the record in slot.
+func (s *Store) recordLenOf(slot Slot) int {
+	_, size := s.recordSized(slot)
+	return size
+}
+
 func key(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
 
 // docFor makes a document whose bytes a reader can check against its key
