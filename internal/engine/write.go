@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"sync"
 	"time"
@@ -499,14 +498,14 @@ func getInsertScratch() *insertScratch { return insertScratchPool.Get().(*insert
 
 // release clears what the scratch refers to and pools it.
 func (sc *insertScratch) release() {
-	if cap(sc.enc)+cap(sc.keyBuf) > maxPooledScratch || cap(sc.dks) > maxPooledScratch/64 {
+	numbers := 8*cap(sc.hashes) + 4*cap(sc.seen.cells) + 8*cap(sc.seen.hashes)
+	if cap(sc.enc)+cap(sc.keyBuf)+numbers > maxPooledScratch || cap(sc.dks) > maxPooledScratch/64 {
 		return
 	}
 	clear(sc.prepared)
 	clear(sc.batch)
 	clear(sc.keys)
 	clear(sc.dks)
-	clear(sc.seen.first)
 	sc.prepared, sc.enc, sc.batch, sc.keyBuf, sc.keys, sc.dks = sc.prepared[:0], sc.enc[:0], sc.batch[:0], sc.keyBuf[:0], sc.keys[:0], sc.dks[:0]
 	insertScratchPool.Put(sc)
 }
@@ -549,7 +548,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	var seen *batchIDs // duplicates within docs
 	if len(docs) > 1 {
 		seen = &sc.seen
-		seen.reset(s.db.seed, len(docs))
+		seen.reset(len(docs))
 	}
 	defer func() { sc.keyBuf = arena[:0] }()
 	// The _id keys first, so that the store reads their table cells
@@ -601,7 +600,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 		if slot, ok := st.LookupHashed(hashes[i], k); ok && !s.expiredInWay(s.rec(slot)) {
 			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id}}
 		}
-		if seen.add(k, i, keyOf) {
+		if seen.add(k, hashes[i], i, keyOf) {
 			return &docIndexError{index: i, err: &DuplicateKeyError{Collection: s.name, Index: idIndexName, Key: id}}
 		}
 		dk, err := s.computeKeysInto(dks[i*len(s.indexes):(i+1)*len(s.indexes):(i+1)*len(s.indexes)], ref)
@@ -692,51 +691,55 @@ func (s *collState) flushCounts() {
 	}
 }
 
-// batchIDs finds duplicate _id keys within a batch of new documents: a
-// map from each key's hash to the first document with that hash, and a
-// chain through the documents of the same hash (collisions are checked
-// against the keys). Call reset before a batch.
+// batchIDs finds duplicate _id keys within a batch of new documents: an
+// open-addressing table of the documents added, placed by their keys'
+// hashes (the store's, which the batch computed for its prefetch), with
+// linear probing; equal hashes are checked against the keys. Call reset
+// before a batch.
 type batchIDs struct {
-	seed  maphash.Seed
-	first map[uint64]int32
-	next  []int32 // the next document with the same hash, -1: none
+	cells  []int32  // a document's index + 1; 0: empty
+	hashes []uint64 // each document's hash, by index
 }
 
-// reset makes b ready for a batch of n documents.
-func (b *batchIDs) reset(seed maphash.Seed, n int) {
-	b.seed = seed
-	if b.first == nil {
-		b.first = make(map[uint64]int32, n)
+// reset makes b ready for a batch of n documents: a table at most half
+// full, cleared.
+func (b *batchIDs) reset(n int) {
+	size := 8
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(b.cells) < size {
+		b.cells = make([]int32, size)
 	} else {
-		clear(b.first)
+		b.cells = b.cells[:size]
+		clear(b.cells)
 	}
-	if cap(b.next) < n {
-		b.next = make([]int32, n)
+	if cap(b.hashes) < n {
+		b.hashes = make([]uint64, n)
 	}
-	b.next = b.next[:n]
+	b.hashes = b.hashes[:n]
 }
 
-// add records document i's key k and reports whether an earlier document
-// of the batch has the same key (keyOf returns document j's). A nil b
-// (a batch of one) finds none.
-func (b *batchIDs) add(k []byte, i int, keyOf func(j int) []byte) (dup bool) {
+// add records document i's key k, whose hash is h, and reports whether an
+// earlier document of the batch has the same key (keyOf returns document
+// j's). A nil b (a batch of one) finds none.
+func (b *batchIDs) add(k []byte, h uint64, i int, keyOf func(j int) []byte) (dup bool) {
 	if b == nil {
 		return false
 	}
-	h := maphash.Bytes(b.seed, k)
-	j, ok := b.first[h]
-	if !ok {
-		b.first[h] = int32(i)
-		b.next[i] = -1
-		return false
-	}
-	for c := j; c >= 0; c = b.next[c] {
-		if bytes.Equal(keyOf(int(c)), k) {
+	mask := uint64(len(b.cells) - 1)
+	// The high bits place the key: the store's shards take the low ones.
+	for p := (h>>32 ^ h) & mask; ; p = (p + 1) & mask {
+		c := b.cells[p]
+		if c == 0 {
+			b.cells[p] = int32(i + 1)
+			b.hashes[i] = h
+			return false
+		}
+		if j := int(c - 1); b.hashes[j] == h && bytes.Equal(keyOf(j), k) {
 			return true
 		}
 	}
-	b.next[i], b.first[h] = j, int32(i)
-	return false
 }
 
 // insertedDocs lists the encodings of the documents an insert stored.

@@ -51,8 +51,9 @@ func (s *Store) keyOffset(key, doc []byte) int {
 }
 
 // putRecord writes a record into dst, which has exactly its size
-// (recordLen).
-func putRecord(dst []byte, slot Slot, key []byte, keyOff int, doc, extra []byte) {
+// (recordLen), and returns its key, document and extra bytes as parseRecord
+// would read them back: views of dst, each capped at its end.
+func putRecord(dst []byte, slot Slot, key []byte, keyOff int, doc, extra []byte) (k, d, e []byte) {
 	binary.LittleEndian.PutUint32(dst, slot)
 	i := 4
 	if keyOff == noKeyOffset {
@@ -64,10 +65,18 @@ func putRecord(dst []byte, slot Slot, key []byte, keyOff int, doc, extra []byte)
 	i += binary.PutUvarint(dst[i:], uint64(len(doc)))
 	i += binary.PutUvarint(dst[i:], uint64(len(extra)))
 	if keyOff == noKeyOffset {
-		i += copy(dst[i:], key)
+		ke := i + copy(dst[i:], key)
+		k, i = dst[i:ke:ke], ke
 	}
-	i += copy(dst[i:], doc)
-	copy(dst[i:], extra)
+	de := i + copy(dst[i:], doc)
+	d = dst[i:de:de]
+	ee := de + copy(dst[de:], extra)
+	e = dst[de:ee:ee]
+	if keyOff != noKeyOffset {
+		ke := keyOff + len(key)
+		k = d[keyOff:ke:ke]
+	}
+	return k, d, e
 }
 
 // parseRecord reads the record at off. Each slice is capped at its end, so
@@ -148,18 +157,19 @@ func (s *Store) chunkTarget() int {
 }
 
 // write appends a record to the chunk being filled (or to a chunk of its
-// own if it is large) and returns where it went.
-func (s *Store) write(slot Slot, key, doc, extra []byte) (ci, off uint32) {
+// own if it is large) and returns where it went, and the record's parts
+// there (putRecord).
+func (s *Store) write(slot Slot, key, doc, extra []byte) (ci, off uint32, k, d, e []byte) {
 	keyOff := s.keyOffset(key, doc)
 	n := recordLen(len(key), keyOff, len(doc), len(extra))
 	s.liveBytes += int64(n)
 	if n > s.chunkTarget()/4 {
 		ci := s.newChunk(n)
 		c := s.chunks.load()[ci]
-		putRecord(c.buf, slot, key, keyOff, doc, extra)
+		k, d, e = putRecord(c.buf, slot, key, keyOff, doc, extra)
 		c.used, c.live = n, n
 		s.chunkBytes += int64(n)
-		return ci, 0
+		return ci, 0, k, d, e
 	}
 	for !s.fits(n) {
 		if s.active >= 0 {
@@ -172,11 +182,11 @@ func (s *Store) write(slot Slot, key, doc, extra []byte) (ci, off uint32) {
 	ci = uint32(s.active)
 	c := s.chunks.load()[ci]
 	off = uint32(c.used)
-	putRecord(c.buf[c.used:c.used+n], slot, key, keyOff, doc, extra)
+	k, d, e = putRecord(c.buf[c.used:c.used+n], slot, key, keyOff, doc, extra)
 	c.used += n
 	c.live += n
 	s.chunkBytes += int64(n)
-	return ci, off
+	return ci, off, k, d, e
 }
 
 // fits reports whether the active chunk has room for n bytes.
@@ -341,7 +351,7 @@ func (s *Store) relocate(ci uint32) {
 		if slot < s.nslots {
 			if e := s.ent(slot); e.live() && e.chunk == ci && e.off == uint32(off) {
 				s.liveBytes -= int64(n) // write counts it again
-				nci, noff := s.write(slot, key, doc, extra)
+				nci, noff, _, _, _ := s.write(slot, key, doc, extra)
 				sh := s.shard(s.hash(key))
 				s.lockShard(sh)
 				e.chunk, e.off = nci, noff

@@ -201,8 +201,9 @@ func (s *Store) Insert(key, doc, extra []byte, seq, ver uint64) Slot {
 }
 
 // InsertHashed is Insert for a key whose hash PrefetchHashed gave: a batch
-// then hashes each key once. Writer only.
-func (s *Store) InsertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Slot {
+// then hashes each key once. It returns the record as Record would read it
+// (its slices the store's copies), without reading it back. Writer only.
+func (s *Store) InsertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Record {
 	mustSeq(seq, ver)
 	return s.insertHashed(h, key, doc, extra, seq, ver)
 }
@@ -234,12 +235,12 @@ func (s *Store) CopyFrom(from *Store, slot Slot) Slot {
 }
 
 func (s *Store) insert(key, doc, extra []byte, seq, ver uint64) Slot {
-	return s.insertHashed(s.hash(key), key, doc, extra, seq, ver)
+	return s.insertHashed(s.hash(key), key, doc, extra, seq, ver).Slot
 }
 
-func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Slot {
+func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) Record {
 	slot := s.allocSlot()
-	ci, off := s.write(slot, key, doc, extra)
+	ci, off, k, d, x := s.write(slot, key, doc, extra)
 	e := s.ent(slot)
 	sh := s.shard(h)
 	if sh.tab.needsGrow() {
@@ -251,7 +252,7 @@ func (s *Store) insertHashed(h uint64, key, doc, extra []byte, seq, ver uint64) 
 	sh.mu.Unlock()
 	s.nrec++
 	s.account()
-	return slot
+	return Record{Slot: slot, Seq: seq, Ver: ver, Key: k, Doc: d, Extra: x}
 }
 
 // resize rebuilds a shard's table in cells cells, with no lock held while
@@ -273,7 +274,7 @@ func (s *Store) Update(slot Slot, doc, extra []byte, ver uint64) {
 	mustSeq(0, ver)
 	e := s.ent(slot)
 	old, oldSize := s.recordSized(slot)
-	ci, off := s.write(slot, old.Key, doc, extra)
+	ci, off, _, _, _ := s.write(slot, old.Key, doc, extra)
 	oldChunk := e.chunk // read after write, which may have moved the old version
 	sh := s.shard(s.hash(old.Key))
 	s.lockShard(sh)
@@ -480,7 +481,7 @@ func (s *Store) InsertNewHashed(h uint64, key, doc, extra []byte, seq, ver uint6
 	if slot, found := s.find(sh, h, key); found {
 		return slot, false
 	}
-	return s.insertHashed(h, key, doc, extra, seq, ver), true
+	return s.insertHashed(h, key, doc, extra, seq, ver).Slot, true
 }
 
 // Prefetch reads the home cells of these keys' _id table entries, so that

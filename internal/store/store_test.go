@@ -675,6 +675,44 @@ func TestInsertNewHashed(t *testing.T) {
 	}
 }
 
+// TestInsertHashedReturnsStoredRecord: the record InsertHashed returns is
+// the one Record reads back: the same slot, sequence, version and bytes,
+// views of the same chunk memory with the same capacities, for a key the
+// document holds, a key stored beside it, and a record large enough for a
+// chunk of its own.
+func TestInsertHashedReturnsStoredRecord(t *testing.T) {
+	s := New(Options{KeyOffset: keyAtStart, MaxChunk: MinChunk})
+	docs := [][]byte{
+		[]byte("held-key:doc"),                    // holds its key at 0
+		[]byte("other doc"),                       // does not
+		bytes.Repeat([]byte("x"), 2*MinChunk),     // its own chunk
+		[]byte("held-key-2 with extra following"), // holds it, with extra bytes
+	}
+	keys := [][]byte{[]byte("held-key"), []byte("stored-key"), []byte("big"), []byte("held-key-2")}
+	extras := [][]byte{nil, []byte("e1"), []byte("e2"), []byte("extra")}
+	hashes := s.PrefetchHashed(keys, nil)
+	for i := range docs {
+		got := s.InsertHashed(hashes[i], keys[i], docs[i], extras[i], uint64(10+i), uint64(20+i))
+		want := s.Record(got.Slot)
+		require.Equal(t, want.Slot, got.Slot)
+		require.Equal(t, want.Seq, got.Seq)
+		require.Equal(t, want.Ver, got.Ver)
+		for j, pair := range [][2][]byte{{want.Key, got.Key}, {want.Doc, got.Doc}, {want.Extra, got.Extra}} {
+			w, g := pair[0], pair[1]
+			require.Equal(t, w, g, "record %d part %d", i, j)
+			require.Equal(t, cap(w), cap(g), "record %d part %d: capacity", i, j)
+			if len(w) > 0 {
+				require.Same(t, &w[0], &g[0], "record %d part %d: the same chunk bytes", i, j)
+			}
+		}
+		require.Equal(t, keys[i], got.Key)
+		require.Equal(t, docs[i], got.Doc)
+		require.Equal(t, len(extras[i]), len(got.Extra))
+	}
+	held := s.Record(s.InsertHashed(s.PrefetchHashed([][]byte{[]byte("held-key-3")}, nil)[0], []byte("held-key-3"), []byte("held-key-3!"), nil, 99, 99).Slot)
+	require.Same(t, &held.Doc[0], &held.Key[0], "a held key is a view of its document")
+}
+
 // TestSeqAndVersionBound: a slot's entry keeps sequences and versions up
 // to MaxSeq exactly (both halves of each), and refuses one above it
 // rather than keep it wrapped.
