@@ -40,6 +40,9 @@ type committer struct {
 	// TTL batch may then keep its keys packed (Op.packed), which streams
 	// read, unless there is a replicator. Stored under mu.
 	packable atomic.Bool
+	// copying is set while every sink copies the ops it is given
+	// (opCopier): a committed op is then kept by no sink. Guarded by mu.
+	copying bool
 	// replicator, set at Open (WithReplicator), receives the ops of
 	// local commits, not those DB.Apply applied.
 	replicator Replicator
@@ -49,6 +52,16 @@ type committer struct {
 	// without mu (markCommitted), so that the replicator may mark while a
 	// TTL batch's proposal holds mu.
 	committed atomic.Uint64
+}
+
+// opCopier is a sink that copies what it needs of the ops it is given
+// (the log's and the snapshot capture's encode them) and keeps no
+// reference to them: while every sink is one, and there is no replicator,
+// a write may reuse its ops' memory once they are committed
+// (commitWrite's result).
+type opCopier interface {
+	opSink
+	copiesOps()
 }
 
 // gatedSink is a sink that publishes only the ops its gate let through
@@ -118,15 +131,20 @@ func (c *committer) requestPreImages(on bool) {
 // them was attached meanwhile.
 func (c *committer) keysPackable() bool { return c.replicator == nil && c.packable.Load() }
 
-// setPackable updates packable from the sinks. Call holding mu.
+// setPackable updates packable and copying from the sinks. Call holding
+// mu.
 func (c *committer) setPackable(sinks []opSink) {
-	ok := len(sinks) > 0
+	ok, copying := len(sinks) > 0, true
 	for _, s := range sinks {
 		if _, isBuf := s.(*changeBuffer); !isBuf {
 			ok = false
 		}
+		if _, copies := s.(opCopier); !copies {
+			copying = false
+		}
 	}
 	c.packable.Store(ok)
+	c.copying = copying
 }
 
 // unpackKeys fills the Keys of ops whose keys are packed, for sinks that
@@ -161,10 +179,12 @@ func (c *committer) commit(ops []Op) { c.commitWrite(ops, 0) }
 
 // commitWrite is commit for a write of one collection that may have
 // inserted documents: natFrom is the collection's next insertion sequence
-// when the write began (0: unknown, for a write that inserts nothing).
-func (c *committer) commitWrite(ops []Op, natFrom uint64) {
+// when the write began (0: unknown, for a write that inserts nothing). It
+// reports whether a sink or the replicator may keep the ops: if not, the
+// caller may reuse their memory.
+func (c *committer) commitWrite(ops []Op, natFrom uint64) (kept bool) {
 	if len(ops) == 0 {
-		return
+		return false
 	}
 	c.mu.Lock()
 	c.number(ops)
@@ -172,12 +192,14 @@ func (c *committer) commitWrite(ops []Op, natFrom uint64) {
 		unpackKeys(ops)
 	}
 	handOn(c.sinks.Load(), ops, natFrom)
+	kept = !c.copying || c.replicator != nil
 	if c.replicator != nil {
 		// Local commits only: ops applied with DB.Apply came from the
 		// replicated log.
 		c.replicator.Commit(ops)
 	}
 	c.mu.Unlock()
+	return kept
 }
 
 // commitApplied hands on ops that DB.Apply applied, keeping their

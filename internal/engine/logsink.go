@@ -78,6 +78,9 @@ type logSink struct {
 	onWrite   func(bytes int64) // after each write (the auto snapshot's check); may be nil
 }
 
+// copiesOps: appendOps encodes the ops onto pending (opCopier).
+func (k *logSink) copiesOps() {}
+
 func (k *logSink) appendOps(ops []Op) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ttldb/ttldb/internal/codec"
@@ -32,6 +33,10 @@ type opRecorder struct {
 	// with the update document as resolved, or OpReplace.
 	replaceKind OpKind
 	update      RawDocument
+
+	// one holds ops, when its write's only op was added with addOne:
+	// endOps pools it if no sink keeps the ops.
+	one *oneDocOp
 }
 
 // beginOps starts recording the running write's ops, when a sink wants
@@ -55,8 +60,12 @@ func (s *collState) endOps(err error) {
 		return
 	}
 	s.oprec = nil
+	kept := false
 	if err == nil && len(r.ops) > 0 {
-		s.db.ops.commitWrite(r.ops, r.natFrom)
+		kept = s.db.ops.commitWrite(r.ops, r.natFrom)
+	}
+	if r.one != nil && !kept {
+		r.one.release()
 	}
 }
 
@@ -85,7 +94,9 @@ func (r *opRecorder) add(s *collState, op Op) {
 // oneDocOp is the memory of the op of a one-document write (an
 // InsertOne): the op, its document and version, and the recorder's slice
 // of ops, in one allocation where separate ones took three. Its arrays
-// are the op's slices, so it lives as long as the op does.
+// are the op's slices, so it lives as long as the op does: until the
+// commit when no sink keeps ops (then it is pooled: endOps), as long as
+// a sink keeps the op otherwise.
 type oneDocOp struct {
 	op  [1]Op
 	doc [1]RawDocument
@@ -106,6 +117,22 @@ func (r *opRecorder) addOne(s *collState, one *oneDocOp, op Op) {
 	}
 	one.op[0] = op
 	r.ops = one.op[:1:1]
+	r.one = one
+}
+
+// oneDocOps pools the memory of one-document ops that no sink kept (a DB
+// whose only sink is its log): a durable InsertOne then allocates no op.
+var oneDocOps = sync.Pool{New: func() any { return new(oneDocOp) }}
+
+// newOneDocOp returns a zero oneDocOp, pooled or new.
+func newOneDocOp() *oneDocOp { return oneDocOps.Get().(*oneDocOp) }
+
+// release zeroes o, so that the pool keeps no document alive, and pools
+// it. Call only once nothing refers to o: its op was committed to sinks
+// that keep none (commitWrite), or never committed.
+func (o *oneDocOp) release() {
+	*o = oneDocOp{}
+	oneDocOps.Put(o)
 }
 
 // keysOf returns the document keys ({_id: v}) of encoded documents, in

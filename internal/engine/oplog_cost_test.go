@@ -18,6 +18,62 @@ type keepSink struct{ ops []Op }
 
 func (k *keepSink) appendOps(ops []Op) { k.ops = append(k.ops, ops...) }
 
+// Rule: when every sink copies the ops it is given (a DB whose only sink
+// is its log), a one-document insert's op is pooled once committed: a
+// durable InsertOne allocates no more than an in-memory one. A sink that
+// keeps ops (a change stream's buffer, a replicator, this test's keepSink)
+// turns the pooling off while it is attached: the ops it keeps stay whole
+// while later inserts run.
+func TestInsertOneOpPooledWhenNoSinkKeepsIt(t *testing.T) {
+	ctx := context.Background()
+	i := 1 << 20 // every _id boxed alike (Go boxes small integers without allocating)
+	insertInto := func(c *Collection) func() {
+		return func() {
+			_, err := c.InsertOne(ctx, Document{"_id": i, "s": "payload"})
+			require.NoError(t, err)
+			i++
+		}
+	}
+	mem := openCS(t)
+	durable := openCS(t, WithDir(t.TempDir()), WithSync(SyncNever))
+	for _, db := range []*DB{mem, durable} {
+		insertInto(db.Collection("c"))() // the collection, the op pool
+	}
+	inMemory := testing.AllocsPerRun(300, insertInto(mem.Collection("c")))
+	logged := testing.AllocsPerRun(300, insertInto(durable.Collection("c")))
+	if !testutil.RaceEnabled { // the race detector's instrumentation allocates
+		assert.Less(t, logged-inMemory, 0.5, "allocations a durable insert adds (%v in memory, %v with the log)", inMemory, logged)
+	}
+
+	sink := &keepSink{}
+	durable.ops.attach(sink)
+	c := durable.Collection("c")
+	first := i
+	for range 50 {
+		insertInto(c)()
+	}
+	var inserts []Op
+	for _, op := range sink.ops {
+		if op.Kind == OpInsert {
+			inserts = append(inserts, op)
+		}
+	}
+	require.Len(t, inserts, 50)
+	for k, op := range inserts {
+		require.Len(t, op.Docs, 1, "insert %d", k)
+		require.Len(t, op.Versions, 1, "insert %d", k)
+		assert.Equal(t, first+k, op.Docs[0].ID(), "insert %d: the op a sink keeps is not reused", k)
+		assert.NotZero(t, op.Versions[0], "insert %d", k)
+		assert.Equal(t, "c", op.Collection, "insert %d", k)
+	}
+
+	durable.ops.detach(sink)
+	again := testing.AllocsPerRun(300, insertInto(c))
+	if !testutil.RaceEnabled {
+		assert.Less(t, again-inMemory, 0.5, "pooled again once the keeping sink left (%v in memory, %v now)", inMemory, again)
+	}
+}
+
 // Rule: building the op of a one-document insert costs one allocation
 // (the op, its document and version together), and the op is whole: the
 // stored document, its version, the collection and the time. A capped

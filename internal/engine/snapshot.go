@@ -105,6 +105,9 @@ func (c *opCapture) walkEnd(name string, next uint64) uint64 {
 // gets a block of its own).
 const captureBlock = 1 << 20
 
+// copiesOps: appendOps encodes the ops into its blocks (opCopier).
+func (c *opCapture) copiesOps() {}
+
 func (c *opCapture) appendOps(ops []Op) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

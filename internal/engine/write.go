@@ -634,7 +634,7 @@ func (s *collState) insertPrepared(docs []newDoc, sc *insertScratch) error {
 	var one *oneDocOp // the op of a one-document insert, in one allocation
 	if s.oprec != nil {
 		if len(batch) == 1 {
-			one = new(oneDocOp)
+			one = newOneDocOp()
 			vers = one.ver[:0]
 		} else {
 			vers = make([]uint64, 0, len(batch))
