@@ -66,6 +66,7 @@ func (s *collState) endOps(err error) {
 	}
 	if r.one != nil && !kept {
 		r.one.release()
+		r.ops, r.one = nil, nil // the recorder stays in the collection: no view into the pool
 	}
 }
 

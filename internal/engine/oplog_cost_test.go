@@ -52,12 +52,7 @@ func TestInsertOneOpPooledWhenNoSinkKeepsIt(t *testing.T) {
 	for range 50 {
 		insertInto(c)()
 	}
-	var inserts []Op
-	for _, op := range sink.ops {
-		if op.Kind == OpInsert {
-			inserts = append(inserts, op)
-		}
-	}
+	inserts := opsOfKind(sink.ops, OpInsert)
 	require.Len(t, inserts, 50)
 	for k, op := range inserts {
 		require.Len(t, op.Docs, 1, "insert %d", k)

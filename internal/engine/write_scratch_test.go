@@ -25,6 +25,17 @@ func (k *keepingSink) appendOps(ops []Op) {
 
 func (k *keepingSink) wantsPreImages() bool { return false }
 
+// opsOfKind returns the ops of ops that are of kind k, in order.
+func opsOfKind(ops []Op, k OpKind) []Op {
+	var out []Op
+	for _, op := range ops {
+		if op.Kind == k {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 // An insert's working memory (its documents' encodings, keys and index
 // entries) is reused by the next insert, so nothing that outlives the call
 // may refer to it: an insert's ops carry the store's bytes, which never
@@ -46,12 +57,7 @@ func TestInsertOpsDoNotShareTheScratch(t *testing.T) {
 		_, err := c.InsertMany(context.Background(), batch(round))
 		require.NoError(t, err)
 	}
-	var inserts []Op
-	for _, op := range sink.ops {
-		if op.Kind == OpInsert {
-			inserts = append(inserts, op)
-		}
-	}
+	inserts := opsOfKind(sink.ops, OpInsert)
 	require.Len(t, inserts, 5)
 	for round, op := range inserts {
 		want := batch(round)
